@@ -1,0 +1,58 @@
+#pragma once
+// The work of one training step, layer by layer and kernel by kernel, and PreNeT's features.
+// One implementation serves the product and the trainer.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "prenet/network.hpp"
+#include "prenet/training.hpp"
+
+namespace prenet {
+
+enum class KernelClass { Gemm, BatchedGemm, Conv, Recurrent, Elementwise, Normalization, Softmax, Embedding, Optimizer };
+enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
+
+const char* to_string(KernelClass c);
+const char* to_string(Phase p);
+/// True for the classes that run on matrix units (tensor cores) at the training precision.
+bool is_matmul(KernelClass c);
+
+/// One device kernel (or `repeats` identical dependent launches, as in a recurrent loop).
+/// flops and bytes are totals over all repeats, for the whole batch.
+struct Kernel {
+  KernelClass cls = KernelClass::Elementwise;
+  Phase phase = Phase::Forward;
+  double flops = 0;
+  double bytes = 0;
+  // GEMM view (per repeat): batch x (m x k) * (k x n). Zero for non-matmul kernels.
+  double m = 0, n = 0, k = 0, batch = 0;
+  double repeats = 1;
+  int layer = 0;  // index into Network::layers
+};
+
+/// Totals of one layer, plus PreNeT's computational features.
+struct LayerWork {
+  std::array<double, 3> flops{};  // by Phase
+  std::array<double, 3> bytes{};  // by Phase
+  double co = 0;  // PreNeT computational operations
+  double cm = 0;  // PreNeT computational memory (elements)
+  double saved_activation_bytes = 0;  // kept from forward for backward, whole batch
+  int kernels = 0;
+};
+
+struct StepWork {
+  std::vector<Kernel> kernels;
+  std::vector<LayerWork> layers;
+  std::array<double, 3> flops{};  // by Phase, whole step
+};
+
+/// Everything one optimizer step of `net` does for `batch` samples at `precision` with `optimizer`.
+StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer);
+
+/// PreNeT's CO for one layer and batch (operations, following the paper's per-type formulas).
+double prenet_co(const Layer& layer, std::int64_t batch);
+/// PreNeT's CM for one layer and batch (elements: weights + input + output, doubled when training).
+double prenet_cm(const Layer& layer, std::int64_t batch, bool training);
+
+}  // namespace prenet

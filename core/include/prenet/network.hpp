@@ -1,0 +1,122 @@
+#pragma once
+// A network as a typed list of layers with shapes inferred from the input specification.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prenet {
+
+/// Per-sample tensor shape (the batch dimension is implicit and never stored).
+using Shape = std::vector<std::int64_t>;
+
+/// Elements in one sample of `shape` (1 for a scalar).
+std::int64_t elements(const Shape& shape);
+/// "[3, 224, 224]".
+std::string to_string(const Shape& shape);
+
+enum class InputKind { Image, Tokens, Sequence, Vector };
+
+/// What one training sample looks like before the first layer.
+struct InputSpec {
+  InputKind kind = InputKind::Vector;
+  std::int64_t channels = 0;    // image
+  std::int64_t image_size = 0;  // image: square side
+  std::int64_t seq_len = 0;     // tokens, sequence
+  std::int64_t features = 0;    // sequence, vector
+  /// The per-sample shape the first layer sees: [C,H,W], [S], [S,F] or [F].
+  Shape shape() const;
+};
+
+const char* to_string(InputKind kind);
+
+enum class LayerType {
+  Dense,
+  Conv2d,
+  MaxPool2d,
+  AvgPool2d,
+  GlobalAvgPool,
+  GlobalMaxPool,
+  BatchNorm,
+  LayerNorm,
+  RmsNorm,
+  Activation,
+  Dropout,
+  Flatten,
+  Reshape,
+  Softmax,
+  Embedding,
+  Rnn,
+  Lstm,
+  Gru,
+  Attention,
+  Add,
+  Concat,
+  Identity,
+  CrossEntropy,
+};
+
+/// The layer type's name in the layer-list format ("dense", "conv2d", ...).
+const char* to_string(LayerType type);
+/// True for the three recurrent types.
+bool is_recurrent(LayerType type);
+
+/// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
+struct LayerAttrs {
+  std::int64_t units = 0;         // dense: output features
+  std::int64_t filters = 0;       // conv2d: output channels
+  std::int64_t kernel_h = 1, kernel_w = 1;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t groups = 1;
+  std::int64_t vocab_size = 0;    // embedding rows
+  std::int64_t dim = 0;           // embedding width
+  std::int64_t hidden_size = 0;   // recurrent
+  std::int64_t num_layers = 1;    // recurrent: stacked layers
+  std::int64_t num_heads = 0;     // attention
+  std::int64_t num_kv_heads = 0;  // attention: grouped-query heads (== num_heads for classic MHA)
+  std::int64_t head_dim = 0;      // attention
+  std::int64_t axis = -1;         // concat
+  Shape target_shape;             // reshape (may hold one -1)
+  bool bias = true;
+  bool bidirectional = false;
+  bool return_sequences = true;
+  bool causal = false;
+  bool positional = false;        // embedding indexed by position, not by token id
+  std::string tied_to;            // dense: name of the embedding whose matrix it reuses
+  std::string activation;         // fused activation (dense, conv2d) or the function of an activation layer
+  double rate = 0.0;              // dropout probability
+};
+
+struct Layer {
+  std::string name;
+  LayerType type = LayerType::Identity;
+  LayerAttrs attrs;
+  /// Producers of this layer's inputs: indices into Network::layers, or kNetworkInput.
+  std::vector<int> inputs;
+  std::vector<Shape> input_shapes;
+  Shape output_shape;
+  /// Trainable parameters owned by this layer (a tied dense reuses its embedding's matrix).
+  std::int64_t parameters = 0;
+  /// Whether backward must produce a gradient for this layer's input (false when nothing upstream trains).
+  bool needs_input_grad = false;
+};
+
+constexpr int kNetworkInput = -1;
+
+struct Network {
+  std::string name;
+  InputSpec input;
+  std::vector<Layer> layers;
+  std::vector<std::string> warnings;
+
+  std::int64_t parameters() const;
+};
+
+/// Limits enforced while building networks, so absurd inputs fail fast with a clear message.
+struct Limits {
+  static constexpr std::int64_t kMaxLayers = 10000;
+  static constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
+  static constexpr std::int64_t kMaxElementsPerSample = std::int64_t{1} << 40;
+};
+
+}  // namespace prenet

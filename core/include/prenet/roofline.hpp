@@ -1,0 +1,46 @@
+#pragma once
+// The analytic predictor: each kernel takes the longer of its compute and memory time at achievable
+// fractions of the accelerator's peaks, plus a fixed launch cost. A baseline once learned models land.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "prenet/features.hpp"
+#include "prenet/hardware.hpp"
+
+namespace prenet {
+
+/// Achievable fractions and fixed costs of the analytic model (docs/PREDICTION.md explains each).
+struct RooflineParams {
+  double matmul_efficiency = 0.75;   // of dense peak, before wave quantisation
+  double memory_efficiency = 0.80;   // of datasheet bandwidth
+  double launch_overhead_ms = 0.005; // per kernel launch
+  double tile = 128;                 // output tile side used for wave quantisation
+};
+
+enum class Bound { Compute, Memory, Overhead };
+const char* to_string(Bound b);
+
+struct LayerTiming {
+  std::array<double, 3> ms{};  // by Phase
+  double ct_ms = 0;            // PreNeT CT: CO / FP32 peak
+  Bound bound = Bound::Overhead;
+};
+
+struct Timing {
+  std::array<double, 3> ms{};  // by Phase
+  double step_ms = 0;
+  double compute_ms = 0, memory_ms = 0, overhead_ms = 0;  // what dominated each kernel, summed
+  Bound bottleneck = Bound::Compute;
+  std::vector<LayerTiming> layers;
+};
+
+/// The peak (TFLOP/s) used for matrix kernels of class `cls` at `precision`; throws InputError naming
+/// training.precision when the accelerator lacks it.
+double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls);
+
+/// Times one step of `work` on every accelerator (one Timing per accelerator, same order).
+std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,
+                                   Precision precision, const RooflineParams& params = {});
+
+}  // namespace prenet

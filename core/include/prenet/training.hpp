@@ -1,0 +1,47 @@
+#pragma once
+// The training configuration of a request: precision, optimizer, batch and dataset sizes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prenet {
+
+enum class Precision { FP32, TF32, FP16, BF16, FP8 };
+enum class Optimizer { None, SGD, Momentum, Adam, AdamW, Adagrad, Adadelta, RMSProp };
+
+const char* to_string(Precision p);
+const char* to_string(Optimizer o);
+const std::vector<std::string>& precision_names();
+const std::vector<std::string>& optimizer_names();
+/// Parses a name from precision_names(); the caller has validated it.
+Precision precision_from_string(const std::string& name);
+/// Parses a name from optimizer_names(); the caller has validated it.
+Optimizer optimizer_from_string(const std::string& name);
+
+/// Bytes of one activation element as stored between layers (half for mixed precision and FP8).
+double activation_bytes(Precision p);
+/// True when weights are kept in a 16-bit copy beside FP32 master weights.
+bool is_mixed(Precision p);
+
+/// Bytes read and written per parameter by one update step of the optimizer (FP32 states, unfused).
+double optimizer_bytes_per_parameter(Optimizer o);
+/// Arithmetic per parameter of one update step.
+double optimizer_flops_per_parameter(Optimizer o);
+/// FP32 state tensors kept per parameter (momentum, squared averages, ...).
+int optimizer_states(Optimizer o);
+
+struct TrainingConfig {
+  std::int64_t batch_size = 32;
+  std::optional<std::int64_t> seq_len;
+  std::optional<std::int64_t> image_size;
+  Precision precision = Precision::FP32;
+  Optimizer optimizer = Optimizer::Adam;
+  std::int64_t dataset_size = 0;  // 0: batch_size x 100
+  double epochs = 1.0;
+
+  /// Optimizer steps in one pass over the dataset: ceil(dataset_size / batch_size).
+  std::int64_t steps_per_epoch() const;
+};
+
+}  // namespace prenet

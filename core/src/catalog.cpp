@@ -1,0 +1,106 @@
+#include "prenet/catalog.hpp"
+
+#include "prenet/embedded_data.hpp"
+#include "prenet/hardware.hpp"
+#include "prenet/hf_config.hpp"
+#include "prenet/layer_list.hpp"
+#include "prenet/version.hpp"
+
+namespace prenet {
+namespace {
+
+Preset parse_preset(std::string_view id, std::string_view text) {
+  std::string path = "presets/" + std::string(id) + ".json";
+  Json doc = Json::parse(text);
+  Preset p;
+  p.id = require_string(doc, "id", path);
+  if (p.id != id) throw InputError(path, "id \"" + p.id + "\" does not match the file name");
+  p.name = require_string(doc, "name", path);
+  p.family = require_string(doc, "family", path);
+  p.source = require_string(doc, "source", path);
+  p.published_parameters = get_number(doc, "published_parameters", path, 0, 0, 1e15);
+  p.input = require_object(doc.at("input"), join(path, "input"));
+  p.model = require_object(doc.at("model"), join(path, "model"));
+  return p;
+}
+
+InputOverrides overrides_of(const TrainingConfig& t) { return {t.seq_len, t.image_size}; }
+
+Network from_hf_config(const Json& config, const std::string& path, std::int64_t seq_len, const std::string& name) {
+  std::vector<std::string> warnings;
+  Json expanded = hf_config_to_layers(config, path, seq_len, warnings);
+  if (!name.empty()) expanded["name"] = name;
+  Network net = parse_layer_list(expanded, path, {});
+  net.warnings.insert(net.warnings.begin(), warnings.begin(), warnings.end());
+  return net;
+}
+
+}  // namespace
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> list = [] {
+    std::vector<Preset> out;
+    for (const auto& embedded : embedded_presets()) out.push_back(parse_preset(embedded.id, embedded.json));
+    return out;
+  }();
+  return list;
+}
+
+const Preset* find_preset(const std::string& id) {
+  for (const auto& p : presets()) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
+Network resolve_model(const Json& model, const TrainingConfig& training) {
+  const std::string path = "model";
+  require_object(model, path);
+  reject_unknown_keys(model, path, {"preset", "hf_config", "layers", "input", "name"});
+  int forms = static_cast<int>(model.contains("preset")) + static_cast<int>(model.contains("hf_config")) +
+              static_cast<int>(model.contains("layers"));
+  if (forms != 1) throw InputError(path, "expected exactly one of preset, hf_config or layers");
+
+  std::string name = get_string(model, "name", path, "");
+  if (model.contains("preset")) {
+    std::string id = require_string(model, "preset", path);
+    const Preset* preset = find_preset(id);
+    if (!preset) {
+      std::string ids;
+      for (const auto& p : presets()) ids += (ids.empty() ? "" : ", ") + p.id;
+      throw InputError(join(path, "preset"), "unknown preset \"" + id + "\"; expected one of " + ids);
+    }
+    if (preset->model.contains("hf_config")) {
+      std::int64_t seq = training.seq_len.value_or(preset->input.value("seq_len", std::int64_t{0}));
+      return from_hf_config(preset->model["hf_config"], "presets." + id, seq, name.empty() ? id : name);
+    }
+    Json layered = preset->model;
+    layered["input"] = preset->input;
+    layered["name"] = name.empty() ? id : name;
+    return parse_layer_list(layered, "presets." + id, overrides_of(training));
+  }
+  if (model.contains("hf_config")) {
+    return from_hf_config(model["hf_config"], join(path, "hf_config"), training.seq_len.value_or(0), name);
+  }
+  return parse_layer_list(model, path, overrides_of(training));
+}
+
+Json catalog_document() {
+  Json hardware = Json::array();
+  for (const auto& acc : hardware_catalogue()) hardware.push_back(acc.record);
+  Json preset_list = Json::array();
+  for (const auto& p : presets()) {
+    Network net = resolve_model({{"preset", p.id}}, TrainingConfig{});
+    preset_list.push_back({{"id", p.id},
+                           {"name", p.name},
+                           {"family", p.family},
+                           {"source", p.source},
+                           {"input", p.input},
+                           {"parameters", net.parameters()},
+                           {"published_parameters", p.published_parameters}});
+  }
+  return {{"version", version()},         {"hardware", hardware},           {"presets", preset_list},
+          {"precisions", precision_names()}, {"optimizers", optimizer_names()}};
+}
+
+}  // namespace prenet

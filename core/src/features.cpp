@@ -1,0 +1,325 @@
+#include "prenet/features.hpp"
+
+#include <algorithm>
+
+namespace prenet {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+/// Arithmetic per element of an activation function's forward pass (tanh-based GELU and friends cost more).
+double activation_flops(const std::string& fn) {
+  if (fn == "none" || fn == "linear" || fn.empty()) return 0;
+  if (fn == "relu" || fn == "relu6" || fn == "leaky_relu") return 1;
+  if (fn == "gelu" || fn == "gelu_new" || fn == "gelu_fast" || fn == "gelu_pytorch_tanh" || fn == "mish") return 8;
+  return 4;
+}
+
+/// Appends kernels for one layer; `e` is bytes per activation element.
+class KernelBuilder {
+ public:
+  KernelBuilder(StepWork& work, int layer, double e) : work_(work), layer_(layer), e_(e) {}
+
+  void gemm(Phase phase, double m, double n, double k, double batch = 1, KernelClass cls = KernelClass::Gemm) {
+    Kernel kn;
+    kn.cls = batch > 1 && cls == KernelClass::Gemm ? KernelClass::BatchedGemm : cls;
+    kn.phase = phase;
+    kn.m = m, kn.n = n, kn.k = k, kn.batch = batch;
+    kn.flops = 2 * m * n * k * batch;
+    kn.bytes = e_ * (m * k + k * n + m * n) * batch;
+    push(kn);
+  }
+
+  void conv(Phase phase, double m, double n, double k, double in_elems, double weight_elems, double out_elems) {
+    Kernel kn;
+    kn.cls = KernelClass::Conv;
+    kn.phase = phase;
+    kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
+    kn.flops = 2 * m * n * k;
+    kn.bytes = e_ * (in_elems + weight_elems + out_elems);
+    push(kn);
+  }
+
+  /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
+  void stream(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
+              double element_bytes = 0) {
+    if (elements <= 0) return;
+    Kernel kn;
+    kn.cls = cls;
+    kn.phase = phase;
+    kn.flops = elements * flops_per_element;
+    kn.bytes = (element_bytes > 0 ? element_bytes : e_) * elements * passes;
+    push(kn);
+  }
+
+  void recurrent(Phase phase, double steps, double m, double n, double k, double gate_elements) {
+    Kernel kn;
+    kn.cls = KernelClass::Recurrent;
+    kn.phase = phase;
+    kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
+    kn.repeats = steps;
+    kn.flops = steps * (2 * m * n * k + 10 * gate_elements);
+    kn.bytes = steps * e_ * (m * k + k * n + 2 * m * n + 2 * gate_elements);
+    push(kn);
+  }
+
+ private:
+  void push(Kernel kn) {
+    kn.layer = layer_;
+    LayerWork& lw = work_.layers[static_cast<std::size_t>(layer_)];
+    auto p = static_cast<std::size_t>(kn.phase);
+    lw.flops[p] += kn.flops;
+    lw.bytes[p] += kn.bytes;
+    lw.kernels += 1;
+    work_.flops[p] += kn.flops;
+    work_.kernels.push_back(kn);
+  }
+
+  StepWork& work_;
+  int layer_;
+  double e_;
+};
+
+/// Rows of the GEMM a layer applies to its last dimension: batch x all leading dimensions.
+double rows(const Shape& in, double batch) {
+  double r = batch;
+  for (std::size_t i = 0; i + 1 < in.size(); ++i) r *= d(in[i]);
+  return r;
+}
+
+void add_layer_kernels(const Layer& layer, double b, Precision precision, KernelBuilder& kb, LayerWork& lw) {
+  const Shape& in = layer.input_shapes.front();
+  const LayerAttrs& a = layer.attrs;
+  const double e = activation_bytes(precision);
+  const double in_elems = b * d(elements(in));
+  const double out_elems = b * d(elements(layer.output_shape));
+  const bool dx = layer.needs_input_grad;
+  const double act = activation_flops(a.activation);
+  switch (layer.type) {
+    case LayerType::Dense: {
+      double m = rows(in, b), n = d(a.units), k = d(in.back());
+      kb.gemm(Phase::Forward, m, n, k);
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
+      if (dx) kb.gemm(Phase::Backward, m, k, n);
+      kb.gemm(Phase::Backward, k, n, m);  // weight gradient; tied layers accumulate into the embedding's
+      if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 1, 1);
+      lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
+      break;
+    }
+    case LayerType::Conv2d: {
+      double m = b * d(layer.output_shape[1] * layer.output_shape[2]);
+      double n = d(a.filters);
+      double k = d(in[0] / a.groups * a.kernel_h * a.kernel_w);
+      double w = d(layer.parameters);
+      kb.conv(Phase::Forward, m, n, k, in_elems, w, out_elems);
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
+      if (dx) kb.conv(Phase::Backward, m, n, k, out_elems, w, in_elems);  // data gradient
+      kb.conv(Phase::Backward, m, n, k, in_elems, out_elems, w);          // filter gradient
+      lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
+      break;
+    }
+    case LayerType::MaxPool2d:
+    case LayerType::AvgPool2d:
+    case LayerType::GlobalAvgPool:
+    case LayerType::GlobalMaxPool: {
+      double window = layer.type == LayerType::MaxPool2d || layer.type == LayerType::AvgPool2d
+                          ? d(a.kernel_h * a.kernel_w)
+                          : d(elements(in) / std::max<std::int64_t>(in[0], 1));
+      // Reads every input once and writes every output once; one comparison or addition per window element.
+      kb.stream(KernelClass::Elementwise, Phase::Forward, in_elems + out_elems, 1,
+                out_elems * window / (in_elems + out_elems));
+      if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems + out_elems, 1, 0);
+      bool keeps_input = layer.type == LayerType::MaxPool2d || layer.type == LayerType::GlobalMaxPool;
+      lw.saved_activation_bytes = keeps_input ? e * in_elems : 0;
+      break;
+    }
+    case LayerType::BatchNorm:
+      kb.stream(KernelClass::Normalization, Phase::Forward, in_elems, 3, 8);
+      kb.stream(KernelClass::Normalization, Phase::Backward, in_elems, 4, 12);
+      lw.saved_activation_bytes = e * in_elems;
+      break;
+    case LayerType::LayerNorm:
+    case LayerType::RmsNorm:
+      kb.stream(KernelClass::Normalization, Phase::Forward, in_elems, 2, 8);
+      kb.stream(KernelClass::Normalization, Phase::Backward, in_elems, 3, 12);
+      lw.saved_activation_bytes = e * in_elems + 8 * rows(in, b);
+      break;
+    case LayerType::Activation:
+      kb.stream(KernelClass::Elementwise, Phase::Forward, in_elems, 2, act);
+      if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 3, 2 * act);
+      lw.saved_activation_bytes = e * in_elems;
+      break;
+    case LayerType::Dropout:
+      if (a.rate <= 0) break;
+      // The mask is one byte per element.
+      kb.stream(KernelClass::Elementwise, Phase::Forward, in_elems, 2 + 1 / e, 2);
+      if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 2 + 1 / e, 1);
+      lw.saved_activation_bytes = in_elems;
+      break;
+    case LayerType::Softmax:
+      kb.stream(KernelClass::Softmax, Phase::Forward, in_elems, 2, 5);
+      if (dx) kb.stream(KernelClass::Softmax, Phase::Backward, in_elems, 3, 4);
+      lw.saved_activation_bytes = e * out_elems;
+      break;
+    case LayerType::Embedding: {
+      double tokens = b * d(in[0]);
+      double table = d(a.vocab_size * a.dim);
+      kb.stream(KernelClass::Embedding, Phase::Forward, out_elems, 2, 0);
+      // Dense gradients (PyTorch's default): zero the whole table gradient (FP32), then scatter-add.
+      kb.stream(KernelClass::Elementwise, Phase::Backward, table, 1, 0, 4.0);
+      kb.stream(KernelClass::Embedding, Phase::Backward, out_elems, 2, 1);
+      lw.saved_activation_bytes = 8 * tokens;
+      break;
+    }
+    case LayerType::Rnn:
+    case LayerType::Lstm:
+    case LayerType::Gru: {
+      double gates = layer.type == LayerType::Lstm ? 4 : layer.type == LayerType::Gru ? 3 : 1;
+      double dirs = a.bidirectional ? 2 : 1;
+      double s = d(in[0]), h = d(a.hidden_size);
+      for (std::int64_t l = 0; l < a.num_layers; ++l) {
+        double din = l == 0 ? d(in[1]) : h * dirs;
+        for (int dir = 0; dir < static_cast<int>(dirs); ++dir) {
+          // cuDNN: one large GEMM for the input projection of all steps, then a dependent loop over steps.
+          kb.gemm(Phase::Forward, b * s, gates * h, din, 1, KernelClass::Gemm);
+          kb.recurrent(Phase::Forward, s, b, gates * h, h, b * gates * h);
+          kb.recurrent(Phase::Backward, s, b, h, gates * h, b * gates * h);       // hidden-state gradient
+          kb.gemm(Phase::Backward, gates * h, h, b * s, 1, KernelClass::Gemm);    // recurrent weight gradient
+          if (dx || l > 0) kb.gemm(Phase::Backward, b * s, din, gates * h, 1, KernelClass::Gemm);
+          kb.gemm(Phase::Backward, din, gates * h, b * s, 1, KernelClass::Gemm);  // input weight gradient
+        }
+        lw.saved_activation_bytes += e * b * s * dirs * h * (gates + 2);
+      }
+      break;
+    }
+    case LayerType::Attention: {
+      double s = d(in[0]), emb = d(in[1]), heads = d(a.num_heads), hd = d(a.head_dim);
+      double q = heads * hd, kv = d(a.num_kv_heads) * hd;
+      double m = b * s, bh = b * heads;
+      double probs = bh * s * s;
+      kb.gemm(Phase::Forward, m, q + 2 * kv, emb);               // Q, K, V projections
+      kb.gemm(Phase::Forward, s, s, hd, bh);                     // scores Q K^T
+      kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
+      kb.gemm(Phase::Forward, s, hd, s, bh);                     // P V
+      kb.gemm(Phase::Forward, m, emb, q);                        // output projection
+      kb.gemm(Phase::Backward, m, q, emb);                       // output projection: input gradient
+      kb.gemm(Phase::Backward, q, emb, m);                       // output projection: weight gradient
+      kb.gemm(Phase::Backward, s, s, hd, bh);                    // dP = dO V^T
+      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dV = P^T dO
+      kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
+      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dQ = dS K
+      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dK = dS^T Q
+      if (dx) kb.gemm(Phase::Backward, m, emb, q + 2 * kv);      // projections: input gradient
+      kb.gemm(Phase::Backward, emb, q + 2 * kv, m);              // projections: weight gradient
+      lw.saved_activation_bytes = e * (m * emb + m * (q + 2 * kv) + probs + m * q);
+      break;
+    }
+    case LayerType::Add: {
+      double inputs = d(static_cast<std::int64_t>(layer.inputs.size()));
+      kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, inputs + 1, inputs - 1);
+      // Gradients of the branches meet where they forked and are summed there.
+      if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 1);
+      break;
+    }
+    case LayerType::Concat:
+      kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, 0);
+      break;
+    case LayerType::CrossEntropy:
+      kb.stream(KernelClass::Softmax, Phase::Forward, in_elems, 2, 6);
+      kb.stream(KernelClass::Softmax, Phase::Backward, in_elems, 2, 2);
+      lw.saved_activation_bytes = e * in_elems;
+      break;
+    case LayerType::Flatten:
+    case LayerType::Reshape:
+    case LayerType::Identity:
+      break;  // views: no kernel
+  }
+}
+
+}  // namespace
+
+const char* to_string(KernelClass c) {
+  switch (c) {
+    case KernelClass::Gemm: return "gemm";
+    case KernelClass::BatchedGemm: return "bmm";
+    case KernelClass::Conv: return "conv";
+    case KernelClass::Recurrent: return "recurrent";
+    case KernelClass::Elementwise: return "elementwise";
+    case KernelClass::Normalization: return "normalization";
+    case KernelClass::Softmax: return "softmax";
+    case KernelClass::Embedding: return "embedding";
+    case KernelClass::Optimizer: return "optimizer";
+  }
+  return "elementwise";
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+  }
+  return "forward";
+}
+
+bool is_matmul(KernelClass c) {
+  return c == KernelClass::Gemm || c == KernelClass::BatchedGemm || c == KernelClass::Conv ||
+         c == KernelClass::Recurrent;
+}
+
+double prenet_co(const Layer& layer, std::int64_t batch) {
+  const Shape& in = layer.input_shapes.front();
+  const LayerAttrs& a = layer.attrs;
+  double b = d(batch);
+  switch (layer.type) {
+    case LayerType::Dense: return 2 * rows(in, b) * d(in.back()) * d(a.units);  // the reference code's 2*b*d_in*d_out
+    case LayerType::Conv2d:
+      return b * d(layer.output_shape[1] * layer.output_shape[2]) * d(a.kernel_h * a.kernel_w) * d(in[0] / a.groups) *
+             d(a.filters);
+    case LayerType::Rnn:
+    case LayerType::Lstm:
+    case LayerType::Gru: {
+      double g = layer.type == LayerType::Lstm ? 4 : layer.type == LayerType::Gru ? 3 : 2;
+      double dirs = a.bidirectional ? 2 : 1, h = d(a.hidden_size), s = d(in[0]);
+      double co = 0;
+      for (std::int64_t l = 0; l < a.num_layers; ++l) co += g * b * s * h * (h + (l == 0 ? d(in[1]) : h * dirs));
+      return co * dirs;
+    }
+    case LayerType::Attention: return b * d(a.num_heads) * d(in[0]) * d(in[0]) * d(in[1]);  // h * s^2 * d per sample
+    case LayerType::Embedding: return b * d(in[0]) * d(a.dim);
+    default: return b * d(elements(layer.output_shape));  // not defined by PreNeT: one operation per output element
+  }
+}
+
+double prenet_cm(const Layer& layer, std::int64_t batch, bool training) {
+  double b = d(batch);
+  double total = d(layer.parameters) + b * d(elements(layer.input_shapes.front())) + b * d(elements(layer.output_shape));
+  return training ? 2 * total : total;
+}
+
+StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer) {
+  StepWork work;
+  work.layers.resize(net.layers.size());
+  const double b = d(batch);
+  const double e = activation_bytes(precision);
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const Layer& layer = net.layers[i];
+    LayerWork& lw = work.layers[i];
+    KernelBuilder kb(work, static_cast<int>(i), e);
+    add_layer_kernels(layer, b, precision, kb, lw);
+    lw.co = prenet_co(layer, batch);
+    lw.cm = prenet_cm(layer, batch, optimizer != Optimizer::None);
+    if (optimizer != Optimizer::None && layer.parameters > 0) {
+      double p = d(layer.parameters);
+      // Mixed precision also reads the 16-bit gradient and writes the 16-bit weight copy.
+      double extra = is_mixed(precision) ? 4.0 : 0.0;
+      kb.stream(KernelClass::Optimizer, Phase::Optimizer, p, 1, optimizer_flops_per_parameter(optimizer),
+                optimizer_bytes_per_parameter(optimizer) + extra);
+    }
+  }
+  return work;
+}
+
+}  // namespace prenet

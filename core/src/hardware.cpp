@@ -1,0 +1,70 @@
+#include "prenet/hardware.hpp"
+
+#include "prenet/embedded_data.hpp"
+
+namespace prenet {
+
+Accelerator parse_accelerator(const Json& record, const std::string& path, bool custom) {
+  require_object(record, path);
+  Accelerator acc;
+  acc.custom = custom;
+  if (custom) {
+    reject_unknown_keys(record, path,
+                        {"id", "name", "vendor", "peak_tflops", "memory_bandwidth_gbs", "memory_gb", "compute_units",
+                         "l2_cache_mb", "price_per_hour_usd"});
+    acc.name = get_string(record, "name", path, "Custom accelerator");
+    acc.id = get_string(record, "id", path, "custom");
+    acc.vendor = get_string(record, "vendor", path, "custom");
+  } else {
+    acc.id = require_string(record, "id", path);
+    acc.name = require_string(record, "name", path);
+    acc.vendor = require_string(record, "vendor", path);
+  }
+  acc.memory_gb = require_number(record, "memory_gb", path, 0.001, 1e6);
+  acc.memory_bandwidth_gbs = require_number(record, "memory_bandwidth_gbs", path, 0.001, 1e7);
+  acc.compute_units = get_number(record, "compute_units", path, 0, 0, 1e7);
+  acc.l2_cache_mb = get_number(record, "l2_cache_mb", path, 0, 0, 1e6);
+  if (record.contains("price_per_hour_usd") && !record["price_per_hour_usd"].is_null()) {
+    acc.price_per_hour_usd = require_number(record, "price_per_hour_usd", path, 0, 1e6);
+  }
+  std::string peaks_path = join(path, "peak_tflops");
+  if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
+  const Json& peaks = require_object(record["peak_tflops"], peaks_path);
+  reject_unknown_keys(peaks, peaks_path, precision_names());
+  for (const auto& name : precision_names()) {
+    if (peaks.contains(name) && !peaks[name].is_null()) {
+      acc.peak_tflops[static_cast<int>(precision_from_string(name))] =
+          require_number(peaks, name, peaks_path, 1e-6, 1e7);
+    }
+  }
+  if (!acc.peak(Precision::FP32)) throw InputError(join(peaks_path, "fp32"), "required number is missing");
+  acc.record = record;
+  if (custom) {
+    acc.record["id"] = acc.id;
+    acc.record["name"] = acc.name;
+    acc.record["custom"] = true;
+  }
+  return acc;
+}
+
+const std::vector<Accelerator>& hardware_catalogue() {
+  static const std::vector<Accelerator> catalogue = [] {
+    Json doc = Json::parse(embedded_hardware_json());
+    std::vector<Accelerator> list;
+    const Json& entries = doc.at("hardware");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      list.push_back(parse_accelerator(entries[i], index("hardware.json:hardware", i), false));
+    }
+    return list;
+  }();
+  return catalogue;
+}
+
+const Accelerator* find_hardware(const std::string& id) {
+  for (const auto& acc : hardware_catalogue()) {
+    if (acc.id == id) return &acc;
+  }
+  return nullptr;
+}
+
+}  // namespace prenet

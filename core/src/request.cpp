@@ -1,0 +1,69 @@
+#include "prenet/request.hpp"
+
+namespace prenet {
+namespace {
+
+TrainingConfig parse_training(const Json& doc) {
+  TrainingConfig t;
+  if (!doc.contains("training") || doc["training"].is_null()) return t;
+  const std::string path = "training";
+  const Json& tr = require_object(doc["training"], path);
+  reject_unknown_keys(tr, path,
+                      {"batch_size", "seq_len", "image_size", "precision", "optimizer", "dataset_size", "epochs"});
+  t.batch_size = get_int(tr, "batch_size", path, 32, 1, 1 << 20);
+  if (tr.contains("seq_len") && !tr["seq_len"].is_null()) t.seq_len = get_int(tr, "seq_len", path, 0, 1, 1 << 20);
+  if (tr.contains("image_size") && !tr["image_size"].is_null()) {
+    t.image_size = get_int(tr, "image_size", path, 0, 1, 16384);
+  }
+  t.precision = precision_from_string(get_enum(tr, "precision", path, "fp32", precision_names()));
+  t.optimizer = optimizer_from_string(get_enum(tr, "optimizer", path, "adam", optimizer_names()));
+  t.dataset_size = get_int(tr, "dataset_size", path, 0, 1, std::int64_t{1} << 50);
+  t.epochs = get_number(tr, "epochs", path, 1.0, 1e-6, 1e6);
+  return t;
+}
+
+std::vector<Accelerator> parse_hardware(const Json& doc) {
+  if (!doc.contains("hardware") || doc["hardware"].is_null()) return {*find_hardware("a100-sxm4-80gb")};
+  const Json& list = require_array(doc["hardware"], "hardware");
+  if (list.empty()) throw InputError("hardware", "expected at least one accelerator id or custom accelerator");
+  if (list.size() > kMaxAccelerators) {
+    throw InputError("hardware", "at most " + std::to_string(kMaxAccelerators) + " accelerators per request");
+  }
+  std::vector<Accelerator> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::string path = index("hardware", i);
+    if (list[i].is_string()) {
+      const Accelerator* acc = find_hardware(list[i].get<std::string>());
+      if (!acc) {
+        throw InputError(path, "unknown accelerator \"" + list[i].get<std::string>() +
+                                   "\"; see the catalogue (npx prenet hardware) or give a custom accelerator");
+      }
+      out.push_back(*acc);
+    } else if (list[i].is_object()) {
+      out.push_back(parse_accelerator(list[i], path, true));
+    } else {
+      throw InputError(path, "expected an accelerator id or a custom accelerator object, got " + describe_type(list[i]));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Request parse_request(const Json& doc) {
+  require_object(doc, "request");
+  reject_unknown_keys(doc, "", {"model", "training", "hardware", "options"});
+  Request r;
+  if (!doc.contains("model")) throw InputError("model", "required: a preset, hf_config or layer list");
+  r.model = require_object(doc["model"], "model");
+  r.training = parse_training(doc);
+  r.hardware = parse_hardware(doc);
+  if (doc.contains("options") && !doc["options"].is_null()) {
+    const Json& opt = require_object(doc["options"], "options");
+    reject_unknown_keys(opt, "options", {"per_layer"});
+    r.per_layer = get_bool(opt, "per_layer", "options", true);
+  }
+  return r;
+}
+
+}  // namespace prenet

@@ -1,0 +1,104 @@
+#include "prenet/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Core>
+
+#include "prenet/error.hpp"
+
+namespace prenet {
+namespace {
+
+/// Fraction of the machine busy in the last wave of output tiles (1 when the tiles fill every unit).
+double wave_efficiency(const Kernel& k, double units, double tile) {
+  if (k.m <= 0 || k.n <= 0 || units < 8) return 1.0;
+  double tiles = std::ceil(k.m / tile) * std::ceil(k.n / tile) * std::max(k.batch, 1.0);
+  double waves = std::ceil(tiles / units);
+  return tiles / (waves * units);
+}
+
+}  // namespace
+
+const char* to_string(Bound b) {
+  switch (b) {
+    case Bound::Compute: return "compute";
+    case Bound::Memory: return "memory";
+    case Bound::Overhead: return "overhead";
+  }
+  return "compute";
+}
+
+double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls) {
+  Precision effective = precision;
+  // FP8 training keeps convolutions and recurrent cells in 16-bit; only GEMMs run in FP8.
+  if (precision == Precision::FP8 && (cls == KernelClass::Conv || cls == KernelClass::Recurrent)) {
+    effective = acc.peak(Precision::BF16) ? Precision::BF16 : Precision::FP16;
+  }
+  auto peak = acc.peak(effective);
+  if (!peak) {
+    throw InputError("training.precision", std::string(to_string(precision)) + " is not supported by " + acc.name +
+                                               " (" + acc.id + "); choose a precision it has");
+  }
+  return *peak;
+}
+
+std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,
+                                   Precision precision, const RooflineParams& params) {
+  const auto kernels = static_cast<Eigen::Index>(work.kernels.size());
+  Eigen::ArrayXd flops(kernels), bytes(kernels), launches(kernels);
+  for (Eigen::Index i = 0; i < kernels; ++i) {
+    const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
+    flops(i) = k.flops;
+    bytes(i) = k.bytes;
+    launches(i) = k.repeats;
+  }
+
+  std::vector<Timing> out;
+  out.reserve(accelerators.size());
+  for (const Accelerator& acc : accelerators) {
+    // Achieved FLOP/s per kernel: matrix kernels at the training precision, the rest on the FP32 vector units.
+    Eigen::ArrayXd rate(kernels);
+    for (Eigen::Index i = 0; i < kernels; ++i) {
+      const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
+      rate(i) = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+                                       wave_efficiency(k, acc.compute_units, params.tile)
+                                 : *acc.peak(Precision::FP32) * 1e12;
+    }
+    Eigen::ArrayXd compute_ms = flops / rate * 1e3;
+    Eigen::ArrayXd memory_ms = bytes / (acc.memory_bandwidth_gbs * 1e9 * params.memory_efficiency) * 1e3;
+    Eigen::ArrayXd overhead_ms = launches * params.launch_overhead_ms;
+    Eigen::ArrayXd total_ms = compute_ms.max(memory_ms) + overhead_ms;
+
+    Timing t;
+    t.layers.resize(work.layers.size());
+    std::vector<std::array<double, 3>> by_bound(work.layers.size(), std::array<double, 3>{});
+    for (Eigen::Index i = 0; i < kernels; ++i) {
+      const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
+      auto phase = static_cast<std::size_t>(k.phase);
+      auto layer = static_cast<std::size_t>(k.layer);
+      t.ms[phase] += total_ms(i);
+      t.layers[layer].ms[phase] += total_ms(i);
+      bool compute_bound = compute_ms(i) >= memory_ms(i);
+      double dominant = std::max(compute_ms(i), memory_ms(i));
+      (compute_bound ? t.compute_ms : t.memory_ms) += dominant;
+      t.overhead_ms += overhead_ms(i);
+      by_bound[layer][compute_bound ? 0 : 1] += dominant;
+      by_bound[layer][2] += overhead_ms(i);
+    }
+    double fp32_flops_per_ms = *acc.peak(Precision::FP32) * 1e9;
+    for (std::size_t l = 0; l < work.layers.size(); ++l) {
+      t.layers[l].ct_ms = work.layers[l].co / fp32_flops_per_ms;
+      const auto& b = by_bound[l];
+      t.layers[l].bound = b[0] >= b[1] && b[0] >= b[2] ? Bound::Compute : b[1] >= b[2] ? Bound::Memory : Bound::Overhead;
+    }
+    t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
+    t.bottleneck = t.compute_ms >= t.memory_ms && t.compute_ms >= t.overhead_ms ? Bound::Compute
+                   : t.memory_ms >= t.overhead_ms                               ? Bound::Memory
+                                                                                : Bound::Overhead;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace prenet
