@@ -54,20 +54,23 @@ double matmul_flops(const StepWork& work) {
 
 Json result_for(const Accelerator& acc, const Timing& t, const Network& net, const StepWork& work,
                 const MemoryEstimate& mem, const TrainingConfig& training, bool per_layer) {
-  double steps = static_cast<double>(training.steps_per_epoch());
-  double epoch_s = steps * t.step_ms / 1e3;
+  // Round the measured parts once, then derive every total from the rounded values so the documented
+  // identities (step = forward + backward + optimizer, epoch = steps x step, ...) hold exactly.
+  double forward_ms = round6(t.ms[0]), backward_ms = round6(t.ms[1]), optimizer_ms = round6(t.ms[2]);
+  double step_ms = forward_ms + backward_ms + optimizer_ms;
+  double epoch_s = static_cast<double>(training.steps_per_epoch()) * step_ms / 1e3;
   double total_s = epoch_s * training.epochs;
   double peak = matmul_peak_tflops(acc, training.precision, KernelClass::Gemm) * 1e12;
-  double mfu = matmul_flops(work) / (t.step_ms / 1e3 * peak);
+  double mfu = matmul_flops(work) / (step_ms / 1e3 * peak);
   Json r = {{"hardware", acc.id},
             {"name", acc.name},
             {"custom", acc.custom},
-            {"step_ms", round6(t.step_ms)},
-            {"forward_ms", round6(t.ms[0])},
-            {"backward_ms", round6(t.ms[1])},
-            {"optimizer_ms", round6(t.ms[2])},
-            {"epoch_s", round6(epoch_s)},
-            {"total_s", round6(total_s)},
+            {"step_ms", step_ms},
+            {"forward_ms", forward_ms},
+            {"backward_ms", backward_ms},
+            {"optimizer_ms", optimizer_ms},
+            {"epoch_s", epoch_s},
+            {"total_s", total_s},
             {"memory_gb", round6(mem.total_gb())},
             {"memory",
              {{"weights_gb", round6(mem.weights_gb)},
@@ -78,7 +81,7 @@ Json result_for(const Accelerator& acc, const Timing& t, const Network& net, con
             {"device_memory_gb", acc.memory_gb},
             {"fits", mem.total_gb() <= acc.memory_gb},
             {"price_per_hour_usd", acc.price_per_hour_usd ? Json(*acc.price_per_hour_usd) : Json()},
-            {"cost_usd", acc.price_per_hour_usd ? Json(round6(total_s / 3600 * *acc.price_per_hour_usd)) : Json()},
+            {"cost_usd", acc.price_per_hour_usd ? Json(total_s / 3600 * *acc.price_per_hour_usd) : Json()},
             {"mfu", round6(mfu)},
             {"bottleneck", to_string(t.bottleneck)},
             {"time_split_ms",
@@ -112,6 +115,9 @@ Json predict_document(const Json& doc) {
   const TrainingConfig& tr = req.training;
   Network net = resolve_model(req.model, tr);
   StepWork work = step_work(net, tr.batch_size, tr.precision, tr.optimizer);
+  if (work.kernels.empty()) {
+    throw InputError("model", "the network performs no computation (only reshapes or identities)");
+  }
   MemoryEstimate mem = estimate_memory(net, work, tr.precision, tr.optimizer);
   std::vector<Timing> timings = roofline_times(work, req.hardware, tr.precision);
 

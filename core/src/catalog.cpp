@@ -26,8 +26,10 @@ Preset parse_preset(std::string_view id, std::string_view text) {
 
 InputOverrides overrides_of(const TrainingConfig& t) { return {t.seq_len, t.image_size}; }
 
-Network from_hf_config(const Json& config, const std::string& path, std::int64_t seq_len, const std::string& name) {
+Network from_hf_config(const Json& config, const std::string& path, const TrainingConfig& training,
+                       std::int64_t seq_len, const std::string& name) {
   std::vector<std::string> warnings;
+  if (training.image_size) warnings.push_back("training.image_size ignored: the model takes tokens input");
   Json expanded = hf_config_to_layers(config, path, seq_len, warnings);
   if (!name.empty()) expanded["name"] = name;
   Network net = parse_layer_list(expanded, path, {});
@@ -72,7 +74,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
     }
     if (preset->model.contains("hf_config")) {
       std::int64_t seq = training.seq_len.value_or(preset->input.value("seq_len", std::int64_t{0}));
-      return from_hf_config(preset->model["hf_config"], "presets." + id, seq, name.empty() ? id : name);
+      return from_hf_config(preset->model["hf_config"], "presets." + id, training, seq, name.empty() ? id : name);
     }
     Json layered = preset->model;
     layered["input"] = preset->input;
@@ -80,7 +82,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
     return parse_layer_list(layered, "presets." + id, overrides_of(training));
   }
   if (model.contains("hf_config")) {
-    return from_hf_config(model["hf_config"], join(path, "hf_config"), training.seq_len.value_or(0), name);
+    return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);
   }
   return parse_layer_list(model, path, overrides_of(training));
 }

@@ -1,0 +1,126 @@
+// Pure parts of the shared JS, without the wasm: the engine's error handling and load caching (with
+// a stand-in module), number formatting, and reading a pasted model config.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { PrenetError, createEngine, unwrap } from '../../web/src/engine.js';
+import { formatCost, formatDuration, formatMs, formatPercent, formatSI } from '../../web/src/format.js';
+import { readModelConfig } from '../../web/src/model-config.js';
+
+describe('engine', () => {
+  test('an error body becomes a PrenetError with field and message', () => {
+    const body = '{"error":{"field":"training.batch_size","message":"training.batch_size: expected a positive integer, got -4"}}';
+    assert.throws(() => unwrap(body), (error) => {
+      assert.ok(error instanceof PrenetError);
+      assert.equal(error.name, 'PrenetError');
+      assert.equal(error.field, 'training.batch_size');
+      assert.equal(error.message, 'training.batch_size: expected a positive integer, got -4');
+      return true;
+    });
+  });
+
+  test('a response with an "error" key of another shape is not mistaken for an error', () => {
+    assert.deepEqual(unwrap('{"error": "text", "x": 1}'), { error: 'text', x: 1 });
+  });
+
+  test('text that is not JSON is a plain Error naming the core, not a PrenetError', () => {
+    assert.throws(() => unwrap('garbage'), (error) => {
+      assert.ok(error instanceof Error && !(error instanceof PrenetError));
+      assert.match(error.message, /core returned invalid JSON: garbage/);
+      return true;
+    });
+  });
+
+  test('loads the module once, passes request text through, and caches the catalogue', async () => {
+    let loads = 0;
+    /** @type {string[]} */
+    const seen = [];
+    const engine = createEngine(async () => {
+      loads += 1;
+      return {
+        predict: (/** @type {string} */ text) => {
+          seen.push(text);
+          return '{"results": []}';
+        },
+        catalog: () => '{"version": "test"}',
+      };
+    });
+    await engine.predict({ model: { preset: 'x' } });
+    await engine.predict('{"raw": true}');
+    assert.equal((await engine.catalog()).version, 'test');
+    await engine.catalog();
+    assert.equal(loads, 1);
+    assert.deepEqual(seen, ['{"model":{"preset":"x"}}', '{"raw": true}']);
+  });
+
+  test('a failed load is retried on the next call instead of being cached', async () => {
+    let attempts = 0;
+    const engine = createEngine(async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error('network hiccup');
+      return { predict: () => '{}', catalog: () => '{"version": "ok"}' };
+    });
+    await assert.rejects(engine.catalog(), /network hiccup/);
+    assert.equal((await engine.catalog()).version, 'ok');
+    assert.equal(attempts, 2);
+  });
+});
+
+describe('format', () => {
+  test('durations pick the largest unit that keeps the number at least 1', () => {
+    assert.equal(formatMs(0.5123), '0.512 ms');
+    assert.equal(formatMs(12.34), '12.3 ms');
+    assert.equal(formatMs(999), '999 ms');
+    assert.equal(formatDuration(1), '1 s');
+    assert.equal(formatDuration(42.17), '42.2 s');
+    assert.equal(formatDuration(90), '1.5 min');
+    assert.equal(formatDuration(2 * 3600), '2 h');
+    assert.equal(formatDuration(3 * 86400), '3 days');
+    assert.equal(formatDuration(123456 * 86400), '123,000 days');
+    assert.equal(formatDuration(Number.NaN), '—');
+  });
+
+  test('SI prefixes, cost and percentages', () => {
+    assert.equal(formatSI(109514298), '110 M');
+    assert.equal(formatSI(3.0e12, 'FLOP'), '3 TFLOP');
+    assert.equal(formatSI(512, 'FLOP'), '512 FLOP');
+    assert.equal(formatSI(0), '0');
+    assert.equal(formatCost(null), '—');
+    assert.equal(formatCost(0.001234), '$0.00123');
+    assert.equal(formatCost(1234.5), '$1,234.50');
+    assert.equal(formatPercent(0.4123), '41.2 %');
+  });
+});
+
+describe('pasted model config', () => {
+  test('an object with "layers" is a layer list, passed through unchanged', () => {
+    const config = { layers: [{ type: 'dense', units: 10 }], input: { kind: 'vector', size: 4 } };
+    const reading = readModelConfig(JSON.stringify(config));
+    assert.ok(reading.ok);
+    assert.deepEqual(reading.model, config);
+    assert.match(reading.description, /layer list, 1 entry/);
+  });
+
+  test('a Hugging Face config.json becomes hf_config', () => {
+    for (const config of [{ model_type: 'bert', hidden_size: 768 }, { n_embd: 768 }, { hidden_size: 1024 }]) {
+      const reading = readModelConfig(JSON.stringify(config));
+      assert.ok(reading.ok, JSON.stringify(config));
+      assert.deepEqual(reading.model, { hf_config: config });
+    }
+  });
+
+  test('problems are named, starting with "config:"', () => {
+    /** @type {Array<[string, RegExp]>} */
+    const cases = [
+      ['{"layers": [', /^config: not valid JSON/],
+      ['[1, 2]', /^config: expected a JSON object, not an array/],
+      ['42', /^config: expected a JSON object, not a number/],
+      ['{"foo": 1}', /^config: not recognised: expected a layer list/],
+    ];
+    for (const [text, expected] of cases) {
+      const reading = readModelConfig(text);
+      assert.ok(!reading.ok, text);
+      assert.match(reading.message, expected);
+    }
+  });
+});

@@ -1,0 +1,301 @@
+#!/usr/bin/env node
+// `prenet`: the training-time predictor from the command line. It runs the same engine and wasm
+// core as the page (node-engine.mjs), so the numbers are the page's numbers.
+//
+// Contract: results go to stdout; any failure is one line `prenet: <field>: <message>` on stderr
+// and exit status 1.
+
+import { realpathSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { PrenetError } from '../src/engine.js';
+import { formatSI, sig3 } from '../src/format.js';
+import { engine } from './node-engine.mjs';
+
+const USAGE = `Usage:
+  prenet predict [--request FILE|-] [flags]   predict training time; prints the response JSON
+  prenet hardware [--json]                    list the accelerator catalogue
+  prenet presets [--json]                     list the model presets
+  prenet --help
+
+Flags for predict (each overrides the same field of --request):
+  --request FILE     request JSON (docs/API.md); "-" reads standard input
+  --preset ID        model preset, e.g. bert-base (replaces the request's model)
+  --hardware A,B     accelerator ids, comma-separated, e.g. a100-sxm4-80gb,h100-sxm
+  --batch N          training.batch_size
+  --seq-len N        training.seq_len
+  --image-size N     training.image_size
+  --precision P      fp32, tf32, fp16, bf16 or fp8
+  --optimizer O      none, sgd, momentum, adam, adamw, adagrad, adadelta or rmsprop
+  --dataset-size N   training.dataset_size (samples per epoch)
+  --epochs N         training.epochs
+  --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
+
+Examples:
+  prenet predict --preset bert-base --hardware a100-sxm4-80gb,h100-sxm --batch 32
+  echo '{"model":{"preset":"resnet50"}}' | prenet predict --request - --precision bf16
+`;
+
+/** Numeric flags and the training field each sets. */
+const NUMBER_FLAGS = /** @type {const} */ ({
+  batch: 'batch_size',
+  'seq-len': 'seq_len',
+  'image-size': 'image_size',
+  'dataset-size': 'dataset_size',
+  epochs: 'epochs',
+});
+/** String flags that set a training field unchanged (the core validates the value). */
+const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'optimizer' });
+const VALUE_FLAGS = new Set([
+  'request',
+  'preset',
+  'hardware',
+  ...Object.keys(NUMBER_FLAGS),
+  ...Object.keys(TEXT_FLAGS),
+]);
+const BOOLEAN_FLAGS = new Set(['json', 'help']);
+
+/**
+ * @typedef {object} CommandLine
+ * @property {string | undefined} command
+ * @property {Map<string, string>} values value flags, by name without dashes
+ * @property {boolean} json
+ * @property {boolean} help
+ */
+
+/**
+ * A small parser rather than util.parseArgs, because parseArgs refuses `--batch -4` as ambiguous,
+ * and a negative number should reach the core, which names the field in its error.
+ * @param {string[]} argv
+ * @returns {CommandLine}
+ */
+export function parseCommandLine(argv) {
+  /** @type {CommandLine} */
+  const parsed = { command: undefined, values: new Map(), json: false, help: false };
+  const args = argv[Symbol.iterator]();
+  for (const arg of args) {
+    if (!arg.startsWith('--')) {
+      if (parsed.command !== undefined) {
+        throw new PrenetError('command', `command: unexpected argument "${arg}"`);
+      }
+      parsed.command = arg;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (BOOLEAN_FLAGS.has(name) && eq === -1) {
+      parsed[/** @type {'json' | 'help'} */ (name)] = true;
+    } else if (VALUE_FLAGS.has(name)) {
+      // The next argument is the value even if it starts with "-" (see above).
+      const value = eq === -1 ? args.next().value : arg.slice(eq + 1);
+      if (value === undefined) throw new PrenetError(`--${name}`, `--${name}: missing value`);
+      parsed.values.set(name, value);
+    } else {
+      throw new PrenetError(arg, `${arg}: unknown flag (see prenet --help)`);
+    }
+  }
+  return parsed;
+}
+
+/**
+ * @param {string} flag
+ * @param {string} text
+ */
+function parseNumber(flag, text) {
+  const value = text.trim() === '' ? NaN : Number(text);
+  if (Number.isNaN(value)) {
+    throw new PrenetError(`--${flag}`, `--${flag}: expected a number, got "${text}"`);
+  }
+  return value;
+}
+
+/** @param {string} source a path, or "-" for standard input */
+async function readRequestText(source) {
+  try {
+    if (source !== '-') return await readFile(source, 'utf8');
+    const chunks = [];
+    for await (const chunk of process.stdin) chunks.push(chunk);
+    return Buffer.concat(chunks).toString('utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new PrenetError('--request', `--request: cannot read ${source}: ${reason}`);
+  }
+}
+
+/** @param {unknown} value */
+function isPlainObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The training fields set by flags.
+ * @param {Map<string, string>} values
+ * @returns {Record<string, unknown>}
+ */
+function trainingOverrides(values) {
+  /** @type {Record<string, unknown>} */
+  const training = {};
+  for (const [flag, field] of Object.entries(NUMBER_FLAGS)) {
+    const text = values.get(flag);
+    if (text !== undefined) training[field] = parseNumber(flag, text);
+  }
+  for (const [flag, field] of Object.entries(TEXT_FLAGS)) {
+    const text = values.get(flag);
+    if (text !== undefined) training[field] = text;
+  }
+  return training;
+}
+
+/**
+ * The request text for the core. Without override flags the file's text goes through unchanged;
+ * text that is not a JSON object also goes through unchanged, so the core reports it (one
+ * validator, one set of messages).
+ * @param {Map<string, string>} values
+ * @returns {Promise<string>}
+ */
+export async function buildRequestText(values) {
+  const source = values.get('request');
+  const text = source === undefined ? '{}' : await readRequestText(source);
+  const training = trainingOverrides(values);
+  const preset = values.get('preset');
+  const hardware = values.get('hardware');
+  if (preset === undefined && hardware === undefined && Object.keys(training).length === 0) {
+    return text;
+  }
+  /** @type {unknown} */
+  let request;
+  try {
+    request = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (!isPlainObject(request)) return text;
+  const object = /** @type {Record<string, unknown>} */ (request);
+  if (preset !== undefined) object.model = { preset };
+  if (hardware !== undefined) object.hardware = hardware.split(',').map((id) => id.trim());
+  if (Object.keys(training).length > 0) {
+    if (object.training !== undefined && !isPlainObject(object.training)) return text;
+    object.training = { ...(/** @type {object | undefined} */ (object.training)), ...training };
+  }
+  return JSON.stringify(object);
+}
+
+/**
+ * Left-aligned text columns, two spaces apart.
+ * @param {string[]} header
+ * @param {string[][]} rows
+ */
+export function textTable(header, rows) {
+  const widths = header.map((title, col) =>
+    Math.max(title.length, ...rows.map((row) => (row[col] ?? '').length)),
+  );
+  const line = (/** @type {string[]} */ cells) =>
+    cells
+      .map((cell, col) => cell.padEnd(widths[col] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** @param {unknown} value */
+function optionalNumber(value) {
+  return typeof value === 'number' && Number.isFinite(value) ? sig3(value) : '';
+}
+
+/** @param {import('../src/types').HardwareEntry} entry */
+function hardwareRow(entry) {
+  const peak = isPlainObject(entry.peak_tflops)
+    ? /** @type {Record<string, unknown>} */ (entry.peak_tflops)
+    : {};
+  return [
+    entry.id,
+    entry.name,
+    optionalNumber(entry.memory_gb),
+    optionalNumber(entry.memory_bandwidth_gbs),
+    optionalNumber(peak.fp32),
+    optionalNumber(peak.bf16 ?? peak.fp16),
+    optionalNumber(entry.price_per_hour_usd),
+  ];
+}
+
+/** @param {import('../src/types').ModelInput} input */
+function describeInput(input) {
+  if (input.seq_len !== undefined) return `${input.kind}, seq ${input.seq_len}`;
+  if (input.image_size !== undefined) return `${input.kind}, ${input.image_size}px`;
+  return input.kind;
+}
+
+/** @param {import('../src/types').PresetEntry} preset */
+function presetRow(preset) {
+  return [preset.id, preset.name, preset.family, describeInput(preset.input), formatSI(preset.parameters)];
+}
+
+/**
+ * @param {CommandLine} cli
+ * @returns {Promise<string>} what to print on stdout
+ */
+async function run(cli) {
+  if (cli.help) return USAGE;
+  switch (cli.command) {
+    case 'predict': {
+      const response = await engine.predict(await buildRequestText(cli.values));
+      return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
+    }
+    case 'hardware':
+    case 'presets': {
+      if (cli.values.size > 0) {
+        const [flag] = cli.values.keys();
+        throw new PrenetError(`--${flag}`, `--${flag}: only predict takes this flag`);
+      }
+      const catalog = await engine.catalog();
+      if (cli.command === 'hardware') {
+        if (cli.json) return JSON.stringify(catalog.hardware, null, 2);
+        const header = ['id', 'name', 'memory GB', 'GB/s', 'fp32 TFLOPS', 'bf16/fp16 TFLOPS', '$/h'];
+        return textTable(header, catalog.hardware.map(hardwareRow));
+      }
+      if (cli.json) return JSON.stringify(catalog.presets, null, 2);
+      return textTable(['id', 'name', 'family', 'input', 'parameters'], catalog.presets.map(presetRow));
+    }
+    case undefined:
+      throw new PrenetError('command', 'command: missing (predict, hardware or presets; see prenet --help)');
+    default:
+      throw new PrenetError('command', `command: unknown command "${cli.command}" (see prenet --help)`);
+  }
+}
+
+/**
+ * One line for stderr. Core messages already start with their field (docs/API.md), so the field
+ * is only added when it is not there.
+ * @param {unknown} error
+ */
+export function errorLine(error) {
+  if (error instanceof PrenetError) {
+    const message = error.message.startsWith(`${error.field}:`)
+      ? error.message
+      : `${error.field}: ${error.message}`;
+    return `prenet: ${message.replace(/\s*\n\s*/g, ' ')}`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `prenet: ${message.replace(/\s*\n\s*/g, ' ')}`;
+}
+
+async function main() {
+  // `prenet hardware | head` closes the pipe early; that is not an error worth a stack trace.
+  process.stdout.on('error', (error) => {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+  try {
+    const output = await run(parseCommandLine(process.argv.slice(2)));
+    process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+  } catch (error) {
+    process.stderr.write(`${errorLine(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+// Run only as a program, so tests can import the helpers above without side effects.
+// (realpath: npm's bin shim is a symlink, so argv[1] may not be this file's own path.)
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await main();
+}

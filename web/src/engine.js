@@ -1,0 +1,123 @@
+// The engine shared by the page, the CLI and the tests: loads the wasm core once and turns its
+// JSON strings into objects, and its error objects into one exception type, PrenetError.
+//
+// Why plain JavaScript: Node 20 cannot run TypeScript, and the CLI and Node tests must execute this
+// very file rather than a compiled copy of it. Types are JSDoc, checked by `npm run typecheck`
+// (tsc with checkJs and strict), against the contract types in types.ts.
+//
+// How the wasm factory is found differs by environment (a bundler import in the page, a file read in
+// Node), so this module takes a loader function; see engine-node.js and main.ts.
+
+/**
+ * @typedef {import('./types').PredictRequest} PredictRequest
+ * @typedef {import('./types').PredictResponse} PredictResponse
+ * @typedef {import('./types').Catalog} Catalog
+ * @typedef {import('./types').PrenetCoreModule} PrenetCoreModule
+ */
+
+/** A request the core rejected. `field` is a dotted path into the request, or "request". */
+export class PrenetError extends Error {
+  /**
+   * @param {string} field
+   * @param {string} message one line, starting with the field (docs/API.md)
+   */
+  constructor(field, message) {
+    super(message);
+    this.name = 'PrenetError';
+    /** @readonly */
+    this.field = field;
+  }
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is import('./types').ErrorBody}
+ */
+function isErrorBody(value) {
+  if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+  const error = value.error;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'field' in error &&
+    typeof error.field === 'string' &&
+    'message' in error &&
+    typeof error.message === 'string'
+  );
+}
+
+/**
+ * The one place where core errors become exceptions.
+ * @template T
+ * @param {string} text JSON returned by the core
+ * @returns {T}
+ */
+export function unwrap(text) {
+  /** @type {unknown} */
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    // Not a user error: the core broke its contract. Keep the start of the text for the bug report.
+    throw new Error(`prenet core returned invalid JSON: ${text.slice(0, 200)}`, { cause });
+  }
+  if (isErrorBody(value)) throw new PrenetError(value.error.field, value.error.message);
+  return /** @type {T} */ (value);
+}
+
+/**
+ * @param {PredictRequest | string} request an object, or JSON text passed to the core unchanged
+ *   (so malformed text gets the core's own "request" error)
+ */
+function requestText(request) {
+  return typeof request === 'string' ? request : JSON.stringify(request);
+}
+
+/**
+ * @param {() => Promise<PrenetCoreModule>} load instantiates the wasm module; called at most once
+ *   unless it fails (a failed load is retried on the next call rather than cached forever).
+ */
+export function createEngine(load) {
+  /** @type {Promise<PrenetCoreModule> | undefined} */
+  let modulePromise;
+  /** @type {Promise<Catalog> | undefined} */
+  let catalogPromise;
+
+  function core() {
+    modulePromise ??= load().catch((error) => {
+      modulePromise = undefined;
+      throw error;
+    });
+    return modulePromise;
+  }
+
+  return {
+    /** Resolves once the wasm module is loaded; lets callers show "loading" distinctly. */
+    ready: () => core().then(() => undefined),
+
+    /**
+     * @param {PredictRequest | string} request
+     * @returns {Promise<PredictResponse>} rejects with PrenetError for a bad request
+     */
+    async predict(request) {
+      const module = await core();
+      return unwrap(module.predict(requestText(request)));
+    },
+
+    /**
+     * The catalogue is fixed for a build, so it is parsed once.
+     * @returns {Promise<Catalog>}
+     */
+    catalog() {
+      catalogPromise ??= core()
+        .then((module) => /** @type {Catalog} */ (unwrap(module.catalog())))
+        .catch((error) => {
+          catalogPromise = undefined;
+          throw error;
+        });
+      return catalogPromise;
+    },
+  };
+}
+
+/** @typedef {ReturnType<typeof createEngine>} Engine */

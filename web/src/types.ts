@@ -1,0 +1,199 @@
+// Types for the JSON contract in docs/API.md. Type-only: nothing here exists at run time, so the
+// plain-JS engine (engine.js) and the CLI can refer to these through JSDoc `import('./types')`.
+
+export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
+export type Optimizer =
+  | 'none'
+  | 'sgd'
+  | 'momentum'
+  | 'adam'
+  | 'adamw'
+  | 'adagrad'
+  | 'adadelta'
+  | 'rmsprop';
+
+/** A JSON object whose shape the core checks (HF config.json, a layer, an input description). */
+export type JsonObject = { [key: string]: unknown };
+
+// ---------------------------------------------------------------- request
+
+export type ModelSpec =
+  | { preset: string; name?: string }
+  | { hf_config: JsonObject; name?: string }
+  | { layers: JsonObject[]; input: JsonObject; name?: string };
+
+export interface TrainingSpec {
+  batch_size?: number;
+  seq_len?: number;
+  image_size?: number;
+  precision?: Precision;
+  optimizer?: Optimizer;
+  dataset_size?: number;
+  epochs?: number;
+}
+
+export interface CustomAccelerator {
+  name?: string;
+  id?: string;
+  peak_tflops: { fp32: number } & Partial<Record<Precision, number>>;
+  memory_bandwidth_gbs: number;
+  memory_gb: number;
+  price_per_hour_usd?: number;
+}
+
+/** A catalogue id (see `prenet hardware`) or a custom accelerator. */
+export type HardwareRef = string | CustomAccelerator;
+
+export interface PredictRequest {
+  model: ModelSpec;
+  training?: TrainingSpec;
+  hardware?: HardwareRef[];
+  options?: { per_layer?: boolean };
+}
+
+// ---------------------------------------------------------------- response
+
+export interface FlopsPerStep {
+  forward: number;
+  backward: number;
+  optimizer: number;
+  total: number;
+}
+
+export interface ModelInput {
+  kind: string; // "tokens" | "image" | ... — the core decides; shown as-is
+  seq_len?: number;
+  image_size?: number;
+  channels?: number;
+  [key: string]: unknown;
+}
+
+export interface ModelSummary {
+  name: string;
+  source: string; // "preset" | "hf_config" | "layers"
+  parameters: number;
+  layer_count: number;
+  input: ModelInput;
+  flops_per_step: FlopsPerStep;
+}
+
+export interface TrainingSummary {
+  batch_size: number;
+  seq_len?: number;
+  image_size?: number;
+  precision: Precision;
+  optimizer: Optimizer;
+  dataset_size: number;
+  epochs: number;
+  steps_per_epoch: number;
+}
+
+export interface Phases {
+  forward: number;
+  backward: number;
+  optimizer: number;
+}
+
+export interface LayerInfo {
+  name: string;
+  type: string;
+  output_shape: number[];
+  parameters: number;
+  flops: Phases;
+  bytes: Phases;
+  features: { co: number; cm: number };
+}
+
+export interface LayerTiming {
+  name: string;
+  forward_ms: number;
+  backward_ms: number;
+  optimizer_ms: number;
+  bound: string;
+  ct_ms: number;
+}
+
+export type Bottleneck = 'compute' | 'memory' | 'overhead';
+
+export interface MemoryBreakdown {
+  weights_gb: number;
+  gradients_gb: number;
+  optimizer_gb: number;
+  activations_gb: number;
+}
+
+export interface HardwareResult {
+  hardware: string;
+  name: string;
+  custom: boolean;
+  step_ms: number;
+  forward_ms: number;
+  backward_ms: number;
+  optimizer_ms: number;
+  epoch_s: number;
+  total_s: number;
+  memory_gb: number;
+  memory: MemoryBreakdown;
+  fits: boolean;
+  price_per_hour_usd: number | null;
+  cost_usd: number | null;
+  mfu: number;
+  bottleneck: Bottleneck;
+  layers?: LayerTiming[];
+}
+
+export interface PredictResponse {
+  version: string;
+  predictor: string;
+  model: ModelSummary;
+  training: TrainingSummary;
+  warnings: string[];
+  layers?: LayerInfo[];
+  results: HardwareResult[];
+}
+
+/** Every failure from the core has this shape (docs/API.md, "Errors never throw"). */
+export interface ErrorBody {
+  error: { field: string; message: string };
+}
+
+// ---------------------------------------------------------------- catalogue
+
+/** A record of core/data/hardware.json; only id and name are relied on, the rest is shown if present. */
+export interface HardwareEntry {
+  id: string;
+  name: string;
+  [key: string]: unknown;
+}
+
+export interface PresetEntry {
+  id: string;
+  name: string;
+  family: string;
+  input: ModelInput;
+  parameters: number;
+}
+
+export interface Catalog {
+  version: string;
+  hardware: HardwareEntry[];
+  presets: PresetEntry[];
+  precisions: Precision[];
+  optimizers: Optimizer[];
+}
+
+// ---------------------------------------------------------------- wasm module
+
+/** What `createPrenetCore()` from build/wasm/prenet_core.mjs resolves to (wasm/ owns the binding). */
+export interface PrenetCoreModule {
+  predict(requestJson: string): string;
+  catalog(): string;
+}
+
+/** Emscripten module options we use; `wasmBinary` lets Node skip Emscripten's own file loading. */
+export interface PrenetCoreOptions {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string, prefix: string) => string;
+}
+
+export type PrenetCoreFactory = (options?: PrenetCoreOptions) => Promise<PrenetCoreModule>;
