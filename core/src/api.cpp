@@ -12,6 +12,9 @@
 namespace prenet {
 namespace {
 
+/// Serialises without ever throwing: user text with invalid UTF-8 is replaced, not rejected.
+std::string dump(const Json& doc) { return doc.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 Json error_document(const std::string& field, const std::string& message) {
   return {{"error", {{"field", field}, {"message", message}}}};
 }
@@ -158,19 +161,19 @@ Json predict_document(const Json& doc) {
 std::string predict_json(const std::string& request_text) {
   try {
     Json doc = parse_json_text(request_text, "request");
-    return predict_document(doc).dump();
+    return dump(predict_document(doc));
   } catch (const InputError& e) {
-    return error_document(e.field(), e.what()).dump();
+    return dump(error_document(e.field(), e.what()));
   } catch (const std::exception& e) {
-    return error_document("request", std::string("internal error: ") + e.what()).dump();
+    return dump(error_document("request", std::string("request: internal error: ") + e.what()));
   }
 }
 
 std::string catalog_json() {
   try {
-    return catalog_document().dump();
+    return dump(catalog_document());
   } catch (const std::exception& e) {
-    return error_document("catalog", std::string("internal error: ") + e.what()).dump();
+    return dump(error_document("catalog", std::string("catalog: internal error: ") + e.what()));
   }
 }
 

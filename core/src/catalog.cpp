@@ -79,7 +79,15 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
     Json layered = preset->model;
     layered["input"] = preset->input;
     layered["name"] = name.empty() ? id : name;
-    return parse_layer_list(layered, "presets." + id, overrides_of(training));
+    try {
+      return parse_layer_list(layered, "presets." + id, overrides_of(training));
+    } catch (const InputError& e) {
+      // A built-in preset only fails through the user's size override; name that field, not the preset's insides.
+      const char* field = training.image_size ? "training.image_size" : training.seq_len ? "training.seq_len" : nullptr;
+      if (!field) throw;
+      std::string detail = e.what();
+      throw InputError(field, "does not fit preset " + id + ": " + detail.substr(detail.find(": ") + 2));
+    }
   }
   if (model.contains("hf_config")) {
     return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);

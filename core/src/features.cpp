@@ -21,46 +21,24 @@ class KernelBuilder {
   KernelBuilder(StepWork& work, int layer, double e) : work_(work), layer_(layer), e_(e) {}
 
   void gemm(Phase phase, double m, double n, double k, double batch = 1, KernelClass cls = KernelClass::Gemm) {
-    Kernel kn;
-    kn.cls = batch > 1 && cls == KernelClass::Gemm ? KernelClass::BatchedGemm : cls;
-    kn.phase = phase;
-    kn.m = m, kn.n = n, kn.k = k, kn.batch = batch;
-    kn.flops = 2 * m * n * k * batch;
-    kn.bytes = e_ * (m * k + k * n + m * n) * batch;
+    Kernel kn = gemm_kernel(phase, m, n, k, batch, e_);
+    if (cls != KernelClass::Gemm) kn.cls = cls;
     push(kn);
   }
 
-  void conv(Phase phase, double m, double n, double k, double in_elems, double weight_elems, double out_elems) {
-    Kernel kn;
-    kn.cls = KernelClass::Conv;
-    kn.phase = phase;
-    kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
-    kn.flops = 2 * m * n * k;
-    kn.bytes = e_ * (in_elems + weight_elems + out_elems);
-    push(kn);
+  void conv(Phase phase, double m, double n, double k, double in_elems, double weight_elems, double out_elems,
+            double window, double stride) {
+    push(conv_kernel(phase, m, n, k, in_elems, weight_elems, out_elems, window, stride, e_));
   }
 
-  /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
   void stream(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
               double element_bytes = 0) {
     if (elements <= 0) return;
-    Kernel kn;
-    kn.cls = cls;
-    kn.phase = phase;
-    kn.flops = elements * flops_per_element;
-    kn.bytes = (element_bytes > 0 ? element_bytes : e_) * elements * passes;
-    push(kn);
+    push(stream_kernel(cls, phase, elements, passes, flops_per_element, element_bytes > 0 ? element_bytes : e_));
   }
 
   void recurrent(Phase phase, double steps, double m, double n, double k, double gate_elements) {
-    Kernel kn;
-    kn.cls = KernelClass::Recurrent;
-    kn.phase = phase;
-    kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
-    kn.repeats = steps;
-    kn.flops = steps * (2 * m * n * k + 10 * gate_elements);
-    kn.bytes = steps * e_ * (m * k + k * n + 2 * m * n + 2 * gate_elements);
-    push(kn);
+    push(recurrent_kernel(phase, steps, m, n, k, gate_elements, e_));
   }
 
  private:
@@ -112,11 +90,12 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       double n = d(a.filters);
       double k = d(in[0] / a.groups * a.kernel_h * a.kernel_w);
       double w = d(layer.parameters);
-      kb.conv(Phase::Forward, m, n, k, in_elems, w, out_elems);
+      double window = d(a.kernel_h * a.kernel_w), stride = d(a.stride_h);
+      kb.conv(Phase::Forward, m, n, k, in_elems, w, out_elems, window, stride);
       if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
       if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
-      if (dx) kb.conv(Phase::Backward, m, n, k, out_elems, w, in_elems);  // data gradient
-      kb.conv(Phase::Backward, m, n, k, in_elems, out_elems, w);          // filter gradient
+      if (dx) kb.conv(Phase::Backward, m, n, k, out_elems, w, in_elems, window, stride);  // data gradient
+      kb.conv(Phase::Backward, m, n, k, in_elems, out_elems, w, window, stride);          // filter gradient
       lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
       break;
     }
@@ -202,18 +181,21 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       kb.gemm(Phase::Forward, m, q + 2 * kv, emb);               // Q, K, V projections
       kb.gemm(Phase::Forward, s, s, hd, bh);                     // scores Q K^T
       kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
+      if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
       kb.gemm(Phase::Forward, s, hd, s, bh);                     // P V
       kb.gemm(Phase::Forward, m, emb, q);                        // output projection
       kb.gemm(Phase::Backward, m, q, emb);                       // output projection: input gradient
       kb.gemm(Phase::Backward, q, emb, m);                       // output projection: weight gradient
       kb.gemm(Phase::Backward, s, s, hd, bh);                    // dP = dO V^T
       kb.gemm(Phase::Backward, s, hd, s, bh);                    // dV = P^T dO
+      if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
       kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
       kb.gemm(Phase::Backward, s, hd, s, bh);                    // dQ = dS K
       kb.gemm(Phase::Backward, s, hd, s, bh);                    // dK = dS^T Q
       if (dx) kb.gemm(Phase::Backward, m, emb, q + 2 * kv);      // projections: input gradient
       kb.gemm(Phase::Backward, emb, q + 2 * kv, m);              // projections: weight gradient
-      lw.saved_activation_bytes = e * (m * emb + m * (q + 2 * kv) + probs + m * q);
+      // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element.
+      lw.saved_activation_bytes = e * (m * emb + m * (q + 2 * kv) + probs + m * q) + (a.rate > 0 ? probs * (1 + e) : 0);
       break;
     }
     case LayerType::Add: {
@@ -239,6 +221,50 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
 }
 
 }  // namespace
+
+Kernel gemm_kernel(Phase phase, double m, double n, double k, double batch, double e) {
+  Kernel kn;
+  kn.cls = batch > 1 ? KernelClass::BatchedGemm : KernelClass::Gemm;
+  kn.phase = phase;
+  kn.m = m, kn.n = n, kn.k = k, kn.batch = batch;
+  kn.flops = 2 * m * n * k * batch;
+  kn.bytes = e * (m * k + k * n + m * n) * batch;
+  return kn;
+}
+
+Kernel conv_kernel(Phase phase, double m, double n, double k, double in_elements, double weight_elements,
+                   double out_elements, double window, double stride, double e) {
+  Kernel kn;
+  kn.cls = KernelClass::Conv;
+  kn.phase = phase;
+  kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
+  kn.window = window;
+  kn.stride = stride;
+  kn.flops = 2 * m * n * k;
+  kn.bytes = e * (in_elements + weight_elements + out_elements);
+  return kn;
+}
+
+Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
+                     double e) {
+  Kernel kn;
+  kn.cls = cls;
+  kn.phase = phase;
+  kn.flops = elements * flops_per_element;
+  kn.bytes = e * elements * passes;
+  return kn;
+}
+
+Kernel recurrent_kernel(Phase phase, double steps, double m, double n, double k, double gate_elements, double e) {
+  Kernel kn;
+  kn.cls = KernelClass::Recurrent;
+  kn.phase = phase;
+  kn.m = m, kn.n = n, kn.k = k, kn.batch = 1;
+  kn.repeats = steps;
+  kn.flops = steps * (2 * m * n * k + 10 * gate_elements);
+  kn.bytes = steps * e * (m * k + k * n + 2 * m * n + 2 * gate_elements);
+  return kn;
+}
 
 const char* to_string(KernelClass c) {
   switch (c) {

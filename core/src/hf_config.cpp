@@ -51,13 +51,15 @@ struct Dims {
   std::int64_t hidden, layers, heads, kv_heads, inner, vocab, positions, seq;
   std::string act;
   double dropout;
+  double attention_dropout;
 };
 
 /// Pre-LayerNorm decoder block with learned positions and a tied LM head (GPT-2 and friends).
 Json decoder(const Dims& dm, bool tied) {
   Json block = Json::array({
       {{"type", "layernorm"}, {"name", "ln_1"}},
-      {{"type", "attention"}, {"name", "attn"}, {"num_heads", dm.heads}, {"num_kv_heads", dm.kv_heads}, {"causal", true}},
+      {{"type", "attention"}, {"name", "attn"}, {"num_heads", dm.heads}, {"num_kv_heads", dm.kv_heads}, {"causal", true},
+       {"dropout", dm.attention_dropout}},
       dropout("attn_dropout", dm.dropout),
       {{"type", "add"}, {"name", "attn_residual"}, {"inputs", {"stream", "attn_dropout"}}},
       {{"type", "layernorm"}, {"name", "ln_2"}},
@@ -85,7 +87,8 @@ Json decoder(const Dims& dm, bool tied) {
 /// Post-LayerNorm encoder with word, position and token-type embeddings and the masked-LM head (BERT, RoBERTa).
 Json encoder(const Dims& dm, std::int64_t type_vocab) {
   Json block = Json::array({
-      {{"type", "attention"}, {"name", "attention"}, {"num_heads", dm.heads}, {"inputs", {"stream"}}},
+      {{"type", "attention"}, {"name", "attention"}, {"num_heads", dm.heads}, {"dropout", dm.attention_dropout},
+       {"inputs", {"stream"}}},
       dropout("attention_dropout", dm.dropout),
       {{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", "attention_dropout"}}},
       {{"type", "layernorm"}, {"name", "attention_norm"}},
@@ -132,10 +135,17 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
   dm.layers = first_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, path, -1, 1, kMaxDepth);
   dm.heads = first_int(config, {"num_attention_heads", "n_head"}, path, -1, 1, kMaxWidth);
   dm.kv_heads = first_int(config, {"num_key_value_heads"}, path, dm.heads, 1, dm.heads);
+  if (dm.heads % dm.kv_heads != 0) {
+    throw InputError(join(path, "num_key_value_heads"),
+                     "must divide num_attention_heads (" + std::to_string(dm.heads) + "), got " +
+                         std::to_string(dm.kv_heads));
+  }
   dm.inner = first_int(config, {"intermediate_size", "n_inner"}, path, 4 * dm.hidden, 1, kMaxWidth * 16);
   dm.vocab = first_int(config, {"vocab_size"}, path, -1, 1, kMaxWidth * 16);
   dm.positions = first_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, path, 0, 1, 1 << 24);
   dm.dropout = first_rate(config, {"hidden_dropout_prob", "resid_pdrop", "dropout"}, path, 0.1);
+  dm.attention_dropout =
+      first_rate(config, {"attention_probs_dropout_prob", "attn_pdrop", "attention_dropout"}, path, dm.dropout);
   if (dm.hidden % dm.heads != 0) {
     throw InputError(join(path, config.contains("n_head") ? "n_head" : "num_attention_heads"),
                      "must divide the hidden size " + std::to_string(dm.hidden));

@@ -5,12 +5,27 @@
 #include <sstream>
 
 namespace prenet {
+
+std::string printable(const std::string& text) {
+  // Replace invalid UTF-8 so messages can always be serialised; cap the length for one-line messages.
+  std::string clean = Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+  clean = Json::parse(clean).get<std::string>();
+  if (clean.size() > 200) clean = clean.substr(0, 197) + "...";
+  return clean;
+}
+
 namespace {
+
+/// nlohmann's messages start with "[json.exception.parse_error.101] "; users need only the rest.
+std::string strip_prefix(const std::string& what) {
+  auto pos = what.find("] ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
+}
 
 constexpr std::size_t kMaxTextBytes = 16u << 20;
 constexpr int kMaxDepth = 64;
 
-std::string quote(const std::string& s) { return "\"" + s + "\""; }
+std::string quote(const std::string& s) { return "\"" + printable(s) + "\""; }
 
 std::string show(const Json& value) {
   std::string text = value.dump(-1, ' ', true, Json::error_handler_t::replace);
@@ -158,9 +173,12 @@ Json parse_json_text(const std::string& text, const std::string& path) {
     return parsed;
   } catch (const Json::parse_error& e) {
     if (too_deep) throw InputError(path, "JSON nests deeper than " + std::to_string(kMaxDepth) + " levels");
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    throw InputError(path, "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    throw InputError(path, "malformed JSON: " + printable(strip_prefix(e.what())));
+  } catch (const Json::out_of_range& e) {
+    // e.g. a number beyond the range of a double (1e400)
+    throw InputError(path, "unusable JSON: " + printable(strip_prefix(e.what())));
+  } catch (const Json::exception& e) {
+    throw InputError(path, "unusable JSON: " + printable(strip_prefix(e.what())));
   }
 }
 

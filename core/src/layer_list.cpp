@@ -59,6 +59,17 @@ std::string type_list() {
   return list + ", repeat";
 }
 
+/// Element `i` of an integer array in [min, 2^31]; errors name "path[i]".
+std::int64_t element_int(const Json& array, std::size_t i, const std::string& path, std::int64_t min) {
+  Json holder = {{"v", array[i]}};
+  try {
+    return require_int(holder, "v", "", min, kMaxDim);
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    throw InputError(index(path, i), message.substr(message.find(": ") + 2));
+  }
+}
+
 /// Reads an int or a pair [h, w] into (h, w).
 std::pair<std::int64_t, std::int64_t> get_pair(const Json& obj, const std::string& key, const std::string& path,
                                                std::int64_t fallback, std::int64_t min) {
@@ -66,8 +77,7 @@ std::pair<std::int64_t, std::int64_t> get_pair(const Json& obj, const std::strin
   if (it == obj.end() || it->is_null()) return {fallback, fallback};
   if (it->is_array()) {
     if (it->size() != 2) throw InputError(join(path, key), "expected an integer or a pair [height, width]");
-    Json pair = {{"h", (*it)[0]}, {"w", (*it)[1]}};
-    return {require_int(pair, "h", join(path, key), min, kMaxDim), require_int(pair, "w", join(path, key), min, kMaxDim)};
+    return {element_int(*it, 0, join(path, key), min), element_int(*it, 1, join(path, key), min)};
   }
   std::int64_t v = get_int(obj, key, path, fallback, min, kMaxDim);
   return {v, v};
@@ -139,8 +149,7 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       const Json& shape = require_array(spec["shape"], join(path, "shape"));
       if (shape.empty() || shape.size() > 8) throw InputError(join(path, "shape"), "expected 1 to 8 dimensions");
       for (std::size_t i = 0; i < shape.size(); ++i) {
-        Json holder = {{"d", shape[i]}};
-        a.target_shape.push_back(require_int(holder, "d", index(join(path, "shape"), i), -1, kMaxDim));
+        a.target_shape.push_back(element_int(shape, i, join(path, "shape"), -1));
         if (a.target_shape.back() == 0) throw InputError(index(join(path, "shape"), i), "dimensions must be positive or -1");
       }
       if (std::count(a.target_shape.begin(), a.target_shape.end(), -1) > 1) {
@@ -166,7 +175,9 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       a.bias = get_bool(spec, "bias", path, true);
       break;
     case LayerType::Attention:
-      reject_unknown_keys(spec, path, common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias"}));
+      reject_unknown_keys(spec, path,
+                          common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "dropout"}));
+      a.rate = get_number(spec, "dropout", path, 0.0, 0.0, 0.999999);
       a.num_heads = require_int(spec, "num_heads", path, 1, 1 << 16);
       a.num_kv_heads = get_int(spec, "num_kv_heads", path, a.num_heads, 1, a.num_heads);
       if (a.num_heads % a.num_kv_heads != 0) {
@@ -211,6 +222,19 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& path
   return a * b;
 }
 
+/// Product of sizes for a parameter count, rejected beyond 2^50 so sums over 10,000 layers cannot overflow.
+std::int64_t params_of(std::initializer_list<std::int64_t> factors, const std::string& path) {
+  constexpr std::int64_t kMaxParameters = std::int64_t{1} << 50;
+  std::int64_t p = 1;
+  for (auto f : factors) {
+    if (f != 0 && p > kMaxParameters / f) {
+      throw InputError(path, "has more than 2^50 parameters; check the layer's sizes");
+    }
+    p *= f;
+  }
+  return p;
+}
+
 void require_rank(const Shape& s, std::size_t rank, const std::string& path, const char* what) {
   if (s.size() != rank) throw InputError(path, std::string(what) + ", got an input of shape " + to_string(s));
 }
@@ -228,7 +252,7 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       std::int64_t d = last();
       layer.output_shape = in;
       layer.output_shape.back() = a.units;
-      layer.parameters = (a.tied_to.empty() ? d * a.units : 0) + (a.bias ? a.units : 0);
+      layer.parameters = (a.tied_to.empty() ? params_of({d, a.units}, path) : 0) + (a.bias ? a.units : 0);
       break;
     }
     case LayerType::Conv2d: {
@@ -244,7 +268,7 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
         a.pad_w = std::max<std::int64_t>((wo - 1) * a.stride_w + a.kernel_w - in[2], 0) / 2;
       }
       layer.output_shape = {a.filters, ho, wo};
-      layer.parameters = a.kernel_h * a.kernel_w * (in[0] / a.groups) * a.filters + (a.bias ? a.filters : 0);
+      layer.parameters = params_of({a.kernel_h, a.kernel_w, in[0] / a.groups, a.filters}, path) + (a.bias ? a.filters : 0);
       break;
     }
     case LayerType::MaxPool2d:
@@ -307,7 +331,7 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
                                    std::to_string(a.vocab_size) + " positions this embedding holds");
       }
       layer.output_shape = {in[0], a.dim};
-      layer.parameters = checked_mul(a.vocab_size, a.dim, path);
+      layer.parameters = params_of({a.vocab_size, a.dim}, path);
       break;
     case LayerType::Rnn:
     case LayerType::Lstm:
@@ -321,7 +345,7 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       std::int64_t params = 0;
       for (std::int64_t l = 0; l < a.num_layers; ++l) {
         std::int64_t d = l == 0 ? in[1] : h * dirs;
-        params += dirs * (gates * h * (d + h) + (a.bias ? 2 * gates * h : 0));
+        params += params_of({dirs, gates * h, d + h + (a.bias ? 2 : 0)}, path);
       }
       layer.parameters = params;
       layer.output_shape = a.return_sequences ? Shape{in[0], h * dirs} : Shape{h * dirs};
@@ -339,7 +363,8 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       }
       std::int64_t q = a.num_heads * a.head_dim;
       std::int64_t kv = a.num_kv_heads * a.head_dim;
-      layer.parameters = e * (q + 2 * kv) + q * e + (a.bias ? q + 2 * kv + e : 0);
+      layer.parameters = params_of({e + 1, q + 2 * kv}, path) + params_of({q + 1, e}, path);
+      if (!a.bias) layer.parameters -= q + 2 * kv + e;
       layer.output_shape = in;
       break;
     }
@@ -450,6 +475,10 @@ Network parse_layer_list(const Json& model, const std::string& path, const Input
   net.name = get_string(model, "name", path, "custom");
   if (!model.contains("input")) throw InputError(join(path, "input"), "required input specification is missing");
   net.input = parse_input_spec(model["input"], join(path, "input"));
+  if (elements(net.input.shape()) > Limits::kMaxElementsPerSample / 8) {
+    throw InputError(join(path, "input"), "one sample of " + to_string(net.input.shape()) +
+                                              " is too large (more than 2^37 elements)");
+  }
   if (overrides.seq_len) {
     if (net.input.kind == InputKind::Tokens || net.input.kind == InputKind::Sequence) {
       net.input.seq_len = *overrides.seq_len;

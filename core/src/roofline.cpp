@@ -10,12 +10,24 @@
 namespace prenet {
 namespace {
 
-/// Fraction of the machine busy in the last wave of output tiles (1 when the tiles fill every unit).
-double wave_efficiency(const Kernel& k, double units, double tile) {
-  if (k.m <= 0 || k.n <= 0 || units < 8) return 1.0;
-  double tiles = std::ceil(k.m / tile) * std::ceil(k.n / tile) * std::max(k.batch, 1.0);
-  double waves = std::ceil(tiles / units);
-  return tiles / (waves * units);
+/// Output tile side a GEMM library would pick for a dimension: the next power of two, 16 to `max_tile`.
+double tile_for(double dim, double max_tile) {
+  double t = 16;
+  while (t < dim && t < max_tile) t *= 2;
+  return t;
+}
+
+/// Fraction of peak a GEMM-like kernel can use once its output is cut into tiles spread over the units.
+/// Each unit computes one tile at a time at 1/units of peak; a grid smaller than the machine splits the
+/// reduction (split-K) to fill it. Charging whole tiles and whole waves keeps time non-decreasing in every
+/// dimension. 1 when the shape or the unit count is unknown.
+double tiling_efficiency(const Kernel& k, double units, double max_tile) {
+  if (k.m <= 0 || k.n <= 0 || k.k <= 0 || units < 8) return 1.0;
+  double tm = tile_for(k.m, max_tile), tn = tile_for(k.n, max_tile);
+  double tiles = std::ceil(k.m / tm) * std::ceil(k.n / tn) * std::max(k.batch, 1.0);
+  double splits = std::max(1.0, std::min(std::floor(units / tiles), k.k / max_tile));
+  double waves = std::ceil(tiles * splits / units);
+  return k.m * k.n * std::max(k.batch, 1.0) * splits / (waves * units * tm * tn);
 }
 
 }  // namespace
@@ -36,6 +48,11 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
     effective = acc.peak(Precision::BF16) ? Precision::BF16 : Precision::FP16;
   }
   auto peak = acc.peak(effective);
+  if (!peak && effective != precision) {
+    throw InputError("training.precision", std::string(to_string(precision)) + " training runs convolutions and " +
+                                               "recurrent cells in bf16 or fp16, which " + acc.name + " (" + acc.id +
+                                               ") lacks");
+  }
   if (!peak) {
     throw InputError("training.precision", std::string(to_string(precision)) + " is not supported by " + acc.name +
                                                " (" + acc.id + "); choose a precision it has");
@@ -62,7 +79,7 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
     for (Eigen::Index i = 0; i < kernels; ++i) {
       const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
       rate(i) = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
-                                       wave_efficiency(k, acc.compute_units, params.tile)
+                                       tiling_efficiency(k, acc.compute_units, params.tile)
                                  : *acc.peak(Precision::FP32) * 1e12;
     }
     Eigen::ArrayXd compute_ms = flops / rate * 1e3;

@@ -1,1 +1,267 @@
+// Hugging Face config.json import: parameter counts equal the published Hugging Face numbers (with the
+// formula written out), default and overridden sequence lengths, and errors naming config fields.
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "prenet/api.hpp"
+#include "prenet/hf_config.hpp"
+#include "prenet/layer_list.hpp"
+
+using namespace prenet;
+using testutil::layer;
+
+namespace {
+
+// bert-base-uncased/config.json as published (extra keys included on purpose: they must be ignored).
+const char* kBertBase = R"J({
+  "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": false,
+  "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02,
+  "intermediate_size": 3072, "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
+  "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 0, "position_embedding_type": "absolute",
+  "transformers_version": "4.6.0.dev0", "type_vocab_size": 2, "use_cache": true, "vocab_size": 30522})J";
+
+// gpt2/config.json as published.
+const char* kGpt2 = R"J({
+  "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+  "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+  "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": null,
+  "summary_first_dropout": 0.1, "summary_proj_to_labels": true, "summary_type": "cls_index",
+  "summary_use_proj": true, "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257})J";
+
+Json gpt2_sized(std::int64_t embd, std::int64_t layers, std::int64_t heads) {
+  Json cfg = Json::parse(kGpt2);
+  cfg["n_embd"] = embd;
+  cfg["n_layer"] = layers;
+  cfg["n_head"] = heads;
+  return cfg;
+}
+
+/// Expands a config and parses the layer list, as the API does.
+Network from_config(const Json& config, std::int64_t seq_len, std::vector<std::string>* warnings = nullptr) {
+  std::vector<std::string> local;
+  Json model = hf_config_to_layers(config, "model.hf_config", seq_len, warnings ? *warnings : local);
+  return parse_layer_list(model, "model.hf_config", {});
+}
+
+Json predict(const Json& request) { return Json::parse(predict_json(request.dump())); }
+
+/// Sends {"model": {"hf_config": config}} with `training`; returns the response.
+Json predict_config(const Json& config, const Json& training = Json::object()) {
+  Json request = {{"model", {{"hf_config", config}}}, {"hardware", {"a100-sxm4-80gb"}}, {"options", {{"per_layer", false}}}};
+  if (!training.empty()) request["training"] = training;
+  return predict(request);
+}
+
+void require_error(const Json& response, const std::string& field, const std::string& needle) {
+  INFO(response.dump().substr(0, 800));
+  REQUIRE(response.contains("error"));
+  CHECK(response["error"]["field"] == field);
+  std::string message = response["error"]["message"].get<std::string>();
+  CHECK_THAT(message, Catch::StartsWith(field + ": "));
+  CHECK_THAT(message, Catch::Contains(needle));
+}
+
+// A GPT-2-style block: ln_1 2h, attention QKV h*3h + 3h and output h*h + h, ln_2 2h,
+// MLP h*4h + 4h and 4h*h + h  =>  12 h^2 + 13 h.
+std::int64_t gpt2_parameters(std::int64_t vocab, std::int64_t positions, std::int64_t h, std::int64_t layers) {
+  std::int64_t block = 12 * h * h + 13 * h;
+  return vocab * h        // wte (the LM head is tied to it)
+         + positions * h  // wpe
+         + layers * block + 2 * h;  // final LayerNorm
+}
+
+}  // namespace
+
+TEST_CASE("bert-base-uncased counts as BertForMaskedLM: 109,514,298 parameters", "[hf_config]") {
+  const std::int64_t V = 30522, P = 512, T = 2, h = 768, L = 12, I = 3072;
+  // Embeddings: word, position and token-type tables and their LayerNorm.
+  const std::int64_t embeddings = (V + P + T) * h + 2 * h;
+  // Encoder layer: Q, K, V and output projections with biases, LayerNorm, FFN up and down, LayerNorm.
+  const std::int64_t per_layer = 4 * (h * h + h) + 2 * h + (h * I + I) + (I * h + h) + 2 * h;
+  // MLM head: transform dense + LayerNorm, decoder tied to the word embeddings but with its own bias.
+  // (No pooler: BertForMaskedLM does not use it.)
+  const std::int64_t head = (h * h + h) + 2 * h + V;
+  const std::int64_t expected = embeddings + L * per_layer + head;
+  CHECK(expected == 109514298);
+
+  Network net = from_config(Json::parse(kBertBase), 128);
+  CHECK(net.parameters() == expected);
+  CHECK(net.input.seq_len == 128);
+  CHECK(layer(net, "mlm_decoder").parameters == V);  // bias only
+  CHECK(layer(net, "layer.11.stream").output_shape == Shape{128, 768});
+  CHECK(layer(net, "mlm_decoder").output_shape == Shape{128, V});
+  CHECK(layer(net, "layer.0.intermediate").output_shape == Shape{128, I});
+  CHECK(net.layers.size() == 6 + 9 * 12 + 4);
+
+  Json response = predict_config(Json::parse(kBertBase), {{"seq_len", 128}});
+  INFO(response.dump().substr(0, 400));
+  CHECK(response["model"]["parameters"] == expected);
+  CHECK(response["model"]["source"] == "hf_config");
+  CHECK(response["model"]["name"] == "bert");
+  CHECK(response["training"]["seq_len"] == 128);
+  CHECK(response["warnings"].empty());
+}
+
+TEST_CASE("bert defaults to the config's 512 positions, and roberta has one token type", "[hf_config]") {
+  Network net = from_config(Json::parse(kBertBase), 0);
+  CHECK(net.input.seq_len == 512);
+
+  Json roberta = Json::parse(kBertBase);
+  roberta["model_type"] = "roberta";
+  roberta["vocab_size"] = 50265;
+  roberta["max_position_embeddings"] = 514;
+  roberta.erase("type_vocab_size");
+  // RobertaForMaskedLM (roberta-base): 124,697,433.
+  const std::int64_t V = 50265, P = 514, T = 1, h = 768;
+  const std::int64_t expected = (V + P + T) * h + 2 * h + 12 * (12 * h * h + 13 * h) + (h * h + h) + 2 * h + V;
+  CHECK(expected == 124697433);
+  CHECK(from_config(roberta, 128).parameters() == expected);
+  roberta["type_vocab_size"] = 1;
+  CHECK(from_config(roberta, 128).parameters() == expected);
+}
+
+TEST_CASE("GPT-2 family parameter counts equal Hugging Face's", "[hf_config]") {
+  SECTION("gpt2: 124,439,808") {
+    CHECK(gpt2_parameters(50257, 1024, 768, 12) == 124439808);
+    Network net = from_config(Json::parse(kGpt2), 0);
+    CHECK(net.parameters() == 124439808);
+    CHECK(net.input.seq_len == 1024);  // the config's n_positions
+    CHECK(layer(net, "lm_head").parameters == 0);
+    CHECK(layer(net, "lm_head").output_shape == Shape{1024, 50257});
+    CHECK(layer(net, "h.0.attn").attrs.causal);
+    CHECK(layer(net, "h.0.mlp_up").output_shape == Shape{1024, 3072});
+    CHECK(net.layers.size() == 4 + 9 * 12 + 3);
+  }
+  SECTION("gpt2-medium: 354,823,168") {
+    CHECK(gpt2_parameters(50257, 1024, 1024, 24) == 354823168);
+    CHECK(from_config(gpt2_sized(1024, 24, 16), 128).parameters() == 354823168);
+  }
+  SECTION("gpt2-large: 774,030,080") {
+    CHECK(gpt2_parameters(50257, 1024, 1280, 36) == 774030080);
+    CHECK(from_config(gpt2_sized(1280, 36, 20), 128).parameters() == 774030080);
+    Json response = predict_config(gpt2_sized(1280, 36, 20), {{"seq_len", 256}});
+    CHECK(response["model"]["parameters"] == 774030080);
+    CHECK(response["training"]["seq_len"] == 256);
+  }
+  SECTION("n_inner null means 4 x n_embd; an explicit n_inner is used") {
+    Json cfg = Json::parse(kGpt2);
+    cfg["n_inner"] = nullptr;
+    CHECK(from_config(cfg, 64).parameters() == 124439808);
+    cfg["n_inner"] = 2048;
+    // Each MLP loses (3072 - 2048) * (768 + 768 + 1) parameters.
+    CHECK(from_config(cfg, 64).parameters() == 124439808 - 12 * (1024 * (768 + 768) + 1024));
+  }
+  SECTION("untied embeddings add the LM head matrix") {
+    Json cfg = Json::parse(kGpt2);
+    cfg["tie_word_embeddings"] = false;
+    CHECK(from_config(cfg, 64).parameters() == 124439808 + 50257 * 768);
+  }
+  SECTION("parameters do not depend on the sequence length") {
+    CHECK(from_config(Json::parse(kGpt2), 1).parameters() == 124439808);
+    CHECK(from_config(Json::parse(kGpt2), 1024).parameters() == 124439808);
+  }
+}
+
+TEST_CASE("a sequence longer than the learned positions is an error on training.seq_len", "[hf_config][errors]") {
+  std::vector<std::string> warnings;
+  testutil::require_input_error([&] { from_config(Json::parse(kGpt2), 2048, &warnings); }, "training.seq_len",
+                                "is 2048 but the model has only 1024 learned positions");
+  require_error(predict_config(Json::parse(kGpt2), {{"seq_len", 1025}}), "training.seq_len", "1024");
+  require_error(predict_config(Json::parse(kBertBase), {{"seq_len", 513}}), "training.seq_len", "512");
+  // Exactly the maximum is fine.
+  Json ok = predict_config(Json::parse(kBertBase), {{"seq_len", 512}});
+  CHECK_FALSE(ok.contains("error"));
+  CHECK(ok["training"]["seq_len"] == 512);
+}
+
+TEST_CASE("missing sizes and heads that do not divide the hidden size are errors naming the field", "[hf_config][errors]") {
+  Json no_hidden = Json::parse(kBertBase);
+  no_hidden.erase("hidden_size");
+  require_error(predict_config(no_hidden), "model.hf_config.hidden_size", "hidden_size or n_embd or d_model");
+
+  Json no_embd = Json::parse(kGpt2);
+  no_embd.erase("n_embd");
+  require_error(predict_config(no_embd), "model.hf_config.hidden_size", "n_embd");
+
+  Json no_layers = Json::parse(kGpt2);
+  no_layers.erase("n_layer");
+  require_error(predict_config(no_layers), "model.hf_config.num_hidden_layers", "n_layer");
+
+  Json no_vocab = Json::parse(kBertBase);
+  no_vocab.erase("vocab_size");
+  require_error(predict_config(no_vocab), "model.hf_config.vocab_size", "required field is missing");
+
+  Json bad_heads = Json::parse(kGpt2);
+  bad_heads["n_head"] = 10;
+  require_error(predict_config(bad_heads), "model.hf_config.n_head", "must divide the hidden size 768");
+
+  Json bad_bert_heads = Json::parse(kBertBase);
+  bad_bert_heads["num_attention_heads"] = 7;
+  require_error(predict_config(bad_bert_heads), "model.hf_config.num_attention_heads", "must divide the hidden size 768");
+
+  Json string_size = Json::parse(kBertBase);
+  string_size["hidden_size"] = "768";
+  require_error(predict_config(string_size), "model.hf_config.hidden_size", "got a string");
+
+  Json bad_act = Json::parse(kBertBase);
+  bad_act["hidden_act"] = "swiglu-ish";
+  require_error(predict_config(bad_act), "model.hf_config.hidden_act", "unsupported activation \"swiglu-ish\"");
+
+  require_error(predict({{"model", {{"hf_config", "gpt2"}}}}), "model.hf_config", "expected an object, got a string");
+}
+
+TEST_CASE("an unknown model_type with the usual fields works as a decoder, with a warning", "[hf_config]") {
+  // A Llama-like config: grouped-query attention, untied head. Treated as GPT-2-style (learned positions).
+  Json cfg = {{"model_type", "mystery"},        {"hidden_size", 256},         {"num_hidden_layers", 2},
+              {"num_attention_heads", 8},       {"num_key_value_heads", 2},   {"intermediate_size", 512},
+              {"vocab_size", 1000},             {"max_position_embeddings", 128}, {"hidden_act", "silu"},
+              {"tie_word_embeddings", false}};
+  const std::int64_t h = 256, V = 1000, P = 128, I = 512, kv = 2 * (256 / 8);
+  const std::int64_t attention = h * (h + 2 * kv) + h * h + (h + 2 * kv + h);
+  const std::int64_t block = 2 * h + attention + 2 * h + (h * I + I) + (I * h + h);
+  const std::int64_t expected = V * h + P * h + 2 * block + 2 * h + h * V;
+  CHECK(expected == 1402112);
+
+  std::vector<std::string> warnings;
+  Network net = from_config(cfg, 64, &warnings);
+  CHECK(net.parameters() == expected);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("\"mystery\""));
+  CHECK_THAT(warnings[0], Catch::Contains("not recognised"));
+  CHECK(layer(net, "h.1.attn").attrs.num_kv_heads == 2);
+
+  Json response = predict_config(cfg, {{"seq_len", 64}});
+  INFO(response.dump().substr(0, 600));
+  REQUIRE_FALSE(response.contains("error"));
+  CHECK(response["model"]["parameters"] == expected);
+  REQUIRE(response["warnings"].size() == 1);
+  CHECK_THAT(response["warnings"][0].get<std::string>(), Catch::Contains("mystery"));
+  CHECK(response["results"][0]["step_ms"].get<double>() > 0);
+
+  // No model_type at all but GPT-2 field names: GPT-2, no warning.
+  Json bare = Json::parse(kGpt2);
+  bare.erase("model_type");
+  warnings.clear();
+  CHECK(from_config(bare, 64, &warnings).parameters() == 124439808);
+  CHECK(warnings.empty());
+
+  // Without max_position_embeddings the sequence defaults to 1024 and positions follow it.
+  cfg.erase("max_position_embeddings");
+  Network open = from_config(cfg, 0);
+  CHECK(open.input.seq_len == 1024);
+  CHECK(open.parameters() == expected + (1024 - P) * h);
+}
+
+// Regression test (fixed): num_key_value_heads that does not divide num_attention_heads is accepted by the config reader and
+// only fails inside the generated layer list, so the error names a path that does not exist in the
+// request ("model.hf_config.layers[4].layers[1].num_kv_heads") instead of the config field.
+TEST_CASE("num_key_value_heads not dividing the heads names the config field", "[hf_config][errors]") {
+  Json cfg = {{"model_type", "mystery"}, {"hidden_size", 256}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
+              {"num_key_value_heads", 3}, {"vocab_size", 1000}, {"max_position_embeddings", 128}};
+  require_error(predict_config(cfg), "model.hf_config.num_key_value_heads", "must divide");
+}

@@ -28,8 +28,24 @@ struct Kernel {
   // GEMM view (per repeat): batch x (m x k) * (k x n). Zero for non-matmul kernels.
   double m = 0, n = 0, k = 0, batch = 0;
   double repeats = 1;
-  int layer = 0;  // index into Network::layers
+  double window = 1;  // convolution / pooling window elements (kh x kw)
+  double stride = 1;  // convolution stride
+  int layer = 0;      // index into Network::layers
 };
+
+// Kernel constructors shared by the step decomposition and the trainer (one definition of work).
+// `e` is the bytes of one element as the kernel reads and writes it.
+
+/// batch x (m x k) . (k x n): 2mnk FLOPs per batch entry; reads both operands, writes the result once.
+Kernel gemm_kernel(Phase phase, double m, double n, double k, double batch, double e);
+/// Implicit-GEMM convolution with output rows m, output channels n and reduction k (= C/g x window).
+Kernel conv_kernel(Phase phase, double m, double n, double k, double in_elements, double weight_elements,
+                   double out_elements, double window, double stride, double e);
+/// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
+Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
+                     double e);
+/// `steps` dependent launches of an (m x k) . (k x n) cell GEMM plus gate arithmetic on `gate_elements`.
+Kernel recurrent_kernel(Phase phase, double steps, double m, double n, double k, double gate_elements, double e);
 
 /// Totals of one layer, plus PreNeT's computational features.
 struct LayerWork {

@@ -49,6 +49,9 @@ void reject_unknown_keys(const Json& obj, const std::string& path, const std::ve
 /// Parses text as JSON with a depth and size limit; errors name `path` and say where parsing stopped.
 Json parse_json_text(const std::string& text, const std::string& path);
 
+/// `text` with invalid UTF-8 replaced and at most 200 characters, safe to put in a message.
+std::string printable(const std::string& text);
+
 /// Human-readable name of a JSON value's type, for messages ("a string", "an array", ...).
 std::string describe_type(const Json& value);
 

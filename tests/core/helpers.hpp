@@ -1,0 +1,111 @@
+#pragma once
+// Small helpers shared by the core's Catch2 tests: building networks from JSON text, asserting the
+// exact field and message of an InputError, and summing kernel work.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "prenet/error.hpp"
+#include "prenet/features.hpp"
+#include "prenet/json_util.hpp"
+#include "prenet/layer_list.hpp"
+#include "prenet/network.hpp"
+
+namespace testutil {
+
+using prenet::Json;
+
+inline double d(std::int64_t v) { return static_cast<double>(v); }
+
+/// Parses a layer-list model ({"input", "layers"}) given as JSON text; errors name "model".
+inline prenet::Network net_of(const std::string& text, const prenet::InputOverrides& overrides = {}) {
+  return prenet::parse_layer_list(Json::parse(text), "model", overrides);
+}
+
+/// Index of the layer called `name`; fails the test when there is none.
+inline std::size_t layer_index(const prenet::Network& net, const std::string& name) {
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    if (net.layers[i].name == name) return i;
+  }
+  FAIL("no layer named " << name);
+  return 0;
+}
+
+inline const prenet::Layer& layer(const prenet::Network& net, const std::string& name) {
+  return net.layers[layer_index(net, name)];
+}
+
+/// FLOPs of the matrix kernels (GEMM, batched GEMM, conv, recurrent) of one layer in one phase.
+inline double matmul_flops(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase) {
+  double total = 0;
+  for (const auto& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase && prenet::is_matmul(k.cls)) total += k.flops;
+  }
+  return total;
+}
+
+/// FLOPs of the GEMM view of a layer's kernels: sum of 2 m n k x batch x repeats (no elementwise work).
+inline double gemm_view_flops(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase) {
+  double total = 0;
+  for (const auto& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) != layer_i || k.phase != phase) continue;
+    total += 2 * k.m * k.n * k.k * (k.batch > 1 ? k.batch : 1) * k.repeats;
+  }
+  return total;
+}
+
+/// Matrix-kernel FLOPs of the whole step in one phase.
+inline double matmul_flops(const prenet::StepWork& w, prenet::Phase phase) {
+  double total = 0;
+  for (const auto& k : w.kernels) {
+    if (k.phase == phase && prenet::is_matmul(k.cls)) total += k.flops;
+  }
+  return total;
+}
+
+/// Bytes of all kernels of one phase.
+inline double phase_bytes(const prenet::StepWork& w, prenet::Phase phase) {
+  double total = 0;
+  for (const auto& k : w.kernels) {
+    if (k.phase == phase) total += k.bytes;
+  }
+  return total;
+}
+
+/// Number of kernels of one layer in one phase.
+inline int kernel_count(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase) {
+  int n = 0;
+  for (const auto& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase) ++n;
+  }
+  return n;
+}
+
+/// Runs `f`; requires a prenet::InputError whose field is exactly `field`, whose message starts with
+/// "<field>: " and contains `needle`.
+template <class F>
+void require_input_error(F&& f, const std::string& field, const std::string& needle) {
+  bool thrown = false;
+  try {
+    f();
+  } catch (const prenet::InputError& e) {
+    thrown = true;
+    std::string message = e.what();
+    INFO("message: " << message);
+    CHECK(e.field() == field);
+    CHECK_THAT(message, Catch::StartsWith(field + ": "));
+    CHECK_THAT(message, Catch::Contains(needle));
+  }
+  INFO("expected an InputError on field " << field);
+  CHECK(thrown);
+}
+
+/// Builds the network from `text` and requires the InputError described above.
+inline void require_model_error(const std::string& text, const std::string& field, const std::string& needle,
+                                const prenet::InputOverrides& overrides = {}) {
+  INFO("model: " << text);
+  require_input_error([&] { net_of(text, overrides); }, field, needle);
+}
+
+}  // namespace testutil
