@@ -26,10 +26,7 @@ class KernelBuilder {
     push(kn);
   }
 
-  void conv(Phase phase, double m, double n, double k, double in_elems, double weight_elems, double out_elems,
-            double window, double stride) {
-    push(conv_kernel(phase, m, n, k, in_elems, weight_elems, out_elems, window, stride, e_));
-  }
+  void add(const Kernel& kn) { push(kn); }
 
   void stream(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
               double element_bytes = 0) {
@@ -86,16 +83,13 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       break;
     }
     case LayerType::Conv2d: {
-      double m = b * d(layer.output_shape[1] * layer.output_shape[2]);
-      double n = d(a.filters);
-      double k = d(in[0] / a.groups * a.kernel_h * a.kernel_w);
-      double w = d(layer.parameters);
-      double window = d(a.kernel_h * a.kernel_w), stride = d(a.stride_h);
-      kb.conv(Phase::Forward, m, n, k, in_elems, w, out_elems, window, stride);
+      ConvShape shape{b,        d(in[0]),   d(a.filters),        d(a.kernel_h),       d(a.kernel_w), d(in[1]),
+                      d(in[2]), d(layer.output_shape[1]), d(layer.output_shape[2]), d(a.stride_h), d(a.groups)};
+      kb.add(conv_pass_kernel(ConvPass::Forward, shape, e));
       if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
       if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
-      if (dx) kb.conv(Phase::Backward, m, n, k, out_elems, w, in_elems, window, stride);  // data gradient
-      kb.conv(Phase::Backward, m, n, k, in_elems, out_elems, w, window, stride);          // filter gradient
+      if (dx) kb.add(conv_pass_kernel(ConvPass::Data, shape, e));
+      kb.add(conv_pass_kernel(ConvPass::Filter, shape, e));
       lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
       break;
     }
@@ -242,6 +236,31 @@ Kernel conv_kernel(Phase phase, double m, double n, double k, double in_elements
   kn.stride = stride;
   kn.flops = 2 * m * n * k;
   kn.bytes = e * (in_elements + weight_elements + out_elements);
+  return kn;
+}
+
+Kernel conv_pass_kernel(ConvPass pass, const ConvShape& c, double e) {
+  double window = c.kernel_h * c.kernel_w;
+  double in = c.batch * c.c_in * c.in_h * c.in_w, out = c.batch * c.c_out * c.out_h * c.out_w;
+  double weights = window * c.c_in / c.groups * c.c_out;
+  double flops_mnk = c.batch * c.out_h * c.out_w * window * c.c_in / c.groups * c.c_out;
+  Kernel kn;
+  switch (pass) {
+    case ConvPass::Forward:
+      kn = conv_kernel(Phase::Forward, c.batch * c.out_h * c.out_w, c.c_out, c.c_in / c.groups * window, in, weights,
+                       out, window, c.stride, e);
+      break;
+    case ConvPass::Data:
+      kn = conv_kernel(Phase::Backward, c.batch * c.in_h * c.in_w, c.c_in, c.c_out / c.groups * window, out, weights,
+                       in, window, c.stride, e);
+      break;
+    case ConvPass::Filter:
+      kn = conv_kernel(Phase::Backward, c.c_out, c.c_in / c.groups * window, c.batch * c.out_h * c.out_w, in, out,
+                       weights, window, c.stride, e);
+      break;
+  }
+  // The GEMM views differ, but every pass does the same multiply-adds (strided data gradients skip zeros).
+  kn.flops = 2 * flops_mnk;
   return kn;
 }
 

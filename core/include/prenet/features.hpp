@@ -41,6 +41,19 @@ Kernel gemm_kernel(Phase phase, double m, double n, double k, double batch, doub
 /// Implicit-GEMM convolution with output rows m, output channels n and reduction k (= C/g x window).
 Kernel conv_kernel(Phase phase, double m, double n, double k, double in_elements, double weight_elements,
                    double out_elements, double window, double stride, double e);
+/// Which convolution a kernel computes: forward, gradient w.r.t. the input, or w.r.t. the filters.
+enum class ConvPass { Forward, Data, Filter };
+
+/// Shape of one 2-D convolution (per call, whole batch).
+struct ConvShape {
+  double batch = 1, c_in = 1, c_out = 1, kernel_h = 1, kernel_w = 1;
+  double in_h = 1, in_w = 1, out_h = 1, out_w = 1, stride = 1, groups = 1;
+};
+
+/// The implicit-GEMM kernel of one convolution pass: forward (B·H'·W' x F x C·k²), data gradient
+/// (B·H·W x C x F·k²) or filter gradient (F x C·k² x B·H'·W'), each 2·B·H'·W'·k²·C/g·F FLOPs.
+Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
+
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
                      double e);

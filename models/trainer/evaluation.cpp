@@ -1,0 +1,234 @@
+#include "trainer/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+namespace trainer {
+namespace {
+
+using prenet::FeatureSet;
+
+Matrix rows_of(const Matrix& m, const std::vector<std::size_t>& idx) {
+  Matrix out(static_cast<Eigen::Index>(idx.size()), m.cols());
+  for (std::size_t i = 0; i < idx.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = m.row(static_cast<Eigen::Index>(idx[i]));
+  return out;
+}
+
+Vector rows_of(const Vector& v, const std::vector<std::size_t>& idx) {
+  Vector out(static_cast<Eigen::Index>(idx.size()));
+  for (std::size_t i = 0; i < idx.size(); ++i) out(static_cast<Eigen::Index>(i)) = v(static_cast<Eigen::Index>(idx[i]));
+  return out;
+}
+
+Design subset(const Design& d, const std::vector<std::size_t>& idx) {
+  Design s;
+  s.x = rows_of(d.x, idx);
+  s.target = rows_of(d.target, idx);
+  s.time_ms = rows_of(d.time_ms, idx);
+  s.roofline_ms = rows_of(d.roofline_ms, idx);
+  for (auto i : idx) s.gpu.push_back(d.gpu[i]);
+  return s;
+}
+
+/// Fits on `train` (with `val` for early stopping) and returns test metrics in milliseconds.
+Metrics fit_and_score(const std::string& kind, const ModelOptions& mo, FeatureSet set, const Design& train,
+                      const Design& val, const Design& test) {
+  auto model = make_model(kind, mo);
+  model->fit(train.x, train.target, val.x, val.target);
+  return compute_metrics(test.time_ms, to_time_ms(model->predict(test.x), test, set));
+}
+
+/// Splits indices 0..n-1 into train / validation / test by a seeded permutation (80/10/10).
+void random_split(std::size_t n, std::uint64_t seed, std::vector<std::size_t>& train, std::vector<std::size_t>& val,
+                  std::vector<std::size_t>& test) {
+  Rng rng(seed);
+  auto p = rng.permutation(n);
+  std::size_t n_test = n / 10, n_val = n / 10;
+  test.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n_test));
+  val.assign(p.begin() + static_cast<std::ptrdiff_t>(n_test), p.begin() + static_cast<std::ptrdiff_t>(n_test + n_val));
+  train.assign(p.begin() + static_cast<std::ptrdiff_t>(n_test + n_val), p.end());
+}
+
+}  // namespace
+
+Metrics compute_metrics(const Vector& measured_ms, const Vector& predicted_ms) {
+  Metrics m;
+  m.n = static_cast<std::size_t>(measured_ms.size());
+  if (m.n == 0) return m;
+  Vector ape = ((predicted_ms - measured_ms).array().abs() / measured_ms.array()) * 100.0;
+  m.rmse_ms = std::sqrt((predicted_ms - measured_ms).squaredNorm() / static_cast<double>(m.n));
+  m.mape = ape.mean();
+  std::vector<double> sorted(ape.data(), ape.data() + ape.size());
+  std::sort(sorted.begin(), sorted.end());
+  m.mdape = m.n % 2 ? sorted[m.n / 2] : 0.5 * (sorted[m.n / 2 - 1] + sorted[m.n / 2]);
+  return m;
+}
+
+Design build_design(const Dataset& d, FeatureSet set) {
+  Design out;
+  auto cols = static_cast<Eigen::Index>(prenet::feature_names(set).size());
+  out.x.resize(static_cast<Eigen::Index>(d.samples.size()), cols);
+  out.target.resize(out.x.rows());
+  out.time_ms.resize(out.x.rows());
+  out.roofline_ms.resize(out.x.rows());
+  for (std::size_t i = 0; i < d.samples.size(); ++i) {
+    const Sample& s = d.samples[i];
+    auto r = static_cast<Eigen::Index>(i);
+    auto f = prenet::item_features(s.item, *s.accelerator, s.precision, set);
+    for (Eigen::Index c = 0; c < cols; ++c) out.x(r, c) = f[static_cast<std::size_t>(c)];
+    out.time_ms(r) = s.time_ms;
+    out.roofline_ms(r) = prenet::roofline_ms(s.item, *s.accelerator, s.precision);
+    out.target(r) = prenet::predicts_roofline_ratio(set) ? std::log(s.time_ms / out.roofline_ms(r)) : std::log(s.time_ms);
+    out.gpu.push_back(s.accelerator->id);
+  }
+  return out;
+}
+
+Vector to_time_ms(const Vector& output, const Design& d, FeatureSet set) {
+  Vector t = output.array().exp();
+  return prenet::predicts_roofline_ratio(set) ? Vector(t.array() * d.roofline_ms.array()) : t;
+}
+
+namespace {
+
+/// Runs independent jobs on `threads` workers; results land by index, so the outcome is deterministic.
+std::vector<Metrics> run_parallel(const std::vector<std::function<Metrics()>>& jobs, int threads) {
+  std::vector<Metrics> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      try {
+        results[i] = jobs[i]();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+}  // namespace
+
+Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
+  Experiment e;
+  e.dataset = d.name;
+  e.gpus = d.gpus();
+  e.rows = d.samples.size();
+  std::map<std::string, Design> designs;
+  for (FeatureSet set : prenet::all_feature_sets()) designs[prenet::to_string(set)] = build_design(d, set);
+  const Design& any = designs.begin()->second;
+  // Fits run two at a time, each tree model on one thread, so results do not depend on scheduling.
+  ModelOptions mo = options.model;
+  const int workers = std::max(1, mo.threads);
+  mo.threads = 1;
+
+  std::vector<std::size_t> train, val, test;
+  random_split(d.samples.size(), mo.seed, train, val, test);
+  Design test_any = subset(any, test);
+  e.roofline_only_random = compute_metrics(test_any.time_ms, test_any.roofline_ms);
+  std::vector<std::function<Metrics()>> jobs;
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& kind : model_kinds()) {
+    for (FeatureSet set : prenet::all_feature_sets()) {
+      const Design* all = &designs[prenet::to_string(set)];
+      jobs.push_back([=, &train, &val, &test] {
+        return fit_and_score(kind, mo, set, subset(*all, train), subset(*all, val), subset(*all, test));
+      });
+      keys.emplace_back(kind, prenet::to_string(set));
+    }
+  }
+  auto results = run_parallel(jobs, workers);
+  for (std::size_t i = 0; i < keys.size(); ++i) e.random_split[keys[i].first][keys[i].second] = results[i];
+
+  // Leave one GPU out, over the GPUs with enough rows to judge (others still train every fold).
+  std::map<std::string, std::size_t> rows_per_gpu;
+  for (const auto& g : any.gpu) rows_per_gpu[g]++;
+  std::vector<std::string> held_out;
+  for (const auto& [gpu, n] : rows_per_gpu) {
+    if (n >= options.min_rows_to_hold_out) held_out.push_back(gpu);
+  }
+  e.held_out_gpus = held_out;
+  if (held_out.size() >= 2 && rows_per_gpu.size() >= 2) {
+    struct Fold {
+      std::vector<std::size_t> fit, val, held;
+    };
+    std::map<std::string, Fold> folds;
+    for (const auto& gpu : held_out) {
+      Fold& f = folds[gpu];
+      std::vector<std::size_t> rest;
+      for (std::size_t i = 0; i < any.gpu.size(); ++i) (any.gpu[i] == gpu ? f.held : rest).push_back(i);
+      // A seeded tenth of the remaining rows guides early stopping; the held-out GPU is never seen.
+      Rng rng(mo.seed + 7);
+      auto p = rng.permutation(rest.size());
+      for (std::size_t i = 0; i < p.size(); ++i) (i < p.size() / 10 ? f.val : f.fit).push_back(rest[p[i]]);
+      Design held_any = subset(any, f.held);
+      e.roofline_only_logo[gpu] = compute_metrics(held_any.time_ms, held_any.roofline_ms);
+    }
+    auto logo_jobs = [&](const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets) {
+      std::vector<std::function<Metrics()>> js;
+      std::vector<std::tuple<std::string, std::string, std::string>> ks;
+      for (const auto& kind : kinds) {
+        for (FeatureSet set : sets) {
+          const Design* all = &designs[prenet::to_string(set)];
+          for (const auto& gpu : held_out) {
+            const Fold* f = &folds[gpu];
+            js.push_back([=] { return fit_and_score(kind, mo, set, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held)); });
+            ks.emplace_back(kind, prenet::to_string(set), gpu);
+          }
+        }
+      }
+      auto rs = run_parallel(js, workers);
+      for (std::size_t i = 0; i < ks.size(); ++i) e.logo[std::get<0>(ks[i])][std::get<1>(ks[i])][std::get<2>(ks[i])] = rs[i];
+    };
+    // Every model with the roofline features decides the export; the chosen one is then also run with
+    // PreNeT's feature sets, so the report shows what the roofline features add on unseen hardware.
+    logo_jobs(model_kinds(), {FeatureSet::Roofline});
+    choose(e);
+    std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
+    if (options.logo_all_feature_sets) comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
+    logo_jobs({e.chosen_model}, comparison);
+  } else {
+    choose(e);
+  }
+  return e;
+}
+
+void choose(Experiment& e) {
+  // The exported model: lowest mean held-out-GPU MdAPE with the roofline features (the unseen-hardware
+  // case users care about); with too few GPUs, lowest random-split MdAPE.
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& kind : model_kinds()) {
+    double score = 0;
+    if (!e.logo.empty()) {
+      const auto& by_gpu = e.logo.at(kind).at("roofline");
+      for (const auto& [gpu, m] : by_gpu) score += m.mdape;
+      score /= static_cast<double>(by_gpu.size());
+    } else {
+      score = e.random_split.at(kind).at("roofline").mdape;
+    }
+    if (score < best) {
+      best = score;
+      e.chosen_model = kind;
+    }
+  }
+  e.selection_rule = e.logo.empty() ? "lowest random-split median APE (too few GPUs to hold out)"
+                                    : "lowest mean leave-one-GPU-out median APE";
+}
+
+}  // namespace trainer

@@ -1,0 +1,64 @@
+#pragma once
+// Experiments: random 80/10/10 split and leave-one-GPU-out, per dataset, feature set and model.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "prenet/kernel_features.hpp"
+#include "trainer/datasets.hpp"
+#include "trainer/model.hpp"
+
+namespace trainer {
+
+struct Metrics {
+  double rmse_ms = 0;
+  double mape = 0;   // mean absolute percentage error, %
+  double mdape = 0;  // median absolute percentage error, %
+  std::size_t n = 0;
+};
+
+/// Errors of predicted against measured times.
+Metrics compute_metrics(const Vector& measured_ms, const Vector& predicted_ms);
+
+/// A dataset turned into a design matrix for one feature set.
+struct Design {
+  Matrix x;
+  Vector target;       // log(time) or log(time / roofline)
+  Vector time_ms;
+  Vector roofline_ms;
+  std::vector<std::string> gpu;
+};
+
+Design build_design(const Dataset& d, prenet::FeatureSet set);
+/// Converts model outputs back to milliseconds for the rows of `d`.
+Vector to_time_ms(const Vector& output, const Design& d, prenet::FeatureSet set);
+
+struct Experiment {
+  std::string dataset;
+  std::vector<std::string> gpus;
+  std::size_t rows = 0;
+  // random split: model -> feature set -> test metrics
+  std::map<std::string, std::map<std::string, Metrics>> random_split;
+  // leave-one-GPU-out: model -> feature set -> held-out gpu -> metrics
+  std::map<std::string, std::map<std::string, std::map<std::string, Metrics>>> logo;
+  Metrics roofline_only_random;                   // the analytic predictor on the random test rows
+  std::map<std::string, Metrics> roofline_only_logo;  // ... and per GPU
+  std::vector<std::string> held_out_gpus;  // GPUs with enough rows to be held out
+  std::string chosen_model;
+  std::string chosen_feature_set = "roofline";
+  std::string selection_rule;
+};
+
+struct ExperimentOptions {
+  ModelOptions model;
+  bool logo_all_feature_sets = false;  // LOGO for every feature set (slow) or baseline/co_cm_ct/roofline
+  std::size_t min_rows_to_hold_out = 300;
+};
+
+/// Picks the model to export from the experiment's results (see the rule in evaluation.cpp).
+void choose(Experiment& e);
+
+/// Runs both protocols on one dataset and picks the model to export.
+Experiment run_experiment(const Dataset& d, const ExperimentOptions& options);
+
+}  // namespace trainer

@@ -1,0 +1,234 @@
+// prenet_train: trains and evaluates the per-class predictors, exports ONNX models, a manifest,
+// parity samples and models/REPORT.md. Deterministic for a given data folder and mode.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "prenet/kernel_features.hpp"
+#include "prenet/version.hpp"
+#include "trainer/datasets.hpp"
+#include "trainer/evaluation.hpp"
+#include "trainer/onnx_export.hpp"
+#include "trainer/report.hpp"
+#include "trainer/table.hpp"
+
+namespace {
+
+using trainer::DataError;
+
+struct Args {
+  bool quick = false;
+  std::string data = "models/data";
+  std::string out = "models/artifacts";
+  std::string report = "models/REPORT.md";
+  std::vector<std::string> only;
+  std::size_t rows_per_gpu = 0;  // 0: mode default
+};
+
+const char* kUsage =
+    "usage: prenet_train [--quick] [--data DIR] [--out DIR] [--report FILE] [--only a,b] [--rows-per-gpu N]\n";
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw DataError("option " + arg + " needs a value\n" + kUsage);
+      return argv[++i];
+    };
+    if (arg == "--quick") {
+      a.quick = true;
+    } else if (arg == "--data") {
+      a.data = value();
+    } else if (arg == "--out") {
+      a.out = value();
+    } else if (arg == "--report") {
+      a.report = value();
+    } else if (arg == "--rows-per-gpu") {
+      std::string v = value();
+      a.rows_per_gpu = std::stoul(v);
+    } else if (arg == "--only") {
+      std::stringstream list(value());
+      for (std::string item; std::getline(list, item, ',');) a.only.push_back(item);
+    } else {
+      throw DataError("unknown option " + arg + "\n" + kUsage);
+    }
+  }
+  return a;
+}
+
+/// FNV-1a 64 over the bytes of the data tables: identifies the training data in the manifest.
+std::string data_hash(const std::string& dir) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char* name : {"gemm.csv.gz", "conv.csv.gz", "elementwise.csv.gz", "normalization.csv.gz",
+                           "recurrent.csv.gz", "layers_dense.csv.gz", "layers_conv.csv.gz", "llm_ops.csv.gz"}) {
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    char c;
+    while (in.get(c)) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+nlohmann::json metrics_json(const trainer::Metrics& m) {
+  auto r = [](double v) { return std::round(v * 1e4) / 1e4; };
+  return {{"rmse_ms", r(m.rmse_ms)}, {"mape_pct", r(m.mape)}, {"mdape_pct", r(m.mdape)}, {"rows", m.n}};
+}
+
+/// Kernel classes of the product each exported dataset serves.
+std::vector<std::string> serves(const std::string& dataset) {
+  if (dataset == "gemm") return {"gemm"};
+  if (dataset == "bmm") return {"bmm"};
+  if (dataset == "conv") return {"conv"};
+  if (dataset == "elementwise") return {"elementwise", "embedding", "optimizer"};
+  if (dataset == "normalization") return {"normalization"};
+  if (dataset == "softmax") return {"softmax"};
+  if (dataset == "recurrent") return {"recurrent"};
+  return {};
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw DataError(path + ": cannot write");
+}
+
+int run(const Args& args) {
+  auto t0 = std::chrono::steady_clock::now();
+  trainer::LoadOptions load;
+  load.data_dir = args.data;
+  load.max_rows_per_gpu = args.rows_per_gpu ? args.rows_per_gpu : (args.quick ? 40 : 1000);
+  auto datasets = trainer::load_datasets(load);
+  std::cerr << "loaded " << datasets.size() << " datasets in "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+  std::filesystem::create_directories(args.out);
+  std::filesystem::path report_dir = std::filesystem::path(args.report).parent_path();
+  if (!report_dir.empty()) std::filesystem::create_directories(report_dir);
+
+  trainer::ExperimentOptions options;
+  options.model.quick = args.quick;
+  options.min_rows_to_hold_out = args.quick ? 30 : 300;
+  const prenet::FeatureSet chosen_set = prenet::FeatureSet::Roofline;
+  const std::string hash = data_hash(args.data);
+
+  std::vector<trainer::Experiment> experiments;
+  std::vector<trainer::ExportedModel> exported;
+  nlohmann::json manifest_classes = nlohmann::json::array();
+  nlohmann::json parity = nlohmann::json::object();
+  for (const auto& d : datasets) {
+    if (!args.only.empty() && std::find(args.only.begin(), args.only.end(), d.name) == args.only.end()) continue;
+    auto t = std::chrono::steady_clock::now();
+    trainer::Experiment e = trainer::run_experiment(d, options);
+
+    // The shipped model: the chosen kind, fitted on every row (a seeded tenth guides early stopping).
+    trainer::Design all = trainer::build_design(d, chosen_set);
+    trainer::Rng rng(options.model.seed + 11);
+    auto p = rng.permutation(d.samples.size());
+    std::vector<std::size_t> fit_rows, val_rows;
+    for (std::size_t i = 0; i < p.size(); ++i) (i < p.size() / 10 ? val_rows : fit_rows).push_back(p[i]);
+    auto pick = [&](const std::vector<std::size_t>& idx) {
+      trainer::Matrix x(static_cast<Eigen::Index>(idx.size()), all.x.cols());
+      trainer::Vector y(static_cast<Eigen::Index>(idx.size()));
+      for (std::size_t i = 0; i < idx.size(); ++i) {
+        x.row(static_cast<Eigen::Index>(i)) = all.x.row(static_cast<Eigen::Index>(idx[i]));
+        y(static_cast<Eigen::Index>(i)) = all.target(static_cast<Eigen::Index>(idx[i]));
+      }
+      return std::make_pair(x, y);
+    };
+    auto [x_fit, y_fit] = pick(fit_rows);
+    auto [x_val, y_val] = pick(val_rows);
+    auto model = trainer::make_model(e.chosen_model, options.model);
+    model->fit(x_fit, y_fit, x_val, y_val);
+
+    std::string file = d.name + ".onnx";
+    auto names = prenet::feature_names(chosen_set);
+    std::size_t bytes = trainer::export_onnx(*model, static_cast<int>(names.size()), args.out + "/" + file,
+                                             "prenet " + d.name + " predictor: " + e.chosen_model);
+    exported.push_back({d.name, file, e.chosen_model, bytes});
+
+    // Parity rows: features (as float32 the ONNX model sees) and this trainer's own output.
+    auto sample = rng.permutation(d.samples.size());
+    nlohmann::json rows = nlohmann::json::array();
+    std::size_t n_parity = std::min<std::size_t>(32, sample.size());
+    trainer::Matrix xp(static_cast<Eigen::Index>(n_parity), all.x.cols());
+    for (std::size_t i = 0; i < n_parity; ++i) {
+      for (Eigen::Index c = 0; c < all.x.cols(); ++c) {
+        xp(static_cast<Eigen::Index>(i), c) =
+            static_cast<double>(static_cast<float>(all.x(static_cast<Eigen::Index>(sample[i]), c)));
+      }
+    }
+    trainer::Vector yp = model->predict(xp);
+    for (std::size_t i = 0; i < n_parity; ++i) {
+      std::vector<double> f(xp.row(static_cast<Eigen::Index>(i)).data(),
+                            xp.row(static_cast<Eigen::Index>(i)).data() + xp.cols());
+      rows.push_back({{"features", f}, {"y", yp(static_cast<Eigen::Index>(i))}});
+    }
+    parity[d.name] = rows;
+
+    nlohmann::json logo = nlohmann::json::object();
+    if (!e.logo.empty()) {
+      for (const auto& [gpu, m] : e.logo.at(e.chosen_model).at("roofline")) logo[gpu] = metrics_json(m);
+    }
+    manifest_classes.push_back(
+        {{"dataset", d.name},
+         {"description", d.description},
+         {"serves", serves(d.name)},
+         {"file", file},
+         {"model", e.chosen_model},
+         {"feature_set", prenet::to_string(chosen_set)},
+         {"features", names},
+         {"input", "features"},
+         {"output", "y"},
+         {"target", "log(time_ms / roofline_ms)"},
+         {"normalization", e.chosen_model == "mlp" || e.chosen_model == "linear"
+                               ? "standardisation folded into the first Gemm; feed raw features"
+                               : "none (trees)"},
+         {"training_rows", d.samples.size()},
+         {"gpus", e.gpus},
+         {"metrics",
+          {{"random_split_test", metrics_json(e.random_split.at(e.chosen_model).at("roofline"))},
+           {"leave_one_gpu_out", logo}}},
+         {"size_bytes", bytes}});
+    std::cerr << d.name << ": " << d.samples.size() << " rows, chosen " << e.chosen_model << " in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() << " s\n";
+    experiments.push_back(std::move(e));
+  }
+
+  const prenet::RooflineParams rp;
+  nlohmann::json manifest = {
+      {"schema_version", 1},
+      {"version", prenet::version()},
+      {"quick", args.quick},
+      {"data_hash", hash},
+      {"roofline", {{"matmul_efficiency", rp.matmul_efficiency}, {"memory_efficiency", rp.memory_efficiency},
+                    {"launch_overhead_ms", rp.launch_overhead_ms}, {"tile", rp.tile}}},
+      {"classes", manifest_classes}};
+  write_text(args.out + "/manifest.json", manifest.dump(2) + "\n");
+  write_text(args.out + "/parity.json", parity.dump() + "\n");
+  std::string command = std::string("npm run train") + (args.quick ? " -- --quick" : "");
+  write_text(args.report, trainer::render_report(experiments, exported, command, hash, args.quick));
+  std::cerr << "done in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse_args(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "prenet_train: " << e.what() << "\n";
+    return 1;
+  }
+}

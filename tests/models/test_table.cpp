@@ -1,0 +1,75 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <string>
+
+#include "trainer/datasets.hpp"
+#include "trainer/table.hpp"
+
+using trainer::DataError;
+using trainer::Table;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("CSV tables parse quoted fields and report ragged rows with their row number", "[trainer][table]") {
+  Table t = Table::parse("a,b,c\n1,\"x, y\",3\n4,\"say \"\"hi\"\"\",6\n", "t.csv");
+  REQUIRE(t.rows() == 2);
+  CHECK(t.text(0, "b") == "x, y");
+  CHECK(t.text(1, "b") == "say \"hi\"");
+  CHECK(t.number(1, "c") == 6);
+  CHECK(error_of([] { Table::parse("a,b,c\n1,2,3\n4,5\n", "bad.csv"); }) ==
+        "bad.csv: row 3: expected 3 fields, found 2");
+}
+
+TEST_CASE("Cell errors name the file, the row and the column", "[trainer][table]") {
+  Table t = Table::parse("gpu,m,time_ms\nt4,abc,1\nt4,5,-2\nt4,5,nan\n", "gemm.csv");
+  CHECK(error_of([&] { t.number(0, "m"); }) == "gemm.csv: row 2, column m: expected a finite number, got \"abc\"");
+  CHECK(error_of([&] { t.positive(1, "time_ms"); }) == "gemm.csv: row 3, column time_ms: expected a positive number, got -2");
+  CHECK(error_of([&] { t.number(2, "time_ms"); }).find("row 4, column time_ms") != std::string::npos);
+  CHECK(error_of([&] { t.number(0, "k"); }) == "gemm.csv: missing column \"k\"");
+}
+
+TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row and column", "[trainer][datasets]") {
+  std::string dir = (std::filesystem::temp_directory_path() / "prenet-trainer-test-data").string();
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  const std::string header = "source,gpu,precision,batch,m,n,k,trans_a,trans_b,time_ms\n";
+  write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\nneusight-linear,gtx-9999,fp32,1,64,64,64,0,1,0.02\n");
+  for (const char* other : {"conv.csv.gz", "elementwise.csv.gz", "normalization.csv.gz", "recurrent.csv.gz",
+                            "layers_dense.csv.gz", "layers_conv.csv.gz"}) {
+    write(other, "source,gpu,precision,time_ms\n");
+  }
+  trainer::LoadOptions options;
+  options.data_dir = dir;
+  std::string message = error_of([&] { trainer::load_datasets(options); });
+  CHECK(message.find("gemm.csv.gz: row 3, column gpu") != std::string::npos);
+  CHECK(message.find("gtx-9999") != std::string::npos);
+
+  write("gemm.csv.gz", header + "neusight-linear,k80,fp16,1,64,64,64,0,1,0.02\n");
+  message = error_of([&] { trainer::load_datasets(options); });
+  CHECK(message.find("row 2, column precision") != std::string::npos);
+  CHECK(message.find("not supported by k80") != std::string::npos);
+
+  write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\n");
+  auto datasets = trainer::load_datasets(options);
+  REQUIRE(datasets.size() == 1);
+  CHECK(datasets[0].name == "gemm");
+  REQUIRE(datasets[0].samples.size() == 1);
+  CHECK(datasets[0].samples[0].item.front().flops == Approx(2.0 * 64 * 64 * 64));
+}
