@@ -1,41 +1,185 @@
-// Builds the page: web/ → dist/. The wasm core (build/wasm/prenet_core.mjs, made by
-// `npm run build:wasm`) is imported through the `@wasm` alias and bundled as its own chunk.
+// Builds the calculator three ways, all into dist/ (docs/UI.md describes the outputs):
+//
+//   vite build                 the static site: index.html + hashed assets/ (page, engine worker)
+//   vite build --mode embed    dist/embed.js: the <prenet-calculator> element, one classic script
+//   vite build --mode single   dist/prenet-calculator.html: everything in one file, for file://
+//
+// `npm run build:web` runs all three, site first (it empties dist/). The wasm core
+// (build/wasm/prenet_core.mjs, from `npm run build:wasm`) is imported through the `@wasm` alias;
+// it is a single-file Emscripten build (binary embedded), so no .wasm file needs serving.
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type Plugin } from 'vite';
-import { CSP_META } from './web/csp.mjs';
+import { build, defineConfig, type Plugin, type UserConfig } from 'vite';
+import { viteSingleFile } from 'vite-plugin-singlefile';
+import { CSP_META, singleFileCsp } from './web/csp.mjs';
 
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
+/** The one-file build's name in dist/ (documented in README.md and docs/UI.md). */
+export const SINGLE_FILE_NAME = 'prenet-calculator.html';
+
+const alias = { '@wasm': fromRoot('build/wasm') };
+
 /**
- * Adds the Content-Security-Policy <meta> to the built page only: the dev server injects CSS as
+ * Classic scripts (the engine bundle, embed.js) cannot contain `import.meta`, which the Emscripten
+ * module uses only to find a separate .wasm file. Ours is embedded, so the page's own address serves.
+ */
+function noImportMeta(): Plugin {
+  return {
+    name: 'prenet-no-import-meta',
+    transform(code) {
+      if (!code.includes('import.meta.url')) return null;
+      return { code: code.replaceAll('import.meta.url', 'self.location.href'), map: null };
+    },
+  };
+}
+
+/**
+ * Adds the Content-Security-Policy <meta> to the built site only: the dev server injects CSS as
  * inline <style> elements, which `style-src 'self'` would block.
  */
-function contentSecurityPolicy(): Plugin {
+function siteCsp(): Plugin {
   return {
     name: 'prenet-csp-meta',
     apply: 'build',
     transformIndexHtml: () => [
-      {
-        tag: 'meta',
-        attrs: { 'http-equiv': 'Content-Security-Policy', content: CSP_META },
-        injectTo: 'head-prepend',
-      },
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CSP_META }, injectTo: 'head-prepend' },
     ],
   };
 }
 
-export default defineConfig({
+/**
+ * `virtual:prenet-engine-code`: the engine bundle (engine-worker.ts with the core) as one classic
+ * script's text, built here with the same settings as the site's worker. The one-file page runs
+ * this text from a blob: URL as its worker, or as a page script when no worker can start.
+ */
+function engineCode(): Plugin {
+  const id = 'virtual:prenet-engine-code';
+  let code = '';
+  return {
+    name: 'prenet-engine-code',
+    async buildStart() {
+      const output = await build({
+        configFile: false,
+        logLevel: 'warn',
+        root: fromRoot('web'),
+        resolve: { alias },
+        plugins: [noImportMeta()],
+        build: {
+          write: false,
+          target: 'es2022',
+          lib: { entry: fromRoot('web/src/engine-worker.ts'), formats: ['iife'], name: 'prenetEngine' },
+        },
+      });
+      const first = (Array.isArray(output) ? output[0] : output) as { output: Array<{ type: string; code?: string }> };
+      code = first.output.find((item) => item.type === 'chunk')?.code ?? '';
+      if (code === '') throw new Error('the engine bundle came out empty');
+    },
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    load: (source) => (source === `\0${id}` ? `export default ${JSON.stringify(code)};` : null),
+  };
+}
+
+/** sha256 CSP sources for every inline <script> and <style> of a page. */
+function inlineHashes(html: string, tag: 'script' | 'style'): string[] {
+  const hashes = new Set<string>();
+  for (const match of html.matchAll(new RegExp(`<${tag}\\b[^>]*>([\\s\\S]*?)</${tag}>`, 'g'))) {
+    hashes.add(`'sha256-${createHash('sha256').update(match[1] ?? '').digest('base64')}'`);
+  }
+  return [...hashes];
+}
+
+/**
+ * After vite-plugin-singlefile has inlined everything: writes a CSP that allows exactly the inlined
+ * code (by hash), and gives the page its documented name.
+ */
+function singleFileFinish(): Plugin {
+  return {
+    name: 'prenet-single-file-finish',
+    enforce: 'post',
+    generateBundle: {
+      order: 'post',
+      handler(_options, bundle) {
+        const page = bundle['index.html'];
+        if (page === undefined || page.type !== 'asset') throw new Error('single-file build: index.html missing from the bundle');
+        const html = String(page.source);
+        const csp = singleFileCsp({ scripts: inlineHashes(html, 'script'), styles: inlineHashes(html, 'style') });
+        const meta = `<meta http-equiv="Content-Security-Policy" content="${csp}" />`;
+        const charset = '<meta charset="utf-8" />';
+        if (!html.includes(charset)) throw new Error('single-file build: expected <meta charset> to place the CSP after');
+        delete bundle['index.html'];
+        this.emitFile({ type: 'asset', fileName: SINGLE_FILE_NAME, source: html.replace(charset, `${charset}\n    ${meta}`) });
+      },
+    },
+  };
+}
+
+const shared = {
   root: fromRoot('web'),
-  publicDir: fromRoot('public'),
   base: './', // relative asset URLs, so dist/ works from any path
-  resolve: { alias: { '@wasm': fromRoot('build/wasm') } },
-  build: {
-    outDir: fromRoot('dist'),
-    emptyOutDir: true,
-    target: 'es2022',
-    // The core chunk is the single-file wasm build (binary embedded as base64), loaded lazily;
-    // its size is expected, so only warn well above it.
-    chunkSizeWarningLimit: 2048,
-  },
-  plugins: [contentSecurityPolicy()],
+  resolve: { alias },
+} satisfies UserConfig;
+
+function siteConfig(): UserConfig {
+  return {
+    ...shared,
+    publicDir: fromRoot('public'),
+    define: { __PRENET_BUILD__: JSON.stringify('site') },
+    // The engine worker is a classic script with the core inside: the same file then also serves
+    // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
+    worker: { format: 'iife', plugins: () => [noImportMeta()] },
+    build: {
+      outDir: fromRoot('dist'),
+      emptyOutDir: true,
+      target: 'es2022',
+      // The worker chunk carries the core (binary embedded as base64); its size is expected.
+      chunkSizeWarningLimit: 2048,
+    },
+    plugins: [siteCsp()],
+  };
+}
+
+function embedConfig(): UserConfig {
+  return {
+    ...shared,
+    publicDir: false,
+    define: { __PRENET_BUILD__: JSON.stringify('embed') },
+    plugins: [noImportMeta()],
+    build: {
+      outDir: fromRoot('dist'),
+      emptyOutDir: false,
+      target: 'es2022',
+      chunkSizeWarningLimit: 2048,
+      // A classic script, not a module: it then works from any origin without CORS and from file://.
+      lib: { entry: fromRoot('web/src/embed.ts'), formats: ['iife'], name: 'PrenetCalculator', fileName: () => 'embed.js' },
+      rolldownOptions: { output: { codeSplitting: false } },
+    },
+  };
+}
+
+function singleConfig(): UserConfig {
+  return {
+    ...shared,
+    publicDir: false,
+    define: { __PRENET_BUILD__: JSON.stringify('single') },
+    resolve: {
+      alias: [
+        { find: '@wasm', replacement: alias['@wasm'] },
+        // The engine bundle comes inlined instead of as a file beside the page.
+        { find: /^\.\/engine-source$/, replacement: fromRoot('web/src/engine-source.single.ts') },
+      ],
+    },
+    build: {
+      outDir: fromRoot('dist'),
+      emptyOutDir: false,
+      target: 'es2022',
+    },
+    plugins: [engineCode(), viteSingleFile({ removeViteModuleLoader: true }), singleFileFinish()],
+  };
+}
+
+export default defineConfig(({ mode }) => {
+  if (mode === 'embed') return embedConfig();
+  if (mode === 'single') return singleConfig();
+  return siteConfig();
 });

@@ -1,5 +1,5 @@
-// The page's Content-Security-Policy, in one place: vite.config.ts writes it into the built page as
-// a <meta> tag and web/serve.mjs sends it as a header (the header can also forbid framing).
+// The page's Content-Security-Policy, in one place: vite.config.ts writes it into the built pages as
+// a <meta> tag and web/serve.mjs sends it as a header (only a header can restrict framing).
 //
 // `connect-src data:`: the single-file wasm build embeds its binary as a data: URL, and Emscripten
 // fetch()es that URL in a browser. Blocked, Emscripten falls back to decoding it itself, but the
@@ -30,5 +30,31 @@ function serialize(directives) {
 /** For <meta http-equiv>; browsers ignore frame-ancestors there, so it is left out. */
 export const CSP_META = serialize(DIRECTIVES);
 
-/** For the HTTP header. */
+/** For the HTTP header: the page may not be framed. */
 export const CSP_HEADER = serialize({ ...DIRECTIVES, 'frame-ancestors': "'none'" });
+
+/**
+ * For the HTTP header of the iframe mode (`?embed=1`), which exists to be framed by other sites.
+ * Framing cannot hurt here: the page has no account, no state-changing action and sends nothing.
+ */
+export const CSP_HEADER_EMBED = serialize({ ...DIRECTIVES, 'frame-ancestors': '*' });
+
+/**
+ * The one-file build (dist/prenet-calculator.html) has no "self" to trust: opened from file://, its
+ * origin is opaque. Its scripts and styles are inline, allowed by hash; the engine runs from a blob:
+ * URL (a worker, or a script when no worker can start); nothing else may load at all.
+ * @param {{ scripts: string[], styles: string[] }} hashes CSP sources like 'sha256-…'
+ */
+export function singleFileCsp(hashes) {
+  return serialize({
+    'default-src': "'none'",
+    'script-src': `${hashes.scripts.join(' ')} 'wasm-unsafe-eval' blob:`,
+    'style-src': hashes.styles.join(' ') || "'none'",
+    'img-src': 'data:',
+    'connect-src': 'data:',
+    'worker-src': 'blob:',
+    'object-src': "'none'",
+    'base-uri': "'none'",
+    'form-action': "'none'",
+  });
+}

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CSP_HEADER } from './csp.mjs';
+import { CSP_HEADER, CSP_HEADER_EMBED } from './csp.mjs';
 
 const ROOT = fileURLToPath(new URL('../dist/', import.meta.url));
 const HOST = '127.0.0.1';
@@ -34,6 +34,9 @@ const SECURITY_HEADERS = {
   'Referrer-Policy': 'no-referrer',
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
+
+/** The iframe mode (`?embed=1`, docs/EMBED.md) is meant to be framed by other sites. */
+const EMBED_HEADERS = { ...SECURITY_HEADERS, 'Content-Security-Policy': CSP_HEADER_EMBED };
 
 /**
  * The file under ROOT a URL path names, or null if it would escape ROOT.
@@ -68,12 +71,13 @@ function sendText(res, status, text) {
  */
 async function handle(req, res) {
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendText(res, 405, 'method not allowed');
-  const path = resolvePath(new URL(req.url ?? '/', 'http://localhost').pathname);
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = resolvePath(url.pathname);
   if (path === null) return sendText(res, 400, 'bad path');
   const info = await stat(path).catch(() => null);
   if (info === null || !info.isFile()) return sendText(res, 404, 'not found');
   res.writeHead(200, {
-    ...SECURITY_HEADERS,
+    ...(url.searchParams.get('embed') === '1' ? EMBED_HEADERS : SECURITY_HEADERS),
     'Content-Type': MIME[extname(path).toLowerCase()] ?? 'application/octet-stream',
     'Content-Length': info.size,
     'Cache-Control': 'no-cache',

@@ -1,180 +1,163 @@
-// The input form: filled from the catalogue, read into a request (docs/API.md).
+// The model and training parts of the form: filled from the catalogue, read into a scenario and
+// set from one (a shared link). Accelerators live in hardware-picker.ts.
 
 import { byId, element } from './dom';
-import { readModelConfig } from './model-config.js';
-import type { Catalog, HardwareEntry, ModelSpec, PredictRequest, TrainingSpec } from './types';
+import { formatSI } from './format.js';
+import type { Scenario, Training } from './scenario.js';
+import type { Catalog, ModelInput, PredictResponse, PresetEntry } from './types';
 
 /** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */
 export const NUMBER_FIELDS = ['batch_size', 'seq_len', 'image_size', 'dataset_size', 'epochs'] as const;
-type NumberField = (typeof NUMBER_FIELDS)[number];
+export type NumberField = (typeof NUMBER_FIELDS)[number];
 
-/** The example shown on load. Hardware ids missing from the catalogue are skipped. */
-export const DEFAULTS = {
-  preset: 'bert-base',
-  hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
-  precision: 'fp32',
-  optimizer: 'adam',
-} as const;
-
-export interface Inputs {
+export interface FormParts {
   form: HTMLFormElement;
-  preset: HTMLSelectElement;
+  presetSearch: HTMLInputElement;
+  presetList: HTMLElement;
+  presetNote: HTMLElement;
   config: HTMLTextAreaElement;
   configKind: HTMLElement;
-  hardwareSearch: HTMLInputElement;
-  hardwareList: HTMLElement;
-  hardwareCount: HTMLElement;
+  configClear: HTMLButtonElement;
   numbers: Record<NumberField, HTMLInputElement>;
   precision: HTMLSelectElement;
   optimizer: HTMLSelectElement;
 }
 
-export function findInputs(): Inputs {
-  const numbers = Object.fromEntries(
-    NUMBER_FIELDS.map((field) => [field, byId(field, HTMLInputElement)]),
-  ) as Record<NumberField, HTMLInputElement>;
+export function findForm(): FormParts {
+  const numbers = Object.fromEntries(NUMBER_FIELDS.map((field) => [field, byId(field, HTMLInputElement)])) as Record<
+    NumberField,
+    HTMLInputElement
+  >;
   return {
     form: byId('inputs', HTMLFormElement),
-    preset: byId('preset', HTMLSelectElement),
+    presetSearch: byId('preset-search', HTMLInputElement),
+    presetList: byId('preset-list', HTMLElement),
+    presetNote: byId('preset-note', HTMLElement),
     config: byId('config', HTMLTextAreaElement),
     configKind: byId('config-kind', HTMLElement),
-    hardwareSearch: byId('hardware-search', HTMLInputElement),
-    hardwareList: byId('hardware-list', HTMLElement),
-    hardwareCount: byId('hardware-count', HTMLElement),
+    configClear: byId('config-clear', HTMLButtonElement),
     numbers,
     precision: byId('precision', HTMLSelectElement),
     optimizer: byId('optimizer', HTMLSelectElement),
   };
 }
 
-function fillSelect(select: HTMLSelectElement, options: ReadonlyArray<[value: string, label: string]>, selected: string): void {
+function describeInput(input: ModelInput): string {
+  if (input.seq_len !== undefined) return `${input.seq_len} tokens`;
+  if (input.image_size !== undefined) return `${input.image_size} px images`;
+  return input.kind;
+}
+
+function presetRow(preset: PresetEntry): HTMLLabelElement {
+  const label = element('label', undefined, 'pick');
+  const radio = element('input');
+  radio.type = 'radio';
+  radio.name = 'preset';
+  radio.value = preset.id;
+  label.dataset.search = `${preset.name} ${preset.id} ${preset.family}`.toLowerCase();
+  label.append(
+    radio,
+    element('span', preset.name, 'pick-name'),
+    element('span', `${preset.family} · ${formatSI(preset.parameters)} params · ${describeInput(preset.input)}`, 'pick-meta'),
+  );
+  return label;
+}
+
+/** How precisions and optimizers read in the selects; values missing here are shown as they are. */
+const LABELS: Record<string, string> = {
+  fp32: 'FP32',
+  tf32: 'TF32',
+  fp16: 'FP16 mixed',
+  bf16: 'BF16 mixed',
+  fp8: 'FP8',
+  none: 'none (forward + backward only)',
+  sgd: 'SGD',
+  momentum: 'SGD with momentum',
+  adam: 'Adam',
+  adamw: 'AdamW',
+  adagrad: 'Adagrad',
+  adadelta: 'Adadelta',
+  rmsprop: 'RMSprop',
+};
+
+function fillSelect(select: HTMLSelectElement, values: readonly string[]): void {
   select.replaceChildren(
-    ...options.map(([value, label]) => {
-      const option = element('option', label);
+    ...values.map((value) => {
+      const option = element('option', LABELS[value] ?? value);
       option.value = value;
-      option.selected = value === selected;
       return option;
     }),
   );
 }
 
-function hardwareCheckbox(entry: HardwareEntry, checked: boolean): HTMLLabelElement {
-  const label = element('label', undefined, 'check');
-  const box = element('input');
-  box.type = 'checkbox';
-  box.value = entry.id;
-  box.checked = checked;
-  // What the search box matches against: the visible name and the id used by the CLI.
-  label.dataset.search = `${entry.name} ${entry.id}`.toLowerCase();
-  label.append(box, element('span', entry.name), element('span', entry.id, 'hint'));
-  return label;
+export function populateForm(parts: FormParts, catalog: Catalog): void {
+  parts.presetList.replaceChildren(...catalog.presets.map(presetRow));
+  fillSelect(parts.precision, catalog.precisions);
+  fillSelect(parts.optimizer, catalog.optimizers);
 }
 
-export function populate(inputs: Inputs, catalog: Catalog): void {
-  fillSelect(
-    inputs.preset,
-    catalog.presets.map((preset) => [preset.id, preset.name]),
-    DEFAULTS.preset,
-  );
-  fillSelect(inputs.precision, catalog.precisions.map((p) => [p, p]), DEFAULTS.precision);
-  fillSelect(inputs.optimizer, catalog.optimizers.map((o) => [o, o]), DEFAULTS.optimizer);
-  // The ticked defaults come first so they are in view without scrolling; the rest keep the
-  // catalogue's order.
-  const selected = new Set<string>(DEFAULTS.hardware);
-  const ordered = [
-    ...catalog.hardware.filter((entry) => selected.has(entry.id)),
-    ...catalog.hardware.filter((entry) => !selected.has(entry.id)),
-  ];
-  inputs.hardwareList.replaceChildren(
-    ...ordered.map((entry) => hardwareCheckbox(entry, selected.has(entry.id))),
-  );
-  filterHardware(inputs);
-  showPresetDefaults(inputs, catalog);
-}
-
-function hardwareBoxes(inputs: Inputs): HTMLInputElement[] {
-  return [...inputs.hardwareList.querySelectorAll<HTMLInputElement>('input[type=checkbox]')];
-}
-
-/** Shows the catalogue entries matching every word of the search box; keeps the count current. */
-export function filterHardware(inputs: Inputs): void {
-  const words = inputs.hardwareSearch.value.toLowerCase().split(/\s+/).filter(Boolean);
+/** Shows the presets matching every word of the search box. */
+export function filterPresets(parts: FormParts): void {
+  const words = parts.presetSearch.value.toLowerCase().split(/\s+/).filter(Boolean);
   let shown = 0;
-  for (const label of inputs.hardwareList.querySelectorAll<HTMLLabelElement>('label.check')) {
-    const haystack = label.dataset.search ?? '';
-    label.hidden = !words.every((word) => haystack.includes(word));
+  for (const label of parts.presetList.querySelectorAll<HTMLLabelElement>('label.pick')) {
+    label.hidden = !words.every((word) => (label.dataset.search ?? '').includes(word));
     if (!label.hidden) shown += 1;
   }
-  const boxes = hardwareBoxes(inputs);
-  const checked = boxes.filter((box) => box.checked).length;
-  const hiddenChecked = boxes.filter((box) => box.checked && box.closest('label')?.hidden).length;
-  const hiddenNote = hiddenChecked > 0 ? ` (${hiddenChecked} hidden by the search)` : '';
-  inputs.hardwareCount.textContent = `${checked} selected${hiddenNote} · showing ${shown} of ${boxes.length}`;
+  if (shown === 0) parts.presetNote.textContent = `No preset matches "${parts.presetSearch.value}".`;
+  else updatePresetNote(parts);
 }
 
-/** The sequence-length / image-size placeholders tell what the chosen preset uses by default. */
-export function showPresetDefaults(inputs: Inputs, catalog: Catalog): void {
-  const usingConfig = inputs.config.value.trim() !== '';
-  const preset = catalog.presets.find((p) => p.id === inputs.preset.value);
-  const input = usingConfig ? undefined : preset?.input;
-  inputs.numbers.seq_len.placeholder =
-    input === undefined ? 'model default' : input.seq_len !== undefined ? `${input.seq_len} (default)` : 'not used';
-  inputs.numbers.image_size.placeholder =
-    input === undefined ? 'model default' : input.image_size !== undefined ? `${input.image_size} (default)` : 'not used';
-  inputs.preset.disabled = usingConfig;
+function presetRadios(parts: FormParts): HTMLInputElement[] {
+  return [...parts.presetList.querySelectorAll<HTMLInputElement>('input[type=radio]')];
 }
 
-export type FormReading =
-  | { ok: true; request: PredictRequest }
-  | { ok: false; field: string; message: string };
-
-function readModel(inputs: Inputs): { ok: true; model: ModelSpec } | { ok: false; field: string; message: string } {
-  const text = inputs.config.value.trim();
-  if (text === '') {
-    inputs.configKind.textContent = '';
-    return { ok: true, model: { preset: inputs.preset.value } };
-  }
-  const reading = readModelConfig(text);
-  inputs.configKind.textContent = reading.ok
-    ? `Read as: ${reading.description}. Clear the box to use the preset.`
-    : '';
-  return reading.ok ? reading : { ok: false, field: 'config', message: reading.message };
+function usingConfig(parts: FormParts): boolean {
+  return parts.config.value.trim() !== '';
 }
 
-/** Empty number boxes are left out, so the core applies the model's or the contract's default. */
-function readTraining(inputs: Inputs): TrainingSpec {
-  const training: TrainingSpec = {
-    precision: inputs.precision.value as TrainingSpec['precision'],
-    optimizer: inputs.optimizer.value as TrainingSpec['optimizer'],
+/** While a config is in the box the presets are disabled, and the note says why. */
+export function updatePresetNote(parts: FormParts): void {
+  const config = usingConfig(parts);
+  for (const radio of presetRadios(parts)) radio.disabled = config;
+  parts.presetList.classList.toggle('disabled', config);
+  parts.configClear.hidden = !config;
+  parts.presetNote.textContent = config ? 'Your config below is used instead of a preset; clear it to use a preset.' : '';
+  if (!config) parts.configKind.textContent = '';
+}
+
+/** Reads the model and training parts of the scenario. Empty number boxes are left out. */
+export function readModelAndTraining(parts: FormParts, fallbackPreset: string): Pick<Scenario, 'preset' | 'config' | 'training'> {
+  const checked = presetRadios(parts).find((radio) => radio.checked);
+  const training: Training = {
+    precision: parts.precision.value as Training['precision'],
+    optimizer: parts.optimizer.value as Training['optimizer'],
   };
   for (const field of NUMBER_FIELDS) {
-    const value = inputs.numbers[field].valueAsNumber;
+    const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
   }
-  return training;
+  return { preset: checked?.value ?? fallbackPreset, config: parts.config.value, training };
 }
 
-/**
- * The request the form describes, or the one problem the page itself can see (a config that is
- * not JSON, no accelerator ticked). Everything else is left to the core to judge.
- */
-export function readForm(inputs: Inputs): FormReading {
-  const model = readModel(inputs);
-  if (!model.ok) return model;
-  const hardware = hardwareBoxes(inputs)
-    .filter((box) => box.checked)
-    .map((box) => box.value);
-  if (hardware.length === 0) {
-    return { ok: false, field: 'hardware', message: 'hardware: tick at least one accelerator' };
+export function applyModelAndTraining(parts: FormParts, scenario: Scenario): void {
+  for (const radio of presetRadios(parts)) radio.checked = radio.value === scenario.preset;
+  parts.config.value = scenario.config;
+  for (const field of NUMBER_FIELDS) {
+    const value = scenario.training[field];
+    parts.numbers[field].value = value === undefined ? '' : String(value);
   }
-  return {
-    ok: true,
-    request: {
-      model: model.model,
-      training: readTraining(inputs),
-      hardware,
-      // The page shows no per-layer table yet; skipping it keeps responses small.
-      options: { per_layer: false },
-    },
-  };
+  parts.precision.value = scenario.training.precision;
+  parts.optimizer.value = scenario.training.optimizer;
+  updatePresetNote(parts);
+}
+
+/** A number box the user has not filled shows, as its placeholder, the value the core used. */
+export function showDefaults(parts: FormParts, response: PredictResponse): void {
+  const { input } = response.model;
+  const { training } = response;
+  // Short: the boxes are narrow on a phone. The labels' titles carry the longer explanation.
+  parts.numbers.seq_len.placeholder = input.seq_len !== undefined ? `${input.seq_len} (default)` : 'not used';
+  parts.numbers.image_size.placeholder = input.image_size !== undefined ? `${input.image_size} (default)` : 'not used';
+  parts.numbers.dataset_size.placeholder = `${(training.batch_size * 100).toLocaleString('en-US')} (default)`;
 }

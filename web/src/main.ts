@@ -1,79 +1,474 @@
-// The page: fills the form from the catalogue, shows the default example, and recomputes (debounced)
-// whenever an input changes. Prediction is a fast roofline evaluation, so it runs on the main thread.
+// The page: connects the engine (a worker when possible), fills the form from the catalogue,
+// restores the scenario from the link, and recomputes whenever an input changes.
+//
+// Recomputing is "latest wins": a change is sent at once if the engine is idle; changes made while
+// it works are folded into one follow-up request, so results keep pace with typing without a
+// debounce delay and without a queue of stale requests.
 
-import { debounce } from './dom';
-import { createEngine, PrenetError } from './engine.js';
-import { filterHardware, findInputs, populate, readForm, showPresetDefaults, type Inputs } from './form';
-import { clearErrors, markStale, renderResults, renderSummary, setStatus, showError } from './render';
-import type { Catalog } from './types';
+import { drawBarChart, drawLayerChart, type Bar } from './charts';
+import { wireConfigInput } from './config-input';
+import { byId, download } from './dom';
+import { engineSource } from './engine-source';
+import { connectEngine, type EngineClient } from './engine-client';
+import { exportFileName, exportJson, resultsCsv } from './export.js';
+import { formatCost, formatDuration } from './format.js';
+import {
+  applyModelAndTraining,
+  filterPresets,
+  findForm,
+  populateForm,
+  readModelAndTraining,
+  showDefaults,
+  updatePresetNote,
+  type FormParts,
+} from './form';
+import { createHardwarePicker, type HardwarePicker } from './hardware-picker';
+import type { Job, JobResult } from './jobs.js';
+import { topLayers } from './layers.js';
+import { readModelConfig } from './model-config.js';
+import { clearErrors, clearNote, markStale, renderSummary, setStatus, showError } from './render';
+import { best, renderTable, wireSorting } from './results-table';
+import {
+  defaultScenario,
+  hasScenario,
+  paramsFromLocation,
+  paramsToScenario,
+  scenarioToJob,
+  scenarioToParams,
+  type Scenario,
+} from './scenario.js';
+import { initTheme } from './theme';
+import type { Catalog, PredictResponse } from './types';
 
-// The wasm chunk is loaded lazily so the page's own markup paints first.
-const engine = createEngine(async () => {
-  const { default: createPrenetCore } = await import('@wasm/prenet_core.mjs');
-  return createPrenetCore();
-});
+const params = paramsFromLocation(location);
+/** The iframe mode (`?embed=1`): compact layout, inputs folded away, no per-layer chart. */
+const EMBED = params.get('embed') === '1';
 
-/** Incremented per computation; an answer that arrives after a newer request is dropped. */
-let generation = 0;
+interface Shown {
+  scenario: Scenario;
+  job: Job;
+  response: PredictResponse;
+}
 
-async function recompute(inputs: Inputs): Promise<void> {
-  const mine = ++generation;
-  const reading = readForm(inputs);
-  if (!reading.ok) {
+interface App {
+  client: EngineClient;
+  catalog: Catalog;
+  form: FormParts;
+  picker: HardwarePicker;
+  scenario: Scenario;
+  shown: Shown | null;
+}
+
+// ------------------------------------------------------------------ reading the form
+
+function readScenario(app: App): Scenario {
+  const { hardware, custom } = app.picker.read();
+  return {
+    ...readModelAndTraining(app.form, app.scenario.preset),
+    hardware,
+    custom,
+    sort: app.scenario.sort,
+    layersFor: app.scenario.layersFor,
+  };
+}
+
+function applyScenario(app: App, scenario: Scenario): void {
+  app.scenario = scenario;
+  applyModelAndTraining(app.form, scenario);
+  app.picker.apply(scenario.hardware, scenario.custom);
+}
+
+// ------------------------------------------------------------------ the link
+
+let linkTimer: ReturnType<typeof setTimeout> | undefined;
+/** The hash this page last wrote, so its own `hashchange` is not mistaken for a pasted link. */
+let writtenHash = '';
+
+async function writeLink(scenario: Scenario): Promise<{ configLeftOut: boolean }> {
+  const { params: link, configLeftOut } = await scenarioToParams(scenario);
+  if (EMBED) link.set('embed', '1');
+  // Commas are fine in a fragment; unescaped they keep `hardware=a,b,c` readable.
+  writtenHash = `#${link.toString().replace(/%2C/gi, ',')}`;
+  // The query (an iframe's `?embed=1&preset=…`) is dropped: the hash now says everything.
+  history.replaceState(null, '', `${location.pathname}${writtenHash}`);
+  if (EMBED) {
+    link.delete('embed');
+    document.getElementById('open-full')?.setAttribute('href', `${location.pathname}#${link.toString().replace(/%2C/gi, ',')}`);
+  }
+  return { configLeftOut };
+}
+
+/** Writing the URL on every keystroke is wasted work (compression, history); a short pause suffices. */
+function scheduleLinkWrite(scenario: Scenario): void {
+  clearTimeout(linkTimer);
+  linkTimer = setTimeout(() => void writeLink(scenario), 250);
+}
+
+function known(catalog: Catalog) {
+  return {
+    presets: catalog.presets.map((p) => p.id),
+    hardware: catalog.hardware.map((h) => h.id),
+    precisions: catalog.precisions,
+    optimizers: catalog.optimizers,
+  };
+}
+
+// ------------------------------------------------------------------ computing
+
+let inFlight = false;
+let queued: { scenario: Scenario; since: number } | null = null;
+let renders = 0;
+
+/**
+ * @param since when the change happened (an event's timeStamp), for the recompute measurement
+ */
+function request(app: App, scenario: Scenario, since: number): void {
+  app.scenario = scenario;
+  scheduleLinkWrite(scenario);
+  if (scenario.hardware.length === 0) {
+    queued = null;
     clearErrors();
-    showError(reading.field, reading.message);
+    showError('hardware', 'hardware: tick at least one accelerator');
     markStale(true);
     return;
   }
+  queued = { scenario, since };
+  if (!inFlight) void pump(app);
+}
+
+/**
+ * `data-busy` on <html> is "1" while a computation is pending and "0" once the page shows the
+ * latest inputs' outcome: tests and the benchmark wait on it instead of guessing with timeouts.
+ */
+function setBusy(busy: boolean): void {
+  document.documentElement.dataset.busy = busy ? '1' : '0';
+}
+
+async function pump(app: App): Promise<void> {
+  inFlight = true;
+  setBusy(true);
   try {
-    const response = await engine.predict(reading.request);
-    if (mine !== generation) return;
-    clearErrors();
-    renderSummary(response);
-    renderResults(response);
-    markStale(false);
+    while (queued !== null) {
+      const { scenario, since } = queued;
+      queued = null;
+      const job = scenarioToJob(scenario, { perLayer: EMBED ? 'none' : 'chart' });
+      const result = await app.client.compute(job);
+      if (queued !== null) continue; // superseded while computing: skip drawing stale numbers
+      show(app, scenario, job, result);
+      measure(since);
+    }
   } catch (error) {
-    if (mine !== generation) return;
-    if (!(error instanceof PrenetError)) throw error;
-    clearErrors();
-    showError(error.field, error.message);
-    markStale(true);
+    reportFailure(error);
+  } finally {
+    inFlight = false;
+    setBusy(false);
   }
 }
 
-function wire(inputs: Inputs, catalog: Catalog): void {
-  const update = (): void => {
-    recompute(inputs).catch(reportFailure);
-  };
-  const later = debounce(update, 250);
-  inputs.hardwareSearch.addEventListener('input', () => filterHardware(inputs));
-  inputs.form.addEventListener('input', (event) => {
-    if (event.target === inputs.hardwareSearch) return; // filtering changes no input
-    if (event.target === inputs.config || event.target === inputs.preset) showPresetDefaults(inputs, catalog);
-    filterHardware(inputs); // keeps the "n selected" count current
-    later();
-  });
-  inputs.form.addEventListener('change', later); // selects and checkboxes in older browsers
-  inputs.form.addEventListener('submit', (event) => {
-    event.preventDefault(); // Enter in a field recomputes now instead of navigating
-    update();
+/** Performance entries the benchmark (web/bench/bench-web.mjs) reads: time to the frame showing the result. */
+function measure(since: number): void {
+  renders += 1;
+  const count = renders;
+  document.documentElement.dataset.renders = String(count);
+  requestAnimationFrame(() => {
+    const now = performance.now();
+    if (count === 1) performance.mark('prenet:first-result', { startTime: now });
+    else performance.measure('prenet:recompute', { start: since, end: now });
   });
 }
+
+function hardwareName(app: App, job: Job, field: string): string | null {
+  const index = /^hardware\[(\d+)\]/.exec(field)?.[1];
+  if (index === undefined) return null;
+  const ref = job.request.hardware?.[Number(index)];
+  if (ref === undefined) return null;
+  return typeof ref === 'string' ? app.picker.nameOf(ref) : (ref.name ?? 'custom accelerator');
+}
+
+/**
+ * A file the config box refused (an ONNX model, say). The inputs did not change, so the results
+ * still match them; the message stays beside the box until the model input changes.
+ */
+let refusedFile: string | null = null;
+
+function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
+  clearErrors();
+  if (refusedFile !== null) showError('config', refusedFile);
+  app.form.configKind.textContent = result.understood === null ? '' : `Read as: ${result.understood}.`;
+  if (!result.ok) {
+    // Say which accelerator "hardware[1]" is: the user never sees the request's list.
+    const name = hardwareName(app, job, result.field);
+    const message = name === null ? result.message : result.message.replace(result.field, `${result.field} (${name})`);
+    showError(result.field, message);
+    markStale(true);
+    return;
+  }
+  const { response } = result;
+  app.shown = { scenario, job, response };
+  const preset = response.model.source === 'preset' ? app.catalog.presets.find((p) => p.id === response.model.name) : undefined;
+  renderSummary(response, preset?.name);
+  showDefaults(app.form, response);
+  renderTable(response, scenario.sort);
+  drawCharts(app);
+  markStale(false);
+  byId('export-csv', HTMLButtonElement).disabled = false;
+  byId('export-json', HTMLButtonElement).disabled = false;
+  byId('version', HTMLElement).textContent =
+    `core ${response.version} · predictor ${response.predictor} · computed ${app.client.mode === 'worker' ? 'in a background worker' : "on the page's thread"}`;
+  announce(response);
+}
+
+let announceTimer: ReturnType<typeof setTimeout> | undefined;
+/** One short sentence for screen readers once typing pauses, instead of the whole table each keystroke. */
+function announce(response: PredictResponse): void {
+  clearTimeout(announceTimer);
+  announceTimer = setTimeout(() => {
+    const fastest = [...response.results].sort((a, b) => a.total_s - b.total_s)[0];
+    byId('announce', HTMLElement).textContent =
+      fastest === undefined ? '' : `Results updated for ${response.results.length} accelerators. Fastest: ${fastest.name}, ${formatDuration(fastest.total_s)} in total.`;
+  }, 1000);
+}
+
+// ------------------------------------------------------------------ charts
+
+function drawCharts(app: App): void {
+  const shown = app.shown;
+  if (shown === null) return;
+  const { results } = shown.response;
+  const fastest = best(results, (r) => r.total_s);
+  const timeBars: Bar[] = [...results]
+    .sort((a, b) => a.total_s - b.total_s)
+    .map((r) => ({ label: r.name, value: r.total_s, text: formatDuration(r.total_s), best: r.fits && r.total_s === fastest, noFit: !r.fits }));
+  drawBarChart(byId('time-chart', HTMLElement), timeBars, 'Total training time');
+
+  const cheapest = best(results, (r) => r.cost_usd);
+  const costBars: Bar[] = [...results]
+    .sort((a, b) => (a.cost_usd ?? Infinity) - (b.cost_usd ?? Infinity))
+    .map((r) => ({
+      label: r.name,
+      value: r.cost_usd,
+      text: r.cost_usd === null ? 'no price' : formatCost(r.cost_usd),
+      best: r.fits && r.cost_usd !== null && r.cost_usd === cheapest,
+      noFit: !r.fits,
+    }));
+  drawBarChart(byId('cost-chart', HTMLElement), costBars, 'Training cost');
+  if (!EMBED) drawLayers(app);
+}
+
+function drawLayers(app: App): void {
+  const shown = app.shown;
+  if (shown === null) return;
+  const select = byId('layers-for', HTMLSelectElement);
+  const results = shown.response.results;
+  select.replaceChildren(
+    ...results.map((r) => {
+      const option = document.createElement('option');
+      option.value = r.hardware;
+      option.textContent = r.name;
+      return option;
+    }),
+  );
+  // The engine sent per-layer timings for one accelerator only (jobs.js): the chosen one, or the
+  // first row of the table.
+  const result = results.find((r) => r.layers !== undefined);
+  if (result === undefined) return;
+  select.value = result.hardware;
+  const count = Number(byId('layers-top', HTMLSelectElement).value);
+  const { bars, rest, total_ms } = topLayers(result.layers ?? [], count);
+  const covered = bars.reduce((sum, bar) => sum + bar.total_ms, 0);
+  byId('layers-note', HTMLElement).textContent =
+    rest === null
+      ? `All ${bars.length} layers on ${result.name}, slowest first.`
+      : `The ${bars.length} slowest of ${bars.length + rest.layers} layers on ${result.name} take ${Math.round((covered / total_ms) * 100)} % of the step; the rest are summed in the last bar.`;
+  drawLayerChart(byId('layers-chart', HTMLElement), bars, rest, `Time per layer on ${result.name}`);
+}
+
+/** Charts are drawn at their pixel width; redraw when it changes (rotation, resizing). */
+function redrawOnResize(app: App): void {
+  const widths = new Map<Element, number>();
+  let frame = 0;
+  const observer = new ResizeObserver((entries) => {
+    let changed = false;
+    for (const entry of entries) {
+      const width = Math.round(entry.contentRect.width);
+      if (widths.get(entry.target) !== width) changed = true;
+      widths.set(entry.target, width);
+    }
+    if (!changed) return;
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => drawCharts(app));
+  });
+  for (const id of ['time-chart', 'cost-chart', 'layers-chart']) observer.observe(byId(id, HTMLElement));
+}
+
+// ------------------------------------------------------------------ exports and sharing
+
+/** The request as the core saw it: with the pasted config in place of the preset. */
+function exportedRequest(job: Job) {
+  if (job.configText === undefined) return job.request;
+  const reading = readModelConfig(job.configText);
+  return reading.ok ? { ...job.request, model: reading.model } : job.request;
+}
+
+function wireExports(app: App): void {
+  byId('export-csv', HTMLButtonElement).addEventListener('click', () => {
+    if (app.shown === null) return;
+    download(resultsCsv(app.shown.response), exportFileName(app.shown.response.model.name, 'csv'), 'text/csv;charset=utf-8');
+  });
+  // The JSON export carries per-layer timings for every accelerator, so it is computed afresh.
+  byId('export-json', HTMLButtonElement).addEventListener('click', async () => {
+    if (app.shown === null) return;
+    const job = scenarioToJob(app.shown.scenario, { perLayer: 'all' });
+    const result = await app.client.compute(job).catch((error: unknown) => {
+      reportFailure(error);
+      return null;
+    });
+    if (result === null || !result.ok) return;
+    download(exportJson(exportedRequest(job), result.response), exportFileName(result.response.model.name, 'json'), 'application/json');
+  });
+}
+
+function wireShare(app: App): void {
+  const note = byId('share-note', HTMLElement);
+  byId('share', HTMLButtonElement).addEventListener('click', async () => {
+    clearTimeout(linkTimer);
+    const { configLeftOut } = await writeLink(readScenario(app));
+    const url = location.href;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(url);
+      copied = true;
+    } catch {
+      // No clipboard access (some file:// pages, old browsers): the address bar has the link.
+    }
+    note.textContent =
+      (copied ? 'Link copied: it restores this scenario.' : 'The address bar now holds a link to this scenario; copy it from there.') +
+      (configLeftOut ? ' Your config is too large for a link and was left out.' : '');
+  });
+}
+
+// ------------------------------------------------------------------ start
 
 function reportFailure(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
-  setStatus(`Something went wrong inside the calculator: ${message}`);
+  setStatus(`Something went wrong inside the calculator: ${message}. Reloading the page may help.`);
   console.error(error);
 }
 
+function wireInputs(app: App): void {
+  const changed = (event: Event): void => {
+    clearNote();
+    request(app, readScenario(app), event.timeStamp);
+  };
+  app.form.form.addEventListener('input', (event) => {
+    if (event.target === app.form.presetSearch) return filterPresets(app.form);
+    if (event.target instanceof HTMLInputElement && event.target.type === 'file') return; // config-input.ts reads it
+    if (event.target === app.form.config || (event.target instanceof HTMLInputElement && event.target.name === 'preset')) {
+      refusedFile = null;
+      updatePresetNote(app.form);
+    }
+    changed(event);
+  });
+  // Only `input`: every current browser fires it for selects, radios and checkboxes too, and also
+  // listening to `change` would compute each change twice.
+  app.form.form.addEventListener('submit', (event) => {
+    event.preventDefault(); // Enter in a field recomputes now instead of navigating
+    changed(event);
+  });
+  app.form.configClear.addEventListener('click', (event) => {
+    refusedFile = null;
+    app.form.config.value = '';
+    updatePresetNote(app.form);
+    app.form.config.focus();
+    changed(event);
+  });
+  wireConfigInput({
+    loaded: () => {
+      refusedFile = null;
+      updatePresetNote(app.form);
+      request(app, readScenario(app), performance.now());
+    },
+    rejected: (message) => {
+      refusedFile = message;
+      showError('config', message);
+    },
+  });
+  // A file dropped beside the Model box would make the browser open it and leave the page.
+  window.addEventListener('dragover', (event) => event.preventDefault());
+  window.addEventListener('drop', (event) => event.preventDefault());
+
+  wireSorting(
+    () => app.scenario.sort,
+    (sort) => {
+      app.scenario = { ...app.scenario, sort };
+      if (app.shown !== null) renderTable(app.shown.response, sort);
+      scheduleLinkWrite(app.scenario);
+    },
+  );
+  // Another accelerator's per-layer timings must be computed (jobs.js); a few milliseconds.
+  byId('layers-for', HTMLSelectElement).addEventListener('change', (event) => {
+    request(app, { ...app.scenario, layersFor: (event.target as HTMLSelectElement).value }, event.timeStamp);
+  });
+  byId('layers-top', HTMLSelectElement).addEventListener('change', () => drawLayers(app));
+
+  // A link pasted into this tab's address bar changes only the hash: restore it without a reload.
+  window.addEventListener('hashchange', () => {
+    if (location.hash === writtenHash) return;
+    void restore(app, paramsFromLocation(location));
+  });
+}
+
+async function restore(app: App, link: URLSearchParams): Promise<void> {
+  const { scenario, problems } = await paramsToScenario(link, known(app.catalog));
+  applyScenario(app, scenario);
+  setStatus(problems.length > 0 ? `Some of this link could not be used: ${problems.join('; ')}.` : '', 'note');
+  request(app, scenario, performance.now());
+}
+
+function setUpEmbedMode(): void {
+  if (!EMBED) return;
+  document.documentElement.classList.add('embed');
+  byId('inputs-panel', HTMLDetailsElement).open = false;
+  // The full calculator, opened in a new tab with the same scenario.
+  const footer = document.querySelector('footer');
+  if (footer !== null) {
+    const link = document.createElement('a');
+    link.id = 'open-full';
+    link.target = '_blank';
+    link.rel = 'noopener';
+    link.textContent = 'Open in the full calculator ↗';
+    link.href = location.pathname; // writeLink adds the scenario
+    footer.prepend(link);
+  }
+}
+
 async function start(): Promise<void> {
+  initTheme(byId('theme', HTMLButtonElement), params.get('theme'));
+  setUpEmbedMode();
   setStatus('Loading the calculator…');
-  const inputs = findInputs();
-  const catalog = await engine.catalog();
-  populate(inputs, catalog);
-  wire(inputs, catalog);
+  const client = await connectEngine(engineSource, (reason) => console.info(`prenet: computing on the page's thread (${reason})`));
+  document.documentElement.dataset.engine = client.mode;
+  const catalog = await client.catalog();
+  const form = findForm();
+  populateForm(form, catalog);
+  // The picker reports its changes itself: its checkboxes are inside the form, but their events are
+  // handled there (filters must not recompute).
+  let app: App | undefined;
+  const picker = createHardwarePicker(catalog, () => {
+    if (app !== undefined) request(app, readScenario(app), performance.now());
+  });
+  app = { client, catalog, form, picker, scenario: defaultScenario(), shown: null };
+  wireInputs(app);
+  wireExports(app);
+  wireShare(app);
+  redrawOnResize(app);
   setStatus('');
-  await recompute(inputs);
+  if (hasScenario(params)) await restore(app, params);
+  else {
+    applyScenario(app, app.scenario);
+    // Read back from the form: a default accelerator missing from this catalogue is dropped there.
+    request(app, readScenario(app), performance.now());
+  }
 }
 
 start().catch(reportFailure);

@@ -102,6 +102,7 @@ export interface LayerInfo {
   flops: Phases;
   bytes: Phases;
   features: { co: number; cm: number };
+  kernels?: number;
 }
 
 export interface LayerTiming {
@@ -120,6 +121,14 @@ export interface MemoryBreakdown {
   gradients_gb: number;
   optimizer_gb: number;
   activations_gb: number;
+  overhead_gb?: number;
+}
+
+/** Summed kernel time by what limited each kernel (docs/API.md). */
+export interface TimeSplit {
+  compute: number;
+  memory: number;
+  overhead: number;
 }
 
 export interface HardwareResult {
@@ -134,11 +143,13 @@ export interface HardwareResult {
   total_s: number;
   memory_gb: number;
   memory: MemoryBreakdown;
+  device_memory_gb?: number;
   fits: boolean;
   price_per_hour_usd: number | null;
   cost_usd: number | null;
   mfu: number;
   bottleneck: Bottleneck;
+  time_split_ms?: TimeSplit;
   layers?: LayerTiming[];
 }
 

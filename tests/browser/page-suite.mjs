@@ -1,0 +1,202 @@
+// The acceptance tests of issue 6, written once and run against each way the calculator is opened
+// (page-served.test.mjs: the static site over http; page-single.test.mjs: the one-file build from
+// file:// with the network blocked). Tests run in order and share one page, like a user's visit.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  ARTIFACTS,
+  DEFAULT_HARDWARE,
+  FIXTURES,
+  chooseHardware,
+  expectWithin,
+  isInMemory,
+  launch,
+  rowIds,
+  settled,
+  stepMs,
+} from './helpers.mjs';
+
+/**
+ * @param {string} title
+ * @param {() => Promise<import('./helpers.mjs').Target>} open resolves once the target can be loaded
+ * @param {() => void} [close]
+ */
+export function pageSuite(title, open, close) {
+  describe(title, () => {
+    /** @type {import('./helpers.mjs').Target} */
+    let target;
+    /** @type {Awaited<ReturnType<typeof launch>>} */
+    let browser;
+    /** @type {import('playwright-core').Page} */
+    let page;
+    const shot = (/** @type {string} */ name) => page.screenshot({ path: join(ARTIFACTS, `${target.name}-${name}.png`), fullPage: true });
+    const within = (/** @type {string} */ what, /** @type {() => Promise<unknown>} */ wait) => expectWithin(page, what, wait, browser.problems);
+
+    before(async () => {
+      target = await open();
+      browser = await launch({ offline: target.offline });
+      page = browser.page;
+    });
+
+    after(async () => {
+      await browser?.close();
+      close?.();
+    });
+
+    test('the default example shows results on load, with the summary before them', async () => {
+      await page.goto(target.url);
+      await within('the default example never rendered', () => settled(page));
+      assert.deepEqual((await rowIds(page)).sort(), [...DEFAULT_HARDWARE].sort(), 'one row per default accelerator');
+      for (const hardware of DEFAULT_HARDWARE) {
+        const step = await stepMs(page, hardware);
+        assert.ok(Number.isFinite(step) && step > 0, `${hardware}: step_ms ${step}`);
+        const text = await page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="total_s"]`).textContent();
+        assert.match(text ?? '', /^\d[\d.,]* (ms|s|min|h|days)$/, `${hardware}: total "${text}" is a number with a unit`);
+      }
+      const summary = (await page.locator('#summary').textContent()) ?? '';
+      assert.match(summary, /bert-base/);
+      assert.match(summary, /Parameters\s*110 M/);
+      assert.match(summary, /FLOPs per step\s*\d/);
+      const order = await page.evaluate(() => {
+        const summaryBox = document.querySelector('#summary');
+        const table = document.querySelector('#results');
+        return summaryBox && table ? summaryBox.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING : 0;
+      });
+      assert.ok(order, '"What was understood" comes before the times');
+      assert.ok((await page.locator('#time-chart svg rect.bar').count()) === 3, 'a time bar per accelerator');
+      assert.ok((await page.locator('#layers-chart svg rect').count()) > 10, 'the per-layer chart is drawn');
+      const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      assert.match(csp ?? '', /script-src [^;]*'wasm-unsafe-eval'/, 'the page carries its CSP');
+      assert.doesNotMatch(csp ?? '', /'unsafe-inline'|'unsafe-eval'/, 'no unsafe-inline or unsafe-eval');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.engine), 'worker', 'the engine runs in a worker');
+      await shot('default');
+    });
+
+    test('a preset picked by search and three accelerators picked by search and filters', async () => {
+      await page.locator('#preset-search').fill('gpt');
+      const shown = await page.locator('#preset-list label.pick:visible').allTextContents();
+      assert.ok(shown.length >= 1 && shown.every((text) => /gpt/i.test(text)), `search "gpt" shows only GPT presets: ${shown}`);
+      await page.locator('#preset-list input[value="gpt2"]').check();
+      await page.locator('#preset-search').fill('');
+      await chooseHardware(page, ['h100-sxm', 'rtx-4090']);
+      // The third by the filters: AMD parts with at least 128 GB.
+      await page.locator('#filter-vendor').selectOption('amd');
+      await page.locator('#filter-memory').selectOption('128');
+      const amd = await page.locator('#hardware-list .pick:visible input').evaluateAll((boxes) => boxes.map((box) => /** @type {HTMLInputElement} */ (box).value));
+      assert.ok(amd.includes('mi300x') && amd.every((id) => id.startsWith('mi')), `AMD ≥ 128 GB filter shows ${amd}`);
+      await page.locator('#hardware-list input[value="mi300x"]').check();
+      assert.match((await page.locator('#hardware-count').textContent()) ?? '', /^3 selected \(2 hidden by the filters\)/);
+      await page.locator('#filter-vendor').selectOption('');
+      await page.locator('#filter-memory').selectOption('0');
+      await within('the GPT-2 scenario was not computed', () => settled(page));
+      assert.deepEqual((await rowIds(page)).sort(), ['h100-sxm', 'mi300x', 'rtx-4090']);
+      assert.match((await page.locator('#summary').textContent()) ?? '', /gpt2 \(from preset\)/);
+      await shot('gpt2-three-accelerators');
+    });
+
+    test('changing the batch size changes the numbers', async () => {
+      const before = await stepMs(page, 'h100-sxm');
+      await page.locator('#batch_size').fill('64');
+      await within('no result for batch 64', () => settled(page));
+      const after = await stepMs(page, 'h100-sxm');
+      assert.ok(after > before, `step at batch 64 (${after} ms) should exceed batch 32 (${before} ms)`);
+      assert.match((await page.locator('#summary').textContent()) ?? '', /batch 64/);
+    });
+
+    test('the table sorts by a column, and the order follows', async () => {
+      await page.locator('#results th[data-sort="step_ms"] button').click();
+      const ascending = await page.locator('#results td[data-col="step_ms"]').evaluateAll((cells) => cells.map((c) => Number(c.getAttribute('data-value'))));
+      assert.deepEqual(ascending, [...ascending].sort((a, b) => a - b));
+      assert.equal(await page.locator('#results th[data-sort="step_ms"]').getAttribute('aria-sort'), 'ascending');
+      await page.locator('#results th[data-sort="step_ms"] button').press('Enter'); // the keyboard works too
+      assert.equal(await page.locator('#results th[data-sort="step_ms"]').getAttribute('aria-sort'), 'descending');
+      const descending = await page.locator('#results td[data-col="step_ms"]').evaluateAll((cells) => cells.map((c) => Number(c.getAttribute('data-value'))));
+      assert.deepEqual(descending, [...ascending].reverse());
+    });
+
+    test('a shared link restores the same scenario in a new tab', async () => {
+      await page.locator('#precision').selectOption('bf16');
+      await page.locator('#epochs').fill('3');
+      await within('no result for bf16, 3 epochs', () => settled(page));
+      await page.locator('#share').click();
+      await page.waitForFunction(() => /precision=bf16/.test(location.hash) && /epochs=3/.test(location.hash));
+      const link = page.url();
+      const expected = {
+        rows: await rowIds(page),
+        steps: await page.locator('#results td[data-col="step_ms"]').allTextContents(),
+        summary: await page.locator('#summary').textContent(),
+      };
+      const second = await browser.context.newPage();
+      await second.goto(link);
+      await expectWithin(second, 'the shared link did not compute', () => settled(second), browser.problems);
+      assert.deepEqual(await rowIds(second), expected.rows, 'same accelerators, same order');
+      assert.deepEqual(await second.locator('#results td[data-col="step_ms"]').allTextContents(), expected.steps, 'same numbers');
+      assert.equal(await second.locator('#summary').textContent(), expected.summary);
+      assert.equal(await second.locator('#batch_size').inputValue(), '64');
+      assert.equal(await second.locator('#precision').inputValue(), 'bf16');
+      assert.equal(await second.locator('#results th[data-sort="step_ms"]').getAttribute('aria-sort'), 'descending', 'the sort is restored');
+      assert.ok(await second.locator('#preset-list input[value="gpt2"]').isChecked());
+      await second.close();
+    });
+
+    test('an uploaded config file is read, understood and computed', async () => {
+      await page.locator('#config-file').setInputFiles(join(FIXTURES, 'gpt2-medium-config.json'));
+      await within('the uploaded config was not computed', () =>
+        page.waitForFunction(() => /Hugging Face config/.test(document.querySelector('#summary')?.textContent ?? '')),
+      );
+      await settled(page);
+      assert.match(await page.locator('#config').inputValue(), /"n_embd": 1024/, 'the file text is in the box');
+      assert.match((await page.locator('#config-kind').textContent()) ?? '', /Read as: Hugging Face config \(model_type "gpt2"\)/);
+      assert.match((await page.locator('#summary').textContent()) ?? '', /Parameters\s*355 M/);
+      assert.ok(await page.locator('#preset-list input[value="gpt2"]').isDisabled(), 'presets are off while a config is used');
+      await shot('uploaded-config');
+    });
+
+    test('an ONNX file is refused with a clear message', async () => {
+      await page.locator('#config-file').setInputFiles(join(FIXTURES, 'tiny.onnx'));
+      const box = page.locator('#model-error');
+      await within('no message for the ONNX file', () => box.waitFor({ state: 'visible' }));
+      assert.match((await box.textContent()) ?? '', /^config: ONNX import is not supported yet \("tiny\.onnx"\)/);
+    });
+
+    test('bad JSON shows an error naming the config, and the old results are marked stale', async () => {
+      await page.locator('#config').fill('{"model_type": "gpt2", "n_embd": ');
+      const box = page.locator('#model-error');
+      // Wait for this error, not just any: the ONNX message of the previous test is still showing.
+      await within('no JSON error beside the config box', () =>
+        page.waitForFunction(() => /^config: not valid JSON/.test(document.querySelector('#model-error')?.textContent ?? '')),
+      );
+      assert.ok(await box.isVisible());
+      assert.equal(await page.locator('#config').getAttribute('aria-invalid'), 'true');
+      assert.ok(await page.locator('#output.stale').count(), 'results are marked stale');
+      await shot('bad-json');
+      // A core error names the field inside the config.
+      await page.locator('#config').fill('{"model_type": "gpt2", "n_embd": "wide", "n_layer": 2, "n_head": 2, "vocab_size": 100}');
+      await within('no error for a bad field', () => page.waitForFunction(() => /model\.hf_config\.n_embd/.test(document.querySelector('#model-error')?.textContent ?? '')));
+      await page.locator('#config-clear').click();
+      await within('clearing the config did not bring the preset back', () => box.waitFor({ state: 'hidden' }));
+      await settled(page);
+      assert.match((await page.locator('#summary').textContent()) ?? '', /gpt2 \(from preset\)/);
+    });
+
+    test('an out-of-range number gets the core\'s message beside its input', async () => {
+      await page.locator('#batch_size').fill('-4');
+      const box = page.locator('#batch_size-error');
+      await within('no error beside the batch size', () => box.waitFor({ state: 'visible' }));
+      assert.match((await box.textContent()) ?? '', /^training\.batch_size: /);
+      assert.equal(await page.locator('#batch_size').getAttribute('aria-invalid'), 'true');
+      await page.locator('#batch_size').fill('32');
+      await within('the error did not clear', () => box.waitFor({ state: 'hidden' }));
+    });
+
+    test('no request left the page: only its own files, and no console errors', () => {
+      const foreign = browser.requests.filter((url) => !isInMemory(url) && !target.ownFile(url));
+      assert.deepEqual(foreign, [], 'requests for anything but the page\'s own files');
+      assert.deepEqual(browser.blocked, [], 'network requests attempted while offline');
+      assert.ok(browser.requests.length > 0, 'requests were recorded');
+      assert.deepEqual(browser.problems, [], 'console errors or uncaught exceptions (a CSP violation shows here)');
+    });
+  });
+}

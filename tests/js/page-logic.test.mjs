@@ -1,0 +1,207 @@
+// The page's pure logic, in Node: scenarios and links (scenario.js), engine jobs (jobs.js, over
+// the real wasm core), row sorting (sort.js), the per-layer top-N (layers.js) and exports (export.js).
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { exportFileName, exportJson, resultsCsv } from '../../web/src/export.js';
+import { runJob } from '../../web/src/jobs.js';
+import { topLayers } from '../../web/src/layers.js';
+import {
+  MAX_LINK_CONFIG_CHARS,
+  decodeConfig,
+  defaultScenario,
+  encodeConfig,
+  hasScenario,
+  paramsFromLocation,
+  paramsToScenario,
+  scenarioToJob,
+  scenarioToParams,
+} from '../../web/src/scenario.js';
+import { sortResults } from '../../web/src/sort.js';
+import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
+
+/** @type {import('../../web/src/scenario.js').Known} */
+const KNOWN = {
+  presets: ['bert-base', 'gpt2', 'resnet50'],
+  hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x'],
+  precisions: ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'],
+  optimizers: ['none', 'sgd', 'adam', 'adamw'],
+};
+
+/**
+ * A minimal result row for sorting and export tests.
+ * @param {Partial<import('../../web/src/types').HardwareResult>} fields
+ * @returns {import('../../web/src/types').HardwareResult}
+ */
+function result(fields) {
+  return {
+    hardware: 'x',
+    name: 'X',
+    custom: false,
+    step_ms: 1,
+    forward_ms: 0.3,
+    backward_ms: 0.6,
+    optimizer_ms: 0.1,
+    epoch_s: 1,
+    total_s: 1,
+    memory_gb: 1,
+    memory: { weights_gb: 0.25, gradients_gb: 0.25, optimizer_gb: 0.25, activations_gb: 0.25 },
+    fits: true,
+    price_per_hour_usd: 1,
+    cost_usd: 1,
+    mfu: 0.5,
+    bottleneck: 'compute',
+    ...fields,
+  };
+}
+
+describe('links', () => {
+  test('a scenario survives the round trip through link parameters', async () => {
+    const scenario = defaultScenario();
+    scenario.preset = 'gpt2';
+    scenario.config = '{"model_type": "gpt2", "n_embd": 768, "note": "naïve ✓"}';
+    scenario.custom = [{ id: 'custom-1', name: 'Lab card', peak_tflops: { fp32: 60, bf16: 300 }, memory_bandwidth_gbs: 2000, memory_gb: 48 }];
+    scenario.hardware = ['h100-sxm', 'mi300x', 'custom-1'];
+    scenario.training = { batch_size: 64, seq_len: 512, epochs: 2.5, precision: 'bf16', optimizer: 'adamw' };
+    scenario.sort = { column: 'cost_usd', descending: true };
+    scenario.layersFor = 'mi300x';
+    const { params, configLeftOut } = await scenarioToParams(scenario);
+    assert.equal(configLeftOut, false);
+    const link = new URL(`https://example.test/calc/#${params}`);
+    const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
+    assert.deepEqual(restored.problems, []);
+    assert.deepEqual(restored.scenario, scenario);
+  });
+
+  test('the query sets a scenario and the hash overrides it (the iframe mode\'s URL)', async () => {
+    const params = paramsFromLocation({ search: '?embed=1&preset=gpt2&batch=8&hardware=h100-sxm', hash: '#batch=16' });
+    assert.equal(hasScenario(params), true);
+    const { scenario } = await paramsToScenario(params, KNOWN);
+    assert.equal(scenario.preset, 'gpt2');
+    assert.equal(scenario.training.batch_size, 16);
+    assert.deepEqual(scenario.hardware, ['h100-sxm']);
+    assert.equal(hasScenario(new URLSearchParams('embed=1&theme=dark')), false);
+  });
+
+  test('what a link gets wrong is reported per parameter and left at the default', async () => {
+    const params = new URLSearchParams('preset=nope&hardware=h100-sxm,warp-drive&batch=lots&precision=fp4&sort=colour&config=zNOT-DEFLATE');
+    const { scenario, problems } = await paramsToScenario(params, KNOWN);
+    assert.equal(scenario.preset, 'bert-base');
+    assert.deepEqual(scenario.hardware, ['h100-sxm']);
+    assert.equal(scenario.training.batch_size, 32);
+    assert.equal(scenario.training.precision, 'fp32');
+    assert.equal(scenario.config, '');
+    assert.deepEqual(
+      problems.map((line) => line.split(':')[0]),
+      ['preset', 'config', 'hardware', 'batch', 'precision', 'sort'],
+    );
+  });
+
+  test('out-of-range numbers are kept, for the core to name beside the input', async () => {
+    const { scenario, problems } = await paramsToScenario(new URLSearchParams('batch=-4'), KNOWN);
+    assert.equal(scenario.training.batch_size, -4);
+    assert.deepEqual(problems, []);
+  });
+
+  test('configs are compressed in links; one too large is left out and said so', async () => {
+    const text = JSON.stringify({ model_type: 'gpt2', layers: Array.from({ length: 200 }, (_, i) => ({ name: `layer.${i}`, units: 768 })) });
+    const encoded = await encodeConfig(text);
+    assert.ok(encoded.startsWith('z') && encoded.length < text.length / 3, `compressed to ${encoded.length} of ${text.length}`);
+    assert.equal(await decodeConfig(encoded), text);
+    // Random text hardly compresses: beyond the link budget it is left out.
+    const noise = randomBytes(MAX_LINK_CONFIG_CHARS).toString('base64');
+    const scenario = { ...defaultScenario(), config: noise };
+    const { params, configLeftOut } = await scenarioToParams(scenario);
+    assert.equal(configLeftOut, true);
+    assert.equal(params.has('config'), false);
+  });
+});
+
+describe('engine jobs', () => {
+  test('pasted config text replaces the preset and is described', async () => {
+    requireBuiltCore();
+    const scenario = { ...defaultScenario(), config: '{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 1000}' };
+    const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.equal(outcome.understood, 'Hugging Face config (model_type "gpt2")');
+    assert.equal(outcome.response.model.source, 'hf_config');
+  });
+
+  test('text that is not JSON is a "config" error, not a crash', async () => {
+    const outcome = await runJob(engine, { request: { model: { preset: 'bert-base' } }, configText: '{"model_type": ' });
+    assert.equal(outcome.ok, false);
+    assert.ok(!outcome.ok && outcome.field === 'config' && /^config: not valid JSON/.test(outcome.message));
+  });
+
+  test('a core error keeps its field', async () => {
+    const scenario = defaultScenario();
+    scenario.training.batch_size = -4;
+    const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
+    assert.ok(!outcome.ok && outcome.field === 'training.batch_size');
+  });
+
+  test('per-layer timings for the chart come for one accelerator, with the same totals', async () => {
+    const scenario = defaultScenario();
+    const all = await runJob(engine, scenarioToJob(scenario, { perLayer: 'all' }));
+    const chart = await runJob(engine, scenarioToJob({ ...scenario, layersFor: 'h100-sxm' }, { perLayer: 'chart' }));
+    assert.ok(all.ok && chart.ok);
+    assert.deepEqual(chart.response.results.map((r) => r.hardware), HARDWARE);
+    assert.deepEqual(chart.response.results.filter((r) => r.layers !== undefined).map((r) => r.hardware), ['h100-sxm']);
+    for (const [index, row] of chart.response.results.entries()) {
+      assert.equal(row.step_ms, all.response.results[index]?.step_ms, `${row.hardware}: same step time`);
+    }
+    assert.equal(chart.response.layers?.length, all.response.layers?.length);
+    // Without a choice, the first row in the table's order (total time, ascending): the fastest.
+    const fastest = await runJob(engine, scenarioToJob(scenario, { perLayer: 'chart' }));
+    assert.ok(fastest.ok);
+    const withLayers = fastest.response.results.find((r) => r.layers !== undefined);
+    assert.equal(withLayers?.total_s, Math.min(...fastest.response.results.map((r) => r.total_s)));
+  });
+});
+
+describe('sorting, top layers and exports', () => {
+  test('rows sort by a column either way; missing costs always last; ties keep their order', () => {
+    const rows = [
+      result({ hardware: 'a', total_s: 3, cost_usd: null }),
+      result({ hardware: 'b', total_s: 1, cost_usd: 2 }),
+      result({ hardware: 'c', total_s: 2, cost_usd: 1 }),
+      result({ hardware: 'd', total_s: 2, cost_usd: 5, fits: false }),
+    ];
+    const ids = (/** @type {typeof rows} */ list) => list.map((r) => r.hardware);
+    assert.deepEqual(ids(sortResults(rows, { column: 'total_s', descending: false })), ['b', 'c', 'd', 'a']);
+    assert.deepEqual(ids(sortResults(rows, { column: 'total_s', descending: true })), ['a', 'c', 'd', 'b']);
+    assert.deepEqual(ids(sortResults(rows, { column: 'cost_usd', descending: false })), ['c', 'b', 'd', 'a']);
+    assert.deepEqual(ids(sortResults(rows, { column: 'cost_usd', descending: true })), ['d', 'b', 'c', 'a']);
+    assert.deepEqual(ids(sortResults(rows, { column: 'fits', descending: false })), ['a', 'b', 'c', 'd']);
+  });
+
+  test('the top layers and the rest add up to the step', () => {
+    const layers = Array.from({ length: 10 }, (_, i) => ({ name: `l${i}`, forward_ms: i, backward_ms: 2 * i, optimizer_ms: 0.5, bound: 'compute', ct_ms: 0 }));
+    const { bars, rest, total_ms } = topLayers(layers, 3);
+    assert.deepEqual(bars.map((bar) => bar.name), ['l9', 'l8', 'l7']);
+    assert.equal(rest?.layers, 7);
+    assert.equal(rest?.name, '7 other layers');
+    const sum = bars.reduce((s, bar) => s + bar.total_ms, 0) + (rest?.total_ms ?? 0);
+    assert.ok(Math.abs(sum - total_ms) < 1e-9);
+    assert.equal(topLayers(layers, 100).rest, null);
+  });
+
+  test('CSV has a header, one row per accelerator, quoting, and no formula injection', async () => {
+    const response = /** @type {import('../../web/src/types').PredictResponse} */ ({
+      version: 't',
+      predictor: 'roofline',
+      model: { name: 'm', source: 'preset', parameters: 1, layer_count: 1, input: { kind: 'tokens' }, flops_per_step: { forward: 1, backward: 2, optimizer: 0, total: 3 } },
+      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
+      warnings: [],
+      results: [result({ hardware: 'custom-1', name: '=HYPERLINK("x")', custom: true, price_per_hour_usd: null, cost_usd: null }), result({ name: 'A, "quoted" card' })],
+    });
+    const lines = resultsCsv(response).split('\r\n');
+    assert.match(lines[0] ?? '', /^accelerator,id,custom,step_ms,forward_ms,backward_ms,optimizer_ms,epoch_s,total_s,memory_gb,device_memory_gb,fits,price_per_hour_usd,cost_usd,mfu,bottleneck,model,batch_size/);
+    assert.match(lines[1] ?? '', /^"'=HYPERLINK\(""x""\)",custom-1,true,/);
+    assert.match(lines[2] ?? '', /^"A, ""quoted"" card",x,false,1,/);
+    assert.equal(lines.at(-1), '');
+    assert.deepEqual(JSON.parse(exportJson({ model: { preset: 'm' } }, response)).request, { model: { preset: 'm' } });
+    assert.equal(exportFileName('GPT-2 / large!', 'csv', new Date('2026-01-02T03:04:05Z')), 'prenet-gpt-2-large-2026-01-02.csv');
+  });
+});

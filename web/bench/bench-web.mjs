@@ -1,0 +1,223 @@
+#!/usr/bin/env node
+// `npm run bench:web`: measures the calculator in headless Chromium and writes the numbers into
+// docs/PERFORMANCE.md, section "Web" (the script's --write flag; without it, it only prints them).
+//
+//   cold load to first result   fresh browser profile (empty cache) per run; the time from the
+//                               start of navigation to the frame that shows the first results
+//                               (the page's `prenet:first-result` mark), served and single file
+//   recompute latency           from the input event of a batch-size change to the frame showing
+//                               the new numbers (the page's `prenet:recompute` measures)
+//   transfer size               gzip -9 of what a first visit downloads, of the whole site, of the
+//                               single file and of embed.js
+//
+// Needs: npm run build:wasm && npm run build:web, and /usr/bin/chromium.
+
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
+
+const COLD_RUNS = 7;
+const RECOMPUTES = 40;
+const TARGETS = { firstResultMs: 1500, recomputeMs: 100, singleFileGzipBytes: 6 * 1024 * 1024 };
+const write = process.argv.includes('--write');
+
+/** @param {number[]} values */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? NaN) : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+}
+
+/** @param {number[]} values @param {number} p */
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** @param {import('playwright-core').Page} page */
+async function waitSettled(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy === '0' && Number(document.documentElement.dataset.renders ?? 0) > 0, null, { timeout: 30_000 });
+}
+
+/** @param {import('playwright-core').Page} page */
+async function firstResultMs(page) {
+  return page.waitForFunction(() => performance.getEntriesByName('prenet:first-result')[0]?.startTime, null, { timeout: 30_000 }).then((handle) => handle.jsonValue());
+}
+
+/**
+ * Cold loads: each in a new profile, so nothing is cached.
+ * @param {string} url
+ * @param {boolean} offline
+ */
+async function coldLoads(url, offline) {
+  /** @type {number[]} */
+  const times = [];
+  let engine = '';
+  for (let run = 0; run < COLD_RUNS; run += 1) {
+    const browser = await launch({ offline });
+    try {
+      await browser.page.goto(url);
+      times.push(Number(await firstResultMs(browser.page)));
+      engine = String(await browser.page.evaluate(() => document.documentElement.dataset.engine));
+    } finally {
+      await browser.close();
+    }
+  }
+  return { median: median(times), max: Math.max(...times), engine };
+}
+
+/**
+ * Batch-size changes typed one after another, each waited for. The latency is the page's own
+ * measure, from the input event to the frame after the results are drawn.
+ * @param {string} url
+ * @param {boolean} offline
+ * @param {string} hash scenario
+ */
+async function recomputes(url, offline, hash) {
+  const browser = await launch({ offline });
+  try {
+    const { page } = browser;
+    await page.goto(`${url}${hash}`);
+    await waitSettled(page);
+    for (let i = 0; i < RECOMPUTES; i += 1) {
+      const renders = Number(await page.evaluate(() => document.documentElement.dataset.renders));
+      await page.locator('#batch_size').fill(String(16 + (i % 8) * 8));
+      await page.waitForFunction((before) => Number(document.documentElement.dataset.renders) > before && document.documentElement.dataset.busy === '0', renders);
+    }
+    await page.waitForTimeout(100); // the last measure is taken on the next frame
+    const times = await page.evaluate(() => performance.getEntriesByName('prenet:recompute').map((entry) => entry.duration));
+    return { median: median(times), p95: percentile(times, 95), count: times.length };
+  } finally {
+    await browser.close();
+  }
+}
+
+/** @param {string} file */
+function gzipBytes(file) {
+  return gzipSync(readFileSync(file), { level: 9 }).length;
+}
+
+/** @param {string} folder @returns {string[]} */
+function filesUnder(folder) {
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/**
+ * What a first visit to the served site downloads, read from a real page load.
+ * @param {string} url
+ */
+async function firstVisitFiles(url) {
+  const browser = await launch();
+  try {
+    await browser.page.goto(url);
+    await waitSettled(browser.page);
+    const origin = new URL(url).origin;
+    return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname))].map((path) =>
+      join(DIST, path.endsWith('/') ? `${path}index.html` : path),
+    );
+  } finally {
+    await browser.close();
+  }
+}
+
+/** @param {number} bytes */
+function kb(bytes) {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** @param {number} ms */
+const ms = (ms) => `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
+
+/** @param {boolean} ok */
+const verdict = (ok) => (ok ? 'met' : '**missed**');
+
+async function main() {
+  requireBuilt();
+  const server = await startServer();
+  try {
+    const single = singleFileTarget().url;
+    const bigScenario = '#preset=gpt2-large&hardware=h100-sxm,a100-sxm4-80gb,v100-sxm2-32gb,mi300x,tpu-v5p,rtx-4090,l4,b200&batch=8';
+    process.stderr.write('cold loads (served)…\n');
+    const servedCold = await coldLoads(server.url, false);
+    process.stderr.write('cold loads (single file)…\n');
+    const singleCold = await coldLoads(single, true);
+    process.stderr.write('recomputes…\n');
+    const servedRecompute = await recomputes(server.url, false, '');
+    const servedRecomputeBig = await recomputes(server.url, false, bigScenario);
+    const singleRecompute = await recomputes(single, true, '');
+
+    const visit = await firstVisitFiles(server.url);
+    const visitGzip = visit.reduce((sum, file) => sum + gzipBytes(file), 0);
+    const visitRaw = visit.reduce((sum, file) => sum + statSync(file).size, 0);
+    const siteFiles = filesUnder(DIST).filter((file) => !/prenet-calculator\.html$|embed\.js$/.test(file));
+    const siteGzip = siteFiles.reduce((sum, file) => sum + gzipBytes(file), 0);
+    const singleFile = join(DIST, 'prenet-calculator.html');
+    const singleGzip = gzipBytes(singleFile);
+    const embedFile = join(DIST, 'embed.js');
+
+    const chromium = (await import('playwright-core')).chromium;
+    const probe = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+    const version = probe.version();
+    await probe.close();
+
+    const date = new Date().toISOString().slice(0, 10);
+    const cpu = cpus();
+    const lines = [
+      '## Web',
+      '',
+      `Measured ${date} with \`npm run bench:web\` (web/bench/bench-web.mjs): headless Chromium ${version}, ` +
+        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise), page served by ` +
+        'web/serve.mjs on localhost, predictor "roofline".',
+      '',
+      '| measure | served site | single file (file://, offline) | target |',
+      '|---|---|---|---|',
+      `| cold load to first result, median of ${COLD_RUNS} (max) | ${ms(servedCold.median)} (${ms(servedCold.max)}) | ${ms(singleCold.median)} (${ms(singleCold.max)}) | ≤ ${TARGETS.firstResultMs} ms: ${verdict(Math.max(servedCold.median, singleCold.median) <= TARGETS.firstResultMs)} |`,
+      `| recompute after a batch change, bert-base × 3 accelerators, median (p95) of ${servedRecompute.count} | ${ms(servedRecompute.median)} (${ms(servedRecompute.p95)}) | ${ms(singleRecompute.median)} (${ms(singleRecompute.p95)}) | ≤ ${TARGETS.recomputeMs} ms: ${verdict(Math.max(servedRecompute.p95, singleRecompute.p95) <= TARGETS.recomputeMs)} |`,
+      `| recompute, gpt2-large × 8 accelerators with per-layer chart, median (p95) | ${ms(servedRecomputeBig.median)} (${ms(servedRecomputeBig.p95)}) | | ≤ ${TARGETS.recomputeMs} ms: ${verdict(servedRecomputeBig.p95 <= TARGETS.recomputeMs)} |`,
+      `| engine ran in | ${servedCold.engine === 'worker' ? 'a Web Worker' : "the page's thread"} | ${singleCold.engine === 'worker' ? 'a Web Worker (blob:, classic)' : "the page's thread"} | |`,
+      '',
+      '| transfer size (gzip -9) | bytes | raw |',
+      '|---|---|---|',
+      `| first visit to the site (${visit.map((file) => relative(DIST, file).replace(/-[\w-]{8}\./, '-*.')).join(', ')}) | ${kb(visitGzip)} | ${kb(visitRaw)} |`,
+      `| whole static site (dist/ without the single file and embed.js) | ${kb(siteGzip)} | ${kb(siteFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
+      `| single file dist/prenet-calculator.html (target ≤ 6 MiB: ${verdict(singleGzip <= TARGETS.singleFileGzipBytes)}) | ${kb(singleGzip)} | ${kb(statSync(singleFile).size)} |`,
+      `| dist/embed.js | ${kb(gzipBytes(embedFile))} | ${kb(statSync(embedFile).size)} |`,
+      '',
+      'Cold load includes starting the engine worker and compiling the wasm core in it; the first result is the ' +
+        'default example (bert-base on three accelerators, with the per-layer chart). Recompute latency is from the ' +
+        'input event to the next animation frame after the results are drawn, so it includes up to one frame of ' +
+        'waiting. ONNX Runtime is not in these builds yet (learned predictors are a later issue); its wasm adds about ' +
+        '3.7 MiB gzip to the single file (../shared/notes/TOOLCHAIN.md).',
+      '',
+    ];
+    const section = lines.join('\n');
+    process.stdout.write(`${section}\n`);
+    if (write) {
+      const path = join(ROOT, 'docs/PERFORMANCE.md');
+      let text = '';
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch {
+        text = '# Performance\n\nMeasured numbers, each with the command that produced them.\n\n';
+      }
+      // Replace the "## Web" section (up to the next "## " heading), or append it.
+      const start = text.indexOf('\n## Web\n');
+      if (start === -1) text = `${text.trimEnd()}\n\n${section}`;
+      else {
+        const next = text.indexOf('\n## ', start + 1);
+        text = `${text.slice(0, start + 1)}${section}${next === -1 ? '' : `\n${text.slice(next + 1)}`}`;
+      }
+      writeFileSync(path, `${text.trimEnd()}\n`);
+      process.stderr.write(`wrote ${relative(ROOT, path)}\n`);
+    }
+  } finally {
+    server.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,203 @@
+// Horizontal bar charts drawn as SVG with DOM calls (no chart library, no markup strings): time and
+// cost across accelerators, and the per-layer breakdown (forward / backward / optimizer stacked).
+// Charts are drawn at the container's pixel width, so text stays 12 px on a phone instead of
+// shrinking with a scaled viewBox; the page redraws them when the width changes. Colours come from
+// CSS classes, so the themes restyle them.
+
+import { element, svg } from './dom';
+import { formatMs } from './format.js';
+import type { LayerBar } from './layers.js';
+
+const FALLBACK_WIDTH = 640;
+const FONT_PX = 12;
+
+let measurer: CanvasRenderingContext2D | null | undefined;
+
+/**
+ * The drawn width of chart text, measured with a canvas in the page's font (labels must fit their
+ * column exactly; an average character width cuts "GeForce RTX 4090" off at the chart's edge).
+ */
+function textWidth(text: string): number {
+  if (measurer === undefined) {
+    measurer = document.createElement('canvas').getContext('2d');
+    if (measurer !== null) measurer.font = `${FONT_PX}px ${getComputedStyle(document.body).fontFamily}`;
+  }
+  return measurer === null ? text.length * FONT_PX * 0.6 : measurer.measureText(text).width;
+}
+
+/** The longest of `candidates(n)` for n = text length, text length − 1, … that fits `px`. */
+function shortest(text: string, px: number, candidate: (keep: number) => string): string {
+  if (textWidth(text) <= px) return text;
+  for (let keep = text.length - 1; keep > 3; keep -= 1) {
+    const short = candidate(keep);
+    if (textWidth(short) <= px) return short;
+  }
+  return candidate(3);
+}
+
+export interface Bar {
+  label: string;
+  value: number | null;
+  /** The value as shown ("1.2 h", "$4.10"), or why there is none ("no price"). */
+  text: string;
+  best?: boolean;
+  /** The model does not fit in this accelerator's memory: drawn hatched, and said in the text. */
+  noFit?: boolean;
+}
+
+/** Shortens text to fit `px`, keeping its start and end, for names without structure. */
+export function fitText(text: string, px: number): string {
+  return shortest(text, px, (keep) => {
+    const head = Math.ceil((keep - 1) / 2);
+    return `${text.slice(0, head)}…${text.slice(text.length - (keep - 1 - head))}`;
+  });
+}
+
+/**
+ * Shortens a dotted layer name to fit `px` without losing what tells siblings apart, the numbers:
+ * words before the last part shrink to their initial first ("layer.10.attention" →
+ * "l.10.attention"), and only then is the end cut ("l.10.atten…"). A plain middle cut would show
+ * "layer.1…tention" for both layer.10 and layer.11.
+ */
+export function fitLayerName(name: string, px: number): string {
+  if (textWidth(name) <= px) return name;
+  const parts = name.split('.');
+  for (let i = 0; i < parts.length - 1 && textWidth(parts.join('.')) > px; i += 1) {
+    const part = parts[i] ?? '';
+    if (/^[A-Za-z_]{2,}$/.test(part)) parts[i] = part[0] ?? part;
+  }
+  const short = parts.join('.');
+  return shortest(short, px, (keep) => `${short.slice(0, keep - 1)}…`);
+}
+
+/** Drops the vendor and product-line words catalogue names start with; the chart is narrow. */
+export function shortName(name: string): string {
+  return name.replace(/^(NVIDIA|AMD|Google|Intel)\s+(Tesla\s+|GeForce\s+|Instinct\s+)?/i, '');
+}
+
+function widthOf(container: HTMLElement): number {
+  const width = container.clientWidth;
+  return width > 50 ? width : FALLBACK_WIDTH;
+}
+
+function chartSvg(width: number, height: number, label: string): SVGSVGElement {
+  return svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label, class: 'chart-svg' });
+}
+
+/**
+ * One bar per item, in the given order. Items without a value get a row with their text only.
+ * @param title what the chart shows, for its accessible name
+ */
+export function drawBarChart(container: HTMLElement, bars: readonly Bar[], title: string): void {
+  if (bars.length === 0) {
+    container.replaceChildren(element('p', 'Nothing to compare yet.', 'hint'));
+    return;
+  }
+  const width = widthOf(container);
+  const rowHeight = 28;
+  const labelWidth = Math.round(Math.min(210, Math.max(110, width * 0.4)));
+  const valueWidth = 76;
+  const plotWidth = Math.max(40, width - labelWidth - valueWidth - 12);
+  const max = Math.max(...bars.map((bar) => bar.value ?? 0), Number.MIN_VALUE);
+  const height = bars.length * rowHeight + 4;
+  const chart = chartSvg(width, height, `${title}: ${bars.map((bar) => `${bar.label} ${bar.text}${bar.noFit ? ", does not fit" : ''}`).join('; ')}`);
+
+  bars.forEach((bar, index) => {
+    const y = index * rowHeight + 2;
+    const middle = y + rowHeight / 2;
+    const group = svg('g', { class: ['row', bar.best ? 'best' : '', bar.noFit ? 'nofit' : ''].filter(Boolean).join(' ') });
+    const text = bar.noFit ? `${bar.text} ✗` : bar.text;
+    group.append(
+      svg('title', {}, `${bar.label}: ${bar.text}${bar.noFit ? ' (the model does not fit in its memory)' : ''}`),
+      svg('text', { x: labelWidth - 8, y: middle, 'text-anchor': 'end', 'dominant-baseline': 'central', class: 'label' }, fitText(shortName(bar.label), labelWidth - 10)),
+    );
+    if (bar.value === null) {
+      group.append(svg('text', { x: labelWidth + 4, y: middle, 'dominant-baseline': 'central', class: 'value muted' }, bar.text));
+    } else {
+      const barWidth = Math.max(2, (bar.value / max) * plotWidth);
+      group.append(
+        svg('rect', { x: labelWidth, y: y + 5, width: barWidth.toFixed(1), height: rowHeight - 10, rx: 3, class: 'bar' }),
+        svg('text', { x: labelWidth + barWidth + 6, y: middle, 'dominant-baseline': 'central', class: 'value' }, text),
+      );
+    }
+    chart.append(group);
+  });
+  chart.append(svg('line', { x1: labelWidth, x2: labelWidth, y1: 0, y2: height, class: 'axis' }));
+  container.replaceChildren(chart);
+}
+
+const PHASES = [
+  ['forward_ms', 'forward', 'seg-forward'],
+  ['backward_ms', 'backward', 'seg-backward'],
+  ['optimizer_ms', 'optimizer', 'seg-optimizer'],
+] as const;
+
+/** The colour key shared by the layer chart (HTML, so it wraps on a phone). */
+function legend(): HTMLElement {
+  const list = element('ul', undefined, 'legend');
+  for (const [, label, className] of PHASES) {
+    const item = element('li');
+    item.append(element('span', undefined, `swatch ${className}`), label);
+    list.append(item);
+  }
+  return list;
+}
+
+/** The label of a layer bar; the folded rest says "103 others" when "103 other layers" is too long. */
+function rowLabel(row: LayerBar, isRest: boolean, px: number): string {
+  if (!isRest) return fitLayerName(row.name, px);
+  return textWidth(row.name) <= px ? row.name : `${row.layers} others`;
+}
+
+/** Stacked bars, one per layer (forward, backward, optimizer), then the folded rest. */
+export function drawLayerChart(container: HTMLElement, bars: readonly LayerBar[], rest: LayerBar | null, title: string): void {
+  const rows = rest === null ? [...bars] : [...bars, rest];
+  if (rows.length === 0) {
+    container.replaceChildren(element('p', 'No per-layer timings in this result.', 'hint'));
+    return;
+  }
+  const width = widthOf(container);
+  const rowHeight = 22;
+  const labelWidth = Math.round(Math.min(260, Math.max(100, width * 0.34)));
+  const valueWidth = 70;
+  const plotWidth = Math.max(40, width - labelWidth - valueWidth - 12);
+  // The scale fits the named layers: the folded rest of a 300-layer model can be longer than all of
+  // them together and would squash them to slivers. A longer rest bar is cut, with a break mark.
+  const max = Math.max(...(bars.length > 0 ? bars : rows).map((row) => row.total_ms), Number.MIN_VALUE);
+  const height = rows.length * rowHeight + 4;
+  const chart = chartSvg(width, height, `${title}: ${rows.map((row) => `${row.name} ${formatMs(row.total_ms)}`).join('; ')}`);
+
+  rows.forEach((row, index) => {
+    const cut = row.total_ms > max * 1.0001;
+    // A cut bar keeps its phases' proportions within the full plot width.
+    const scale = cut ? plotWidth / row.total_ms : plotWidth / max;
+    const y = index * rowHeight + 2;
+    const middle = y + rowHeight / 2;
+    const group = svg('g', { class: row === rest ? 'row rest' : 'row' });
+    group.append(
+      svg(
+        'title',
+        {},
+        `${row.name}: ${formatMs(row.total_ms)} (forward ${formatMs(row.forward_ms)}, backward ${formatMs(row.backward_ms)}, optimizer ${formatMs(row.optimizer_ms)})`,
+      ),
+      svg('text', { x: labelWidth - 8, y: middle, 'text-anchor': 'end', 'dominant-baseline': 'central', class: 'label' }, rowLabel(row, row === rest, labelWidth - 10)),
+    );
+    let x = labelWidth;
+    for (const [key, , className] of PHASES) {
+      const segment = row[key] * scale;
+      if (segment <= 0) continue;
+      group.append(svg('rect', { x: x.toFixed(1), y: y + 4, width: Math.max(0.5, segment).toFixed(1), height: rowHeight - 8, class: className }));
+      x += segment;
+    }
+    if (cut) {
+      const at = labelWidth + plotWidth * 0.82;
+      for (const offset of [0, 5]) {
+        group.append(svg('line', { x1: at + offset, x2: at + offset + 4, y1: y + rowHeight - 3, y2: y + 3, class: 'break' }));
+      }
+    }
+    group.append(svg('text', { x: x + 6, y: middle, 'dominant-baseline': 'central', class: 'value' }, formatMs(row.total_ms)));
+    chart.append(group);
+  });
+  chart.append(svg('line', { x1: labelWidth, x2: labelWidth, y1: 0, y2: height, class: 'axis' }));
+  container.replaceChildren(legend(), chart);
+}

@@ -1,0 +1,94 @@
+// Getting a config into the box: paste (plain textarea), upload (file picker) or drag-and-drop.
+// Files are read locally with File.text(); nothing is uploaded anywhere.
+
+import { byId } from './dom';
+
+/** The API's request limit (docs/API.md); a bigger file could never be computed. */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+export interface ConfigInputEvents {
+  /** The box now holds `text` (from a file); the page recomputes. */
+  loaded(text: string, fileName: string): void;
+  /** A file that cannot be used; `message` starts with "config:" like every model error. */
+  rejected(message: string): void;
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
+}
+
+/**
+ * Checks and reads one file. ONNX models are recognised by name and refused with a clear message:
+ * the core has no ONNX parser yet.
+ */
+async function readConfigFile(file: File): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+  if (/\.onnx$/i.test(file.name)) {
+    return {
+      ok: false,
+      message: `config: ONNX import is not supported yet ("${file.name}"). Use the model's Hugging Face config.json or a layer list (docs/MODEL_FORMAT.md) instead.`,
+    };
+  }
+  if (file.size > MAX_FILE_BYTES) {
+    return { ok: false, message: `config: "${file.name}" is ${sizeText(file.size)}; the largest config the calculator reads is 16 MiB` };
+  }
+  const text = await file.text();
+  if (text.includes('\u0000')) return { ok: false, message: `config: "${file.name}" is not a text file; expected JSON` };
+  return { ok: true, text };
+}
+
+export function wireConfigInput(events: ConfigInputEvents): void {
+  const textarea = byId('config', HTMLTextAreaElement);
+  const picker = byId('config-file', HTMLInputElement);
+  const upload = byId('config-upload', HTMLButtonElement);
+  const zone = byId('drop-zone', HTMLElement);
+  const fieldset = byId('model-fields', HTMLFieldSetElement);
+
+  const take = async (file: File): Promise<void> => {
+    const reading = await readConfigFile(file);
+    if (!reading.ok) {
+      events.rejected(reading.message);
+      return;
+    }
+    textarea.value = reading.text;
+    events.loaded(reading.text, file.name);
+  };
+
+  upload.addEventListener('click', () => picker.click());
+  picker.addEventListener('change', () => {
+    const file = picker.files?.[0];
+    picker.value = ''; // choosing the same file again must fire `change` again
+    if (file) void take(file);
+  });
+
+  // The whole Model box is the drop target (a textarea alone is a small target on a phone).
+  let depth = 0; // dragenter/leave fire for every child; count them so the highlight does not flicker
+  fieldset.addEventListener('dragenter', (event) => {
+    if (!event.dataTransfer?.types.includes('Files') && !event.dataTransfer?.types.includes('text/plain')) return;
+    event.preventDefault();
+    depth += 1;
+    zone.classList.add('dragging');
+  });
+  fieldset.addEventListener('dragover', (event) => {
+    event.preventDefault(); // allows the drop
+    if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+  });
+  fieldset.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) zone.classList.remove('dragging');
+  });
+  fieldset.addEventListener('drop', (event) => {
+    event.preventDefault(); // otherwise the browser opens the file, leaving the page
+    depth = 0;
+    zone.classList.remove('dragging');
+    const file = event.dataTransfer?.files[0];
+    if (file) {
+      void take(file);
+      return;
+    }
+    const text = event.dataTransfer?.getData('text/plain');
+    if (text) {
+      textarea.value = text;
+      events.loaded(text, 'dropped text');
+    }
+  });
+}

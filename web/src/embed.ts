@@ -1,0 +1,251 @@
+// <prenet-calculator>: the calculator as one element for documentation pages, from one classic
+// script (dist/embed.js; docs/EMBED.md). Attributes use the link's parameter names (scenario.js):
+//
+//   <prenet-calculator preset="bert-base" hardware="h100-sxm,a100-sxm4-80gb" batch="32"
+//                      precision="bf16"></prenet-calculator>
+//
+// A config can be given inline as a child <script type="application/json">…</script>.
+// The element shows a compact comparison (step, total, memory, cost) in a shadow root, recomputes
+// when an attribute changes, and fires `prenet-result` / `prenet-error` events.
+//
+// Why the engine runs on the page's thread here: a worker started by a script from another origin
+// would need a blob: worker allowed by the host page's CSP, and a compact request (no per-layer
+// timings) takes a few milliseconds. All elements on a page share one engine.
+
+import createPrenetCore from '@wasm/prenet_core.mjs';
+import css from './embed.css?inline';
+import { element, svg } from './dom';
+import { createEngine } from './engine.js';
+import { formatCost, formatDuration, formatGB, formatMs, formatSI } from './format.js';
+import { runJob } from './jobs.js';
+import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, type Known } from './scenario.js';
+import { sortResults } from './sort.js';
+import type { Catalog, PredictResponse } from './types';
+
+const engine = createEngine(() => createPrenetCore());
+let known: Promise<Known & { presetNames: Map<string, string> }> | undefined;
+
+function loadKnown(): Promise<Known & { presetNames: Map<string, string> }> {
+  known ??= engine.catalog().then((catalog: Catalog) => ({
+    presets: catalog.presets.map((p) => p.id),
+    hardware: catalog.hardware.map((h) => h.id),
+    precisions: catalog.precisions,
+    optimizers: catalog.optimizers,
+    presetNames: new Map(catalog.presets.map((p) => [p.id, p.name])),
+  }));
+  return known;
+}
+
+/** Attributes read as scenario parameters (scenario.js accepts each of these names). */
+const SCENARIO_ATTRIBUTES = [
+  'preset',
+  'hardware',
+  'custom',
+  'batch',
+  'batch_size',
+  'batch-size',
+  'seq_len',
+  'seq-len',
+  'image_size',
+  'image-size',
+  'dataset_size',
+  'dataset-size',
+  'epochs',
+  'precision',
+  'optimizer',
+  'sort',
+] as const;
+
+let sheet: CSSStyleSheet | undefined;
+
+/** One stylesheet object shared by every element's shadow root. */
+function styles(root: ShadowRoot): void {
+  if (typeof CSSStyleSheet === 'function' && 'replaceSync' in CSSStyleSheet.prototype) {
+    sheet ??= new CSSStyleSheet();
+    if (sheet.cssRules.length === 0) sheet.replaceSync(css);
+    root.adoptedStyleSheets = [sheet];
+  } else {
+    // Browsers before constructable stylesheets; a host CSP without 'unsafe-inline' blocks this.
+    root.append(element('style', css));
+  }
+}
+
+function spark(fraction: number): SVGSVGElement {
+  const width = 48;
+  const chart = svg('svg', { width, height: 8, class: 'spark', 'aria-hidden': 'true' });
+  chart.append(svg('rect', { x: 0, y: 0, height: 8, rx: 2, width: Math.max(1, fraction * width).toFixed(1) }));
+  return chart;
+}
+
+function cell(column: string, text: string, value: number | boolean | null, className = 'num'): HTMLTableCellElement {
+  const td = element('td', text, className);
+  td.dataset.col = column;
+  if (value !== null) td.dataset.value = String(value);
+  return td;
+}
+
+export class PrenetCalculatorElement extends HTMLElement {
+  static observedAttributes = [...SCENARIO_ATTRIBUTES, 'calculator'];
+
+  /** The latest response, for scripts on the host page; null until the first result. */
+  result: PredictResponse | null = null;
+
+  readonly #root: ShadowRoot;
+  readonly #head = element('div', undefined, 'head');
+  readonly #status = element('p', undefined, 'status');
+  readonly #body = element('tbody');
+  readonly #foot = element('p', undefined, 'foot');
+  readonly #box = element('div', undefined, 'box');
+  #scheduled = false;
+  #generation = 0;
+
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    styles(this.#root);
+    this.#status.setAttribute('role', 'status');
+    const table = element('table');
+    const headRow = element('tr');
+    for (const [text, numeric] of [['Accelerator', false], ['Step', true], ['Total', true], ['Memory', true], ['Cost', true]] as const) {
+      const th = element('th', text, numeric ? 'num' : undefined);
+      th.scope = 'col';
+      headRow.append(th);
+    }
+    table.append(element('thead'), this.#body);
+    table.tHead?.append(headRow);
+    const wrap = element('div', undefined, 'wrap');
+    wrap.append(table);
+    this.#box.append(this.#head, this.#status, wrap, this.#foot);
+    this.#root.append(this.#box);
+    this.#status.textContent = 'Loading the calculator…';
+  }
+
+  connectedCallback(): void {
+    this.#schedule();
+  }
+
+  attributeChangedCallback(): void {
+    this.#schedule();
+  }
+
+  /** Several attributes set in a row compute once. */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      if (this.isConnected) void this.#compute();
+    });
+  }
+
+  #params(): URLSearchParams {
+    const params = new URLSearchParams();
+    for (const name of SCENARIO_ATTRIBUTES) {
+      const value = this.getAttribute(name);
+      if (value !== null) params.set(name, value);
+    }
+    return params;
+  }
+
+  /** A config given as a child <script type="application/json"> (JSON needs no escaping there). */
+  #inlineConfig(): string {
+    return this.querySelector('script[type="application/json"]')?.textContent?.trim() ?? '';
+  }
+
+  async #compute(): Promise<void> {
+    const generation = ++this.#generation;
+    this.dataset.state = 'loading';
+    try {
+      const catalogue = await loadKnown();
+      const { scenario, problems } = await paramsToScenario(this.#params(), catalogue, defaultScenario());
+      scenario.config = this.#inlineConfig();
+      if (scenario.hardware.length === 0) problems.push('hardware: name at least one accelerator');
+      const result = scenario.hardware.length === 0 ? null : await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
+      if (generation !== this.#generation) return;
+      if (result === null || !result.ok) {
+        const message = result?.ok === false ? result.message : problems.join('; ');
+        this.#showError(message, result?.ok === false ? result.field : 'hardware');
+        return;
+      }
+      this.result = result.response;
+      const { model } = result.response;
+      this.#render(result.response, scenario.sort, model.source === 'preset' ? (catalogue.presetNames.get(model.name) ?? model.name) : model.name);
+      this.#status.classList.remove('error');
+      this.#status.textContent = problems.length > 0 ? `Ignored: ${problems.join('; ')}` : '';
+      await this.#footer(scenario);
+      this.dataset.state = 'ready';
+      this.dispatchEvent(new CustomEvent('prenet-result', { detail: result.response }));
+    } catch (error) {
+      if (generation !== this.#generation) return;
+      this.#showError(`the calculator failed: ${error instanceof Error ? error.message : String(error)}`, 'request');
+    }
+  }
+
+  #showError(message: string, field: string): void {
+    this.#status.classList.add('error');
+    this.#status.textContent = message;
+    this.#box.classList.toggle('stale', this.result !== null);
+    this.dataset.state = 'error';
+    this.dispatchEvent(new CustomEvent('prenet-error', { detail: { field, message } }));
+  }
+
+  /** @param title the preset's catalogue name, or the model's name for a config */
+  #render(response: PredictResponse, sort: ReturnType<typeof defaultScenario>['sort'], title: string): void {
+    const { model, training } = response;
+    this.#box.classList.remove('stale');
+    this.#head.replaceChildren(
+      element('strong', title),
+      element(
+        'span',
+        `${formatSI(model.parameters)} parameters · ${formatSI(model.flops_per_step.total, 'FLOP')} per step · batch ${training.batch_size} · ` +
+          `${training.precision} · ${training.optimizer} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}`,
+        'meta',
+      ),
+    );
+    const longest = Math.max(...response.results.map((r) => r.total_s));
+    const fastest = Math.min(...response.results.map((r) => r.total_s));
+    this.#body.replaceChildren(
+      ...sortResults(response.results, sort).map((r) => {
+        const row = element('tr');
+        row.dataset.hardware = r.hardware;
+        const name = element('th', r.name);
+        name.scope = 'row';
+        const best = r.total_s === fastest && response.results.length > 1;
+        const total = cell('total_s', formatDuration(r.total_s), r.total_s, best ? 'num best' : 'num');
+        total.append(spark(r.total_s / longest));
+        const memory = cell('memory_gb', `${formatGB(r.memory_gb)}${r.fits ? '' : ' ✗ too big'}`, r.memory_gb, r.fits ? 'num' : 'num no');
+        row.append(name, cell('step_ms', formatMs(r.step_ms), r.step_ms), total, memory, cell('cost_usd', r.cost_usd === null ? '—' : formatCost(r.cost_usd), r.cost_usd));
+        return row;
+      }),
+    );
+  }
+
+  /** Credits the calculator and, with a `calculator="URL"` attribute, links to it with the same scenario. */
+  async #footer(scenario: Awaited<ReturnType<typeof paramsToScenario>>['scenario']): Promise<void> {
+    this.#foot.replaceChildren(`Predicted in your browser by the PreNeT training-time calculator (${this.result?.predictor ?? 'analytic'}).`);
+    const base = this.getAttribute('calculator');
+    if (base === null || base === '') return;
+    let url: URL;
+    try {
+      url = new URL(base, document.baseURI);
+    } catch {
+      return;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:' && url.protocol !== 'file:') return; // no javascript: links
+    const { params } = await scenarioToParams(scenario);
+    url.hash = params.toString();
+    const link = element('a', 'Open in the calculator ↗');
+    link.href = url.href;
+    link.target = '_blank';
+    link.rel = 'noopener';
+    this.#foot.append(' ', link);
+  }
+}
+
+if (!customElements.get('prenet-calculator')) customElements.define('prenet-calculator', PrenetCalculatorElement);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'prenet-calculator': PrenetCalculatorElement;
+  }
+}

@@ -1,0 +1,24 @@
+// Messages between the page and the engine host (engine-worker.ts). The host answers each request
+// with a reply carrying the same id; `ok: false` means the engine itself failed (a bad request is
+// not a failure: it is a JobResult with ok: false).
+
+import type { Job, JobResult } from './jobs.js';
+import type { Catalog } from './types';
+
+export type HostRequest = { id: number; kind: 'catalog' } | { id: number; kind: 'compute'; job: Job };
+
+export type HostReply =
+  | { id: number; ok: true; kind: 'catalog'; catalog: Catalog }
+  | { id: number; ok: true; kind: 'compute'; result: JobResult }
+  | { id: number; ok: false; message: string };
+
+/** What engine-worker.ts provides: the worker's message handler, callable directly too. */
+export interface EngineHost {
+  handle(request: HostRequest): Promise<HostReply>;
+}
+
+/**
+ * Where the engine bundle, run as a classic script on the page's thread, leaves its host for
+ * engine-client.ts to pick up. A registered symbol, so no page global can collide with it.
+ */
+export const HOST_KEY = Symbol.for('prenet.engine-host');

@@ -1,0 +1,84 @@
+// What the export buttons write: the comparison as CSV (one row per accelerator, raw numbers in
+// stated units, so a spreadsheet can compute with them) and the full request + response as JSON.
+// Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
+
+/**
+ * @typedef {import('./types').PredictResponse} PredictResponse
+ * @typedef {import('./types').PredictRequest} PredictRequest
+ * @typedef {import('./types').HardwareResult} HardwareResult
+ */
+
+/** @type {ReadonlyArray<readonly [header: string, value: (result: HardwareResult) => string | number | boolean | null]>} */
+const COLUMNS = [
+  ['accelerator', (r) => r.name],
+  ['id', (r) => r.hardware],
+  ['custom', (r) => r.custom],
+  ['step_ms', (r) => r.step_ms],
+  ['forward_ms', (r) => r.forward_ms],
+  ['backward_ms', (r) => r.backward_ms],
+  ['optimizer_ms', (r) => r.optimizer_ms],
+  ['epoch_s', (r) => r.epoch_s],
+  ['total_s', (r) => r.total_s],
+  ['memory_gb', (r) => r.memory_gb],
+  ['device_memory_gb', (r) => r.device_memory_gb ?? null],
+  ['fits', (r) => r.fits],
+  ['price_per_hour_usd', (r) => r.price_per_hour_usd],
+  ['cost_usd', (r) => r.cost_usd],
+  ['mfu', (r) => r.mfu],
+  ['bottleneck', (r) => r.bottleneck],
+];
+
+/**
+ * One CSV field (RFC 4180). Text that a spreadsheet would run as a formula (a custom accelerator
+ * named "=HYPERLINK(...)") gets a leading apostrophe.
+ * @param {string | number | boolean | null} value
+ */
+function csvField(value) {
+  if (value === null) return '';
+  if (typeof value !== 'string') return String(value);
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/**
+ * @param {PredictResponse} response
+ * @returns {string} with a header row and CRLF line ends, as spreadsheets expect
+ */
+export function resultsCsv(response) {
+  const { model, training } = response;
+  const context = [
+    ['model', model.name],
+    ['batch_size', training.batch_size],
+    ['precision', training.precision],
+    ['optimizer', training.optimizer],
+    ['dataset_size', training.dataset_size],
+    ['epochs', training.epochs],
+  ];
+  const header = [...COLUMNS.map(([name]) => name), ...context.map(([name]) => name)];
+  const rows = response.results.map((result) => [
+    ...COLUMNS.map(([, value]) => csvField(value(result))),
+    ...context.map(([, value]) => csvField(value ?? null)),
+  ]);
+  return [header.join(','), ...rows.map((row) => row.join(','))].join('\r\n') + '\r\n';
+}
+
+/**
+ * The JSON export: what was asked and what came back, enough to reproduce the numbers with
+ * `npx prenet predict --request`.
+ * @param {PredictRequest} request
+ * @param {PredictResponse} response
+ */
+export function exportJson(request, response) {
+  return `${JSON.stringify({ request, response }, null, 2)}\n`;
+}
+
+/**
+ * A file name safe on every OS: prenet-<model>-<yyyy-mm-dd>.<ext>.
+ * @param {string} model
+ * @param {string} extension
+ * @param {Date} [date]
+ */
+export function exportFileName(model, extension, date = new Date()) {
+  const slug = model.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'model';
+  return `prenet-${slug}-${date.toISOString().slice(0, 10)}.${extension}`;
+}

@@ -1,0 +1,75 @@
+// One computation as the page asks for it: a request plus, optionally, the config text the user
+// pasted, turned into a result or the one error to show. Runs wherever the engine runs (the worker,
+// or the page's thread when no worker can start), so that parsing a large pasted config never
+// blocks typing. Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
+//
+// Where learned predictors will plug in: after `engine.predict`, a further step may refine the
+// response (an ONNX Runtime session per layer kind) before it is returned. It belongs here, inside
+// the worker, because ONNX Runtime's wasm is large and its inference should not run on the page's thread.
+
+import { PrenetError } from './engine.js';
+import { readModelConfig } from './model-config.js';
+import { sortResults } from './sort.js';
+
+/**
+ * @typedef {import('./types').PredictRequest} PredictRequest
+ * @typedef {import('./types').PredictResponse} PredictResponse
+ * @typedef {{ request: PredictRequest, configText?: string,
+ *   layersFor?: { id: string, sort: import('./scenario.js').Sort } }} Job
+ *   `configText`, when not blank, replaces `request.model` (read by model-config.js).
+ *   `layersFor` asks for per-layer timings on one accelerator only (the one the page's chart
+ *   shows: `id`, or else the first row in `sort` order): per-layer timings for every accelerator
+ *   cost ten times the computation and a response ten times larger.
+ * @typedef {{ ok: true, response: PredictResponse, understood: string | null }
+ *   | { ok: false, field: string, message: string, understood: string | null }} JobResult
+ *   `understood` describes how the config text was read ("Hugging Face config (model_type "gpt2")"),
+ *   null when the preset was used; it is given with errors too, so the page can say what it tried.
+ */
+
+/**
+ * @param {{ predict(request: PredictRequest): Promise<PredictResponse> }} engine
+ * @param {Job} job
+ * @returns {Promise<JobResult>} rejects only when the core itself fails (not for a bad request)
+ */
+export async function runJob(engine, job) {
+  let request = job.request;
+  /** @type {string | null} */
+  let understood = null;
+  const text = job.configText ?? '';
+  if (text.trim() !== '') {
+    const reading = readModelConfig(text);
+    if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
+    request = { ...request, model: reading.model };
+    understood = reading.description;
+  }
+  try {
+    const response = job.layersFor === undefined ? await engine.predict(request) : await predictWithLayersForOne(engine, request, job.layersFor);
+    return { ok: true, response, understood };
+  } catch (error) {
+    if (error instanceof PrenetError) return { ok: false, field: error.field, message: error.message, understood };
+    throw error;
+  }
+}
+
+/**
+ * All accelerators without per-layer timings, then the chosen one again with them, its result
+ * replacing the first (the core is deterministic, so its totals are the same numbers).
+ * @param {{ predict(request: PredictRequest): Promise<PredictResponse> }} engine
+ * @param {PredictRequest} request
+ * @param {NonNullable<Job['layersFor']>} layersFor
+ */
+async function predictWithLayersForOne(engine, request, layersFor) {
+  const response = await engine.predict({ ...request, options: { ...request.options, per_layer: false } });
+  const hardware = request.hardware;
+  if (hardware === undefined || hardware.length !== response.results.length) return response;
+  const chosen = response.results.find((result) => result.hardware === layersFor.id) ?? sortResults(response.results, layersFor.sort)[0];
+  const index = chosen === undefined ? -1 : response.results.indexOf(chosen);
+  const ref = hardware[index];
+  if (ref === undefined) return response;
+  const detail = await engine.predict({ ...request, hardware: [ref], options: { ...request.options, per_layer: true } });
+  const result = detail.results[0];
+  if (result === undefined) return response;
+  const results = [...response.results];
+  results[index] = result;
+  return { ...response, results, layers: detail.layers };
+}

@@ -1,0 +1,320 @@
+// A scenario is everything the user chose: model, accelerators, training settings, and how the
+// results are sorted. It is the one shape that the form, the shared link (URL parameters), the
+// iframe mode, the <prenet-calculator> element's attributes and the engine job all convert to and
+// from, so a link restores exactly what the form showed.
+//
+// Link format (docs/EMBED.md lists it for users): URL parameters, read from the query and then the
+// hash (the hash wins). The page writes the hash only: a hash never reaches a server, so a pasted
+// config stays on the user's machine even when the link is opened from a web host.
+//
+// Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
+
+/**
+ * @typedef {import('./types').Precision} Precision
+ * @typedef {import('./types').Optimizer} Optimizer
+ * @typedef {import('./types').CustomAccelerator} CustomAccelerator
+ * @typedef {import('./types').HardwareRef} HardwareRef
+ * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
+ *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
+ * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
+ *   epochs?: number, precision: Precision, optimizer: Optimizer }} Training
+ *   numbers are present only when the user set them; absent ones take the core's defaults
+ * @typedef {{ column: SortColumn, descending: boolean }} Sort
+ * @typedef {'name' | 'step_ms' | 'epoch_s' | 'total_s' | 'memory_gb' | 'fits' | 'cost_usd' | 'mfu'
+ *   | 'bottleneck'} SortColumn
+ * @typedef {object} Scenario
+ * @property {string} preset catalogue preset id; used when `config` is blank
+ * @property {string} config pasted or uploaded config text; blank means "use the preset"
+ * @property {string[]} hardware selected accelerators, in the order chosen: catalogue ids and
+ *   the ids of entries in `custom`
+ * @property {CustomEntry[]} custom custom accelerators the user defined (selected or not)
+ * @property {Training} training
+ * @property {Sort} sort
+ * @property {string} layersFor accelerator whose per-layer breakdown is shown ('' = the first result)
+ * @typedef {{ presets: string[], hardware: string[], precisions: string[], optimizers: string[] }} Known
+ *   what the catalogue offers, to check a link against
+ */
+
+/** @type {readonly SortColumn[]} */
+export const SORT_COLUMNS = ['name', 'step_ms', 'epoch_s', 'total_s', 'memory_gb', 'fits', 'cost_usd', 'mfu', 'bottleneck'];
+
+/** The example shown on load and the base a link's parameters are applied to. */
+export function defaultScenario() {
+  /** @type {Scenario} */
+  const scenario = {
+    preset: 'bert-base',
+    config: '',
+    hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
+    custom: [],
+    training: { batch_size: 32, precision: 'fp32', optimizer: 'adam' },
+    sort: { column: 'total_s', descending: false },
+    layersFor: '',
+  };
+  return scenario;
+}
+
+/** Training numbers: the field, then the parameter names accepted for it (first = written). */
+const NUMBER_PARAMS = /** @type {const} */ ([
+  ['batch_size', ['batch', 'batch_size', 'batch-size']],
+  ['seq_len', ['seq_len', 'seq-len']],
+  ['image_size', ['image_size', 'image-size']],
+  ['dataset_size', ['dataset_size', 'dataset-size']],
+  ['epochs', ['epochs']],
+]);
+
+/** Longest config text put into a link, after compression. Longer configs are left out with a note. */
+export const MAX_LINK_CONFIG_CHARS = 24_000;
+
+// ------------------------------------------------------------------ text <-> base64url
+
+/** @param {Uint8Array} bytes */
+function toBase64Url(bytes) {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/**
+ * @param {string} text
+ * @returns {Uint8Array<ArrayBuffer>}
+ */
+function fromBase64Url(text) {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+}
+
+/**
+ * @param {Uint8Array<ArrayBuffer>} bytes
+ * @param {CompressionStream | DecompressionStream} stream
+ */
+async function pipeThrough(bytes, stream) {
+  const piped = new Blob([bytes]).stream().pipeThrough(stream);
+  return new Uint8Array(await new Response(piped).arrayBuffer());
+}
+
+/**
+ * Config text for a link: "z" + deflate-raw + base64url (JSON compresses 5-10×), or "t" + plain
+ * base64url where CompressionStream is missing.
+ * @param {string} text
+ */
+export async function encodeConfig(text) {
+  const bytes = new TextEncoder().encode(text);
+  if (typeof CompressionStream === 'undefined') return `t${toBase64Url(bytes)}`;
+  return `z${toBase64Url(await pipeThrough(bytes, new CompressionStream('deflate-raw')))}`;
+}
+
+/**
+ * @param {string} value from encodeConfig
+ * @returns {Promise<string>} rejects with a message for a damaged link
+ */
+export async function decodeConfig(value) {
+  const kind = value[0];
+  const bytes = fromBase64Url(value.slice(1));
+  if (kind === 't') return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  if (kind === 'z') {
+    const inflated = await pipeThrough(bytes, new DecompressionStream('deflate-raw'));
+    return new TextDecoder('utf-8', { fatal: true }).decode(inflated);
+  }
+  throw new Error('unknown encoding');
+}
+
+// ------------------------------------------------------------------ scenario -> link
+
+/**
+ * The link parameters for a scenario. The preset, accelerators, batch, precision and optimizer are
+ * always written so a link keeps its meaning if the page's defaults change; the rest only when set.
+ * @param {Scenario} scenario
+ * @returns {Promise<{ params: URLSearchParams, configLeftOut: boolean }>}
+ */
+export async function scenarioToParams(scenario) {
+  const params = new URLSearchParams();
+  let configLeftOut = false;
+  params.set('preset', scenario.preset);
+  if (scenario.config.trim() !== '') {
+    const encoded = await encodeConfig(scenario.config);
+    if (encoded.length <= MAX_LINK_CONFIG_CHARS) params.set('config', encoded);
+    else configLeftOut = true;
+  }
+  params.set('hardware', scenario.hardware.join(','));
+  if (scenario.custom.length > 0) {
+    params.set('custom', toBase64Url(new TextEncoder().encode(JSON.stringify(scenario.custom))));
+  }
+  const { training } = scenario;
+  for (const [field, names] of NUMBER_PARAMS) {
+    const value = training[field];
+    if (value !== undefined) params.set(names[0], String(value));
+  }
+  params.set('precision', training.precision);
+  params.set('optimizer', training.optimizer);
+  const sort = defaultScenario().sort;
+  if (scenario.sort.column !== sort.column || scenario.sort.descending !== sort.descending) {
+    params.set('sort', `${scenario.sort.descending ? '-' : ''}${scenario.sort.column}`);
+  }
+  if (scenario.layersFor !== '') params.set('layers', scenario.layersFor);
+  return { params, configLeftOut };
+}
+
+// ------------------------------------------------------------------ link -> scenario
+
+/**
+ * The parameters of a page URL: the query, then the hash (a hash parameter replaces the same query
+ * parameter). Accepts "#preset=x" and "#?preset=x".
+ * @param {{ search: string, hash: string }} location
+ */
+export function paramsFromLocation(location) {
+  const merged = new URLSearchParams(location.search);
+  const hash = location.hash.replace(/^#\??/, '');
+  for (const [key, value] of new URLSearchParams(hash)) merged.set(key, value);
+  return merged;
+}
+
+/** Parameter names the page reads; anything else in a link is ignored without complaint. */
+const SCENARIO_KEYS = new Set(['preset', 'config', 'hardware', 'custom', 'precision', 'optimizer', 'sort', 'layers', ...NUMBER_PARAMS.flatMap(([, names]) => names)]);
+
+/** @param {URLSearchParams} params whether the link describes a scenario at all */
+export function hasScenario(params) {
+  return [...params.keys()].some((key) => SCENARIO_KEYS.has(key));
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is Record<string, unknown>}
+ */
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Custom accelerators from a link. The numbers are checked by the core when computing (with an
+ * error naming the field); here only the shape is checked, and ids are made unique.
+ * @param {string} value
+ * @returns {CustomEntry[]}
+ */
+function decodeCustom(value) {
+  const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(value)));
+  if (!Array.isArray(parsed)) throw new Error('expected a list');
+  /** @type {CustomEntry[]} */
+  const entries = [];
+  const seen = new Set();
+  parsed.forEach((item, index) => {
+    if (!isObject(item) || !isObject(item.peak_tflops)) throw new Error(`entry ${index + 1} is not an accelerator`);
+    let id = typeof item.id === 'string' && /^custom-[\w-]{1,40}$/.test(item.id) ? item.id : `custom-${index + 1}`;
+    while (seen.has(id)) id = `${id}-${index + 1}`;
+    seen.add(id);
+    entries.push({ .../** @type {CustomAccelerator} */ (/** @type {unknown} */ (item)), id });
+  });
+  return entries;
+}
+
+/**
+ * A scenario from link parameters (or the element's attributes), starting from `base`. What cannot
+ * be used is left at the base value and described in `problems`, one line each starting with the
+ * parameter's name, for the page to show; numbers are kept even when out of range, so the core's
+ * own error (naming the field) appears beside the input.
+ * @param {URLSearchParams} params
+ * @param {Known} known
+ * @param {Scenario} [base]
+ * @returns {Promise<{ scenario: Scenario, problems: string[] }>}
+ */
+export async function paramsToScenario(params, known, base = defaultScenario()) {
+  /** @type {Scenario} */
+  const scenario = structuredClone(base);
+  /** @type {string[]} */
+  const problems = [];
+
+  const preset = params.get('preset');
+  if (preset !== null) {
+    if (known.presets.includes(preset)) scenario.preset = preset;
+    else problems.push(`preset: unknown preset "${preset}"; showing ${scenario.preset}`);
+  }
+
+  const config = params.get('config');
+  if (config !== null && config !== '') {
+    try {
+      scenario.config = await decodeConfig(config);
+    } catch {
+      problems.push('config: the config in this link is damaged and was left out');
+    }
+  }
+
+  const custom = params.get('custom');
+  if (custom !== null && custom !== '') {
+    try {
+      scenario.custom = decodeCustom(custom);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      problems.push(`custom: the custom accelerators in this link are damaged (${reason}) and were left out`);
+    }
+  }
+
+  const hardware = params.get('hardware');
+  if (hardware !== null) {
+    const customIds = new Set(scenario.custom.map((entry) => entry.id));
+    const ids = hardware.split(',').map((id) => id.trim()).filter(Boolean);
+    const unknown = ids.filter((id) => !known.hardware.includes(id) && !customIds.has(id));
+    if (unknown.length > 0) problems.push(`hardware: unknown accelerator ${unknown.map((id) => `"${id}"`).join(', ')} left out`);
+    scenario.hardware = [...new Set(ids.filter((id) => !unknown.includes(id)))];
+  }
+
+  for (const [field, names] of NUMBER_PARAMS) {
+    const name = names.find((candidate) => params.has(candidate));
+    if (name === undefined) continue;
+    const raw = params.get(name)?.trim() ?? '';
+    const value = Number(raw);
+    if (raw === '') delete scenario.training[field];
+    else if (Number.isFinite(value)) scenario.training[field] = value;
+    else problems.push(`${name}: expected a number, got "${raw}"`);
+  }
+
+  const precision = params.get('precision');
+  if (precision !== null) {
+    if (known.precisions.includes(precision)) scenario.training.precision = /** @type {Precision} */ (precision);
+    else problems.push(`precision: unknown precision "${precision}"; expected one of ${known.precisions.join(', ')}`);
+  }
+  const optimizer = params.get('optimizer');
+  if (optimizer !== null) {
+    if (known.optimizers.includes(optimizer)) scenario.training.optimizer = /** @type {Optimizer} */ (optimizer);
+    else problems.push(`optimizer: unknown optimizer "${optimizer}"; expected one of ${known.optimizers.join(', ')}`);
+  }
+
+  const sort = params.get('sort');
+  if (sort !== null) {
+    const column = sort.replace(/^-/, '');
+    if (SORT_COLUMNS.includes(/** @type {SortColumn} */ (column))) {
+      scenario.sort = { column: /** @type {SortColumn} */ (column), descending: sort.startsWith('-') };
+    } else {
+      problems.push(`sort: unknown column "${column}"`);
+    }
+  }
+  const layers = params.get('layers');
+  if (layers !== null) scenario.layersFor = layers;
+  return { scenario, problems };
+}
+
+// ------------------------------------------------------------------ scenario -> engine job
+
+/**
+ * The engine job for a scenario (jobs.js). Custom accelerators are sent as objects (docs/API.md);
+ * the `id` stays on them so each result row can be matched to its entry.
+ * @param {Scenario} scenario
+ * @param {{ perLayer: 'none' | 'chart' | 'all' }} options per-layer timings: none (the compact
+ *   embed), for the one accelerator the page's chart shows, or for all (the JSON export)
+ * @returns {import('./jobs.js').Job}
+ */
+export function scenarioToJob(scenario, options) {
+  const custom = new Map(scenario.custom.map((entry) => [entry.id, entry]));
+  /** @type {HardwareRef[]} */
+  const hardware = scenario.hardware.map((id) => custom.get(id) ?? id);
+  /** @type {import('./jobs.js').Job} */
+  const job = {
+    request: {
+      model: { preset: scenario.preset },
+      training: { ...scenario.training },
+      hardware,
+      options: { per_layer: options.perLayer === 'all' },
+    },
+  };
+  if (options.perLayer === 'chart') job.layersFor = { id: scenario.layersFor, sort: scenario.sort };
+  if (scenario.config.trim() !== '') job.configText = scenario.config;
+  return job;
+}

@@ -1,0 +1,32 @@
+// Module kinds that exist only through Vite (vite.config.ts); declared here because tsconfig loads
+// Node's types, not vite/client's.
+
+/** A worker entry built as its own file; the import is its URL. */
+declare module '*?worker&url' {
+  const url: string;
+  export default url;
+}
+
+/** A stylesheet's text, for the custom element's shadow root. */
+declare module '*.css?inline' {
+  const css: string;
+  export default css;
+}
+
+/** The engine bundle's code, made by vite.config.ts for the one-file build. */
+declare module 'virtual:prenet-engine-code' {
+  const code: string;
+  export default code;
+}
+
+/** Replaced by vite.config.ts: which build this is ('site', 'single' or 'embed'). */
+declare const __PRENET_BUILD__: 'site' | 'single' | 'embed';
+
+/** Vite's build flags; only DEV is used (engine-source.ts). */
+interface ImportMetaEnv {
+  readonly DEV: boolean;
+}
+
+interface ImportMeta {
+  readonly env: ImportMetaEnv;
+}
