@@ -62,6 +62,7 @@ for (const dir of folders) {
   for (const c of manifest.classes) {
     test(`${label}: ${c.dataset} (${c.model}) in ONNX Runtime matches the trainer within 1e-4`, async () => {
       const session = await ort.InferenceSession.create(readFileSync(join(dir, c.file)));
+      /** @type {{features: number[], y: number}[]} */
       const rows = parity[c.dataset];
       assert.ok(rows.length > 0, 'no parity rows');
       const width = c.features.length;
