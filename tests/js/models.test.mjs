@@ -72,6 +72,7 @@ for (const dir of folders) {
         data.set(r.features, i * width);
       });
       const out = await session.run({ features: new ort.Tensor('float32', data, [rows.length, width]) });
+      assert.ok(out.y, 'the model has no output named y');
       const y = /** @type {Float32Array} */ (out.y.data);
       assert.equal(y.length, rows.length);
       rows.forEach((r, i) => {
