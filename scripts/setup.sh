@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make emscripten libeigen3-dev nlohmann-json3-dev catch2 chromium)
+packages=(cmake g++ make emscripten libeigen3-dev nlohmann-json3-dev catch2 chromium
+  libxgboost-dev libonnx-dev libprotobuf-dev zlib1g-dev)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

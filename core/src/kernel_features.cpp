@@ -67,24 +67,38 @@ const std::vector<FeatureSet>& all_feature_sets() {
 
 bool predicts_roofline_ratio(FeatureSet set) { return set == FeatureSet::Roofline; }
 
+namespace {
+
+// Layer (kernel shape) features, PreNeT's "layer parameters".
+const std::vector<std::string> kShapeNames = {"log2_m",       "log2_n",        "log2_k",   "log2_batch",
+                                              "log2_window",  "stride",        "log2_elements", "kernels",
+                                              "has_backward", "has_optimizer", "log2_opt_bytes"};
+// PreNeT's hardware features.
+const std::vector<std::string> kHardwareNames = {"hw_log2_bandwidth_gbs", "hw_log2_clock_mhz", "hw_log2_units",
+                                                 "hw_log2_memory_gb"};
+// This project's: the item measured against the accelerator's own roofline and tiling, so that what the
+// model learns is a dimensionless efficiency that carries over to hardware it never saw.
+const std::vector<std::string> kRooflineNames = {
+    "log2_co",          "log2_cm",          "log2_compute_us",   "log2_memory_us",
+    "log2_roofline_us", "log2_intensity_over_balance", "tiling_efficiency", "log2_waves",
+    "log2_tiles_per_unit", "log2_working_set_over_l2", "matmul_fraction", "log2_k_per_unit_tile",
+    "hw_log2_tdp_w",    "hw_log2_watts_per_tflop"};
+
+}  // namespace
+
 std::vector<std::string> feature_names(FeatureSet set) {
-  // Layer (kernel shape) and hardware features: PreNeT's baseline.
-  std::vector<std::string> names = {"log2_m",         "log2_n",          "log2_k",        "log2_batch",
-                                    "log2_window",    "stride",          "log2_elements", "kernels",
-                                    "has_backward",   "has_optimizer",   "log2_opt_bytes", "hw_log2_bandwidth_gbs",
-                                    "hw_log2_clock_mhz", "hw_log2_units", "hw_log2_memory_gb"};
+  std::vector<std::string> names = kShapeNames;
+  if (set == FeatureSet::Roofline) {
+    names.insert(names.end(), kRooflineNames.begin(), kRooflineNames.end());
+    return names;
+  }
+  names.insert(names.end(), kHardwareNames.begin(), kHardwareNames.end());
   if (set == FeatureSet::Baseline) return names;
   names.push_back("log2_co");
   if (set == FeatureSet::CO) return names;
   names.push_back("log2_cm");
   if (set == FeatureSet::CO_CM) return names;
   names.push_back("log2_ct_us");
-  if (set == FeatureSet::CO_CM_CT) return names;
-  for (const char* extra : {"hw_log2_peak_tflops", "hw_log2_l2_mb", "log2_compute_us", "log2_memory_us",
-                            "log2_roofline_us", "log2_intensity_over_balance", "wave_efficiency", "log2_waves",
-                            "log2_working_set_over_l2", "matmul_fraction"}) {
-    names.push_back(extra);
-  }
   return names;
 }
 
@@ -112,43 +126,45 @@ std::vector<double> item_features(const std::vector<Kernel>& item, const Acceler
                            static_cast<double>(item.size()),
                            t.backward ? 1.0 : 0.0,
                            t.optimizer ? 1.0 : 0.0,
-                           log2p(t.optimizer_bytes),
-                           log2p(acc.memory_bandwidth_gbs),
-                           log2p(clock_mhz(acc)),
-                           log2p(units(acc)),
-                           log2p(acc.memory_gb)};
-  if (set == FeatureSet::Baseline) return f;
-  f.push_back(log2p(t.flops));  // CO: operations (the reference code's 2 x multiply-adds)
-  if (set == FeatureSet::CO) return f;
-  f.push_back(log2p(t.bytes / e));  // CM: elements touched
-  if (set == FeatureSet::CO_CM) return f;
-  const double fp32_peak = *acc.peak(Precision::FP32) * 1e12;
-  f.push_back(log2p(t.flops / fp32_peak * 1e6));  // CT: CO / FP32 peak, in microseconds
-  if (set == FeatureSet::CO_CM_CT) return f;
+                           log2p(t.optimizer_bytes)};
+  if (set != FeatureSet::Roofline) {
+    for (double v : {log2p(acc.memory_bandwidth_gbs), log2p(clock_mhz(acc)), log2p(units(acc)), log2p(acc.memory_gb)}) {
+      f.push_back(v);
+    }
+    if (set == FeatureSet::Baseline) return f;
+    f.push_back(log2p(t.flops));  // CO: operations (the reference code's 2 x multiply-adds)
+    if (set == FeatureSet::CO) return f;
+    f.push_back(log2p(t.bytes / e));  // CM: elements touched
+    if (set == FeatureSet::CO_CM) return f;
+    f.push_back(log2p(t.flops / (*acc.peak(Precision::FP32) * 1e12) * 1e6));  // CT: CO / FP32 peak, in us
+    return f;
+  }
 
   const RooflineParams params;
   const double peak = item_peak(main, acc, precision) * 1e12;
   const double bandwidth = acc.memory_bandwidth_gbs * 1e9;
-  const double compute_us = t.flops / peak * 1e6;
-  const double memory_us = t.bytes / bandwidth * 1e6;
   const double balance = peak / bandwidth;  // FLOPs per byte where compute and memory time are equal
   const double intensity = t.bytes > 0 ? t.flops / t.bytes : 0;
+  const double machine = std::max(units(acc), 1.0);
   double tiles = main.m > 0 ? std::ceil(main.m / params.tile) * std::ceil(main.n / params.tile) * std::max(main.batch, 1.0) : 0;
-  double machine = std::max(units(acc), 1.0);
   double waves = tiles > 0 ? std::ceil(tiles / machine) : 0;
-  double wave_eff = tiles > 0 ? tiles / (waves * machine) : 1.0;
   double working_set_mb = main.bytes / std::max(main.repeats, 1.0) / 1e6;
-  double l2 = std::max(acc.l2_cache_mb, 0.5);
-  f.push_back(log2p(peak / 1e12));
-  f.push_back(log2p(acc.l2_cache_mb));
-  f.push_back(log2p(compute_us));
-  f.push_back(log2p(memory_us));
+  f.push_back(log2p(t.flops));
+  f.push_back(log2p(t.bytes / e));
+  f.push_back(log2p(t.flops / peak * 1e6));
+  f.push_back(log2p(t.bytes / bandwidth * 1e6));
   f.push_back(log2p(roofline_ms(item, acc, precision) * 1e3));
   f.push_back(std::log2((intensity + 1e-9) / balance));
-  f.push_back(wave_eff);
+  f.push_back(main.m > 0 ? tiling_efficiency(main, machine, params.tile) : 1.0);
   f.push_back(log2p(waves));
-  f.push_back(std::log2((working_set_mb + 1e-6) / l2));
+  f.push_back(std::log2((tiles + 1) / machine));
+  f.push_back(std::log2((working_set_mb + 1e-6) / std::max(acc.l2_cache_mb, 0.5)));
   f.push_back(t.flops > 0 ? t.matmul_flops / t.flops : 0.0);
+  f.push_back(log2p(main.k / machine));
+  // Power-capped parts (T4, P4, L4) sustain clocks far below their boost figure under load.
+  const double tdp = acc.record.contains("tdp_w") && acc.record["tdp_w"].is_number() ? acc.record["tdp_w"].get<double>() : 0.0;
+  f.push_back(log2p(tdp));
+  f.push_back(log2p(tdp / (peak / 1e12)));
   return f;
 }
 

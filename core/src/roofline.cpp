@@ -10,8 +10,10 @@
 namespace prenet {
 namespace {
 
+}  // namespace
+
 /// Output tile side a GEMM library would pick for a dimension: the next power of two, 16 to `max_tile`.
-double tile_for(double dim, double max_tile) {
+static double tile_for(double dim, double max_tile) {
   double t = 16;
   while (t < dim && t < max_tile) t *= 2;
   return t;
@@ -29,8 +31,6 @@ double tiling_efficiency(const Kernel& k, double units, double max_tile) {
   double waves = std::ceil(tiles * splits / units);
   return k.m * k.n * std::max(k.batch, 1.0) * splits / (waves * units * tm * tn);
 }
-
-}  // namespace
 
 const char* to_string(Bound b) {
   switch (b) {

@@ -29,6 +29,7 @@ struct Args {
   std::string out = "models/artifacts";
   std::string report = "models/REPORT.md";
   std::vector<std::string> only;
+  std::string dump_design;  // folder for per-dataset feature CSVs (inspection only)
   std::size_t rows_per_gpu = 0;  // 0: mode default
 };
 
@@ -54,6 +55,8 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--rows-per-gpu") {
       std::string v = value();
       a.rows_per_gpu = std::stoul(v);
+    } else if (arg == "--dump-design") {
+      a.dump_design = value();
     } else if (arg == "--only") {
       std::stringstream list(value());
       for (std::string item; std::getline(list, item, ',');) a.only.push_back(item);
@@ -129,6 +132,21 @@ int run(const Args& args) {
   for (const auto& d : datasets) {
     if (!args.only.empty() && std::find(args.only.begin(), args.only.end(), d.name) == args.only.end()) continue;
     auto t = std::chrono::steady_clock::now();
+    if (!args.dump_design.empty()) {
+      std::filesystem::create_directories(args.dump_design);
+      trainer::Design design = trainer::build_design(d, prenet::FeatureSet::Roofline);
+      std::ofstream out(args.dump_design + "/" + d.name + ".csv");
+      out << "gpu,source,time_ms,roofline_ms";
+      for (const auto& n : prenet::feature_names(prenet::FeatureSet::Roofline)) out << "," << n;
+      out << "\n";
+      for (Eigen::Index r = 0; r < design.x.rows(); ++r) {
+        out << design.gpu[static_cast<std::size_t>(r)] << "," << d.samples[static_cast<std::size_t>(r)].source << ","
+            << design.time_ms(r) << "," << design.roofline_ms(r);
+        for (Eigen::Index c = 0; c < design.x.cols(); ++c) out << "," << design.x(r, c);
+        out << "\n";
+      }
+      continue;
+    }
     trainer::Experiment e = trainer::run_experiment(d, options);
 
     // The shipped model: the chosen kind, fitted on every row (a seeded tenth guides early stopping).
@@ -214,6 +232,7 @@ int run(const Args& args) {
       {"roofline", {{"matmul_efficiency", rp.matmul_efficiency}, {"memory_efficiency", rp.memory_efficiency},
                     {"launch_overhead_ms", rp.launch_overhead_ms}, {"tile", rp.tile}}},
       {"classes", manifest_classes}};
+  if (!args.dump_design.empty()) return 0;
   write_text(args.out + "/manifest.json", manifest.dump(2) + "\n");
   write_text(args.out + "/parity.json", parity.dump() + "\n");
   std::string command = std::string("npm run train") + (args.quick ? " -- --quick" : "");

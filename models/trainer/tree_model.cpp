@@ -61,18 +61,19 @@ class TreeModel : public Model {
     set("objective", "reg:squarederror");
     int rounds = 1;
     set("max_bin", options_.quick ? "32" : "128");
+    // Sizes are bounded because the page downloads every model: at most ~24 x 2^9 or 100 x 2^6 leaves.
+    set("min_child_weight", "4");
     if (forest_) {
-      set("num_parallel_tree", options_.quick ? "10" : "60");
+      set("num_parallel_tree", options_.quick ? "10" : "24");
       set("eta", "1");
       set("subsample", "0.632");
       set("colsample_bynode", "0.6");
-      set("max_depth", "12");
+      set("max_depth", "9");
       set("lambda", "0");
     } else {
-      rounds = options_.quick ? 30 : 250;
-      set("eta", options_.quick ? "0.2" : "0.08");
-      set("max_depth", "8");
-      set("min_child_weight", "2");
+      rounds = options_.quick ? 30 : 100;
+      set("eta", options_.quick ? "0.2" : "0.12");
+      set("max_depth", "6");
       set("subsample", "0.8");
       set("colsample_bytree", "0.9");
     }

@@ -39,6 +39,10 @@ struct Timing {
 /// training.precision when the accelerator lacks it.
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls);
 
+/// Fraction of peak a GEMM-like kernel can use once cut into output tiles of at most `max_tile` spread
+/// over `units` SMs/CUs (whole tiles, whole waves, split-K for small grids); 1 when unknown.
+double tiling_efficiency(const Kernel& k, double units, double max_tile);
+
 /// Times one step of `work` on every accelerator (one Timing per accelerator, same order).
 std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,
                                    Precision precision, const RooflineParams& params = {});
