@@ -35,6 +35,8 @@ Json layer_table(const Network& net, const StepWork& work) {
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Layer& l = net.layers[i];
     const LayerWork& w = work.layers[i];
+    double total_flops = w.flops[0] + w.flops[1] + w.flops[2];
+    double total_bytes = w.bytes[0] + w.bytes[1] + w.bytes[2];
     layers.push_back({{"name", l.name},
                       {"type", to_string(l.type)},
                       {"output_shape", l.output_shape},
@@ -42,6 +44,7 @@ Json layer_table(const Network& net, const StepWork& work) {
                       {"flops", phase_triplet(w.flops)},
                       {"bytes", phase_triplet(w.bytes)},
                       {"kernels", w.kernels},
+                      {"intensity", round6(total_bytes > 0 ? total_flops / total_bytes : 0.0)},
                       {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
   }
   return layers;
@@ -97,6 +100,8 @@ Json result_for(const Accelerator& acc, const Timing& t, const Network& net, con
                         {"forward_ms", round6(lt.ms[0])},
                         {"backward_ms", round6(lt.ms[1])},
                         {"optimizer_ms", round6(lt.ms[2])},
+                        {"compute_ms", round6(lt.compute_ms)},
+                        {"memory_ms", round6(lt.memory_ms)},
                         {"ct_ms", round6(lt.ct_ms)},
                         {"bound", to_string(lt.bound)}});
     }

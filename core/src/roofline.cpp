@@ -96,6 +96,8 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
       auto layer = static_cast<std::size_t>(k.layer);
       t.ms[phase] += total_ms(i);
       t.layers[layer].ms[phase] += total_ms(i);
+      t.layers[layer].compute_ms += compute_ms(i);
+      t.layers[layer].memory_ms += memory_ms(i);
       bool compute_bound = compute_ms(i) >= memory_ms(i);
       double dominant = std::max(compute_ms(i), memory_ms(i));
       (compute_bound ? t.compute_ms : t.memory_ms) += dominant;

@@ -38,10 +38,8 @@ export function exampleRequest(training = {}) {
 
 /**
  * Relative tolerance for the response identities of docs/API.md (step = forward + backward +
- * optimizer, epoch_s = steps × step_ms / 1000, total_s = epoch_s × epochs, cost). 1e-9 allows only
- * floating-point noise. NOTE: the core currently rounds every number to 6 significant digits
- * (core/src/api.cpp round6), which breaks the identities by up to ~5e-6; if that rounding becomes
- * part of the contract (docs/API.md), this must become 1e-5 and the docs must say so.
+ * optimizer, epoch_s = steps × step_ms / 1000, total_s = epoch_s × epochs, cost). The core rounds only
+ * the measured parts and derives every total from them, so 1e-9 allows only floating-point noise.
  */
 export const IDENTITY_TOLERANCE = 1e-9;
 

@@ -23,6 +23,8 @@ const char* to_string(Bound b);
 
 struct LayerTiming {
   std::array<double, 3> ms{};  // by Phase
+  double compute_ms = 0;       // the layer's kernels at achievable peak FLOP/s (all phases)
+  double memory_ms = 0;        // the layer's kernels at achievable bandwidth (all phases)
   double ct_ms = 0;            // PreNeT CT: CO / FP32 peak
   Bound bound = Bound::Overhead;
 };
