@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make emscripten libeigen3-dev nlohmann-json3-dev catch2 chromium
-  libxgboost-dev libonnx-dev libprotobuf-dev zlib1g-dev)
+  libxgboost-dev libonnx-dev libprotobuf-dev zlib1g-dev clang libclang-rt-14-dev)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -1,9 +1,32 @@
 // The only Emscripten code in the project: exposes the core's JSON API to JavaScript.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include "prenet/api.hpp"
+
+namespace {
+
+/// A view of class i's feature rows in wasm memory; valid until the next call into the module, so the
+/// engine copies it at once.
+emscripten::val learned_features(unsigned class_index) {
+  const std::vector<float>& rows = prenet::learned_features(class_index);
+  return emscripten::val(emscripten::typed_memory_view(rows.size(), rows.data()));
+}
+
+/// `outputs`: one Float32Array of model outputs per class, in the order learned_prepare listed them.
+std::string learned_finish(const emscripten::val& outputs) {
+  std::vector<std::vector<float>> values;
+  const auto n = outputs["length"].as<unsigned>();
+  for (unsigned i = 0; i < n; ++i) values.push_back(emscripten::convertJSArrayToNumberVector<float>(outputs[i]));
+  return prenet::learned_finish(values);
+}
+
+}  // namespace
 
 EMSCRIPTEN_BINDINGS(prenet_core) {
   emscripten::function("predict", &prenet::predict_json);
   emscripten::function("catalog", &prenet::catalog_json);
+  emscripten::function("learnedPrepare", &prenet::learned_prepare);
+  emscripten::function("learnedFeatures", &learned_features);
+  emscripten::function("learnedFinish", &learned_finish);
 }

@@ -3,6 +3,8 @@
 #include "prenet/embedded_data.hpp"
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
+#include "prenet/keras.hpp"
+#include "prenet/onnx_model.hpp"
 #include "prenet/layer_list.hpp"
 #include "prenet/version.hpp"
 
@@ -29,10 +31,20 @@ InputOverrides overrides_of(const TrainingConfig& t) { return {t.seq_len, t.imag
 Network from_hf_config(const Json& config, const std::string& path, const TrainingConfig& training,
                        std::int64_t seq_len, const std::string& name) {
   std::vector<std::string> warnings;
-  if (training.image_size) warnings.push_back("training.image_size ignored: the model takes tokens input");
-  Json expanded = hf_config_to_layers(config, path, seq_len, warnings);
+  bool vision = hf_config_is_vision(config);
+  if (training.image_size && !vision) warnings.push_back("training.image_size ignored: the model takes tokens input");
+  if (training.seq_len && vision) warnings.push_back("training.seq_len ignored: the model takes image input");
+  Json expanded = hf_config_to_layers(config, path, vision ? 0 : seq_len, warnings, training.image_size.value_or(0));
   if (!name.empty()) expanded["name"] = name;
-  Network net = parse_layer_list(expanded, path, {});
+  Network net;
+  try {
+    net = parse_layer_list(expanded, path, {});
+  } catch (const InputError& e) {
+    // The generated list is not in the request: name the config instead.
+    if (e.field().rfind(path + ".layers", 0) != 0 && e.field() != path + ".input") throw;
+    std::string detail = e.what();
+    throw InputError(path, "the configuration describes an impossible network (" + detail.substr(detail.find(": ") + 2) + ")");
+  }
   net.warnings.insert(net.warnings.begin(), warnings.begin(), warnings.end());
   return net;
 }
@@ -58,10 +70,12 @@ const Preset* find_preset(const std::string& id) {
 Network resolve_model(const Json& model, const TrainingConfig& training) {
   const std::string path = "model";
   require_object(model, path);
-  reject_unknown_keys(model, path, {"preset", "hf_config", "layers", "input", "name"});
-  int forms = static_cast<int>(model.contains("preset")) + static_cast<int>(model.contains("hf_config")) +
-              static_cast<int>(model.contains("layers"));
-  if (forms != 1) throw InputError(path, "expected exactly one of preset, hf_config or layers");
+  reject_unknown_keys(model, path, {"preset", "hf_config", "keras", "onnx_base64", "layers", "input", "name"});
+  int forms = 0;
+  for (const char* form : {"preset", "hf_config", "keras", "onnx_base64", "layers"}) {
+    forms += static_cast<int>(model.contains(form));
+  }
+  if (forms != 1) throw InputError(path, "expected exactly one of preset, hf_config, keras, onnx_base64 or layers");
 
   std::string name = get_string(model, "name", path, "");
   if (model.contains("preset")) {
@@ -91,6 +105,16 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
   }
   if (model.contains("hf_config")) {
     return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);
+  }
+  if (model.contains("keras")) {
+    Network net = keras_to_network(model["keras"], join(path, "keras"), overrides_of(training));
+    if (!name.empty()) net.name = name;
+    return net;
+  }
+  if (model.contains("onnx_base64")) {
+    Network net = onnx_to_network(model["onnx_base64"], join(path, "onnx_base64"), overrides_of(training));
+    if (!name.empty()) net.name = name;
+    return net;
   }
   return parse_layer_list(model, path, overrides_of(training));
 }

@@ -72,14 +72,31 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
   const double act = activation_flops(a.activation);
   switch (layer.type) {
     case LayerType::Dense: {
-      double m = rows(in, b), n = d(a.units), k = d(in.back());
-      kb.gemm(Phase::Forward, m, n, k);
-      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
-      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
-      if (dx) kb.gemm(Phase::Backward, m, k, n);
-      kb.gemm(Phase::Backward, k, n, m);  // weight gradient; tied layers accumulate into the embedding's
-      if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 1, 1);
-      lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
+      // Mixture of experts: every token runs through top_k of the experts (a grouped GEMM, modelled as a
+      // batched GEMM over experts, so all experts' weights are read); gated (GLU) layers have two matrices.
+      const double m = rows(in, b), n = d(a.units), k = d(in.back());
+      const double experts = d(a.experts), routed = m * d(a.top_k), mats = a.gated ? 2 : 1;
+      const double hidden = routed * n;  // == out_elems for an ordinary dense layer
+      const bool moe = a.experts > 1;
+      if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
+      kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
+      if (a.gated) {
+        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);  // act(gate) * up
+        kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
+      } else {
+        if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
+        if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
+      }
+      if (moe) {  // combine: weighted sum of each token's top_k expert outputs, and its gradient
+        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden + out_elems, 1, 2 * hidden / (hidden + out_elems));
+        kb.stream(KernelClass::Elementwise, Phase::Backward, hidden + out_elems, 2, 2 * hidden / (hidden + out_elems));
+      }
+      if (dx) kb.gemm(Phase::Backward, routed / experts, k, mats * n, experts);
+      if (dx && moe) kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
+      // Weight gradient; tied layers accumulate into the embedding's.
+      kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
+      if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
+      lw.saved_activation_bytes = e * (routed * k + (a.gated ? 2 * hidden : act > 0 ? hidden : 0));
       break;
     }
     case LayerType::Conv2d: {
@@ -168,28 +185,44 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       break;
     }
     case LayerType::Attention: {
+      // Cross-attention reads keys and values from a second (memory) input of t positions; self-attention t = s.
+      const bool cross = layer.input_shapes.size() > 1;
       double s = d(in[0]), emb = d(in[1]), heads = d(a.num_heads), hd = d(a.head_dim);
+      double t = cross ? d(layer.input_shapes[1][0]) : s;
       double q = heads * hd, kv = d(a.num_kv_heads) * hd;
-      double m = b * s, bh = b * heads;
-      double probs = bh * s * s;
-      kb.gemm(Phase::Forward, m, q + 2 * kv, emb);               // Q, K, V projections
-      kb.gemm(Phase::Forward, s, s, hd, bh);                     // scores Q K^T
+      double m = b * s, mk = b * t, bh = b * heads;
+      double probs = bh * s * t;
+      if (cross) {
+        kb.gemm(Phase::Forward, m, q, emb);                      // Q projection
+        kb.gemm(Phase::Forward, mk, 2 * kv, emb);                // K, V projections of the memory
+      } else {
+        kb.gemm(Phase::Forward, m, q + 2 * kv, emb);             // Q, K, V projections
+      }
+      kb.gemm(Phase::Forward, s, t, hd, bh);                     // scores Q K^T
       kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
       if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
-      kb.gemm(Phase::Forward, s, hd, s, bh);                     // P V
+      kb.gemm(Phase::Forward, s, hd, t, bh);                     // P V
       kb.gemm(Phase::Forward, m, emb, q);                        // output projection
       kb.gemm(Phase::Backward, m, q, emb);                       // output projection: input gradient
       kb.gemm(Phase::Backward, q, emb, m);                       // output projection: weight gradient
-      kb.gemm(Phase::Backward, s, s, hd, bh);                    // dP = dO V^T
-      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dV = P^T dO
+      kb.gemm(Phase::Backward, s, t, hd, bh);                    // dP = dO V^T
+      kb.gemm(Phase::Backward, t, hd, s, bh);                    // dV = P^T dO
       if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
       kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
-      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dQ = dS K
-      kb.gemm(Phase::Backward, s, hd, s, bh);                    // dK = dS^T Q
-      if (dx) kb.gemm(Phase::Backward, m, emb, q + 2 * kv);      // projections: input gradient
-      kb.gemm(Phase::Backward, emb, q + 2 * kv, m);              // projections: weight gradient
+      kb.gemm(Phase::Backward, s, hd, t, bh);                    // dQ = dS K
+      kb.gemm(Phase::Backward, t, hd, s, bh);                    // dK = dS^T Q
+      if (cross) {
+        if (dx) kb.gemm(Phase::Backward, m, emb, q);             // Q projection: input gradient
+        kb.gemm(Phase::Backward, emb, q, m);                     // Q projection: weight gradient
+        kb.gemm(Phase::Backward, mk, emb, 2 * kv);               // K, V projections: memory gradient
+        kb.gemm(Phase::Backward, emb, 2 * kv, mk);               // K, V projections: weight gradient
+      } else {
+        if (dx) kb.gemm(Phase::Backward, m, emb, q + 2 * kv);    // projections: input gradient
+        kb.gemm(Phase::Backward, emb, q + 2 * kv, m);            // projections: weight gradient
+      }
       // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element.
-      lw.saved_activation_bytes = e * (m * emb + m * (q + 2 * kv) + probs + m * q) + (a.rate > 0 ? probs * (1 + e) : 0);
+      lw.saved_activation_bytes = e * (m * emb + (cross ? mk * emb : 0) + m * q + mk * 2 * kv + probs + m * q) +
+                                  (a.rate > 0 ? probs * (1 + e) : 0);
       break;
     }
     case LayerType::Add: {
@@ -202,6 +235,16 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
     case LayerType::Concat:
       kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, 0);
       break;
+    case LayerType::Multiply: {
+      // Each input's gradient is the output gradient times the other inputs, which forward saved.
+      double inputs = d(static_cast<std::int64_t>(layer.inputs.size()));
+      kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, inputs + 1, inputs - 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 2 * inputs + 1, inputs);
+      lw.saved_activation_bytes = e * out_elems * inputs;
+      break;
+    }
+    case LayerType::Parameter:
+      break;  // the weight itself is the output: no kernel (its update is the optimizer's)
     case LayerType::CrossEntropy:
       kb.stream(KernelClass::Softmax, Phase::Forward, in_elems, 2, 6);
       kb.stream(KernelClass::Softmax, Phase::Backward, in_elems, 2, 2);

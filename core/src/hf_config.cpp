@@ -1,93 +1,218 @@
 #include "prenet/hf_config.hpp"
 
+#include "prenet/network.hpp"
+
 #include <algorithm>
+#include <map>
+#include <utility>
 
 namespace prenet {
 namespace {
 
 constexpr std::int64_t kMaxWidth = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxDepth = 10000;
+constexpr std::int64_t kMaxVocab = kMaxWidth * 16;
 
-/// The first present key among `keys` as an integer in [min, max]; `fallback` (or an error if < 0) otherwise.
-std::int64_t first_int(const Json& cfg, const std::vector<std::string>& keys, const std::string& path,
-                       std::int64_t fallback, std::int64_t min, std::int64_t max) {
-  for (const auto& key : keys) {
-    if (cfg.contains(key) && !cfg[key].is_null()) return get_int(cfg, key, path, fallback, min, max);
-  }
-  if (fallback < 0) {
-    std::string names;
-    for (const auto& key : keys) names += (names.empty() ? "" : " or ") + key;
-    throw InputError(join(path, keys.front()), "required field is missing (" + names + ")");
-  }
-  return fallback;
+std::string or_list(const std::vector<std::string>& keys) {
+  std::string names;
+  for (const auto& key : keys) names += (names.empty() ? "" : " or ") + key;
+  return names;
 }
 
-double first_rate(const Json& cfg, const std::vector<std::string>& keys, const std::string& path, double fallback) {
-  for (const auto& key : keys) {
-    if (cfg.contains(key) && !cfg[key].is_null()) return get_number(cfg, key, path, fallback, 0.0, 0.999999);
-  }
-  return fallback;
-}
+/// Typed reads from a config object; every error names `path.key`.
+class Cfg {
+ public:
+  Cfg(const Json& json, std::string path) : json_(json), path_(std::move(path)) {}
 
-std::string activation_of(const Json& cfg, const std::vector<std::string>& keys, const std::string& path,
-                          const std::string& fallback) {
-  for (const auto& key : keys) {
-    if (cfg.contains(key) && cfg[key].is_string()) {
-      std::string fn = cfg[key].get<std::string>();
-      static const std::vector<std::string> known = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh",
-                                                     "quick_gelu", "relu", "silu", "swish", "tanh", "sigmoid"};
-      if (std::find(known.begin(), known.end(), fn) == known.end()) {
-        throw InputError(join(path, key), "unsupported activation \"" + fn + "\"");
-      }
-      return fn;
+  const Json& json() const { return json_; }
+  const std::string& path() const { return path_; }
+  std::string field(const std::string& key) const { return join(path_, key); }
+
+  bool has(const std::string& key) const {
+    auto it = json_.find(key);
+    return it != json_.end() && !it->is_null();
+  }
+  /// The first of `keys` that is present, or "" when none is.
+  std::string present(const std::vector<std::string>& keys) const {
+    for (const auto& key : keys) {
+      if (has(key)) return key;
     }
+    return "";
   }
-  return fallback;
-}
+  /// A required size: the first present of `keys`, else an error naming the first key and all spellings.
+  std::int64_t req(const std::vector<std::string>& keys, std::int64_t min, std::int64_t max) const {
+    std::string key = present(keys);
+    if (key.empty()) throw InputError(field(keys.front()), "required field is missing (" + or_list(keys) + ")");
+    return get_int(json_, key, path_, 0, min, max);
+  }
+  std::int64_t opt(const std::vector<std::string>& keys, std::int64_t fallback, std::int64_t min,
+                   std::int64_t max) const {
+    std::string key = present(keys);
+    return key.empty() ? fallback : get_int(json_, key, path_, fallback, min, max);
+  }
+  double rate(const std::vector<std::string>& keys, double fallback) const {
+    std::string key = present(keys);
+    return key.empty() ? fallback : get_number(json_, key, path_, fallback, 0.0, 0.999999);
+  }
+  bool flag(const std::string& key, bool fallback) const { return get_bool(json_, key, path_, fallback); }
+  std::string str(const std::string& key, const std::string& fallback) const {
+    return get_string(json_, key, path_, fallback);
+  }
+  /// An activation name from the first present of `keys`, mapped onto the layer list's names.
+  std::string act(const std::vector<std::string>& keys, const std::string& fallback) const {
+    std::string key = present(keys);
+    if (key.empty()) return fallback;
+    std::string fn = get_string(json_, key, path_, fallback);
+    return activation(fn, field(key));
+  }
+
+  static std::string activation(const std::string& fn, const std::string& where) {
+    static const std::map<std::string, std::string> known = {
+        {"gelu", "gelu"},           {"gelu_new", "gelu_new"},       {"gelu_fast", "gelu_fast"},
+        {"gelu_pytorch_tanh", "gelu_pytorch_tanh"}, {"quick_gelu", "quick_gelu"}, {"relu", "relu"},
+        {"silu", "silu"},           {"swish", "swish"},             {"tanh", "tanh"},
+        {"sigmoid", "sigmoid"},     {"gelu_accurate", "gelu_new"},  {"gelu_python", "gelu"},
+        {"gelu_10", "gelu"},        {"relu2", "relu"},              {"relu6", "relu6"},
+        {"leaky_relu", "leaky_relu"}, {"mish", "mish"},             {"linear", "linear"}};
+    auto it = known.find(fn);
+    if (it == known.end()) throw InputError(where, "unsupported activation \"" + printable(fn) + "\"");
+    return it->second;
+  }
+
+ private:
+  const Json& json_;
+  std::string path_;
+};
 
 Json dropout(const std::string& name, double rate) { return {{"type", "dropout"}, {"name", name}, {"rate", rate}}; }
 
-struct Dims {
-  std::int64_t hidden, layers, heads, kv_heads, inner, vocab, positions, seq;
-  std::string act;
-  double dropout;
-  double attention_dropout;
+/// A layer list under construction; remembers the name of the last layer appended.
+struct Seq {
+  Json layers = Json::array();
+  std::string push(Json layer) {
+    std::string name = layer["name"].get<std::string>();
+    layers.push_back(std::move(layer));
+    return name;
+  }
+  /// Appends a dropout after the previous layer when the rate is positive; returns the stream's name.
+  std::string maybe_dropout(const std::string& name, const std::string& current, double rate) {
+    if (rate <= 0) return current;
+    Json d = dropout(name, rate);
+    d["inputs"] = {current};
+    return push(d);
+  }
 };
 
-/// Pre-LayerNorm decoder block with learned positions and a tied LM head (GPT-2 and friends).
-Json decoder(const Dims& dm, bool tied) {
-  Json block = Json::array({
-      {{"type", "layernorm"}, {"name", "ln_1"}},
-      {{"type", "attention"}, {"name", "attn"}, {"num_heads", dm.heads}, {"num_kv_heads", dm.kv_heads}, {"causal", true},
-       {"dropout", dm.attention_dropout}},
-      dropout("attn_dropout", dm.dropout),
-      {{"type", "add"}, {"name", "attn_residual"}, {"inputs", {"stream", "attn_dropout"}}},
-      {{"type", "layernorm"}, {"name", "ln_2"}},
-      {{"type", "dense"}, {"name", "mlp_up"}, {"units", dm.inner}, {"activation", dm.act}},
-      {{"type", "dense"}, {"name", "mlp_down"}, {"units", dm.hidden}},
-      dropout("mlp_dropout", dm.dropout),
-      {{"type", "add"}, {"name", "stream"}, {"inputs", {"attn_residual", "mlp_dropout"}}},
-  });
-  Json layers = Json::array({
-      {{"type", "embedding"}, {"name", "wte"}, {"vocab_size", dm.vocab}, {"dim", dm.hidden}},
-      {{"type", "embedding"}, {"name", "wpe"}, {"vocab_size", dm.positions}, {"dim", dm.hidden}, {"positional", true},
-       {"inputs", {"input"}}},
-      {{"type", "add"}, {"name", "embed"}, {"inputs", {"wte", "wpe"}}},
-      dropout("stream", dm.dropout),
-      {{"type", "repeat"}, {"name", "h"}, {"count", dm.layers}, {"layers", block}},
-      {{"type", "layernorm"}, {"name", "ln_f"}},
-  });
-  Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", dm.vocab}, {"bias", false}};
-  if (tied) head["tied_to"] = "wte";
-  layers.push_back(head);
-  layers.push_back({{"type", "cross_entropy"}, {"name", "loss"}});
-  return layers;
+/// The shape of a decoder-only transformer, covering GPT-2, GPT-NeoX, GPT-J, OPT, Llama and relatives.
+struct Decoder {
+  std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, inner = 0, vocab = 0;
+  std::int64_t positions = 0;        // learned position rows (0: rotary, ALiBi or none)
+  std::int64_t position_offset = 0;  // OPT keeps two extra position rows
+  std::int64_t embed_dim = 0;        // OPT's word_embed_proj_dim (0: hidden)
+  bool rms = false, norm_bias = true;
+  bool qkv_bias = true, out_bias = true, mlp_bias = true, head_bias = false;
+  bool gated = false, parallel = false, post_norm = false, final_norm = true, tied = true;
+  int parallel_norms = 1;
+  std::string act = "gelu_new";
+  std::int64_t experts = 1, top_k = 1;
+  double dropout = 0, attn_dropout = 0, embed_dropout = 0;
+};
+
+Json norm(const Decoder& dm, const std::string& name, const std::string& input) {
+  Json n = {{"type", dm.rms ? "rmsnorm" : "layernorm"}, {"name", name}, {"inputs", {input}}};
+  if (!dm.rms && !dm.norm_bias) n["bias"] = false;
+  return n;
 }
 
-/// Post-LayerNorm encoder with word, position and token-type embeddings and the masked-LM head (BERT, RoBERTa).
-Json encoder(const Dims& dm, std::int64_t type_vocab) {
+/// Appends the feed-forward part reading `input`; returns the name of its output.
+std::string mlp(const Decoder& dm, Seq& s, const std::string& input) {
+  if (dm.experts > 1) {
+    // Mixtral: a router picks top_k of the experts for every token; each expert is a SwiGLU MLP.
+    s.push({{"type", "dense"}, {"name", "router"}, {"units", dm.experts}, {"bias", false}, {"inputs", {input}}});
+    s.push({{"type", "dense"}, {"name", "experts_up"}, {"units", dm.inner}, {"activation", dm.act}, {"gated", dm.gated},
+            {"bias", dm.mlp_bias}, {"experts", dm.experts}, {"top_k", dm.top_k}, {"inputs", {input}}});
+    return s.push({{"type", "dense"}, {"name", "experts_down"}, {"units", dm.hidden}, {"bias", dm.mlp_bias},
+                   {"experts", dm.experts}, {"top_k", dm.top_k}});
+  }
+  Json up = {{"type", "dense"}, {"name", "mlp_up"}, {"units", dm.inner}, {"activation", dm.act},
+             {"bias", dm.mlp_bias}, {"inputs", {input}}};
+  if (dm.gated) up["gated"] = true;
+  s.push(up);
+  return s.push({{"type", "dense"}, {"name", "mlp_down"}, {"units", dm.hidden}, {"bias", dm.mlp_bias}});
+}
+
+Json attention(const Decoder& dm, const std::string& name, const std::string& input) {
+  Json a = {{"type", "attention"}, {"name", name}, {"num_heads", dm.heads}, {"num_kv_heads", dm.kv_heads},
+            {"causal", true}, {"bias", dm.qkv_bias}, {"out_bias", dm.out_bias}, {"inputs", {input}}};
+  if (dm.head_dim > 0) a["head_dim"] = dm.head_dim;
+  if (dm.attn_dropout > 0) a["dropout"] = dm.attn_dropout;
+  return a;
+}
+
+Json decoder_layers(const Decoder& dm) {
+  Seq block;
+  const std::string x = "stream";
+  if (dm.post_norm) {
+    std::string a = block.push(attention(dm, "attn", x));
+    a = block.maybe_dropout("attn_dropout", a, dm.dropout);
+    block.push({{"type", "add"}, {"name", "attn_residual"}, {"inputs", {x, a}}});
+    std::string n1 = block.push(norm(dm, "ln_1", "attn_residual"));
+    std::string out = block.maybe_dropout("mlp_dropout", mlp(dm, block, n1), dm.dropout);
+    block.push({{"type", "add"}, {"name", "mlp_residual"}, {"inputs", {n1, out}}});
+    block.push(norm(dm, "stream", "mlp_residual"));
+  } else {
+    std::string ln1 = block.push(norm(dm, "ln_1", x));
+    std::string a = block.maybe_dropout("attn_dropout", block.push(attention(dm, "attn", ln1)), dm.dropout);
+    if (dm.parallel) {
+      // GPT-J, GPT-NeoX, Phi, Falcon: attention and MLP both read the block input; one residual sum.
+      std::string mlp_in = dm.parallel_norms == 2 ? block.push(norm(dm, "ln_2", x)) : ln1;
+      std::string out = block.maybe_dropout("mlp_dropout", mlp(dm, block, mlp_in), dm.dropout);
+      block.push({{"type", "add"}, {"name", "stream"}, {"inputs", {x, a, out}}});
+    } else {
+      std::string r = block.push({{"type", "add"}, {"name", "attn_residual"}, {"inputs", {x, a}}});
+      std::string ln2 = block.push(norm(dm, "ln_2", r));
+      std::string out = block.maybe_dropout("mlp_dropout", mlp(dm, block, ln2), dm.dropout);
+      block.push({{"type", "add"}, {"name", "stream"}, {"inputs", {r, out}}});
+    }
+  }
+
+  Seq s;
+  std::int64_t embed_dim = dm.embed_dim > 0 ? dm.embed_dim : dm.hidden;
+  std::string cur = s.push({{"type", "embedding"}, {"name", "wte"}, {"vocab_size", dm.vocab}, {"dim", embed_dim}});
+  if (embed_dim != dm.hidden) {
+    cur = s.push({{"type", "dense"}, {"name", "project_in"}, {"units", dm.hidden}, {"bias", false}});
+  }
+  if (dm.positions > 0) {
+    s.push({{"type", "embedding"}, {"name", "wpe"}, {"vocab_size", dm.positions + dm.position_offset},
+            {"dim", dm.hidden}, {"positional", true}, {"inputs", {"input"}}});
+    cur = s.push({{"type", "add"}, {"name", "embed"}, {"inputs", {cur, "wpe"}}});
+  }
+  if (dm.embed_dropout > 0) {
+    s.push({{"type", "dropout"}, {"name", "stream"}, {"rate", dm.embed_dropout}, {"inputs", {cur}}});
+  } else {
+    s.push({{"type", "identity"}, {"name", "stream"}, {"inputs", {cur}}});
+  }
+  s.push({{"type", "repeat"}, {"name", "h"}, {"count", dm.layers}, {"layers", block.layers}});
+  if (dm.final_norm) s.push(norm(dm, "ln_f", "stream"));
+  if (embed_dim != dm.hidden) s.push({{"type", "dense"}, {"name", "project_out"}, {"units", embed_dim}, {"bias", false}});
+  Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", dm.vocab}, {"bias", dm.head_bias}};
+  if (dm.tied) head["tied_to"] = "wte";
+  s.push(head);
+  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+  return s.layers;
+}
+
+/// Post-LayerNorm encoder with word, position and token-type embeddings and the masked-LM head
+/// (BERT, RoBERTa, DistilBERT).
+struct Encoder {
+  std::int64_t hidden = 0, layers = 0, heads = 0, inner = 0, vocab = 0, positions = 0, type_vocab = 0;
+  std::string act = "gelu";
+  double dropout = 0.1, attn_dropout = 0.1;
+};
+
+Json encoder_layers(const Encoder& dm) {
   Json block = Json::array({
-      {{"type", "attention"}, {"name", "attention"}, {"num_heads", dm.heads}, {"dropout", dm.attention_dropout},
+      {{"type", "attention"}, {"name", "attention"}, {"num_heads", dm.heads}, {"dropout", dm.attn_dropout},
        {"inputs", {"stream"}}},
       dropout("attention_dropout", dm.dropout),
       {{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", "attention_dropout"}}},
@@ -98,18 +223,17 @@ Json encoder(const Dims& dm, std::int64_t type_vocab) {
       {{"type", "add"}, {"name", "output_residual"}, {"inputs", {"attention_norm", "output_dropout"}}},
       {{"type", "layernorm"}, {"name", "stream"}},
   });
-  Json embeddings = Json::array({
+  Json layers = Json::array({
       {{"type", "embedding"}, {"name", "word_embeddings"}, {"vocab_size", dm.vocab}, {"dim", dm.hidden}},
       {{"type", "embedding"}, {"name", "position_embeddings"}, {"vocab_size", dm.positions}, {"dim", dm.hidden},
        {"positional", true}, {"inputs", {"input"}}},
   });
   Json sum_inputs = {"word_embeddings", "position_embeddings"};
-  if (type_vocab > 0) {
-    embeddings.push_back({{"type", "embedding"}, {"name", "token_type_embeddings"}, {"vocab_size", type_vocab},
-                          {"dim", dm.hidden}, {"inputs", {"input"}}});
+  if (dm.type_vocab > 0) {
+    layers.push_back({{"type", "embedding"}, {"name", "token_type_embeddings"}, {"vocab_size", dm.type_vocab},
+                      {"dim", dm.hidden}, {"inputs", {"input"}}});
     sum_inputs.push_back("token_type_embeddings");
   }
-  Json layers = embeddings;
   layers.push_back({{"type", "add"}, {"name", "embeddings"}, {"inputs", sum_inputs}});
   layers.push_back({{"type", "layernorm"}, {"name", "embeddings_norm"}});
   layers.push_back(dropout("stream", dm.dropout));
@@ -121,57 +245,428 @@ Json encoder(const Dims& dm, std::int64_t type_vocab) {
   return layers;
 }
 
+/// T5: encoder and decoder stacks of RMS-normalised pre-norm blocks without biases, relative position
+/// buckets (one small table per stack), a shared embedding and an LM head tied to it by default.
+struct T5 {
+  std::int64_t d_model = 0, d_kv = 0, d_ff = 0, layers = 0, decoder_layers = 0, heads = 0, vocab = 0, buckets = 32;
+  bool gated = false, tied = true;
+  std::string act = "relu";
+  double dropout = 0.1;
+};
+
+Json t5_layers(const T5& t) {
+  auto attn = [&](const std::string& name, bool causal, Json inputs) {
+    return Json{{"type", "attention"}, {"name", name},     {"num_heads", t.heads}, {"head_dim", t.d_kv},
+                {"causal", causal},    {"bias", false},    {"inputs", std::move(inputs)}};
+  };
+  auto ff = [&](Seq& s, const std::string& input) {
+    Json wi = {{"type", "dense"}, {"name", "wi"}, {"units", t.d_ff}, {"activation", t.act}, {"bias", false},
+               {"inputs", {input}}};
+    if (t.gated) wi["gated"] = true;
+    s.push(wi);
+    std::string wo = s.push({{"type", "dense"}, {"name", "wo"}, {"units", t.d_model}, {"bias", false}});
+    return s.maybe_dropout("ff_dropout", wo, t.dropout);
+  };
+  auto rms = [](const std::string& name, const std::string& input) {
+    return Json{{"type", "rmsnorm"}, {"name", name}, {"inputs", {input}}};
+  };
+
+  Seq enc;
+  enc.push(rms("ln_1", "stream"));
+  std::string a = enc.maybe_dropout("attn_dropout", enc.push(attn("self_attn", false, {"ln_1"})), t.dropout);
+  enc.push({{"type", "add"}, {"name", "attn_residual"}, {"inputs", {"stream", a}}});
+  enc.push(rms("ln_2", "attn_residual"));
+  enc.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attn_residual", ff(enc, "ln_2")}}});
+
+  Seq dec;
+  dec.push(rms("ln_1", "dstream"));
+  a = dec.maybe_dropout("self_attn_dropout", dec.push(attn("self_attn", true, {"ln_1"})), t.dropout);
+  dec.push({{"type", "add"}, {"name", "self_residual"}, {"inputs", {"dstream", a}}});
+  dec.push(rms("ln_2", "self_residual"));
+  a = dec.maybe_dropout("cross_attn_dropout", dec.push(attn("cross_attn", false, {"ln_2", "encoder_out"})),
+                        t.dropout);
+  dec.push({{"type", "add"}, {"name", "cross_residual"}, {"inputs", {"self_residual", a}}});
+  dec.push(rms("ln_3", "cross_residual"));
+  dec.push({{"type", "add"}, {"name", "dstream"}, {"inputs", {"cross_residual", ff(dec, "ln_3")}}});
+
+  auto stream_start = [&](Seq& s, const std::string& name, const std::string& input) {
+    if (t.dropout > 0) return s.push({{"type", "dropout"}, {"name", name}, {"rate", t.dropout}, {"inputs", {input}}});
+    return s.push({{"type", "identity"}, {"name", name}, {"inputs", {input}}});
+  };
+
+  Seq s;
+  s.push({{"type", "embedding"}, {"name", "shared"}, {"vocab_size", t.vocab}, {"dim", t.d_model}});
+  // Relative position buckets: a (buckets x heads) table in the first block of each stack.
+  s.push({{"type", "embedding"}, {"name", "encoder_relative_bias"}, {"vocab_size", t.buckets}, {"dim", t.heads},
+          {"inputs", {"input"}}});
+  stream_start(s, "stream", "shared");
+  s.push({{"type", "repeat"}, {"name", "encoder"}, {"count", t.layers}, {"layers", enc.layers}});
+  s.push(rms("encoder_final_norm", "stream"));
+  stream_start(s, "encoder_out", "encoder_final_norm");
+  // The decoder reads the target tokens through the shared embedding (target length = seq_len).
+  s.push({{"type", "embedding"}, {"name", "decoder_relative_bias"}, {"vocab_size", t.buckets}, {"dim", t.heads},
+          {"inputs", {"input"}}});
+  stream_start(s, "dstream", "shared");
+  s.push({{"type", "repeat"}, {"name", "decoder"}, {"count", t.decoder_layers}, {"layers", dec.layers}});
+  s.push(rms("decoder_final_norm", "dstream"));
+  s.maybe_dropout("decoder_out", "decoder_final_norm", t.dropout);
+  Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", t.vocab}, {"bias", false}};
+  if (t.tied) head["tied_to"] = "shared";
+  s.push(head);
+  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+  return s.layers;
+}
+
+/// ViT for image classification: patch convolution, class token, learned positions, pre-LN encoder.
+struct Vit {
+  std::int64_t hidden = 0, layers = 0, heads = 0, inner = 0, patch = 16, channels = 3, labels = 1000;
+  std::int64_t positions = 0;  // learned position rows: patches at the config's image size + 1
+  bool qkv_bias = true;
+  std::string act = "gelu";
+  double dropout = 0, attn_dropout = 0;
+};
+
+Json vit_layers(const Vit& v) {
+  Seq block;
+  block.push({{"type", "layernorm"}, {"name", "layernorm_before"}, {"inputs", {"stream"}}});
+  Json at = {{"type", "attention"}, {"name", "attention"}, {"num_heads", v.heads}, {"bias", v.qkv_bias},
+             {"out_bias", true}};
+  if (v.attn_dropout > 0) at["dropout"] = v.attn_dropout;
+  std::string a = block.maybe_dropout("attention_dropout", block.push(at), v.dropout);
+  block.push({{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", a}}});
+  block.push({{"type", "layernorm"}, {"name", "layernorm_after"}});
+  block.push({{"type", "dense"}, {"name", "intermediate"}, {"units", v.inner}, {"activation", v.act}});
+  std::string out = block.maybe_dropout("output_dropout", block.push({{"type", "dense"}, {"name", "output"},
+                                                                      {"units", v.hidden}}), v.dropout);
+  block.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attention_residual", out}}});
+
+  Seq s;
+  s.push({{"type", "conv2d"}, {"name", "patch_embeddings"}, {"filters", v.hidden}, {"kernel_size", v.patch},
+          {"stride", v.patch}});
+  // [hidden, H/p, W/p] viewed as [patches, hidden] (flatten + transpose; a view, no kernel).
+  s.push({{"type", "reshape"}, {"name", "patches"}, {"shape", {-1, v.hidden}}});
+  s.push({{"type", "parameter"}, {"name", "cls_token"}, {"shape", {1, v.hidden}}});
+  s.push({{"type", "concat"}, {"name", "tokens"}, {"axis", 0}, {"inputs", {"cls_token", "patches"}}});
+  s.push({{"type", "embedding"}, {"name", "position_embeddings"}, {"vocab_size", v.positions}, {"dim", v.hidden},
+          {"positional", true}, {"inputs", {"tokens"}}});
+  std::string cur = s.push({{"type", "add"}, {"name", "embeddings"}, {"inputs", {"tokens", "position_embeddings"}}});
+  if (v.dropout > 0) {
+    s.push({{"type", "dropout"}, {"name", "stream"}, {"rate", v.dropout}, {"inputs", {cur}}});
+  } else {
+    s.push({{"type", "identity"}, {"name", "stream"}, {"inputs", {cur}}});
+  }
+  s.push({{"type", "repeat"}, {"name", "layer"}, {"count", v.layers}, {"layers", block.layers}});
+  s.push({{"type", "layernorm"}, {"name", "layernorm"}, {"inputs", {"stream"}}});
+  // The classifier reads the class token; costed as a pooling over the tokens (one read of the sequence).
+  s.push({{"type", "reshape"}, {"name", "by_feature"}, {"shape", {v.hidden, -1}}});
+  s.push({{"type", "global_avg_pool"}, {"name", "cls_select"}});
+  s.push({{"type", "dense"}, {"name", "classifier"}, {"units", v.labels}});
+  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+  return s.layers;
+}
+
+/// Sequence length for token models: the request's, else the config's positions capped at 1024.
+/// `learned`: positions are a table, so a longer sequence is an error; otherwise only a warning.
+std::int64_t choose_seq(std::int64_t seq_len, std::int64_t positions, bool learned, std::vector<std::string>& warnings) {
+  if (seq_len <= 0) return positions > 0 ? std::min<std::int64_t>(positions, 1024) : 1024;
+  if (positions > 0 && seq_len > positions) {
+    if (learned) {
+      throw InputError("training.seq_len", "is " + std::to_string(seq_len) + " but the model has only " +
+                                               std::to_string(positions) + " learned positions");
+    }
+    warnings.push_back("training.seq_len " + std::to_string(seq_len) + " is beyond the model's " +
+                       std::to_string(positions) + " trained positions");
+  }
+  return seq_len;
+}
+
+void check_heads(const Cfg& c, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads, bool has_head_dim,
+                 const std::vector<std::string>& head_keys, const std::string& kv_key) {
+  if (!has_head_dim && hidden % heads != 0) {
+    std::string key = c.present(head_keys);
+    throw InputError(c.field(key.empty() ? head_keys.front() : key),
+                     "must divide the hidden size " + std::to_string(hidden));
+  }
+  if (heads % kv_heads != 0) {
+    throw InputError(c.field(kv_key), "must divide num_attention_heads (" + std::to_string(heads) + "), got " +
+                                          std::to_string(kv_heads));
+  }
+}
+
+Json tokens_model(const std::string& name, std::int64_t seq, Json layers) {
+  return {{"name", name}, {"input", {{"kind", "tokens"}, {"seq_len", seq}}}, {"layers", std::move(layers)}};
+}
+
+Json build_encoder(const Cfg& c, const std::string& type, std::int64_t seq_len, std::vector<std::string>& warnings) {
+  Encoder e;
+  bool distil = type == "distilbert";
+  if (distil) {
+    e.hidden = c.req({"dim", "hidden_size"}, 1, kMaxWidth);
+    e.layers = c.req({"n_layers", "num_hidden_layers"}, 1, kMaxDepth);
+    e.heads = c.req({"n_heads", "num_attention_heads"}, 1, kMaxWidth);
+    e.inner = c.opt({"hidden_dim", "intermediate_size"}, 4 * e.hidden, 1, kMaxWidth * 16);
+    e.act = c.act({"activation", "hidden_act"}, "gelu");
+    e.dropout = c.rate({"dropout", "hidden_dropout_prob"}, 0.1);
+    e.attn_dropout = c.rate({"attention_dropout", "attention_probs_dropout_prob"}, 0.1);
+    e.type_vocab = 0;
+    if (c.flag("sinusoidal_pos_embds", false)) warnings.push_back("sinusoidal position embeddings are counted as learned");
+  } else {
+    e.hidden = c.req({"hidden_size"}, 1, kMaxWidth);
+    e.layers = c.req({"num_hidden_layers"}, 1, kMaxDepth);
+    e.heads = c.req({"num_attention_heads"}, 1, kMaxWidth);
+    e.inner = c.opt({"intermediate_size"}, 4 * e.hidden, 1, kMaxWidth * 16);
+    e.act = c.act({"hidden_act"}, "gelu");
+    e.dropout = c.rate({"hidden_dropout_prob"}, 0.1);
+    e.attn_dropout = c.rate({"attention_probs_dropout_prob"}, e.dropout);
+    e.type_vocab = c.opt({"type_vocab_size"}, type == "roberta" ? 1 : 2, 0, 1 << 20);
+  }
+  e.vocab = c.req({"vocab_size"}, 1, kMaxVocab);
+  e.positions = c.opt({"max_position_embeddings"}, 512, 1, 1 << 24);
+  check_heads(c, e.hidden, e.heads, e.heads, false, {distil ? "n_heads" : "num_attention_heads"}, "");
+  std::int64_t seq = choose_seq(seq_len, e.positions, true, warnings);
+  return tokens_model(type, seq, encoder_layers(e));
+}
+
+Json build_t5(const Cfg& c, const std::string& type, std::int64_t seq_len, std::vector<std::string>& warnings) {
+  T5 t;
+  t.d_model = c.req({"d_model"}, 1, kMaxWidth);
+  t.heads = c.req({"num_heads"}, 1, kMaxWidth);
+  t.d_kv = c.opt({"d_kv"}, t.d_model / t.heads, 1, kMaxWidth);
+  if (t.d_kv == 0) throw InputError(c.field("d_kv"), "required when num_heads exceeds d_model");
+  t.d_ff = c.req({"d_ff"}, 1, kMaxWidth * 16);
+  t.layers = c.req({"num_layers"}, 1, kMaxDepth);
+  t.decoder_layers = c.opt({"num_decoder_layers"}, t.layers, 1, kMaxDepth);
+  t.vocab = c.req({"vocab_size"}, 1, kMaxVocab);
+  t.buckets = c.opt({"relative_attention_num_buckets"}, 32, 1, 1 << 16);
+  t.dropout = c.rate({"dropout_rate"}, 0.1);
+  t.tied = c.flag("tie_word_embeddings", type != "mt5");
+  std::string proj = c.str("feed_forward_proj", "relu");
+  std::string fn = proj;
+  if (proj.rfind("gated-", 0) == 0) {
+    t.gated = true;
+    fn = proj.substr(6);
+  }
+  t.act = Cfg::activation(fn == "gelu" ? "gelu_new" : fn, c.field("feed_forward_proj"));
+  std::int64_t positions = c.opt({"n_positions"}, 512, 1, 1 << 24);
+  // The target sequence is taken as long as the input (docs/MODEL_FORMAT.md).
+  std::int64_t seq = choose_seq(seq_len, positions, false, warnings);
+  return tokens_model(type, seq, t5_layers(t));
+}
+
+Json build_vit(const Cfg& c, std::int64_t image_size, std::vector<std::string>& warnings) {
+  Vit v;
+  v.hidden = c.req({"hidden_size"}, 1, kMaxWidth);
+  v.layers = c.req({"num_hidden_layers"}, 1, kMaxDepth);
+  v.heads = c.req({"num_attention_heads"}, 1, kMaxWidth);
+  v.inner = c.opt({"intermediate_size"}, 4 * v.hidden, 1, kMaxWidth * 16);
+  v.act = c.act({"hidden_act"}, "gelu");
+  v.patch = c.opt({"patch_size"}, 16, 1, 4096);
+  v.channels = c.opt({"num_channels"}, 3, 1, 1 << 16);
+  v.qkv_bias = c.flag("qkv_bias", true);
+  v.dropout = c.rate({"hidden_dropout_prob"}, 0.0);
+  v.attn_dropout = c.rate({"attention_probs_dropout_prob"}, 0.0);
+  check_heads(c, v.hidden, v.heads, v.heads, false, {"num_attention_heads"}, "");
+  std::int64_t config_image = c.opt({"image_size"}, 224, 1, 16384);
+  if (config_image < v.patch) throw InputError(c.field("patch_size"), "is larger than the image_size");
+  if (c.has("num_labels")) {
+    v.labels = c.opt({"num_labels"}, 1000, 1, kMaxVocab);
+  } else if (c.has("id2label") && c.json()["id2label"].is_object() && !c.json()["id2label"].empty()) {
+    v.labels = static_cast<std::int64_t>(c.json()["id2label"].size());
+  } else {
+    warnings.push_back("the config gives neither num_labels nor id2label; a 1000-class head is assumed");
+  }
+  auto patches = [&](std::int64_t side) { return (side / v.patch) * (side / v.patch); };
+  v.positions = patches(config_image) + 1;
+  std::int64_t image = image_size > 0 ? image_size : config_image;
+  if (image < v.patch) {
+    throw InputError("training.image_size", "is " + std::to_string(image) + ", smaller than one " +
+                                                std::to_string(v.patch) + "-pixel patch");
+  }
+  if (patches(image) + 1 > v.positions) {
+    throw InputError("training.image_size", "is " + std::to_string(image) + " but the model has position embeddings for " +
+                                                std::to_string(config_image) + "-pixel images only");
+  }
+  return {{"name", "vit"},
+          {"input", {{"kind", "image"}, {"channels", v.channels}, {"image_size", image}}},
+          {"layers", vit_layers(v)}};
+}
+
+/// Reads the sizes every decoder has; `keys` spellings cover GPT-2's n_embd and friends.
+void read_core(const Cfg& c, Decoder& dm) {
+  dm.hidden = c.req({"hidden_size", "n_embd", "d_model"}, 1, kMaxWidth);
+  dm.layers = c.req({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxDepth);
+  dm.heads = c.req({"num_attention_heads", "n_head"}, 1, kMaxWidth);
+  dm.vocab = c.req({"vocab_size"}, 1, kMaxVocab);
+}
+
+Json build_decoder(const Cfg& c, const std::string& type, std::int64_t seq_len, std::vector<std::string>& warnings) {
+  Decoder dm;
+  read_core(c, dm);
+  std::string kv_key = "num_key_value_heads";
+  bool learned_positions = true;
+  std::int64_t max_positions = 0;
+  std::string family = type;
+
+  if (type == "gpt2" || type.empty() ||
+      (type != "gpt_neox" && type != "gptj" && type != "opt" && type != "llama" && type != "mistral" &&
+       type != "qwen2" && type != "mixtral" && type != "gemma" && type != "phi" && type != "falcon")) {
+    // GPT-2 (and the generic fallback): pre-LN, learned positions, biases everywhere, tied head.
+    if (type != "gpt2" && !(type.empty() && c.has("n_embd"))) {
+      warnings.push_back("model_type \"" + printable(type) + "\" is not recognised; treated as a GPT-2-style decoder " +
+                         "(pre-LayerNorm, learned positions, tied embeddings)");
+      family = type.empty() ? "hf-model" : type;
+    } else {
+      family = "gpt2";
+    }
+    dm.kv_heads = c.opt({"num_key_value_heads"}, dm.heads, 1, dm.heads);
+    dm.inner = c.opt({"intermediate_size", "n_inner"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"activation_function", "hidden_act"}, "gelu_new");
+    max_positions = c.opt({"max_position_embeddings", "n_positions", "n_ctx"}, 0, 1, 1 << 24);
+    dm.dropout = c.rate({"hidden_dropout_prob", "resid_pdrop", "dropout"}, 0.1);
+    dm.attn_dropout = c.rate({"attention_probs_dropout_prob", "attn_pdrop", "attention_dropout"}, dm.dropout);
+    dm.embed_dropout = c.rate({"embd_pdrop"}, dm.dropout);
+    dm.tied = c.flag("tie_word_embeddings", true);
+  } else if (type == "gpt_neox") {
+    // Pythia and GPT-NeoX-20B: rotary, parallel residual with two LayerNorms, untied embed_out.
+    dm.kv_heads = dm.heads;
+    dm.inner = c.opt({"intermediate_size"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"hidden_act"}, "gelu");
+    dm.parallel = c.flag("use_parallel_residual", true);
+    dm.parallel_norms = 2;
+    dm.qkv_bias = dm.out_bias = c.flag("attention_bias", true);
+    dm.tied = c.flag("tie_word_embeddings", false);
+    dm.dropout = c.rate({"hidden_dropout"}, 0.0);
+    dm.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+    max_positions = c.opt({"max_position_embeddings"}, 2048, 1, 1 << 24);
+    learned_positions = false;
+  } else if (type == "gptj") {
+    // GPT-J: rotary, one LayerNorm feeding attention and MLP in parallel, no attention biases, LM head bias.
+    dm.kv_heads = dm.heads;
+    dm.inner = c.opt({"n_inner", "intermediate_size"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"activation_function"}, "gelu_new");
+    dm.parallel = true;
+    dm.qkv_bias = dm.out_bias = false;
+    dm.head_bias = true;
+    dm.tied = c.flag("tie_word_embeddings", false);
+    dm.dropout = c.rate({"resid_pdrop"}, 0.0);
+    dm.attn_dropout = c.rate({"attn_pdrop"}, 0.0);
+    dm.embed_dropout = c.rate({"embd_pdrop"}, 0.0);
+    max_positions = c.opt({"n_positions"}, 2048, 1, 1 << 24);
+    learned_positions = false;
+  } else if (type == "opt") {
+    // OPT: learned positions with 2 extra rows, ReLU MLP of ffn_dim, biases, tied head.
+    dm.kv_heads = dm.heads;
+    dm.inner = c.opt({"ffn_dim"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"activation_function"}, "relu");
+    dm.qkv_bias = dm.out_bias = dm.mlp_bias = c.flag("enable_bias", true);
+    dm.norm_bias = c.flag("layer_norm_elementwise_affine", true);
+    dm.post_norm = !c.flag("do_layer_norm_before", true);
+    dm.final_norm = !dm.post_norm && !c.flag("_remove_final_layer_norm", false);
+    dm.embed_dim = c.opt({"word_embed_proj_dim"}, dm.hidden, 1, kMaxWidth);
+    dm.tied = c.flag("tie_word_embeddings", true);
+    dm.dropout = c.rate({"dropout"}, 0.1);
+    dm.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+    dm.embed_dropout = dm.dropout;
+    max_positions = c.opt({"max_position_embeddings"}, 2048, 1, 1 << 24);
+    dm.position_offset = 2;
+  } else if (type == "phi") {
+    // Phi-1/1.5/2: partial rotary, one LayerNorm feeding attention and MLP in parallel, biases, LM head bias.
+    dm.kv_heads = c.opt({"num_key_value_heads"}, dm.heads, 1, dm.heads);
+    dm.inner = c.opt({"intermediate_size"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"hidden_act"}, "gelu_new");
+    dm.parallel = true;
+    dm.head_bias = true;
+    dm.tied = c.flag("tie_word_embeddings", false);
+    dm.dropout = c.rate({"resid_pdrop"}, 0.0);
+    dm.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+    dm.embed_dropout = c.rate({"embd_pdrop"}, 0.0);
+    max_positions = c.opt({"max_position_embeddings"}, 2048, 1, 1 << 24);
+    learned_positions = false;
+  } else if (type == "falcon") {
+    // Falcon: multi-query (7B) or grouped KV with two LayerNorms (new_decoder_architecture, 40B/180B),
+    // parallel attention + MLP, no biases, rotary or ALiBi, tied head.
+    bool new_arch = c.flag("new_decoder_architecture", false);
+    kv_key = c.has("num_kv_heads") ? "num_kv_heads" : c.has("n_head_kv") ? "n_head_kv" : "multi_query";
+    if (new_arch) {
+      dm.kv_heads = c.opt({"num_kv_heads", "n_head_kv"}, dm.heads, 1, dm.heads);
+    } else {
+      dm.kv_heads = c.flag("multi_query", true) ? 1 : dm.heads;
+    }
+    dm.inner = c.opt({"ffn_hidden_size"}, 4 * dm.hidden, 1, kMaxWidth * 16);
+    dm.act = c.act({"activation"}, "gelu");
+    dm.parallel = new_arch || c.flag("parallel_attn", true);
+    dm.parallel_norms = new_arch ? 2 : 1;
+    dm.qkv_bias = dm.out_bias = dm.mlp_bias = c.flag("bias", false);
+    dm.tied = c.flag("tie_word_embeddings", true);
+    dm.dropout = c.rate({"hidden_dropout"}, 0.0);
+    dm.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+    max_positions = c.opt({"max_position_embeddings"}, 2048, 1, 1 << 24);
+    learned_positions = false;
+    if (c.flag("alibi", false)) warnings.push_back("ALiBi position biases add no parameters and are not costed");
+  } else {
+    // Llama family: RMSNorm, rotary, SwiGLU (GeGLU for Gemma) MLP, grouped-query attention, no biases.
+    bool gemma = type == "gemma";
+    std::int64_t default_kv = type == "mistral" || type == "mixtral" ? std::min<std::int64_t>(8, dm.heads) : dm.heads;
+    dm.kv_heads = c.opt({"num_key_value_heads"}, default_kv, 1, dm.heads);
+    dm.head_dim = c.opt({"head_dim"}, 0, 1, kMaxWidth);
+    dm.inner = c.req({"intermediate_size"}, 1, kMaxWidth * 16);
+    dm.act = gemma ? c.act({"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh") : c.act({"hidden_act"}, "silu");
+    dm.gated = true;
+    dm.rms = true;
+    bool attention_bias = c.flag("attention_bias", false);
+    dm.qkv_bias = type == "qwen2" ? true : attention_bias;
+    dm.out_bias = attention_bias;
+    dm.mlp_bias = c.flag("mlp_bias", false);
+    dm.tied = c.flag("tie_word_embeddings", gemma);
+    dm.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+    max_positions = c.opt({"max_position_embeddings"}, 2048, 1, 1 << 24);
+    learned_positions = false;
+    if (type == "mixtral") {
+      dm.experts = c.opt({"num_local_experts"}, 8, 1, 1 << 16);
+      dm.top_k = c.opt({"num_experts_per_tok"}, 2, 1, dm.experts);
+    }
+  }
+  check_heads(c, dm.hidden, dm.heads, dm.kv_heads, dm.head_dim > 0, {"num_attention_heads", "n_head"}, kv_key);
+
+  std::int64_t seq = choose_seq(seq_len, max_positions, learned_positions, warnings);
+  if (learned_positions) dm.positions = max_positions > 0 ? max_positions : seq;
+  return tokens_model(family, seq, decoder_layers(dm));
+}
+
 }  // namespace
 
+bool hf_config_is_vision(const Json& config) {
+  return config.is_object() && config.contains("model_type") && config["model_type"] == "vit";
+}
+
 Json hf_config_to_layers(const Json& config, const std::string& path, std::int64_t seq_len,
-                         std::vector<std::string>& warnings) {
+                         std::vector<std::string>& warnings, std::int64_t image_size) {
   require_object(config, path);
-  std::string type = get_string(config, "model_type", path, "");
-  bool is_encoder = type == "bert" || type == "roberta";
-  bool is_gpt2 = type == "gpt2" || (type.empty() && config.contains("n_embd"));
-
-  Dims dm{};
-  dm.hidden = first_int(config, {"hidden_size", "n_embd", "d_model"}, path, -1, 1, kMaxWidth);
-  dm.layers = first_int(config, {"num_hidden_layers", "n_layer", "num_layers"}, path, -1, 1, kMaxDepth);
-  dm.heads = first_int(config, {"num_attention_heads", "n_head"}, path, -1, 1, kMaxWidth);
-  dm.kv_heads = first_int(config, {"num_key_value_heads"}, path, dm.heads, 1, dm.heads);
-  if (dm.heads % dm.kv_heads != 0) {
-    throw InputError(join(path, "num_key_value_heads"),
-                     "must divide num_attention_heads (" + std::to_string(dm.heads) + "), got " +
-                         std::to_string(dm.kv_heads));
-  }
-  dm.inner = first_int(config, {"intermediate_size", "n_inner"}, path, 4 * dm.hidden, 1, kMaxWidth * 16);
-  dm.vocab = first_int(config, {"vocab_size"}, path, -1, 1, kMaxWidth * 16);
-  dm.positions = first_int(config, {"max_position_embeddings", "n_positions", "n_ctx"}, path, 0, 1, 1 << 24);
-  dm.dropout = first_rate(config, {"hidden_dropout_prob", "resid_pdrop", "dropout"}, path, 0.1);
-  dm.attention_dropout =
-      first_rate(config, {"attention_probs_dropout_prob", "attn_pdrop", "attention_dropout"}, path, dm.dropout);
-  if (dm.hidden % dm.heads != 0) {
-    throw InputError(join(path, config.contains("n_head") ? "n_head" : "num_attention_heads"),
-                     "must divide the hidden size " + std::to_string(dm.hidden));
-  }
-
-  if (seq_len <= 0) seq_len = dm.positions > 0 ? std::min<std::int64_t>(dm.positions, 1024) : 1024;
-  if (dm.positions > 0 && seq_len > dm.positions) {
-    throw InputError("training.seq_len", "is " + std::to_string(seq_len) + " but the model has only " +
-                                             std::to_string(dm.positions) + " learned positions");
-  }
-  if (dm.positions == 0) dm.positions = seq_len;
-
-  Json layers;
-  std::string name = type.empty() ? "hf-model" : type;
-  if (is_encoder) {
-    dm.act = activation_of(config, {"hidden_act"}, path, "gelu");
-    layers = encoder(dm, first_int(config, {"type_vocab_size"}, path, type == "roberta" ? 1 : 2, 0, 1 << 20));
+  Cfg c(config, path);
+  std::string type = c.str("model_type", "");
+  if (type == "RefinedWebModel" || type == "RefinedWeb") type = "falcon";
+  Json model;
+  if (type == "bert" || type == "roberta" || type == "distilbert") {
+    model = build_encoder(c, type, seq_len, warnings);
+  } else if (type == "t5" || type == "mt5") {
+    model = build_t5(c, type, seq_len, warnings);
+  } else if (type == "vit") {
+    model = build_vit(c, image_size, warnings);
   } else {
-    dm.act = activation_of(config, {"activation_function", "hidden_act"}, path, "gelu_new");
-    if (!is_gpt2) {
-      warnings.push_back("model_type \"" + type + "\" is not recognised; treated as a GPT-2-style decoder " +
-                         "(pre-LayerNorm, learned positions, tied embeddings)");
-    }
-    layers = decoder(dm, get_bool(config, "tie_word_embeddings", path, true));
+    model = build_decoder(c, type, seq_len, warnings);
   }
-  return {{"name", name}, {"input", {{"kind", "tokens"}, {"seq_len", seq_len}}}, {"layers", layers}};
+  // Name the config's depth, not the generated list, when the expansion would exceed the layer limit.
+  std::int64_t expanded = 0;
+  for (const auto& layer : model["layers"]) {
+    expanded += layer["type"] == "repeat" ? layer["count"].get<std::int64_t>() * static_cast<std::int64_t>(layer["layers"].size()) : 1;
+  }
+  if (expanded > Limits::kMaxLayers) {
+    std::string key = c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers"});
+    throw InputError(c.field(key.empty() ? "num_hidden_layers" : key),
+                     "the model expands to " + std::to_string(expanded) + " layers; the limit is " +
+                         std::to_string(Limits::kMaxLayers));
+  }
+  return model;
 }
 
 }  // namespace prenet

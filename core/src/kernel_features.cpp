@@ -104,11 +104,9 @@ std::vector<std::string> feature_names(FeatureSet set) {
 
 double roofline_ms(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,
                    const RooflineParams& params) {
-  StepWork work;
-  work.kernels = item;
-  work.layers.resize(1);
-  for (auto& k : work.kernels) k.layer = 0;
-  return roofline_times(work, {acc}, precision, params).front().step_ms;
+  double total = 0;
+  for (const Kernel& k : item) total += kernel_time(k, acc, precision, params).total_ms();
+  return total;
 }
 
 std::vector<double> item_features(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,

@@ -49,6 +49,8 @@ const std::map<std::string, LayerType>& layer_types() {
       {"concat", LayerType::Concat},
       {"identity", LayerType::Identity},
       {"cross_entropy", LayerType::CrossEntropy},
+      {"multiply", LayerType::Multiply},
+      {"parameter", LayerType::Parameter},
   };
   return types;
 }
@@ -107,11 +109,18 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
   *same_padding = false;
   switch (type) {
     case LayerType::Dense:
-      reject_unknown_keys(spec, path, common_keys({"units", "bias", "activation", "tied_to"}));
+      reject_unknown_keys(spec, path,
+                          common_keys({"units", "bias", "activation", "tied_to", "gated", "experts", "top_k"}));
       a.units = require_int(spec, "units", path, 1, kMaxDim);
       a.bias = get_bool(spec, "bias", path, true);
       a.activation = get_enum(spec, "activation", path, "none", activation_names());
       a.tied_to = get_string(spec, "tied_to", path, "");
+      a.gated = get_bool(spec, "gated", path, false);
+      a.experts = get_int(spec, "experts", path, 1, 1, 1 << 16);
+      a.top_k = get_int(spec, "top_k", path, 1, 1, a.experts);
+      if (!a.tied_to.empty() && (a.gated || a.experts > 1)) {
+        throw InputError(join(path, "tied_to"), "a gated or mixture-of-experts dense layer cannot be tied");
+      }
       break;
     case LayerType::Conv2d: {
       reject_unknown_keys(spec, path,
@@ -143,6 +152,14 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       reject_unknown_keys(spec, path, common_keys({"rate"}));
       a.rate = get_number(spec, "rate", path, 0.1, 0.0, 0.999999);
       break;
+    case LayerType::Parameter: {
+      reject_unknown_keys(spec, path, common_keys({"shape"}));
+      if (!spec.contains("shape")) throw InputError(join(path, "shape"), "required array is missing");
+      const Json& shape = require_array(spec["shape"], join(path, "shape"));
+      if (shape.empty() || shape.size() > 8) throw InputError(join(path, "shape"), "expected 1 to 8 dimensions");
+      for (std::size_t i = 0; i < shape.size(); ++i) a.target_shape.push_back(element_int(shape, i, join(path, "shape"), 1));
+      break;
+    }
     case LayerType::Reshape: {
       reject_unknown_keys(spec, path, common_keys({"shape"}));
       if (!spec.contains("shape")) throw InputError(join(path, "shape"), "required array is missing");
@@ -176,7 +193,7 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       break;
     case LayerType::Attention:
       reject_unknown_keys(spec, path,
-                          common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "dropout"}));
+                          common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout"}));
       a.rate = get_number(spec, "dropout", path, 0.0, 0.0, 0.999999);
       a.num_heads = require_int(spec, "num_heads", path, 1, 1 << 16);
       a.num_kv_heads = get_int(spec, "num_kv_heads", path, a.num_heads, 1, a.num_heads);
@@ -186,6 +203,7 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       a.head_dim = get_int(spec, "head_dim", path, 0, 1, 1 << 16);
       a.causal = get_bool(spec, "causal", path, false);
       a.bias = get_bool(spec, "bias", path, true);
+      a.out_bias = get_bool(spec, "out_bias", path, a.bias);
       break;
     case LayerType::Concat:
       reject_unknown_keys(spec, path, common_keys({"axis"}));
@@ -252,7 +270,9 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       std::int64_t d = last();
       layer.output_shape = in;
       layer.output_shape.back() = a.units;
-      layer.parameters = (a.tied_to.empty() ? params_of({d, a.units}, path) : 0) + (a.bias ? a.units : 0);
+      std::int64_t mats = a.gated ? 2 : 1;
+      layer.parameters = a.tied_to.empty() ? params_of({a.experts, mats, d + (a.bias ? 1 : 0), a.units}, path)
+                                           : (a.bias ? a.units : 0);
       break;
     }
     case LayerType::Conv2d: {
@@ -325,7 +345,10 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       break;
     }
     case LayerType::Embedding:
-      require_rank(in, 1, path, "embedding expects token ids of shape [seq_len]");
+      // A positional table only needs the sequence length, so it may read a [seq_len, features] stream too.
+      if (!(a.positional && in.size() == 2)) {
+        require_rank(in, 1, path, "embedding expects token ids of shape [seq_len]");
+      }
       if (a.positional && in[0] > a.vocab_size) {
         throw InputError(path, "sequence length " + std::to_string(in[0]) + " exceeds the " +
                                    std::to_string(a.vocab_size) + " positions this embedding holds");
@@ -363,8 +386,19 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       }
       std::int64_t q = a.num_heads * a.head_dim;
       std::int64_t kv = a.num_kv_heads * a.head_dim;
+      if (layer.input_shapes.size() > 2) {
+        throw InputError(join(path, "inputs"), "attention takes a query stream and optionally a memory stream");
+      }
+      if (layer.input_shapes.size() == 2) {  // cross-attention: keys and values come from the memory stream
+        const Shape& memory = layer.input_shapes[1];
+        if (memory.size() != 2 || memory[1] != e) {
+          throw InputError(join(path, "inputs"), "the memory stream must be [seq_len, " + std::to_string(e) +
+                                                     "], got " + to_string(memory));
+        }
+      }
       layer.parameters = params_of({e + 1, q + 2 * kv}, path) + params_of({q + 1, e}, path);
-      if (!a.bias) layer.parameters -= q + 2 * kv + e;
+      if (!a.bias) layer.parameters -= q + 2 * kv;
+      if (!a.out_bias) layer.parameters -= e;
       layer.output_shape = in;
       break;
     }
@@ -403,6 +437,36 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
     case LayerType::CrossEntropy:
       last();
       layer.output_shape = {};
+      break;
+    case LayerType::Multiply: {
+      if (layer.input_shapes.size() < 2) throw InputError(join(path, "inputs"), "multiply needs at least two inputs");
+      // NumPy broadcasting: align trailing dimensions; each pair must be equal or one of them 1.
+      Shape out = in;
+      for (std::size_t i = 1; i < layer.input_shapes.size(); ++i) {
+        const Shape& other = layer.input_shapes[i];
+        Shape merged(std::max(out.size(), other.size()), 1);
+        for (std::size_t k = 0; k < merged.size(); ++k) {
+          std::int64_t x = k < out.size() ? out[out.size() - 1 - k] : 1;
+          std::int64_t y = k < other.size() ? other[other.size() - 1 - k] : 1;
+          if (x != y && x != 1 && y != 1) {
+            throw InputError(join(path, "inputs"), "cannot broadcast " + to_string(out) + " and " + to_string(other));
+          }
+          merged[merged.size() - 1 - k] = std::max(x, y);
+        }
+        out = merged;
+        std::int64_t n = 1;
+        for (auto dim : out) n = checked_mul(n, dim, join(path, "inputs"));
+      }
+      layer.output_shape = out;
+      break;
+    }
+    case LayerType::Parameter:
+    {
+      std::int64_t n = 1;
+      for (auto dim : a.target_shape) n = checked_mul(n, dim, join(path, "shape"));
+      layer.output_shape = a.target_shape;
+      layer.parameters = params_of({n}, path);
+    }
       break;
   }
   for (auto d : layer.output_shape) {
@@ -501,75 +565,100 @@ Network parse_layer_list(const Json& model, const std::string& path, const Input
   expand(model["layers"], join(path, "layers"), "", 0, sources);
   if (sources.empty()) throw InputError(join(path, "layers"), "the layer list is empty");
 
-  std::map<std::string, int> latest;  // name -> most recent layer with that name
-  std::vector<bool> trains_upstream;  // whether layer i or anything before it holds trainable weights
-  for (const auto& src : sources) {
-    const Json& spec = *src.spec;
-    Layer layer;
-    layer.name = src.name;
-    std::string type = require_string(spec, "type", src.path);
-    auto found = layer_types().find(type);
-    if (found == layer_types().end()) {
-      throw InputError(join(src.path, "type"), "unknown layer type \"" + type + "\"; expected one of " + type_list());
-    }
-    layer.type = found->second;
-    bool same_padding = false;
-    layer.attrs = parse_attrs(layer.type, spec, src.path, &same_padding);
+  LayerListBuilder builder(std::move(net));
+  for (const auto& src : sources) builder.add(*src.spec, src.path, src.name);
+  return builder.take();
+}
 
-    if (spec.contains("inputs")) {
-      const Json& names = require_array(spec["inputs"], join(src.path, "inputs"));
-      if (names.empty()) throw InputError(join(src.path, "inputs"), "expected at least one input name");
-      for (std::size_t k = 0; k < names.size(); ++k) {
-        std::string ref_path = index(join(src.path, "inputs"), k);
-        if (!names[k].is_string()) throw InputError(ref_path, "expected a layer name, got " + describe_type(names[k]));
-        std::string ref = names[k].get<std::string>();
-        if (ref == "input") {
-          layer.inputs.push_back(kNetworkInput);
-          continue;
-        }
-        // Names resolve to their latest definition, so a repeated block can refer to its own layers.
-        auto it = latest.find(ref);
-        if (it == latest.end()) {
-          // Inside repeats, local names carry the block prefix; try it before giving up.
-          std::string prefix = src.name.substr(0, src.name.rfind('.') + 1);
-          it = latest.find(prefix + ref);
-        }
-        if (it == latest.end()) throw InputError(ref_path, "no earlier layer is named \"" + ref + "\"");
-        layer.inputs.push_back(it->second);
-      }
-    } else {
-      layer.inputs.push_back(net.layers.empty() ? kNetworkInput : static_cast<int>(net.layers.size()) - 1);
-    }
-    bool upstream = false;
-    for (int producer : layer.inputs) {
-      layer.input_shapes.push_back(producer == kNetworkInput ? net.input.shape()
-                                                             : net.layers[static_cast<std::size_t>(producer)].output_shape);
-      if (producer != kNetworkInput) upstream = upstream || trains_upstream[static_cast<std::size_t>(producer)];
-    }
-    if (!layer.attrs.tied_to.empty()) {
-      auto tied = latest.find(layer.attrs.tied_to);
-      if (tied == latest.end() || net.layers[static_cast<std::size_t>(tied->second)].type != LayerType::Embedding) {
-        throw InputError(join(src.path, "tied_to"), "no earlier embedding is named \"" + layer.attrs.tied_to + "\"");
-      }
-      const Layer& emb = net.layers[static_cast<std::size_t>(tied->second)];
-      if (emb.attrs.vocab_size != layer.attrs.units || emb.attrs.dim != layer.input_shapes.front().back()) {
-        throw InputError(join(src.path, "tied_to"), "embedding \"" + layer.attrs.tied_to + "\" is " +
-                                                        std::to_string(emb.attrs.vocab_size) + " x " +
-                                                        std::to_string(emb.attrs.dim) + "; this layer needs " +
-                                                        std::to_string(layer.input_shapes.front().back()) + " x " +
-                                                        std::to_string(layer.attrs.units));
-      }
-    }
-    infer(layer, same_padding, src.path);
-    layer.needs_input_grad = upstream;
-    bool has_weights = layer.parameters > 0 || !layer.attrs.tied_to.empty();
-    trains_upstream.push_back(upstream || has_weights);
-    latest[layer.name] = static_cast<int>(net.layers.size());
-    auto dot = layer.name.rfind('.');
-    if (dot != std::string::npos) latest[layer.name.substr(dot + 1)] = static_cast<int>(net.layers.size());
-    net.layers.push_back(std::move(layer));
+LayerListBuilder::LayerListBuilder(Network start) : net_(std::move(start)), input_shape_(net_.input.shape()) {}
+
+int LayerListBuilder::add(const Json& spec, const std::string& path) {
+  require_object(spec, path);
+  std::string type = require_string(spec, "type", path);
+  return add(spec, path, get_string(spec, "name", path, type + "_" + std::to_string(net_.layers.size())));
+}
+
+int LayerListBuilder::find(const std::string& name) const {
+  if (name == "input") return kNetworkInput;
+  auto it = latest_.find(name);
+  return it == latest_.end() ? -2 : it->second;
+}
+
+const Shape& LayerListBuilder::shape(int layer) const {
+  return layer == kNetworkInput ? input_shape_ : net_.layers.at(static_cast<std::size_t>(layer)).output_shape;
+}
+
+int LayerListBuilder::add(const Json& spec, const std::string& path, const std::string& name) {
+  if (net_.layers.size() >= static_cast<std::size_t>(Limits::kMaxLayers)) {
+    throw InputError(path, "more than " + std::to_string(Limits::kMaxLayers) + " layers");
   }
-  return net;
+  Network& net = net_;
+  std::map<std::string, int>& latest = latest_;
+  std::vector<bool>& trains_upstream = trains_upstream_;
+  Layer layer;
+  layer.name = name;
+  std::string type = require_string(spec, "type", path);
+  auto found = layer_types().find(type);
+  if (found == layer_types().end()) {
+    throw InputError(join(path, "type"), "unknown layer type \"" + type + "\"; expected one of " + type_list());
+  }
+  layer.type = found->second;
+  bool same_padding = false;
+  layer.attrs = parse_attrs(layer.type, spec, path, &same_padding);
+
+  if (spec.contains("inputs")) {
+    const Json& names = require_array(spec["inputs"], join(path, "inputs"));
+    if (names.empty()) throw InputError(join(path, "inputs"), "expected at least one input name");
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      std::string ref_path = index(join(path, "inputs"), k);
+      if (!names[k].is_string()) throw InputError(ref_path, "expected a layer name, got " + describe_type(names[k]));
+      std::string ref = names[k].get<std::string>();
+      if (ref == "input") {
+        layer.inputs.push_back(kNetworkInput);
+        continue;
+      }
+      // Names resolve to their latest definition, so a repeated block can refer to its own layers.
+      auto it = latest.find(ref);
+      if (it == latest.end()) {
+        // Inside repeats, local names carry the block prefix; try it before giving up.
+        std::string prefix = name.substr(0, name.rfind('.') + 1);
+        it = latest.find(prefix + ref);
+      }
+      if (it == latest.end()) throw InputError(ref_path, "no earlier layer is named \"" + ref + "\"");
+      layer.inputs.push_back(it->second);
+    }
+  } else {
+    layer.inputs.push_back(net.layers.empty() ? kNetworkInput : static_cast<int>(net.layers.size()) - 1);
+  }
+  bool upstream = false;
+  for (int producer : layer.inputs) {
+    layer.input_shapes.push_back(producer == kNetworkInput ? input_shape_
+                                                           : net.layers[static_cast<std::size_t>(producer)].output_shape);
+    if (producer != kNetworkInput) upstream = upstream || trains_upstream[static_cast<std::size_t>(producer)];
+  }
+  if (!layer.attrs.tied_to.empty()) {
+    auto tied = latest.find(layer.attrs.tied_to);
+    if (tied == latest.end() || net.layers[static_cast<std::size_t>(tied->second)].type != LayerType::Embedding) {
+      throw InputError(join(path, "tied_to"), "no earlier embedding is named \"" + layer.attrs.tied_to + "\"");
+    }
+    const Layer& emb = net.layers[static_cast<std::size_t>(tied->second)];
+    if (emb.attrs.vocab_size != layer.attrs.units || emb.attrs.dim != layer.input_shapes.front().back()) {
+      throw InputError(join(path, "tied_to"), "embedding \"" + layer.attrs.tied_to + "\" is " +
+                                                      std::to_string(emb.attrs.vocab_size) + " x " +
+                                                      std::to_string(emb.attrs.dim) + "; this layer needs " +
+                                                      std::to_string(layer.input_shapes.front().back()) + " x " +
+                                                      std::to_string(layer.attrs.units));
+    }
+  }
+  infer(layer, same_padding, path);
+  layer.needs_input_grad = upstream;
+  bool has_weights = layer.parameters > 0 || !layer.attrs.tied_to.empty();
+  trains_upstream.push_back(upstream || has_weights);
+  latest[layer.name] = static_cast<int>(net.layers.size());
+  auto dot = layer.name.rfind('.');
+  if (dot != std::string::npos) latest[layer.name.substr(dot + 1)] = static_cast<int>(net.layers.size());
+  net.layers.push_back(std::move(layer));
+  return static_cast<int>(net.layers.size()) - 1;
 }
 
 }  // namespace prenet

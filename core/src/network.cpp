@@ -59,6 +59,8 @@ const char* to_string(LayerType type) {
     case LayerType::Concat: return "concat";
     case LayerType::Identity: return "identity";
     case LayerType::CrossEntropy: return "cross_entropy";
+    case LayerType::Multiply: return "multiply";
+    case LayerType::Parameter: return "parameter";
   }
   return "identity";
 }

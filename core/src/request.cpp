@@ -52,12 +52,28 @@ std::vector<Accelerator> parse_hardware(const Json& doc) {
 
 Request parse_request(const Json& doc) {
   require_object(doc, "request");
-  reject_unknown_keys(doc, "", {"model", "training", "hardware", "options"});
+  reject_unknown_keys(doc, "", {"model", "training", "hardware", "options", "calibration"});
   Request r;
   if (!doc.contains("model")) throw InputError("model", "required: a preset, hf_config or layer list");
   r.model = require_object(doc["model"], "model");
   r.training = parse_training(doc);
   r.hardware = parse_hardware(doc);
+  if (doc.contains("calibration") && !doc["calibration"].is_null()) {
+    const Json& cal = require_object(doc["calibration"], "calibration");
+    reject_unknown_keys(cal, "calibration", {"hardware", "step_ms"});
+    std::string id = require_string(cal, "hardware", "calibration");
+    Calibration c;
+    c.step_ms = require_number(cal, "step_ms", "calibration", 1e-6, 1e12);
+    bool found = false;
+    for (std::size_t i = 0; i < r.hardware.size() && !found; ++i) {
+      if (r.hardware[i].id == id) {
+        c.hardware_index = i;
+        found = true;
+      }
+    }
+    if (!found) throw InputError("calibration.hardware", "\"" + printable(id) + "\" is not one of the requested accelerators");
+    r.calibration = c;
+  }
   if (doc.contains("options") && !doc["options"].is_null()) {
     const Json& opt = require_object(doc["options"], "options");
     reject_unknown_keys(opt, "options", {"per_layer"});

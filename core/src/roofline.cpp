@@ -60,6 +60,17 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
   return *peak;
 }
 
+KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params) {
+  double rate = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+                                       tiling_efficiency(k, acc.compute_units, params.tile)
+                                 : *acc.peak(Precision::FP32) * 1e12;
+  KernelTime t;
+  t.compute_ms = k.flops / rate * 1e3;
+  t.memory_ms = k.bytes / (acc.memory_bandwidth_gbs * 1e9 * params.memory_efficiency) * 1e3;
+  t.overhead_ms = k.repeats * params.launch_overhead_ms;
+  return t;
+}
+
 std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,
                                    Precision precision, const RooflineParams& params) {
   const auto kernels = static_cast<Eigen::Index>(work.kernels.size());

@@ -69,7 +69,39 @@ Metrics compute_metrics(const Vector& measured_ms, const Vector& predicted_ms) {
   std::vector<double> sorted(ape.data(), ape.data() + ape.size());
   std::sort(sorted.begin(), sorted.end());
   m.mdape = m.n % 2 ? sorted[m.n / 2] : 0.5 * (sorted[m.n / 2 - 1] + sorted[m.n / 2]);
+  std::vector<double> ratios(m.n);
+  for (std::size_t i = 0; i < m.n; ++i) {
+    ratios[i] = std::log(measured_ms(static_cast<Eigen::Index>(i)) / predicted_ms(static_cast<Eigen::Index>(i)));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  m.log_ratio_q10 = ratios[static_cast<std::size_t>(0.1 * static_cast<double>(m.n - 1))];
+  m.log_ratio_q90 = ratios[static_cast<std::size_t>(0.9 * static_cast<double>(m.n - 1))];
   return m;
+}
+
+std::pair<double, double> fit_prenet_baseline(const Dataset& d, bool training_step) {
+  std::vector<double> x, y;
+  for (const Sample& s : d.samples) {
+    bool has_step = false;
+    double flops = 0;
+    for (const auto& k : s.item) {
+      has_step = has_step || k.phase == prenet::Phase::Optimizer;
+      flops += k.flops;
+    }
+    if (has_step != training_step) continue;
+    double ct_ms = flops / (*s.accelerator->peak(prenet::Precision::FP32) * 1e9);
+    x.push_back(std::log(ct_ms));
+    y.push_back(std::log(s.time_ms));
+  }
+  if (x.size() < 2) return {0.0, 1.0};
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];
+  mx /= static_cast<double>(x.size());
+  my /= static_cast<double>(x.size());
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+  double b = sxx > 0 ? sxy / sxx : 1.0;
+  return {my - b * mx, b};
 }
 
 Design build_design(const Dataset& d, FeatureSet set) {

@@ -14,6 +14,7 @@ struct Metrics {
   double rmse_ms = 0;
   double mape = 0;   // mean absolute percentage error, %
   double mdape = 0;  // median absolute percentage error, %
+  double log_ratio_q10 = 0, log_ratio_q90 = 0;  // quantiles of log(measured / predicted): the 80% band
   std::size_t n = 0;
 };
 
@@ -54,6 +55,10 @@ struct ExperimentOptions {
   bool logo_all_feature_sets = false;  // LOGO for every feature set (slow) or baseline/co_cm_ct/roofline
   std::size_t min_rows_to_hold_out = 300;
 };
+
+/// Fits log(time_ms) = a + b * log(ct_ms) over rows whose item has (or lacks) an optimizer step, where
+/// ct is PreNeT's CT (FLOPs / FP32 peak): the "PreNeT-faithful" per-layer baseline. Returns {a, b}.
+std::pair<double, double> fit_prenet_baseline(const Dataset& d, bool training_step);
 
 /// Picks the model to export from the experiment's results (see the rule in evaluation.cpp).
 void choose(Experiment& e);

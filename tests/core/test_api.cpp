@@ -84,7 +84,7 @@ TEST_CASE("whole-document errors: malformed, too deep, not an object, unknown ke
               "unknown field; expected one of model, training, hardware, options");
   check_error(call({{"model", "gpt2"}}), "model", "expected an object, got a string");
   check_error(call({{"model", {{"preset", "gpt2"}, {"hf_config", Json::object()}}}}), "model",
-              "exactly one of preset, hf_config or layers");
+              "exactly one of preset, hf_config, keras, onnx_base64 or layers");
   check_error(call({{"model", {{"preset", "gpt-7"}}}}), "model.preset", "unknown preset \"gpt-7\"");
   check_error(call({{"model", {{"preset", 2}}}}), "model.preset", "got a number");
   check_error(call({{"model", {{"preset", "gpt2"}}}, {"options", {{"perlayer", false}}}}), "options.perlayer",
@@ -386,7 +386,7 @@ TEST_CASE("predict_json never throws on invalid UTF-8", "[api][errors]") {
   }
 }
 
-TEST_CASE("catalog_json lists every documented accelerator (at least 37), 6 presets, precisions and optimizers", "[api][catalog]") {
+TEST_CASE("catalog_json lists every documented accelerator (at least 37), the presets, precisions and optimizers", "[api][catalog]") {
   std::string text;
   REQUIRE_NOTHROW(text = prenet::catalog_json());
   Json c = Json::parse(text);
@@ -436,7 +436,7 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), 6 pres
     }
   }
 
-  REQUIRE(c["presets"].size() == 6);
+  REQUIRE(c["presets"].size() >= 36);  // the zoo of issue 5 (tests/core/test_presets.cpp checks each one)
   std::set<std::string> preset_ids;
   for (const auto& p : c["presets"]) {
     preset_ids.insert(p["id"].get<std::string>());
@@ -445,7 +445,7 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), 6 pres
     CHECK(p["name"].is_string());
     CHECK(p["family"].is_string());
   }
-  CHECK(preset_ids == std::set<std::string>{"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"});
+  for (const char* id : {"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"}) CHECK(preset_ids.count(id) == 1);
   CHECK(c["precisions"] == Json({"fp32", "tf32", "fp16", "bf16", "fp8"}));
   CHECK(c["optimizers"] == Json({"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop"}));
   // Every catalogue id is accepted by predict.

@@ -182,7 +182,7 @@ TEST_CASE("a sequence longer than the learned positions is an error on training.
 TEST_CASE("missing sizes and heads that do not divide the hidden size are errors naming the field", "[hf_config][errors]") {
   Json no_hidden = Json::parse(kBertBase);
   no_hidden.erase("hidden_size");
-  require_error(predict_config(no_hidden), "model.hf_config.hidden_size", "hidden_size or n_embd or d_model");
+  require_error(predict_config(no_hidden), "model.hf_config.hidden_size", "required field is missing (hidden_size)");
 
   Json no_embd = Json::parse(kGpt2);
   no_embd.erase("n_embd");

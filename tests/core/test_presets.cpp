@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "helpers.hpp"
@@ -11,6 +12,7 @@
 
 using namespace prenet;
 using testutil::matmul_flops;
+using testutil::d;
 
 namespace {
 
@@ -37,42 +39,149 @@ double forward_matmul_per_sample(const Network& net) {
 
 }  // namespace
 
-TEST_CASE("the six presets are present and each resolves", "[presets]") {
+namespace {
+
+/// One row of the zoo: the published parameter count (with its source) and what the standard formula says
+/// about the work. For token models: matrix FLOPs per trained token (forward + backward) at a short context
+/// `s` = 6 (N - lookup) + 12 s A (Kaplan et al. 2020, arXiv 2001.08361, Table 1: C = 6N with N the parameters
+/// that multiply activations; the attention scores and P V add 2 x 2 s d_attn per layer forward, Narayanan
+/// et al. 2021, arXiv 2104.04473), where `lookup` counts embedding tables only indexed (untied token tables,
+/// positions, token types) and experts a token does not visit, and A sums d_attn over attention layers (T5's
+/// decoder layers attend twice). For image models: forward multiply-accumulates per image as torchvision
+/// publishes them (its "GFLOPS" column counts MACs).
+struct ZooRow {
+  const char* id;
+  double published;     // parameters
+  const char* source;   // where `published` comes from
+  double lookup;        // parameters outside matrix products per token (token models)
+  double attention;     // A: sum of attention widths (token models)
+  double gmacs;         // forward GMACs per image at the default size (image models)
+};
+
+const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
+
+const ZooRow kZoo[] = {
+    // Image models: torchvision model documentation (Acc@1 table: Params, GFLOPS).
+    {"vgg11", 132863336, "torchvision vgg11", 0, 0, 7.61},
+    {"vgg13", 133047848, "torchvision vgg13", 0, 0, 11.31},
+    {"vgg16", 138357544, "torchvision vgg16", 0, 0, 15.47},
+    {"vgg19", 143667240, "torchvision vgg19", 0, 0, 19.63},
+    {"resnet18", 11689512, "torchvision resnet18", 0, 0, 1.81},
+    {"resnet34", 21797672, "torchvision resnet34", 0, 0, 3.66},
+    {"resnet50", 25557032, "torchvision resnet50", 0, 0, 4.09},
+    {"resnet101", 44549160, "torchvision resnet101", 0, 0, 7.80},
+    {"resnet152", 60192808, "torchvision resnet152", 0, 0, 11.51},
+    {"mobilenet_v2", 3504872, "torchvision mobilenet_v2", 0, 0, 0.30},
+    {"efficientnet_b0", 5288548, "torchvision efficientnet_b0", 0, 0, 0.39},
+    {"inception_v3", 27161264, "torchvision inception_v3 (aux_logits=True; 5.71 GMACs at 299)", 0, 0, 5.71},
+    {"densenet121", 7978856, "torchvision densenet121", 0, 0, 2.83},
+    {"vit-b16", 86567656, "torchvision vit_b_16", 0, 0, 17.56},
+    {"vit-l16", 304326632, "torchvision vit_l_16", 0, 0, 61.55},
+    {"lenet5", 61706, "LeCun et al. 1998, modern form (C3 fully connected)", 0, 0, 416520e-9},
+    // Token models: Hugging Face parameter counts of the *ForMaskedLM / *ForCausalLM / T5ForConditionalGeneration.
+    {"lstm-lm", 37283600, "PyTorch nn.LSTM formula (no published count)", 10000.0 * 1024, 0, 0},
+    {"bert-base", 109514298, "HF bert-base-uncased", (512 + 2) * 768.0, 12 * 768.0, 0},
+    {"bert-large", 335174458, "HF bert-large-uncased", (512 + 2) * 1024.0, 24 * 1024.0, 0},
+    {"roberta-base", 124697433, "HF roberta-base", (514 + 1) * 768.0, 12 * 768.0, 0},
+    {"distilbert", 66985530, "HF distilbert-base-uncased", 512 * 768.0, 6 * 768.0, 0},
+    {"gpt2", 124439808, "HF gpt2", 1024 * 768.0, 12 * 768.0, 0},
+    {"gpt2-medium", 354823168, "HF gpt2-medium", 1024 * 1024.0, 24 * 1024.0, 0},
+    {"gpt2-large", 774030080, "HF gpt2-large", 1024 * 1280.0, 36 * 1280.0, 0},
+    {"gpt2-xl", 1557611200, "HF gpt2-xl", 1024 * 1600.0, 48 * 1600.0, 0},
+    {"gpt3-xl", 1315575808, "Brown et al. 2020 Table 2.1 shape; HF EleutherAI/gpt-neo-1.3B", 2048 * 2048.0,
+     24 * 2048.0, 0},
+    {"gpt3-2.7b", 2651307520, "Brown et al. 2020 Table 2.1 shape; HF EleutherAI/gpt-neo-2.7B", 2048 * 2560.0,
+     32 * 2560.0, 0},
+    {"opt-1.3b", 1315758080, "HF facebook/opt-1.3b", 2050 * 2048.0, 24 * 2048.0, 0},
+    {"llama-2-7b", 6738415616, "HF meta-llama/Llama-2-7b-hf", 32000 * 4096.0, 32 * 4096.0, 0},
+    {"llama-2-13b", 13015864320, "HF meta-llama/Llama-2-13b-hf", 32000 * 5120.0, 40 * 5120.0, 0},
+    {"llama-2-70b", 68976648192, "HF meta-llama/Llama-2-70b-hf", 32000 * 8192.0, 80 * 8192.0, 0},
+    {"llama-3-8b", 8030261248, "HF meta-llama/Meta-Llama-3-8B", 128256 * 4096.0, 32 * 4096.0, 0},
+    {"mistral-7b", 7241732096, "HF mistralai/Mistral-7B-v0.1", 32000 * 4096.0, 32 * 4096.0, 0},
+    // 2 of 8 experts per token: 46.7B parameters, 12.9B active (Jiang et al. 2024).
+    {"mixtral-8x7b", 46702792704, "HF mistralai/Mixtral-8x7B-v0.1", 32000 * 4096.0 + kLlamaExperts * 6 / 8,
+     32 * 4096.0, 0},
+    {"phi-2", 2779683840, "HF microsoft/phi-2", 51200 * 2560.0, 32 * 2560.0, 0},
+    {"t5-base", 222903552, "HF t5-base (T5ForConditionalGeneration)", 2 * 32 * 12.0, (12 + 2 * 12) * 768.0, 0},
+    {"t5-large", 737668096, "HF t5-large (T5ForConditionalGeneration)", 2 * 32 * 16.0, (24 + 2 * 24) * 1024.0, 0},
+};
+
+}  // namespace
+
+TEST_CASE("the preset zoo: every preset resolves and matches its published parameter count within 1%", "[presets]") {
   const auto& list = presets();
-  REQUIRE(list.size() == 6);
-  for (const char* id : {"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"}) {
-    INFO(id);
-    const Preset* p = find_preset(id);
+  CHECK(list.size() == std::size(kZoo));
+  for (const ZooRow& row : kZoo) {
+    INFO(row.id << " (" << row.source << ")");
+    const Preset* p = find_preset(row.id);
     REQUIRE(p != nullptr);
-    CHECK(p->id == id);
+    CHECK(p->id == row.id);
     CHECK_FALSE(p->name.empty());
     CHECK_FALSE(p->family.empty());
     CHECK_FALSE(p->source.empty());
-    CHECK(p->published_parameters > 0);
+    CHECK(p->published_parameters == row.published);
+    Network net = preset(row.id);
+    CHECK(net.name == row.id);
+    CHECK(net.warnings.empty());
+    double rel = std::fabs(static_cast<double>(net.parameters()) - row.published) / row.published;
+    CHECK(rel <= 0.01);
   }
   CHECK(find_preset("gpt3") == nullptr);
   CHECK(find_preset("") == nullptr);
-
   for (const auto& p : list) {
     INFO(p.id);
-    Network net = preset(p.id);
-    CHECK(net.name == p.id);
-    CHECK(net.parameters() > 0);
-    CHECK(net.warnings.empty());
-    // Within 1.5% of the published count.
-    double rel = std::fabs(static_cast<double>(net.parameters()) - p.published_parameters) / p.published_parameters;
-    CHECK(rel <= 0.015);
     // The API accepts it too, and the catalogue reports the same count.
     Json response = Json::parse(predict_json(Json({{"model", {{"preset", p.id}}}, {"training", {{"batch_size", 2}}},
                                                    {"options", {{"per_layer", false}}}})
                                                  .dump()));
     INFO(response.dump().substr(0, 400));
     REQUIRE_FALSE(response.contains("error"));
-    CHECK(response["model"]["parameters"] == net.parameters());
+    CHECK(response["model"]["parameters"] == preset(p.id).parameters());
     CHECK(response["model"]["source"] == "preset");
     CHECK(response["model"]["name"] == p.id);
     CHECK(response["results"][0]["step_ms"].get<double>() > 0);
   }
+}
+
+TEST_CASE("the preset zoo: work per token or image matches the standard formulas within 5%", "[presets][flops]") {
+  const std::int64_t s = 128;  // a short context, where 6N dominates
+  for (const ZooRow& row : kZoo) {
+    INFO(row.id << " (" << row.source << ")");
+    const Preset* p = find_preset(row.id);
+    REQUIRE(p != nullptr);
+    if (row.gmacs > 0) {
+      Network net = preset(row.id);
+      StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+      const double forward = matmul_flops(w, Phase::Forward);
+      CHECK(forward == Approx(2e9 * row.gmacs).epsilon(0.05));
+      // Backward computes input and weight gradients: twice the forward, less the first layer's input gradient.
+      double first = 0;
+      for (std::size_t i = 0; i < net.layers.size() && first == 0; ++i) {
+        first = testutil::matmul_flops(w, i, Phase::Forward);
+      }
+      CHECK(matmul_flops(w, Phase::Backward) == Approx(2 * forward - first).epsilon(0.01));
+    } else {
+      Network net = preset(row.id, with_seq(s));
+      const double batch = 2;
+      StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+      const double per_token = (matmul_flops(w, Phase::Forward) + matmul_flops(w, Phase::Backward)) / (batch * s);
+      const double expected = 6 * (row.published - row.lookup) + 12 * d(s) * row.attention;
+      CHECK(per_token == Approx(expected).epsilon(0.05));
+    }
+  }
+}
+
+TEST_CASE("mixtral: all experts' parameters are held, only the routed experts' FLOPs are spent", "[presets][moe]") {
+  Network net = preset("mixtral-8x7b", with_seq(128));
+  const Layer& up = testutil::layer(net, "h.0.experts_up");
+  CHECK(up.attrs.experts == 8);
+  CHECK(up.attrs.top_k == 2);
+  CHECK(up.parameters == 8LL * 2 * 4096 * 14336);
+  const double active = 46702792704.0 - kLlamaExperts * 6 / 8;
+  CHECK(active == Approx(12.9e9).epsilon(0.005));  // "12.9B active parameters"
+  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+  const std::size_t i = testutil::layer_index(net, "h.0.experts_up");
+  CHECK(testutil::matmul_flops(w, i, Phase::Forward) == Approx(2.0 * 128 * 2 * (2 * 4096 * 14336)));
 }
 
 TEST_CASE("preset parameter counts that are published exactly match exactly", "[presets]") {
@@ -163,7 +272,7 @@ TEST_CASE("preset overrides: sequence length and image size", "[presets]") {
   testutil::require_input_error([] { resolve_model({{"preset", "gpt-5"}}, TrainingConfig{}); }, "model.preset",
                                 "unknown preset \"gpt-5\"; expected one of");
   testutil::require_input_error([] { resolve_model({{"preset", "gpt2"}, {"layers", Json::array()}}, TrainingConfig{}); },
-                                "model", "exactly one of preset, hf_config or layers");
+                                "model", "exactly one of preset, hf_config, keras, onnx_base64 or layers");
   // A name labels the network.
   CHECK(resolve_model({{"preset", "gpt2"}, {"name", "mine"}}, with_seq(32)).name == "mine");
 }

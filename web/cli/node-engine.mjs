@@ -28,4 +28,38 @@ export async function loadNodeCore() {
   return imported.default(options);
 }
 
-export const engine = createEngine(loadNodeCore);
+const MODELS_URL = new URL('../../models/artifacts/', import.meta.url);
+
+/**
+ * The learned predictors from models/artifacts, run by ONNX Runtime (onnxruntime-web's Node build,
+ * the same package and operators as the page). Null when the artifacts or the package are missing.
+ * @returns {Promise<import('../src/types').ModelRunner | null>}
+ */
+export async function loadNodeModels() {
+  const manifestPath = fileURLToPath(new URL('manifest.json', MODELS_URL));
+  if (!existsSync(manifestPath)) return null;
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  /** @type {Map<string, Promise<import('onnxruntime-web').InferenceSession>>} */
+  const sessions = new Map();
+  const session = (/** @type {string} */ dataset) => {
+    let s = sessions.get(dataset);
+    if (!s) {
+      s = readFile(fileURLToPath(new URL(`${dataset}.onnx`, MODELS_URL))).then((bytes) =>
+        ort.InferenceSession.create(bytes),
+      );
+      sessions.set(dataset, s);
+    }
+    return s;
+  };
+  return {
+    async run(dataset, features, rows, width) {
+      const out = await (await session(dataset)).run({ features: new ort.Tensor('float32', features, [rows, width]) });
+      const y = out['y'];
+      if (!y) throw new Error(`${dataset}.onnx has no output "y"`);
+      return /** @type {Float32Array} */ (y.data);
+    },
+  };
+}
+
+export const engine = createEngine(loadNodeCore, loadNodeModels);

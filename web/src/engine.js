@@ -13,6 +13,7 @@
  * @typedef {import('./types').PredictResponse} PredictResponse
  * @typedef {import('./types').Catalog} Catalog
  * @typedef {import('./types').PrenetCoreModule} PrenetCoreModule
+ * @typedef {import('./types').ModelRunner} ModelRunner
  */
 
 /** A request the core rejected. `field` is a dotted path into the request, or "request". */
@@ -74,14 +75,47 @@ function requestText(request) {
 }
 
 /**
+ * Learned prediction: the core lists the rows each class model must time, the runner evaluates one
+ * batch per class (all layers x all accelerators at once), and the core assembles the response.
+ * @param {PrenetCoreModule} module
+ * @param {ModelRunner} runner
+ * @param {string} text
+ * @returns {Promise<PredictResponse>}
+ */
+async function predictLearned(module, runner, text) {
+  const { learnedPrepare, learnedFeatures, learnedFinish } = module;
+  if (!learnedPrepare || !learnedFeatures || !learnedFinish) return unwrap(module.predict(text));
+  /** @type {{classes: {dataset: string, rows: number, width: number}[]}} */
+  const plan = unwrap(learnedPrepare(text));
+  // Copy every class's rows out of wasm memory before anything else can call into the module.
+  const inputs = plan.classes.map((c, i) => ({ ...c, features: new Float32Array(learnedFeatures(i)) }));
+  const outputs = await Promise.all(
+    inputs.map((c) =>
+      c.rows > 0 ? runner.run(c.dataset, c.features, c.rows, c.width) : Promise.resolve(new Float32Array(0)),
+    ),
+  );
+  return unwrap(learnedFinish(outputs));
+}
+
+/**
  * @param {() => Promise<PrenetCoreModule>} load instantiates the wasm module; called at most once
  *   unless it fails (a failed load is retried on the next call rather than cached forever).
+ * @param {() => Promise<ModelRunner | null>} [loadModels] the learned predictors; without them (or when
+ *   they fail to load) predictions come from the analytic roofline, and responses say so in `predictor`.
  */
-export function createEngine(load) {
+export function createEngine(load, loadModels) {
   /** @type {Promise<PrenetCoreModule> | undefined} */
   let modulePromise;
   /** @type {Promise<Catalog> | undefined} */
   let catalogPromise;
+
+  /** @type {Promise<ModelRunner | null> | undefined} */
+  let modelsPromise;
+
+  function models() {
+    modelsPromise ??= loadModels ? loadModels().catch(() => null) : Promise.resolve(null);
+    return modelsPromise;
+  }
 
   function core() {
     modulePromise ??= load().catch((error) => {
@@ -100,6 +134,17 @@ export function createEngine(load) {
      * @returns {Promise<PredictResponse>} rejects with PrenetError for a bad request
      */
     async predict(request) {
+      const [module, runner] = await Promise.all([core(), models()]);
+      const text = requestText(request);
+      return runner ? predictLearned(module, runner, text) : unwrap(module.predict(text));
+    },
+
+    /**
+     * The analytic predictor alone (the named baseline), whatever models are loaded.
+     * @param {PredictRequest | string} request
+     * @returns {Promise<PredictResponse>}
+     */
+    async predictRoofline(request) {
       const module = await core();
       return unwrap(module.predict(requestText(request)));
     },

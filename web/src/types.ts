@@ -196,9 +196,21 @@ export interface Catalog {
 // ---------------------------------------------------------------- wasm module
 
 /** What `createPrenetCore()` from build/wasm/prenet_core.mjs resolves to (wasm/ owns the binding). */
+/** The wasm core; the learned-prediction calls are optional so stand-in modules in tests can omit them. */
 export interface PrenetCoreModule {
   predict(requestJson: string): string;
   catalog(): string;
+  /** Learned prediction, step 1: validates the request; JSON {"classes": [{dataset, rows, width}]} or an error. */
+  learnedPrepare?(requestJson: string): string;
+  /** Step 2: class i's input rows, a view into wasm memory (copy before the next call). */
+  learnedFeatures?(classIndex: number): Float32Array;
+  /** Step 3: each class's model outputs, in prepare's order; returns the response JSON. */
+  learnedFinish?(outputs: Float32Array[]): string;
+}
+
+/** Runs one learned predictor (an ONNX model) on row-major float32 features [rows x width]. */
+export interface ModelRunner {
+  run(dataset: string, features: Float32Array, rows: number, width: number): Promise<Float32Array>;
 }
 
 /** Emscripten module options we use; `wasmBinary` lets Node skip Emscripten's own file loading. */

@@ -53,6 +53,8 @@ enum class LayerType {
   Concat,
   Identity,
   CrossEntropy,
+  Multiply,   // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
+  Parameter,  // a learned tensor used as an activation (ViT's class token); reads no input
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
@@ -76,8 +78,12 @@ struct LayerAttrs {
   std::int64_t num_kv_heads = 0;  // attention: grouped-query heads (== num_heads for classic MHA)
   std::int64_t head_dim = 0;      // attention
   std::int64_t axis = -1;         // concat
-  Shape target_shape;             // reshape (may hold one -1)
+  std::int64_t experts = 1;       // dense: mixture of experts, each with its own weights
+  std::int64_t top_k = 1;         // dense: experts each token is routed to
+  Shape target_shape;             // reshape (may hold one -1), parameter
   bool bias = true;
+  bool out_bias = true;           // attention: bias of the output projection (Qwen2 has QKV bias only)
+  bool gated = false;             // dense: GLU-style, act(x W_gate) * (x W_up), two matrices
   bool bidirectional = false;
   bool return_sequences = true;
   bool causal = false;

@@ -1,5 +1,6 @@
 #pragma once
 // A prediction request, validated (docs/API.md).
+#include <optional>
 #include <vector>
 
 #include "prenet/hardware.hpp"
@@ -8,11 +9,18 @@
 
 namespace prenet {
 
+/// A step time the user measured on one of the requested accelerators, to correct the predictions.
+struct Calibration {
+  std::size_t hardware_index = 0;  // into Request::hardware
+  double step_ms = 0;
+};
+
 struct Request {
   Json model;  // validated later by resolve_model
   TrainingConfig training;
   std::vector<Accelerator> hardware;
   bool per_layer = true;
+  std::optional<Calibration> calibration;
 };
 
 constexpr std::size_t kMaxAccelerators = 64;

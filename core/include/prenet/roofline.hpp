@@ -45,6 +45,15 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
 /// over `units` SMs/CUs (whole tiles, whole waves, split-K for small grids); 1 when unknown.
 double tiling_efficiency(const Kernel& k, double units, double max_tile);
 
+/// One kernel's analytic time split: the longer of compute and memory, plus launches.
+struct KernelTime {
+  double compute_ms = 0, memory_ms = 0, overhead_ms = 0;
+  double total_ms() const { return (compute_ms > memory_ms ? compute_ms : memory_ms) + overhead_ms; }
+};
+
+/// The analytic time of one kernel on `acc` (the same arithmetic roofline_times applies to every kernel).
+KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params = {});
+
 /// Times one step of `work` on every accelerator (one Timing per accelerator, same order).
 std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,
                                    Precision precision, const RooflineParams& params = {});

@@ -1,0 +1,58 @@
+#pragma once
+// Learned per-kernel-class predictors: which ONNX model times which kernel, the feature rows they need,
+// and turning their outputs back into kernel times. The models run outside the core (ONNX Runtime in
+// the engine); the core builds their inputs and assembles the result, so page, CLI and tests agree.
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "prenet/features.hpp"
+#include "prenet/hardware.hpp"
+#include "prenet/roofline.hpp"
+
+namespace prenet {
+
+struct LearnedClass {
+  std::string dataset;                // "gemm", "conv", ... (the ONNX file is <dataset>.onnx)
+  std::string model;                  // "gbdt", "mlp", ...
+  std::vector<std::string> serves;    // kernel classes it times
+  std::vector<std::string> features;  // names, in input order
+  double q10 = 0, q90 = 0;            // 80% band of log(measured / predicted) on unseen GPUs
+};
+
+struct LearnedManifest {
+  std::string version;
+  std::string data_hash;
+  std::vector<LearnedClass> classes;
+  // PreNeT-faithful baseline: log(ms) = a + b log(CT ms), per layer family and phase set.
+  std::array<double, 2> prenet_dense_forward{}, prenet_dense_step{}, prenet_conv_forward{}, prenet_conv_step{};
+};
+
+/// The manifest compiled into the core (models/artifacts/manifest.json); empty classes if none shipped.
+const LearnedManifest& learned_manifest();
+
+/// Index into learned_manifest().classes of the model timing kernel class `c`; -1 when none does.
+int learned_class_for(KernelClass c);
+
+/// Every kernel of `work` on every accelerator as model input rows, deduplicated per class.
+struct LearnedBatch {
+  std::vector<std::vector<float>> features;       // per class: row-major [rows x width]
+  std::vector<std::vector<double>> roofline_ms;   // per class: the roofline time of each row's kernel
+  std::vector<std::vector<double>> floor_ms;      // per class: the physical bound (100% of peak and bandwidth)
+  // [accelerator][kernel] -> (class, row); class -1: no model times this kernel class, and row indexes
+  // fallback_ms (its roofline time) instead.
+  std::vector<std::vector<std::pair<int, std::size_t>>> kernel_rows;
+  std::vector<double> fallback_ms;
+  std::size_t rows(std::size_t cls) const;
+};
+
+LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>& accelerators, Precision precision);
+
+/// Per-accelerator timings from model outputs (`outputs[class][row]` = log(time / roofline)), plus the
+/// 80% interval of each step as [low, high] ms. Throws InputError naming `outputs` on a size mismatch.
+std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batch,
+                                  const std::vector<std::vector<float>>& outputs,
+                                  std::vector<std::array<double, 2>>& step_interval_ms);
+
+}  // namespace prenet

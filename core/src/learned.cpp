@@ -1,0 +1,176 @@
+#include "prenet/learned.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "prenet/embedded_data.hpp"
+#include "prenet/error.hpp"
+#include "prenet/json_util.hpp"
+#include "prenet/kernel_features.hpp"
+
+namespace prenet {
+namespace {
+
+std::array<double, 2> pair_of(const Json& fits, const char* family, const char* phase) {
+  if (!fits.contains(family)) return {0.0, 1.0};
+  const Json& p = fits[family].at(phase);
+  return {p.at(0).get<double>(), p.at(1).get<double>()};
+}
+
+}  // namespace
+
+const LearnedManifest& learned_manifest() {
+  static const LearnedManifest manifest = [] {
+    LearnedManifest m;
+    Json doc = Json::parse(embedded_manifest_json());
+    if (!doc.is_object() || !doc.contains("classes")) return m;
+    m.version = doc.value("version", "");
+    m.data_hash = doc.value("data_hash", "");
+    for (const Json& c : doc.at("classes")) {
+      if (c.at("serves").empty()) continue;  // whole-layer models (PreNeT reproduction) time no kernel
+      LearnedClass lc;
+      lc.dataset = c.at("dataset").get<std::string>();
+      lc.model = c.at("model").get<std::string>();
+      lc.serves = c.at("serves").get<std::vector<std::string>>();
+      lc.features = c.at("features").get<std::vector<std::string>>();
+      lc.q10 = c.at("interval_log_ratio").at(0).get<double>();
+      lc.q90 = c.at("interval_log_ratio").at(1).get<double>();
+      if (lc.features != feature_names(FeatureSet::Roofline)) {
+        throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
+                                 " differ from the core's; retrain with npm run train");
+      }
+      m.classes.push_back(std::move(lc));
+    }
+    const Json fits = doc.contains("prenet_baseline") ? doc["prenet_baseline"].at("fits") : Json::object();
+    m.prenet_dense_forward = pair_of(fits, "layer_dense", "forward");
+    m.prenet_dense_step = pair_of(fits, "layer_dense", "step");
+    m.prenet_conv_forward = pair_of(fits, "layer_conv", "forward");
+    m.prenet_conv_step = pair_of(fits, "layer_conv", "step");
+    return m;
+  }();
+  return manifest;
+}
+
+int learned_class_for(KernelClass c) {
+  const auto& classes = learned_manifest().classes;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    for (const auto& s : classes[i].serves) {
+      if (s == to_string(c)) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+std::size_t LearnedBatch::rows(std::size_t cls) const {
+  std::size_t width = learned_manifest().classes.at(cls).features.size();
+  return width ? features.at(cls).size() / width : 0;
+}
+
+LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>& accelerators, Precision precision) {
+  const auto& classes = learned_manifest().classes;
+  LearnedBatch b;
+  b.features.resize(classes.size());
+  b.roofline_ms.resize(classes.size());
+  b.floor_ms.resize(classes.size());
+  std::vector<std::map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
+  // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
+  std::map<std::string, std::size_t> distinct;
+  std::vector<std::size_t> kernel_to_distinct;
+  std::vector<const Kernel*> distinct_kernels;
+  for (const Kernel& k : work.kernels) {
+    const double fields[] = {static_cast<double>(k.cls), static_cast<double>(k.phase), k.flops, k.bytes, k.m, k.n,
+                             k.k, k.batch, k.repeats, k.window, k.stride};
+    std::string key(reinterpret_cast<const char*>(fields), sizeof fields);
+    auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
+    if (inserted) distinct_kernels.push_back(&k);
+    kernel_to_distinct.push_back(it->second);
+  }
+  for (const Accelerator& acc : accelerators) {
+    std::vector<std::pair<int, std::size_t>> distinct_refs;
+    for (const Kernel* k : distinct_kernels) {
+      int cls = learned_class_for(k->cls);
+      if (cls < 0) {
+        distinct_refs.emplace_back(-1, b.fallback_ms.size());
+        b.fallback_ms.push_back(roofline_ms({*k}, acc, precision));
+        continue;
+      }
+      auto c = static_cast<std::size_t>(cls);
+      std::vector<double> f = item_features({*k}, acc, precision, FeatureSet::Roofline);
+      std::vector<float> row(f.begin(), f.end());
+      std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
+      auto [it, inserted] = seen[c].emplace(key, b.roofline_ms[c].size());
+      if (inserted) {
+        b.features[c].insert(b.features[c].end(), row.begin(), row.end());
+        b.roofline_ms[c].push_back(roofline_ms({*k}, acc, precision));
+        // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
+        // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)
+        RooflineParams ideal;
+        ideal.matmul_efficiency = 1.0;
+        ideal.memory_efficiency = 1.0;
+        ideal.launch_overhead_ms = 0.0;
+        Kernel untiled = *k;
+        untiled.m = untiled.n = 0;  // no tiling loss in the bound
+        b.floor_ms[c].push_back(kernel_time(untiled, acc, precision, ideal).total_ms());
+      }
+      distinct_refs.emplace_back(cls, it->second);
+    }
+    std::vector<std::pair<int, std::size_t>> refs;
+    refs.reserve(work.kernels.size());
+    for (std::size_t i = 0; i < work.kernels.size(); ++i) refs.push_back(distinct_refs[kernel_to_distinct[i]]);
+    b.kernel_rows.push_back(std::move(refs));
+  }
+  return b;
+}
+
+std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batch,
+                                  const std::vector<std::vector<float>>& outputs,
+                                  std::vector<std::array<double, 2>>& step_interval_ms) {
+  const auto& classes = learned_manifest().classes;
+  if (outputs.size() != classes.size()) {
+    throw InputError("outputs", "expected " + std::to_string(classes.size()) + " model outputs, got " +
+                                    std::to_string(outputs.size()));
+  }
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    if (outputs[c].size() != batch.roofline_ms[c].size()) {
+      throw InputError("outputs", classes[c].dataset + ": expected " + std::to_string(batch.roofline_ms[c].size()) +
+                                      " values, got " + std::to_string(outputs[c].size()));
+    }
+    for (float y : outputs[c]) {
+      if (!std::isfinite(y)) throw InputError("outputs", classes[c].dataset + ": a model returned a non-finite value");
+    }
+  }
+  std::vector<Timing> out;
+  step_interval_ms.clear();
+  for (std::size_t h = 0; h < batch.kernel_rows.size(); ++h) {
+    Timing t;
+    t.layers.resize(work.layers.size());
+    double low = 0, high = 0;
+    for (std::size_t i = 0; i < work.kernels.size(); ++i) {
+      const Kernel& k = work.kernels[i];
+      auto [cls, row] = batch.kernel_rows[h][i];
+      auto phase = static_cast<std::size_t>(k.phase);
+      double ms = 0, q10 = 0, q90 = 0;
+      if (cls < 0) {
+        ms = batch.fallback_ms[row];
+      } else {
+        auto c = static_cast<std::size_t>(cls);
+        ms = std::max(batch.roofline_ms[c][row] * std::exp(static_cast<double>(outputs[c][row])), batch.floor_ms[c][row]);
+        q10 = classes[c].q10;
+        q90 = classes[c].q90;
+      }
+      t.ms[phase] += ms;
+      t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;
+      // Errors of one class are correlated within a step (same shapes, same hardware), so bands add up.
+      low += ms * std::exp(q10);
+      high += ms * std::exp(q90);
+    }
+    t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
+    step_interval_ms.push_back({low, high});
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace prenet

@@ -1,0 +1,119 @@
+// The learned-prediction path of the core: the rows it asks the models to time, and how it turns
+// their outputs back into a response. ONNX Runtime is not here; outputs are supplied directly.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "prenet/api.hpp"
+#include "prenet/json_util.hpp"
+#include "prenet/learned.hpp"
+
+using prenet::Json;
+
+namespace {
+
+const char* kRequest = R"J({"model": {"preset": "bert-base"}, "training": {"batch_size": 16, "seq_len": 128},
+  "hardware": ["v100-sxm2-32gb", "a100-sxm4-80gb", "h100-sxm"], "options": {"per_layer": false}})J";
+
+/// Runs prepare, then finish with each row's output from `value(class, row)`.
+template <typename F>
+Json run_learned(const std::string& request, F value) {
+  Json plan = Json::parse(prenet::learned_prepare(request));
+  REQUIRE_FALSE(plan.contains("error"));
+  std::vector<std::vector<float>> outputs;
+  for (std::size_t c = 0; c < plan["classes"].size(); ++c) {
+    auto rows = plan["classes"][c]["rows"].get<std::size_t>();
+    auto width = plan["classes"][c]["width"].get<std::size_t>();
+    REQUIRE(prenet::learned_features(c).size() == rows * width);
+    std::vector<float> y(rows);
+    for (std::size_t r = 0; r < rows; ++r) y[r] = value(c, r);
+    outputs.push_back(y);
+  }
+  return Json::parse(prenet::learned_finish(outputs));
+}
+
+}  // namespace
+
+TEST_CASE("the compiled-in manifest serves every kernel class with the core's own feature order", "[learned]") {
+  const auto& m = prenet::learned_manifest();
+  REQUIRE_FALSE(m.classes.empty());
+  for (auto c : {prenet::KernelClass::Gemm, prenet::KernelClass::BatchedGemm, prenet::KernelClass::Conv,
+                 prenet::KernelClass::Elementwise, prenet::KernelClass::Normalization, prenet::KernelClass::Softmax,
+                 prenet::KernelClass::Recurrent, prenet::KernelClass::Embedding, prenet::KernelClass::Optimizer}) {
+    INFO(prenet::to_string(c));
+    CHECK(prenet::learned_class_for(c) >= 0);
+  }
+  for (const auto& c : m.classes) {
+    CHECK(c.q10 < 0);
+    CHECK(c.q90 > 0);
+  }
+}
+
+TEST_CASE("zero model outputs reproduce the roofline, and repeated layers share rows", "[learned]") {
+  Json roofline = Json::parse(prenet::predict_json(kRequest));
+  Json plan = Json::parse(prenet::learned_prepare(kRequest));
+  std::size_t rows = 0;
+  for (const auto& c : plan["classes"]) rows += c["rows"].get<std::size_t>();
+  // 12 identical encoder blocks: far fewer rows than kernels x accelerators.
+  CHECK(rows < 3 * 200);
+  Json learned = run_learned(kRequest, [](std::size_t, std::size_t) { return 0.0f; });
+  REQUIRE_FALSE(learned.contains("error"));
+  CHECK(learned["predictor"] == "learned");
+  REQUIRE(learned["results"].size() == 3);
+  for (std::size_t h = 0; h < 3; ++h) {
+    const Json& l = learned["results"][h];
+    double expected = roofline["results"][h]["step_ms"].get<double>();
+    CHECK(l["step_ms"].get<double>() == Approx(expected).epsilon(1e-4));
+    CHECK(l["step_ms_interval"][0].get<double>() < l["step_ms"].get<double>());
+    CHECK(l["step_ms_interval"][1].get<double>() > l["step_ms"].get<double>());
+  }
+}
+
+TEST_CASE("a model output of log 2 doubles that class's kernel times", "[learned]") {
+  Json base = run_learned(kRequest, [](std::size_t, std::size_t) { return 0.0f; });
+  Json doubled = run_learned(kRequest, [](std::size_t, std::size_t) { return static_cast<float>(std::log(2.0)); });
+  CHECK(doubled["results"][0]["step_ms"].get<double>() ==
+        Approx(2 * base["results"][0]["step_ms"].get<double>()).epsilon(1e-4));
+}
+
+TEST_CASE("wrong output counts and finishing without preparing are errors, not crashes", "[learned][errors]") {
+  Json plan = Json::parse(prenet::learned_prepare(kRequest));
+  Json r = Json::parse(prenet::learned_finish({{1.0f}}));
+  REQUIRE(r.contains("error"));
+  CHECK(r["error"]["field"] == "outputs");
+  r = Json::parse(prenet::learned_finish({}));
+  REQUIRE(r.contains("error"));
+  CHECK(r["error"]["field"] == "request");
+  r = Json::parse(prenet::learned_prepare("{oops"));
+  REQUIRE(r.contains("error"));
+  CHECK(r["error"]["field"] == "request");
+}
+
+TEST_CASE("calibration: the measured accelerator matches the measurement, others move half-way in log space",
+          "[learned][calibration]") {
+  Json plain = Json::parse(prenet::predict_json(kRequest));
+  double predicted = plain["results"][0]["step_ms"].get<double>();
+  Json req = Json::parse(kRequest);
+  req["calibration"] = {{"hardware", "v100-sxm2-32gb"}, {"step_ms", 2 * predicted}};
+  Json cal = Json::parse(prenet::predict_json(req.dump()));
+  REQUIRE_FALSE(cal.contains("error"));
+  CHECK(cal["results"][0]["step_ms"].get<double>() == Approx(2 * predicted).epsilon(1e-5));
+  CHECK(cal["results"][1]["step_ms"].get<double>() ==
+        Approx(std::sqrt(2.0) * plain["results"][1]["step_ms"].get<double>()).epsilon(1e-5));
+  req["calibration"]["hardware"] = "t4";
+  Json bad = Json::parse(prenet::predict_json(req.dump()));
+  REQUIRE(bad.contains("error"));
+  CHECK(bad["error"]["field"] == "calibration.hardware");
+}
+
+TEST_CASE("baselines: FLOPs at 40% of peak, the roofline, and the PreNeT-style per-layer sum", "[learned][baselines]") {
+  Json r = Json::parse(prenet::predict_json(kRequest));
+  const Json& b = r["results"][2]["baselines"];  // h100-sxm, fp32 peak 67 TFLOP/s
+  double total = r["model"]["flops_per_step"]["total"].get<double>();
+  CHECK(b["flops40"]["step_ms"].get<double>() == Approx(total / (67e12 * 0.4) * 1e3).epsilon(1e-4));
+  CHECK(b["roofline"]["step_ms"].get<double>() == Approx(r["results"][2]["step_ms"].get<double>()).epsilon(1e-5));
+  CHECK(b["prenet"]["step_ms"].get<double>() > 0);
+  CHECK(b["prenet"]["forward_ms"].get<double>() > 0);
+}

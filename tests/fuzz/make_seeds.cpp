@@ -1,0 +1,122 @@
+// Writes the fuzz seed corpora from the tests' own material: make_seeds <repository root> <output folder>.
+// With --fixtures it also (re)writes tests/fixtures/onnx/*.onnx, the small ONNX files the other test
+// suites (CLI, page) can load.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include "onnx_writer.hpp"
+#include "prenet/catalog.hpp"
+#include "prenet/json_util.hpp"
+
+namespace fs = std::filesystem;
+using prenet::Json;
+
+namespace {
+
+void write(const fs::path& dir, const std::string& name, const std::string& bytes) {
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary) << bytes;
+}
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string mlp_graph() {
+  onnxw::Graph g;
+  g.inputs.push_back(onnxw::value_info("x", {-1, 8, 32}));
+  g.initializers = {onnxw::tensor("w1", {32, 64}, onnxw::kFloat, false), onnxw::tensor("b1", {64}),
+                    onnxw::tensor("ln.scale", {64}), onnxw::tensor("ln.bias", {64}), onnxw::tensor("w2", {64, 32}),
+                    onnxw::int64s("shape", {0, -1})};
+  g.nodes = {onnxw::node("MatMul", {"x", "w1"}, {"h"}, "fc1"), onnxw::node("Add", {"h", "b1"}, {"hb"}, "fc1_bias"),
+             onnxw::node("Relu", {"hb"}, {"hr"}, "relu"),
+             onnxw::node("LayerNormalization", {"hr", "ln.scale", "ln.bias"}, {"n"}, "ln"),
+             onnxw::node("Erf", {"n"}, {"e"}, "erf"), onnxw::node("MatMul", {"e", "w2"}, {"y"}, "fc2"),
+             onnxw::node("Reshape", {"y", "shape"}, {"flat"}, "flatten_all"),
+             onnxw::node("Softmax", {"flat"}, {"p"}, "softmax")};
+  return g.model();
+}
+
+std::string cnn_graph() {
+  onnxw::Graph c;
+  c.inputs.push_back(onnxw::value_info("img", {1, 3, 16, 16}));
+  c.initializers = {onnxw::tensor("w", {8, 3, 3, 3}), onnxw::tensor("dw", {8, 1, 3, 3}), onnxw::tensor("g", {8}),
+                    onnxw::tensor("b", {8}), onnxw::tensor("m", {8}), onnxw::tensor("v", {8})};
+  c.nodes = {onnxw::node("Conv", {"img", "w"}, {"c"}, "conv",
+                         {onnxw::attr_ints("kernel_shape", {3, 3}), onnxw::attr_ints("pads", {1, 1, 1, 1}),
+                          onnxw::attr_ints("strides", {2, 2})}),
+             onnxw::node("BatchNormalization", {"c", "g", "b", "m", "v"}, {"bn"}, "bn"),
+             onnxw::node("Relu", {"bn"}, {"r"}, "relu"),
+             onnxw::node("Conv", {"r", "dw"}, {"d"}, "depthwise",
+                         {onnxw::attr_i("group", 8), onnxw::attr_s("auto_pad", "SAME_UPPER")}),
+             onnxw::node("MaxPool", {"d"}, {"p"}, "pool",
+                         {onnxw::attr_ints("kernel_shape", {2, 2}), onnxw::attr_ints("strides", {2, 2})}),
+             onnxw::node("Concat", {"p", "p"}, {"cat"}, "cat", {onnxw::attr_i("axis", 1)}),
+             onnxw::node("GlobalAveragePool", {"cat"}, {"gap"}, "gap"),
+             onnxw::node("Flatten", {"gap"}, {"f"}, "flatten")};
+  return c.model();
+}
+
+std::string embedding_graph() {
+  onnxw::Graph g;
+  g.inputs.push_back(onnxw::value_info("ids", {-1, 10}, onnxw::kInt64));
+  g.initializers = {onnxw::tensor("table", {100, 16}), onnxw::tensor("cls", {1, 1, 16}),
+                    onnxw::tensor("pos", {1, 11, 16})};
+  g.nodes = {onnxw::node("Gather", {"table", "ids"}, {"emb"}, "embed"),
+             onnxw::node("Concat", {"cls", "emb"}, {"tokens"}, "with_cls", {onnxw::attr_i("axis", 1)}),
+             onnxw::node("Add", {"tokens", "pos"}, {"x"}, "positions")};
+  return g.model();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: make_seeds <repository root> <output folder> [--fixtures]\n";
+    return 2;
+  }
+  fs::path root = argv[1], out = argv[2];
+  int n = 0;
+  // Requests: the shared case manifest.
+  Json cases = Json::parse(read(root / "tests/cases/requests.json"));
+  for (const auto& c : cases) write(out / "request", "case" + std::to_string(n++) + ".json", c["request"].dump());
+  // Presets: layer lists and Hugging Face configs.
+  for (const auto& p : prenet::presets()) {
+    if (p.model.contains("hf_config")) {
+      write(out / "hf_config", p.id + ".json", p.model["hf_config"].dump());
+    } else {
+      Json model = p.model;
+      model["input"] = p.input;
+      write(out / "layer_list", p.id + ".json", model.dump());
+    }
+    write(out / "request", "preset-" + p.id + ".json",
+          Json({{"model", {{"preset", p.id}}}, {"options", {{"per_layer", false}}}}).dump());
+  }
+  // Keras fixtures, also wrapped in requests.
+  for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/keras")) {
+    std::string text = read(entry.path());
+    write(out / "keras", entry.path().filename().string(), text);
+    write(out / "request", "keras-" + entry.path().filename().string(),
+          Json({{"model", {{"keras", Json::parse(text)}}}, {"options", {{"per_layer", false}}}}).dump());
+  }
+  // ONNX graphs, also base64 in requests.
+  const std::pair<const char*, std::string> graphs[] = {{"lenet5.onnx", onnxw::lenet5()},
+                                                        {"lenet5-no-weights.onnx", onnxw::lenet5(false)},
+                                                        {"mlp.onnx", mlp_graph()},
+                                                        {"cnn.onnx", cnn_graph()},
+                                                        {"embedding.onnx", embedding_graph()}};
+  for (const auto& [name, bytes] : graphs) {
+    write(out / "onnx", name, bytes);
+    write(out / "request", std::string("onnx-") + name + ".json",
+          Json({{"model", {{"onnx_base64", onnxw::base64(bytes)}}}, {"options", {{"per_layer", false}}}}).dump());
+    // The fixtures stay small: no file with weights.
+    bool small = std::string(name) != "lenet5.onnx";
+    if (argc > 3 && std::string(argv[3]) == "--fixtures" && small) write(root / "tests/fixtures/onnx", name, bytes);
+  }
+  std::cout << "seeds written to " << out.string() << "\n";
+  return 0;
+}
