@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { engine } from '../cli/node-engine.mjs';
 import { loadCases, validationDir } from './accuracy/load.mjs';
 import { runCases } from './accuracy/run.mjs';
+import { calibrationMape, calibrationStudy, calibrationText } from './accuracy/calibration.mjs';
 import {
   TARGETS,
   appendixNotPredicted,
@@ -189,6 +190,7 @@ async function main() {
   const dir = validationDir(shared);
   const loaded = loadCases(dir);
   const results = await runCases(engine, loaded.cases);
+  const calibration = await calibrationStudy(engine, results);
   const verdicts = TARGETS.map((target) => judgeTarget(target, results));
   const dataLabel = relative(ROOT, dir) || '.';
 
@@ -196,11 +198,12 @@ async function main() {
   console.log(summaryTable(results));
   console.log(`\nTargets (issue 4):\n${targetsText(verdicts)}`);
   console.log(`\nNot predicted:\n${notPredictedText(results)}`);
+  console.log(`\nCalibration: MAPE on other GPUs ${calibrationMape(calibration, (r) => r.before).toFixed(1)}% -> ${calibrationMape(calibration, (r) => r.after).toFixed(1)}% (${calibration.length} rows)`);
   for (const problem of loaded.problems) console.log(`\nDATA DISAGREEMENT: ${problem}`);
 
   if (write) {
     const date = new Date().toISOString().slice(0, 10);
-    writeFileSync(DOC, document(results, loaded, dataLabel, date));
+    writeFileSync(DOC, `${document(results, loaded, dataLabel, date)}\n## Calibration from one measurement\n\n${calibrationText(calibration)}\n`);
     console.log(`\nwrote ${relative(ROOT, DOC)}`);
   }
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);

@@ -49,6 +49,8 @@ export interface PredictRequest {
   training?: TrainingSpec;
   hardware?: HardwareRef[];
   options?: { per_layer?: boolean };
+  /** A step time measured on one of the requested accelerators; predictions are corrected by it. */
+  calibration?: { hardware: string; step_ms: number };
 }
 
 // ---------------------------------------------------------------- response
