@@ -151,7 +151,11 @@ void reject_unknown_keys(const Json& obj, const std::string& path, const std::ve
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError(join(path, it.key()), "unknown field; expected one of " + list);
+      if (it.key().empty()) {
+        // An empty name cannot be a path element; report it on the object that holds it.
+        throw InputError(path.empty() ? "request" : path, "has a field with an empty name; expected one of " + list);
+      }
+      throw InputError(join(path, printable(it.key())), "unknown field; expected one of " + list);
     }
   }
 }

@@ -36,7 +36,10 @@ for t in $targets; do
   max_len=65536
   [ "$t" = "onnx" ] && max_len=262144
   echo "fuzz: $t for ${seconds}s"
-  if ! build/fuzz/fuzz_$t "$corpus" "build/fuzz/seeds/$t" -max_total_time="$seconds" -timeout=10 \
+  # Inputs that once crashed a target are replayed first and forever (tests/fuzz/regressions/<target>/).
+  regressions=()
+  [ -d "tests/fuzz/regressions/$t" ] && regressions=("tests/fuzz/regressions/$t")
+  if ! build/fuzz/fuzz_$t "$corpus" "build/fuzz/seeds/$t" "${regressions[@]}" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=$max_len -print_final_stats=1 \
       -artifact_prefix="build/fuzz/crash-$t-" >"build/fuzz/$t.log" 2>&1; then
     echo "fuzz: $t FAILED (see build/fuzz/$t.log and build/fuzz/crash-$t-*)" >&2
