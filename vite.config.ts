@@ -8,7 +8,9 @@
 // (build/wasm/prenet_core.mjs, from `npm run build:wasm`) is imported through the `@wasm` alias;
 // it is a single-file Emscripten build (binary embedded), so no .wasm file needs serving.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { build, defineConfig, type Plugin, type UserConfig } from 'vite';
 import { viteSingleFile } from 'vite-plugin-singlefile';
 import { CSP_META, singleFileCsp } from './web/csp.mjs';
@@ -64,7 +66,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta()],
+        plugins: [noImportMeta(), learnedAssets('inline')],
         build: {
           write: false,
           target: 'es2022',
@@ -77,6 +79,80 @@ function engineCode(): Plugin {
     },
     resolveId: (source) => (source === id ? `\0${id}` : null),
     load: (source) => (source === `\0${id}` ? `export default ${JSON.stringify(code)};` : null),
+  };
+}
+
+/** How a build carries the learned predictors (ONNX Runtime's wasm and the class models). */
+type LearnedMode = 'files' | 'inline' | 'none';
+
+const ORT_WASM = fromRoot('node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm');
+const MODELS = fromRoot('models/artifacts/');
+
+/** The class models the core asks for: manifest.json classes with a non-empty `serves`. */
+function servedModels(): Array<{ dataset: string; path: string }> {
+  const manifest = JSON.parse(readFileSync(`${MODELS}manifest.json`, 'utf8')) as {
+    classes: Array<{ dataset: string; file: string; serves?: string[] }>;
+  };
+  return manifest.classes.filter((c) => (c.serves ?? []).length > 0).map((c) => ({ dataset: c.dataset, path: `${MODELS}${c.file}` }));
+}
+
+/** Content-hashed names in assets/, beside the engine script (same scheme as Vite's). */
+function hashedName(path: string, bytes: Buffer): string {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  const hash = createHash('sha256').update(bytes).digest('base64url').slice(0, 8);
+  return `${name.slice(0, dot)}-${hash}${name.slice(dot)}`;
+}
+
+/**
+ * `virtual:prenet-learned-assets` for the engine bundle.
+ *   files   (the site) the bytes are fetched from hashed files in assets/, next to the engine script;
+ *           `emit` writes those files (the page's build does, the worker's build only names them)
+ *   inline  (the one-file build) each file is embedded once, gzip + base64, and unpacked with
+ *           DecompressionStream: 14 MB of ORT wasm become about 5 MB of text, 3.8 MB gzip
+ *   none    (embed.js, dev server) no learned models: the roofline
+ */
+function learnedAssets(mode: LearnedMode, emit = false): Plugin {
+  const id = 'virtual:prenet-learned-assets';
+  const files = () => [{ dataset: '', path: ORT_WASM }, ...servedModels()].map((f) => ({ ...f, bytes: readFileSync(f.path) }));
+  return {
+    name: 'prenet-learned-assets',
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    load(source) {
+      if (source !== `\0${id}`) return null;
+      if (mode === 'none' || this.meta.watchMode) return 'export const learnedAssets = null;';
+      const all = files();
+      const datasets = JSON.stringify(all.slice(1).map((f) => f.dataset));
+      if (mode === 'files') {
+        const names = Object.fromEntries(all.map((f) => [f.dataset, hashedName(f.path, f.bytes)]));
+        return `
+const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
+const names = ${JSON.stringify(names)};
+async function get(name) {
+  const response = await fetch(new URL(name, base));
+  if (!response.ok) throw new Error(name + ': HTTP ' + response.status);
+  return new Uint8Array(await response.arrayBuffer());
+}
+export const learnedAssets = { datasets: ${datasets}, wasm: () => get(names['']), model: (d) => get(names[d]) };
+`;
+      }
+      const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
+      return `
+const packed = ${JSON.stringify(packed)};
+async function unpack(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+export const learnedAssets = { datasets: ${datasets}, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
+`;
+    },
+    generateBundle() {
+      if (!emit) return;
+      for (const f of files()) this.emitFile({ type: 'asset', fileName: `assets/${hashedName(f.path, f.bytes)}`, source: f.bytes });
+    },
   };
 }
 
@@ -127,15 +203,16 @@ function siteConfig(): UserConfig {
     define: { __PRENET_BUILD__: JSON.stringify('site') },
     // The engine worker is a classic script with the core inside: the same file then also serves
     // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
-    worker: { format: 'iife', plugins: () => [noImportMeta()] },
+    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files')] },
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: true,
       target: 'es2022',
-      // The worker chunk carries the core (binary embedded as base64); its size is expected.
+      // The worker chunk carries the core (binary embedded as base64) and ONNX Runtime's JS; its
+      // size is expected. ORT's wasm and the models are separate hashed files (learnedAssets).
       chunkSizeWarningLimit: 2048,
     },
-    plugins: [siteCsp()],
+    plugins: [siteCsp(), learnedAssets('files', true)],
   };
 }
 
@@ -144,7 +221,7 @@ function embedConfig(): UserConfig {
     ...shared,
     publicDir: false,
     define: { __PRENET_BUILD__: JSON.stringify('embed') },
-    plugins: [noImportMeta()],
+    plugins: [noImportMeta(), learnedAssets('none')],
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: false,

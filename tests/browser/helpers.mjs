@@ -152,6 +152,17 @@ export async function settled(page) {
   await page.waitForFunction(() => document.documentElement.dataset.busy === '0' && Number(document.documentElement.dataset.renders ?? 0) > 0);
 }
 
+/**
+ * Waits until the page shows its latest inputs' outcome from the learned predictors: the page paints
+ * the roofline first and replaces it once ONNX Runtime and the models have loaded.
+ * @param {import('playwright-core').Page} page
+ */
+export async function settledLearned(page) {
+  await page.waitForFunction(
+    () => document.documentElement.dataset.predictor === 'learned' && document.documentElement.dataset.busy === '0' && Number(document.documentElement.dataset.renders ?? 0) > 0,
+  );
+}
+
 /** step_ms of one result row, from the cell's data-value. */
 export async function stepMs(/** @type {import('playwright-core').Page} */ page, /** @type {string} */ hardware) {
   const value = await page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="step_ms"]`).getAttribute('data-value');

@@ -15,8 +15,10 @@ import {
   launch,
   rowIds,
   settled,
+  settledLearned,
   stepMs,
 } from './helpers.mjs';
+import { engine as nodeEngine } from '../../web/cli/node-engine.mjs';
 
 /**
  * @param {string} title
@@ -48,13 +50,26 @@ export function pageSuite(title, open, close) {
     test('the default example shows results on load, with the summary before them', async () => {
       await page.goto(target.url);
       await within('the default example never rendered', () => settled(page));
+      await within('the learned predictors never replaced the first (roofline) numbers', () => settledLearned(page));
       assert.deepEqual((await rowIds(page)).sort(), [...DEFAULT_HARDWARE].sort(), 'one row per default accelerator');
       for (const hardware of DEFAULT_HARDWARE) {
         const step = await stepMs(page, hardware);
         assert.ok(Number.isFinite(step) && step > 0, `${hardware}: step_ms ${step}`);
         const text = await page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="total_s"]`).textContent();
-        assert.match(text ?? '', /^\d[\d.,]* (ms|s|min|h|days)$/, `${hardware}: total "${text}" is a number with a unit`);
+        assert.match(text ?? '', /^\d[\d.,]* (ms|s|min|h|days) \(\d[\d.,]*( \w+)?–\d[\d.,]* (ms|s|min|h|days)\)$/, `${hardware}: total "${text}" is a number with a unit and its 80% interval`);
+        // The learned predictor's 80% interval brackets the estimate, in the step and total cells.
+        for (const column of ['step_ms', 'total_s']) {
+          const td = page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="${column}"]`);
+          const [value = NaN, low = NaN, high = NaN] = await Promise.all(['data-value', 'data-low', 'data-high'].map((name) => td.getAttribute(name).then(Number)));
+          assert.ok(low > 0 && low <= value && value <= high, `${hardware} ${column}: ${low} ≤ ${value} ≤ ${high}`);
+          assert.match((await td.locator('.interval').textContent()) ?? '', /^ \(.+–.+\)$/);
+        }
+        const roofline = await page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="roofline_step_ms"]`).getAttribute('data-value');
+        assert.ok(Number(roofline) > 0, `${hardware}: the roofline baseline is shown (${roofline})`);
       }
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.predictor), 'learned', 'the default example ends on the learned predictor');
+      assert.match((await page.locator('#predictor').textContent()) ?? '', /^Predictor: learned/);
+      assert.match((await page.locator('#version').textContent()) ?? '', /predictor learned/);
       const summary = (await page.locator('#summary').textContent()) ?? '';
       assert.match(summary, /bert-base/);
       assert.match(summary, /Parameters\s*110 M/);
@@ -72,6 +87,22 @@ export function pageSuite(title, open, close) {
       assert.doesNotMatch(csp ?? '', /'unsafe-inline'|'unsafe-eval'/, 'no unsafe-inline or unsafe-eval');
       assert.equal(await page.evaluate(() => document.documentElement.dataset.engine), 'worker', 'the engine runs in a worker');
       await shot('default');
+    });
+
+    test('the page\'s engine gives the same numbers as the Node engine for the same request', async () => {
+      /** @type {import('../../web/src/types').PredictRequest} */
+      const request = { model: { preset: 'gpt2' }, hardware: ['a100-sxm4-80gb', 'h100-sxm', 'mi300x', 't4'], training: { batch_size: 16, precision: 'fp16' } };
+      const browserResult = await page.evaluate(async (req) => {
+        const client = /** @type {any} */ (globalThis)[Symbol.for('prenet.engine-client')];
+        return client.compute({ request: req });
+      }, request);
+      assert.ok(browserResult.ok, `the page's engine refused the request: ${JSON.stringify(browserResult)}`);
+      const nodeResponse = await nodeEngine.predict(request);
+      assert.equal(browserResult.response.predictor, 'learned');
+      assert.equal(nodeResponse.predictor, 'learned');
+      const pick = (/** @type {import('../../web/src/types').PredictResponse} */ r) =>
+        r.results.map((x) => ({ hardware: x.hardware, step_ms: x.step_ms, step_ms_interval: x.step_ms_interval, total_s: x.total_s, roofline: x.baselines?.['roofline']?.step_ms }));
+      assert.deepEqual(pick(browserResult.response), pick(nodeResponse), 'identical numbers from the browser and Node');
     });
 
     test('a preset picked by search and three accelerators picked by search and filters', async () => {
@@ -130,7 +161,7 @@ export function pageSuite(title, open, close) {
       };
       const second = await browser.context.newPage();
       await second.goto(link);
-      await expectWithin(second, 'the shared link did not compute', () => settled(second), browser.problems);
+      await expectWithin(second, 'the shared link did not compute', () => settledLearned(second), browser.problems);
       assert.deepEqual(await rowIds(second), expected.rows, 'same accelerators, same order');
       assert.deepEqual(await second.locator('#results td[data-col="step_ms"]').allTextContents(), expected.steps, 'same numbers');
       assert.equal(await second.locator('#summary').textContent(), expected.summary);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, FIXTURES, launch, requireBuilt, rowIds, settled, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, FIXTURES, launch, requireBuilt, rowIds, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -35,16 +35,40 @@ describe('when no worker can start', () => {
         await settled(browser.page);
         assert.equal(await browser.page.evaluate(() => document.documentElement.dataset.engine), 'main');
         assert.equal((await rowIds(browser.page)).length, 3);
+        await settledLearned(browser.page);
         await browser.page.locator('#batch_size').fill('48');
         await settled(browser.page);
         assert.match((await browser.page.locator('#summary').textContent()) ?? '', /batch 48/);
         assert.match((await browser.page.locator('#version').textContent()) ?? '', /on the page's thread/);
+        assert.match((await browser.page.locator('#version').textContent()) ?? '', /predictor learned/, 'the learned models load on the page\'s thread too');
         assert.deepEqual(browser.problems, []);
       } finally {
         await browser.close();
       }
     });
   }
+});
+
+describe('when the learned models cannot load', () => {
+  test('the served page stays on the roofline and says why', async () => {
+    const browser = await launch();
+    try {
+      // ONNX Runtime's wasm is the only .wasm file (the core's binary is inside the engine script).
+      await browser.context.route(/\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
+      await browser.page.goto(server.url);
+      await browser.page.waitForFunction(() => /did not load/.test(document.querySelector('#predictor')?.textContent ?? ''));
+      await settled(browser.page);
+      assert.equal(await browser.page.evaluate(() => document.documentElement.dataset.predictor), 'roofline');
+      assert.match((await browser.page.locator('#predictor').textContent()) ?? '', /^Predictor: roofline \(analytic\), because the learned models did not load \(.*404/);
+      assert.equal((await rowIds(browser.page)).length, 3, 'the results are still there');
+      assert.equal(await browser.page.locator('#results .interval').count(), 0, 'no interval without the learned predictor');
+      await browser.page.locator('#batch_size').fill('48');
+      await settled(browser.page);
+      assert.match((await browser.page.locator('#summary').textContent()) ?? '', /batch 48/, 'the page keeps computing');
+    } finally {
+      await browser.close();
+    }
+  });
 });
 
 describe('the served page, further', () => {

@@ -12,6 +12,12 @@ export interface EngineClient {
   readonly mode: EngineMode;
   catalog(): Promise<Catalog>;
   compute(job: Job): Promise<JobResult>;
+  /** Why the learned predictors are not in use, as of the latest computation; null when they are. */
+  learnedProblem(): string | null;
+  /** Whether the latest computation was made on the roofline because the learned models were loading. */
+  learnedPending(): boolean;
+  /** Loads the learned models; resolves when they are ready (null) or failed (why). Never rejects. */
+  loadLearned(): Promise<string | null>;
 }
 
 /** Where the engine bundle is: a same-origin file (the site) or a blob: URL (the one-file build). */
@@ -25,7 +31,7 @@ export interface EngineSource {
 }
 
 /** A request without its id; the client numbers them. */
-type Ask = { kind: 'catalog' } | { kind: 'compute'; job: Job };
+type Ask = { kind: 'catalog' } | { kind: 'compute'; job: Job } | { kind: 'learned' };
 
 /**
  * Long enough for a slow phone to compile the core in the worker; a worker that fails to start
@@ -46,10 +52,26 @@ function unwrapResult(reply: HostReply): JobResult {
 }
 
 function clientOver(mode: EngineMode, send: (ask: Ask) => Promise<HostReply>, catalog: Catalog): EngineClient {
+  let problem: string | null = null;
+  let pending = false;
   return {
     mode,
     catalog: () => Promise.resolve(catalog),
-    compute: (job) => send({ kind: 'compute', job }).then(unwrapResult),
+    compute: (job) =>
+      send({ kind: 'compute', job }).then((reply) => {
+        if (reply.ok && reply.kind === 'compute') {
+          problem = reply.learnedProblem ?? null;
+          pending = reply.learnedPending ?? false;
+        }
+        return unwrapResult(reply);
+      }),
+    learnedProblem: () => problem,
+    learnedPending: () => pending,
+    loadLearned: () =>
+      send({ kind: 'learned' }).then(
+        (reply) => (reply.ok && reply.kind === 'learned' ? reply.learnedProblem : reply.ok ? 'the engine answered something else' : reply.message),
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      ),
   };
 }
 

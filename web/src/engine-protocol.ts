@@ -1,15 +1,19 @@
 // Messages between the page and the engine host (engine-worker.ts). The host answers each request
 // with a reply carrying the same id; `ok: false` means the engine itself failed (a bad request is
-// not a failure: it is a JobResult with ok: false).
+// not a failure: it is a JobResult with ok: false). `learnedProblem` says why a result came from the
+// roofline rather than the learned predictors (null when they are in use); `learnedPending` that they
+// were still loading. A 'learned' request loads them (the page sends it after its first result) and
+// is answered once they are ready or have failed.
 
 import type { Job, JobResult } from './jobs.js';
 import type { Catalog } from './types';
 
-export type HostRequest = { id: number; kind: 'catalog' } | { id: number; kind: 'compute'; job: Job };
+export type HostRequest = { id: number; kind: 'catalog' } | { id: number; kind: 'compute'; job: Job } | { id: number; kind: 'learned' };
 
 export type HostReply =
   | { id: number; ok: true; kind: 'catalog'; catalog: Catalog }
-  | { id: number; ok: true; kind: 'compute'; result: JobResult }
+  | { id: number; ok: true; kind: 'compute'; result: JobResult; learnedProblem?: string | null; learnedPending?: boolean }
+  | { id: number; ok: true; kind: 'learned'; learnedProblem: string | null }
   | { id: number; ok: false; message: string };
 
 /** What engine-worker.ts provides: the worker's message handler, callable directly too. */

@@ -6,19 +6,55 @@
 // One file for both keeps a single copy of the core (and later ONNX Runtime) in the one-file build.
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
+import { learnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import { runJob } from './jobs.js';
+import { loadOrtModels } from './ort-runner';
+import type { ModelRunner, PredictRequest } from './types';
+
+/** Why the learned predictors are not in use (null when they are, or still loading). */
+let learnedProblem: string | null = learnedAssets === null ? 'this build carries no learned models' : null;
+/** True once the learned models have loaded or failed to (at once when the build has none). */
+let learnedSettled = learnedAssets === null;
+let runner: Promise<ModelRunner | null> | undefined;
+
+/**
+ * Loads ONNX Runtime and the class models, once, when the page asks (after its first result, so the
+ * first paint does not wait for ORT's 14 MB wasm). Never rejects: a failure is kept in learnedProblem
+ * and predictions stay on the roofline.
+ */
+function loadLearned(): Promise<ModelRunner | null> {
+  const assets = learnedAssets;
+  runner ??= (assets === null ? Promise.resolve(null) : loadOrtModels(assets))
+    .catch((error: unknown) => {
+      learnedProblem = `the learned models did not load (${error instanceof Error ? error.message : String(error)})`;
+      console.warn(`prenet: ${learnedProblem}; predicting with the roofline`);
+      return null;
+    })
+    .finally(() => {
+      learnedSettled = true;
+    });
+  return runner;
+}
 
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
 // nothing to do before the core is there anyway.
-const engine = createEngine(() => createPrenetCore());
+const engine = createEngine(() => createPrenetCore(), loadLearned);
+/** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
+const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 
 const host: EngineHost = {
   async handle(request: HostRequest): Promise<HostReply> {
     try {
       if (request.kind === 'catalog') return { id: request.id, ok: true, kind: 'catalog', catalog: await engine.catalog() };
-      return { id: request.id, ok: true, kind: 'compute', result: await runJob(engine, request.job) };
+      if (request.kind === 'learned') {
+        await loadLearned();
+        return { id: request.id, ok: true, kind: 'learned', learnedProblem };
+      }
+      const pending = !learnedSettled;
+      const result = await runJob(pending ? roofline : engine, request.job);
+      return { id: request.id, ok: true, kind: 'compute', result, learnedProblem, learnedPending: pending };
     } catch (error) {
       return { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };
     }

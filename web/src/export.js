@@ -29,6 +29,20 @@ const COLUMNS = [
 ];
 
 /**
+ * Last, so the earlier columns keep their places: which predictor made the row, the learned
+ * predictor's 80% interval (empty for the roofline) and the roofline baseline.
+ * @type {ReadonlyArray<readonly [header: string, value: (result: HardwareResult, response: PredictResponse) => string | number | null]>}
+ */
+const PREDICTOR_COLUMNS = [
+  ['predictor', (_r, response) => response.predictor],
+  ['step_ms_low', (r) => r.step_ms_interval?.[0] ?? null],
+  ['step_ms_high', (r) => r.step_ms_interval?.[1] ?? null],
+  ['total_s_low', (r) => r.total_s_interval?.[0] ?? null],
+  ['total_s_high', (r) => r.total_s_interval?.[1] ?? null],
+  ['roofline_step_ms', (r) => r.baselines?.['roofline']?.step_ms ?? null],
+];
+
+/**
  * One CSV field (RFC 4180). Text that a spreadsheet would run as a formula (a custom accelerator
  * named "=HYPERLINK(...)") gets a leading apostrophe.
  * @param {string | number | boolean | null} value
@@ -54,10 +68,11 @@ export function resultsCsv(response) {
     ['dataset_size', training.dataset_size],
     ['epochs', training.epochs],
   ];
-  const header = [...COLUMNS.map(([name]) => name), ...context.map(([name]) => name)];
+  const header = [...COLUMNS.map(([name]) => name), ...context.map(([name]) => name), ...PREDICTOR_COLUMNS.map(([name]) => name)];
   const rows = response.results.map((result) => [
     ...COLUMNS.map(([, value]) => csvField(value(result))),
     ...context.map(([, value]) => csvField(value ?? null)),
+    ...PREDICTOR_COLUMNS.map(([, value]) => csvField(value(result, response))),
   ]);
   return [header.join(','), ...rows.map((row) => row.join(','))].join('\r\n') + '\r\n';
 }

@@ -70,3 +70,16 @@ export function formatCost(usd) {
 export function formatPercent(fraction) {
   return Number.isFinite(fraction) ? `${sig3(fraction * 100)} %` : '—';
 }
+
+/**
+ * An interval in one unit where both ends share it: "9.8–15.1 ms", else "980 ms–1.5 s".
+ * @param {number} low
+ * @param {number} high
+ * @param {(value: number) => string} format formatMs or formatDuration
+ */
+export function formatRange(low, high, format) {
+  const a = format(low);
+  const b = format(high);
+  const unitA = a.slice(a.indexOf(' '));
+  return unitA === b.slice(b.indexOf(' ')) ? `${a.slice(0, a.indexOf(' '))}–${b}` : `${a}–${b}`;
+}

@@ -3,9 +3,8 @@
 // or the page's thread when no worker can start), so that parsing a large pasted config never
 // blocks typing. Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 //
-// Where learned predictors will plug in: after `engine.predict`, a further step may refine the
-// response (an ONNX Runtime session per layer kind) before it is returned. It belongs here, inside
-// the worker, because ONNX Runtime's wasm is large and its inference should not run on the page's thread.
+// Learned predictors need nothing here: the engine passed in is built with a ModelRunner (ONNX
+// Runtime, engine-worker.ts), so `engine.predict` already returns the learned response.
 
 import { PrenetError } from './engine.js';
 import { readModelConfig } from './model-config.js';

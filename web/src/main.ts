@@ -118,6 +118,9 @@ function known(catalog: Catalog) {
 let inFlight = false;
 let queued: { scenario: Scenario; since: number } | null = null;
 let renders = 0;
+/** Resolves when the first outcome (results or an error) is on screen. */
+let firstShown: () => void = () => undefined;
+const shownOnce = new Promise<void>((resolve) => (firstShown = resolve));
 
 /**
  * @param since when the change happened (an event's timeStamp), for the recompute measurement
@@ -156,6 +159,7 @@ async function pump(app: App): Promise<void> {
       if (queued !== null) continue; // superseded while computing: skip drawing stale numbers
       show(app, scenario, job, result);
       measure(since);
+      firstShown();
     }
   } catch (error) {
     reportFailure(error);
@@ -213,9 +217,26 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   markStale(false);
   byId('export-csv', HTMLButtonElement).disabled = false;
   byId('export-json', HTMLButtonElement).disabled = false;
+  showPredictor(response, app.client.learnedProblem(), app.client.learnedPending());
   byId('version', HTMLElement).textContent =
     `core ${response.version} · predictor ${response.predictor} · computed ${app.client.mode === 'worker' ? 'in a background worker' : "on the page's thread"}`;
   announce(response);
+}
+
+/** Says which predictor produced the numbers, and why not the learned one when it is not. */
+function showPredictor(response: PredictResponse, problem: string | null, pending: boolean): void {
+  const note = byId('predictor', HTMLElement);
+  document.documentElement.dataset.predictor = response.predictor;
+  const learned = response.predictor === 'learned';
+  if (learned && performance.getEntriesByName('prenet:first-learned').length === 0) {
+    requestAnimationFrame(() => performance.mark('prenet:first-learned'));
+  }
+  note.classList.toggle('fallback', !learned && !pending && problem !== null);
+  note.textContent = learned
+    ? 'Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.'
+    : pending
+      ? `Predictor: ${response.predictor} (analytic) for now; the learned models are loading and will replace these numbers.`
+      : `Predictor: ${response.predictor} (analytic)${problem === null ? '' : `, because ${problem}`}.`;
 }
 
 let announceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -448,6 +469,9 @@ async function start(): Promise<void> {
   setStatus('Loading the calculator…');
   const client = await connectEngine(engineSource, (reason) => console.info(`prenet: computing on the page's thread (${reason})`));
   document.documentElement.dataset.engine = client.mode;
+  // For tests and the curious: the page's own engine, under a registered symbol (no page global),
+  // so the browser tests can compare its numbers with the Node engine's for the same request.
+  (globalThis as Record<symbol, unknown>)[Symbol.for('prenet.engine-client')] = client;
   const catalog = await client.catalog();
   const form = findForm();
   populateForm(form, catalog);
@@ -469,6 +493,12 @@ async function start(): Promise<void> {
     // Read back from the form: a default accelerator missing from this catalogue is dropped there.
     request(app, readScenario(app), performance.now());
   }
+  // First paint is on the roofline; then ONNX Runtime and the learned models load in the engine and
+  // the same inputs are computed again, the learned numbers replacing the roofline's (labelled).
+  const started = app;
+  void shownOnce.then(() => client.loadLearned()).then(() => {
+    if (started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
+  });
 }
 
 start().catch(reportFailure);

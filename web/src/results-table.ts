@@ -2,7 +2,7 @@
 // aria-sort on the sorted one). Text only (textContent), never HTML.
 
 import { byId, element } from './dom';
-import { formatCost, formatDuration, formatGB, formatMs, formatPercent, sig3 } from './format.js';
+import { formatCost, formatDuration, formatGB, formatMs, formatPercent, formatRange, sig3 } from './format.js';
 import type { Sort, SortColumn } from './scenario.js';
 import { sortResults } from './sort.js';
 import type { HardwareResult, PredictResponse } from './types';
@@ -39,6 +39,20 @@ export function best(results: readonly HardwareResult[], pick: (r: HardwareResul
   return values.length > 1 || (values.length === 1 && results.length > 1) ? Math.min(...values) : null;
 }
 
+/**
+ * Appends the learned predictor's 80% interval, "(9.8–15.1 ms)", in its own span (data-low and
+ * data-high on the cell), so the cell still starts with the estimate.
+ */
+function withInterval(td: HTMLTableCellElement, interval: [number, number] | undefined, format: (value: number) => string): HTMLTableCellElement {
+  if (interval === undefined) return td;
+  td.dataset.low = String(interval[0]);
+  td.dataset.high = String(interval[1]);
+  const span = element('span', ` (${formatRange(interval[0], interval[1], format)})`, 'interval');
+  span.title = '80% interval of the learned predictor';
+  td.append(span);
+  return td;
+}
+
 function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: number | null): HTMLTableRowElement {
   const row = element('tr');
   row.dataset.hardware = result.hardware;
@@ -48,11 +62,14 @@ function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: n
   if (result.custom) name.append(element('span', 'custom', 'badge'));
   name.title = result.custom ? 'custom accelerator' : result.hardware;
 
-  const step = cell('step_ms', formatMs(result.step_ms), result.step_ms, 'num');
+  const step = withInterval(cell('step_ms', formatMs(result.step_ms), result.step_ms, 'num'), result.step_ms_interval, formatMs);
   step.title = `forward ${formatMs(result.forward_ms)}, backward ${formatMs(result.backward_ms)}, optimizer ${formatMs(result.optimizer_ms)}`;
   const isBestTotal = result.fits && result.total_s === bestTotal;
-  const total = cell('total_s', formatDuration(result.total_s), result.total_s, isBestTotal ? 'num best' : 'num');
+  const total = withInterval(cell('total_s', formatDuration(result.total_s), result.total_s, isBestTotal ? 'num best' : 'num'), result.total_s_interval, formatDuration);
   if (isBestTotal) total.title = 'fastest of those the model fits on';
+  const rooflineMs = result.baselines?.['roofline']?.step_ms;
+  const roofline = cell('roofline_step_ms', rooflineMs === undefined ? '—' : formatMs(rooflineMs), rooflineMs, 'num baseline');
+  roofline.title = rooflineMs === undefined ? 'these numbers are the roofline' : 'the analytic roofline estimate of the step, for comparison';
 
   const device = result.device_memory_gb;
   const memory = cell('memory_gb', device !== undefined ? `${formatGB(result.memory_gb)} of ${sig3(device)}` : formatGB(result.memory_gb), result.memory_gb, 'num');
@@ -75,6 +92,7 @@ function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: n
   row.append(
     name,
     step,
+    roofline,
     cell('epoch_s', formatDuration(result.epoch_s), result.epoch_s, 'num'),
     total,
     memory,

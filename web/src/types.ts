@@ -138,6 +138,12 @@ export interface HardwareResult {
   name: string;
   custom: boolean;
   step_ms: number;
+  /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §5). */
+  step_ms_interval?: [number, number];
+  /** Learned predictor only: the 80% interval of total_s. */
+  total_s_interval?: [number, number];
+  /** Learned predictor only: the same step by the other predictors, e.g. `roofline` (the named baseline). */
+  baselines?: Record<string, { step_ms: number; forward_ms: number }>;
   forward_ms: number;
   backward_ms: number;
   optimizer_ms: number;

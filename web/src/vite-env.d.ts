@@ -30,3 +30,17 @@ interface ImportMetaEnv {
 interface ImportMeta {
   readonly env: ImportMetaEnv;
 }
+
+/**
+ * The learned predictors' bytes (vite.config.ts): ONNX Runtime's wasm and the class models the core
+ * uses. Null where a build carries none (the embed build, the dev server).
+ */
+declare module 'virtual:prenet-learned-assets' {
+  export interface LearnedAssets {
+    /** The model datasets, as the core names them (manifest.json classes with a non-empty `serves`). */
+    readonly datasets: readonly string[];
+    wasm(): Promise<Uint8Array>;
+    model(dataset: string): Promise<Uint8Array>;
+  }
+  export const learnedAssets: LearnedAssets | null;
+}
