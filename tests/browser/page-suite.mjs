@@ -222,6 +222,40 @@ export function pageSuite(title, open, close) {
       await within('the error did not clear', () => box.waitFor({ state: 'hidden' }));
     });
 
+    test('a measured step calibrates its accelerator, is marked in the table, and travels in the link', async () => {
+      const measuredOn = page.locator('#measured_on');
+      assert.deepEqual((await measuredOn.locator('option').evaluateAll((options) => options.map((o) => /** @type {HTMLOptionElement} */ (o).value))).sort(), ['h100-sxm', 'mi300x', 'rtx-4090'], '"Measured on" offers the selected accelerators');
+      await measuredOn.selectOption('mi300x');
+      await page.locator('#measured_step').fill('250');
+      const badge = page.locator('#results tr[data-hardware="mi300x"] .badge.calibrated');
+      await within('the calibrated row was never marked', () => badge.waitFor({ state: 'visible' }));
+      await settled(page);
+      const step = await stepMs(page, 'mi300x');
+      assert.ok(Math.abs(step - 250) < 0.05, `the measured accelerator's step is the measurement: ${step}`);
+      assert.match((await page.locator('#results tr[data-hardware="mi300x"] td[data-col="step_ms"]').textContent()) ?? '', /^250(\.0+)? ms/);
+      assert.match((await badge.textContent()) ?? '', /^calibrated ×\d+\.\d\d$/);
+      const factor = Number(await badge.getAttribute('data-factor'));
+      const other = Number(await page.locator('#results tr[data-hardware="h100-sxm"] .badge.calibrated').getAttribute('data-factor'));
+      assert.ok(Math.abs(other - Math.sqrt(factor)) < 1e-3, `the others get the square root: ${other} vs √${factor}`);
+      await page.waitForFunction(() => /measured=250/.test(location.hash) && /measured_on=mi300x/.test(location.hash));
+      await shot('calibrated');
+      // Unticking the measured accelerator is an error beside the field, not a silent change.
+      await page.locator('#hardware-list input[value="mi300x"]').uncheck();
+      const box = page.locator('#measured_step-error');
+      await within('no error when the measured accelerator was unticked', () => box.waitFor({ state: 'visible' }));
+      assert.match((await box.textContent()) ?? '', /^calibration\.hardware: /);
+      assert.equal(await measuredOn.getAttribute('aria-invalid'), 'true');
+      await page.locator('#hardware-list input[value="mi300x"]').check();
+      await within('the error did not clear once it was ticked again', () => box.waitFor({ state: 'hidden' }));
+      await page.locator('#measured_step').fill('0');
+      await within('no error for a zero step', () => page.waitForFunction(() => /^calibration\.step_ms: /.test(document.querySelector('#measured_step-error')?.textContent ?? '')));
+      assert.equal(await page.locator('#measured_step').getAttribute('aria-invalid'), 'true');
+      await page.locator('#measured_step').fill('');
+      await within('clearing the step did not remove the calibration', () => page.locator('#results .badge.calibrated').first().waitFor({ state: 'detached' }));
+      await settled(page);
+      assert.equal(await box.isHidden(), true);
+    });
+
     test('no request left the page: only its own files, and no console errors', () => {
       const foreign = browser.requests.filter((url) => !isInMemory(url) && !target.ownFile(url));
       assert.deepEqual(foreign, [], 'requests for anything but the page\'s own files');

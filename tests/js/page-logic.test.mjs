@@ -66,12 +66,34 @@ describe('links', () => {
     scenario.training = { batch_size: 64, seq_len: 512, epochs: 2.5, precision: 'bf16', optimizer: 'adamw' };
     scenario.sort = { column: 'cost_usd', descending: true };
     scenario.layersFor = 'mi300x';
+    scenario.calibration = { hardware: 'mi300x', step_ms: 123.4 };
     const { params, configLeftOut } = await scenarioToParams(scenario);
+    assert.equal(params.get('measured'), '123.4');
+    assert.equal(params.get('measured_on'), 'mi300x');
     assert.equal(configLeftOut, false);
     const link = new URL(`https://example.test/calc/#${params}`);
     const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
     assert.deepEqual(restored.problems, []);
     assert.deepEqual(restored.scenario, scenario);
+  });
+
+  test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {
+    const { params } = await scenarioToParams(defaultScenario());
+    assert.equal(params.has('measured'), false, 'no calibration, no parameter');
+    const link = new URLSearchParams('hardware=h100-sxm,v100-sxm2-32gb&measured=80.5&measured_on=v100-sxm2-32gb');
+    assert.equal(hasScenario(new URLSearchParams('measured=80.5')), true);
+    const restored = await paramsToScenario(link, KNOWN);
+    assert.deepEqual(restored.problems, []);
+    assert.deepEqual(restored.scenario.calibration, { hardware: 'v100-sxm2-32gb', step_ms: 80.5 });
+    const again = await paramsToScenario((await scenarioToParams(restored.scenario)).params, KNOWN);
+    assert.deepEqual(again.scenario, restored.scenario);
+    const noOn = await paramsToScenario(new URLSearchParams('hardware=mi300x,h100-sxm&measured=12'), KNOWN);
+    assert.deepEqual(noOn.scenario.calibration, { hardware: 'mi300x', step_ms: 12 });
+    const blank = await paramsToScenario(new URLSearchParams('measured='), KNOWN, restored.scenario);
+    assert.equal(blank.scenario.calibration, null);
+    const bad = await paramsToScenario(new URLSearchParams('measured=fast'), KNOWN);
+    assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['measured']);
+    assert.equal(bad.scenario.calibration, null);
   });
 
   test('the query sets a scenario and the hash overrides it (the iframe mode\'s URL)', async () => {
@@ -139,6 +161,36 @@ describe('engine jobs', () => {
     scenario.training.batch_size = -4;
     const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
     assert.ok(!outcome.ok && outcome.field === 'training.batch_size');
+  });
+
+  test('a measured step is sent as calibration; the chart\'s per-layer request keeps it valid', async () => {
+    requireBuiltCore();
+    const scenario = { ...defaultScenario(), calibration: { hardware: 'v100-sxm2-32gb', step_ms: 500 } };
+    const job = scenarioToJob(scenario, { perLayer: 'none' });
+    assert.deepEqual(job.request.calibration, { hardware: 'v100-sxm2-32gb', step_ms: 500 });
+    const plain = await runJob(engine, scenarioToJob(defaultScenario(), { perLayer: 'none' }));
+    const outcome = await runJob(engine, job);
+    assert.ok(plain.ok && outcome.ok, JSON.stringify(outcome));
+    const v100 = outcome.response.results.find((r) => r.hardware === 'v100-sxm2-32gb');
+    assert.ok(Math.abs((v100?.step_ms ?? 0) - 500) < 1e-3, `calibrated step ${v100?.step_ms}`);
+    const f = v100?.calibration_factor ?? NaN;
+    for (const row of outcome.response.results) {
+      if (row.hardware === 'v100-sxm2-32gb') continue;
+      assert.ok(Math.abs((row.calibration_factor ?? NaN) - Math.sqrt(f)) < 1e-4, `${row.hardware}: factor ${row.calibration_factor} is √${f}`);
+    }
+    assert.equal(plain.response.results[0]?.calibration_factor, undefined);
+    // The chart asks again for one accelerator with per-layer timings: the same calibrated numbers.
+    const chart = await runJob(engine, scenarioToJob({ ...scenario, layersFor: 'h100-sxm' }, { perLayer: 'chart' }));
+    assert.ok(chart.ok, JSON.stringify(chart));
+    for (const [index, row] of chart.response.results.entries()) {
+      assert.equal(row.step_ms, outcome.response.results[index]?.step_ms, `${row.hardware}: same calibrated step`);
+    }
+    assert.ok(chart.response.results.find((r) => r.hardware === 'h100-sxm')?.layers !== undefined);
+    // An accelerator not in the request is the core's error on calibration.hardware.
+    const stale = await runJob(engine, scenarioToJob({ ...scenario, hardware: ['h100-sxm'] }, { perLayer: 'none' }));
+    assert.ok(!stale.ok && stale.field === 'calibration.hardware', JSON.stringify(stale));
+    const negative = await runJob(engine, scenarioToJob({ ...scenario, calibration: { hardware: 'h100-sxm', step_ms: -1 } }, { perLayer: 'none' }));
+    assert.ok(!negative.ok && negative.field === 'calibration.step_ms', JSON.stringify(negative));
   });
 
   test('per-layer timings for the chart come for one accelerator, with the same totals', async () => {

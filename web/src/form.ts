@@ -3,7 +3,7 @@
 
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
-import type { Scenario, Training } from './scenario.js';
+import type { Calibration, Scenario, Training } from './scenario.js';
 import type { Catalog, ModelInput, PredictResponse, PresetEntry } from './types';
 
 /** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */
@@ -21,6 +21,8 @@ export interface FormParts {
   numbers: Record<NumberField, HTMLInputElement>;
   precision: HTMLSelectElement;
   optimizer: HTMLSelectElement;
+  measuredStep: HTMLInputElement;
+  measuredOn: HTMLSelectElement;
 }
 
 export function findForm(): FormParts {
@@ -39,6 +41,8 @@ export function findForm(): FormParts {
     numbers,
     precision: byId('precision', HTMLSelectElement),
     optimizer: byId('optimizer', HTMLSelectElement),
+    measuredStep: byId('measured_step', HTMLInputElement),
+    measuredOn: byId('measured_on', HTMLSelectElement),
   };
 }
 
@@ -160,4 +164,40 @@ export function showDefaults(parts: FormParts, response: PredictResponse): void 
   parts.numbers.seq_len.placeholder = input.seq_len !== undefined ? `${input.seq_len} (default)` : 'not used';
   parts.numbers.image_size.placeholder = input.image_size !== undefined ? `${input.image_size} (default)` : 'not used';
   parts.numbers.dataset_size.placeholder = `${(training.batch_size * 100).toLocaleString('en-US')} (default)`;
+}
+
+/**
+ * Fills "Measured on" with the selected accelerators, keeping `chosen` selected. While a step is
+ * entered, an accelerator that was unticked stays in the list, marked, so the request still names
+ * it and the core's error (`calibration.hardware`) appears beside the field; with no step entered
+ * it is simply dropped.
+ */
+export function syncMeasuredOn(parts: FormParts, hardware: readonly string[], nameOf: (id: string) => string, chosen: string): void {
+  const ids = [...hardware];
+  const stale = chosen !== '' && !ids.includes(chosen) && parts.measuredStep.value.trim() !== '';
+  const wanted = [...ids.map((id) => [id, nameOf(id)]), ...(stale ? [[chosen, `${nameOf(chosen)} (not selected)`]] : [])];
+  const current = [...parts.measuredOn.options].map((option) => [option.value, option.text]);
+  if (JSON.stringify(current) !== JSON.stringify(wanted)) {
+    parts.measuredOn.replaceChildren(
+      ...wanted.map(([value = '', text = '']) => {
+        const option = element('option', text);
+        option.value = value;
+        return option;
+      }),
+    );
+  }
+  parts.measuredOn.value = ids.includes(chosen) || stale ? chosen : (ids[0] ?? '');
+  parts.measuredOn.disabled = wanted.length === 0;
+}
+
+/** The measured step and its accelerator; null when no step is entered. */
+export function readCalibration(parts: FormParts): Calibration | null {
+  const step = parts.measuredStep.valueAsNumber;
+  if (Number.isNaN(step)) return null;
+  return { hardware: parts.measuredOn.value, step_ms: step };
+}
+
+export function applyCalibration(parts: FormParts, scenario: Scenario, nameOf: (id: string) => string): void {
+  parts.measuredStep.value = scenario.calibration === null ? '' : String(scenario.calibration.step_ms);
+  syncMeasuredOn(parts, scenario.hardware, nameOf, scenario.calibration?.hardware ?? parts.measuredOn.value);
 }

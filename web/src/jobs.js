@@ -51,6 +51,14 @@ export async function runJob(engine, job) {
 }
 
 /**
+ * @typedef {import('./types').HardwareRef} HardwareRef
+ * @param {HardwareRef} ref
+ */
+function idOf(ref) {
+  return typeof ref === 'string' ? ref : ref.id;
+}
+
+/**
  * All accelerators without per-layer timings, then the chosen one again with them, its result
  * replacing the first (the core is deterministic, so its totals are the same numbers).
  * @param {{ predict(request: PredictRequest): Promise<PredictResponse> }} engine
@@ -65,7 +73,10 @@ async function predictWithLayersForOne(engine, request, layersFor) {
   const index = chosen === undefined ? -1 : response.results.indexOf(chosen);
   const ref = hardware[index];
   if (ref === undefined) return response;
-  const detail = await engine.predict({ ...request, hardware: [ref], options: { ...request.options, per_layer: true } });
+  // A calibration needs its measured accelerator in the request (its factor is the others' too).
+  const calibrated = request.calibration === undefined ? -1 : hardware.findIndex((candidate) => idOf(candidate) === request.calibration?.hardware);
+  const refs = calibrated < 0 || calibrated === index ? [ref] : [ref, /** @type {HardwareRef} */ (hardware[calibrated])];
+  const detail = await engine.predict({ ...request, hardware: refs, options: { ...request.options, per_layer: true } });
   const result = detail.results[0];
   if (result === undefined) return response;
   const results = [...response.results];

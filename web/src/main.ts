@@ -13,12 +13,15 @@ import { connectEngine, type EngineClient } from './engine-client';
 import { exportFileName, exportJson, resultsCsv } from './export.js';
 import { formatCost, formatDuration } from './format.js';
 import {
+  applyCalibration,
   applyModelAndTraining,
   filterPresets,
   findForm,
   populateForm,
+  readCalibration,
   readModelAndTraining,
   showDefaults,
+  syncMeasuredOn,
   updatePresetNote,
   type FormParts,
 } from './form';
@@ -63,10 +66,12 @@ interface App {
 
 function readScenario(app: App): Scenario {
   const { hardware, custom } = app.picker.read();
+  syncMeasuredOn(app.form, hardware, (id) => app.picker.nameOf(id), app.form.measuredOn.value);
   return {
     ...readModelAndTraining(app.form, app.scenario.preset),
     hardware,
     custom,
+    calibration: readCalibration(app.form),
     sort: app.scenario.sort,
     layersFor: app.scenario.layersFor,
   };
@@ -76,6 +81,7 @@ function applyScenario(app: App, scenario: Scenario): void {
   app.scenario = scenario;
   applyModelAndTraining(app.form, scenario);
   app.picker.apply(scenario.hardware, scenario.custom);
+  applyCalibration(app.form, scenario, (id) => app.picker.nameOf(id));
 }
 
 // ------------------------------------------------------------------ the link
@@ -212,7 +218,7 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   const preset = response.model.source === 'preset' ? app.catalog.presets.find((p) => p.id === response.model.name) : undefined;
   renderSummary(response, preset?.name);
   showDefaults(app.form, response);
-  renderTable(response, scenario.sort);
+  renderTable(response, scenario.sort, scenario.calibration?.hardware);
   drawCharts(app);
   markStale(false);
   byId('export-csv', HTMLButtonElement).disabled = false;
@@ -422,7 +428,7 @@ function wireInputs(app: App): void {
     () => app.scenario.sort,
     (sort) => {
       app.scenario = { ...app.scenario, sort };
-      if (app.shown !== null) renderTable(app.shown.response, sort);
+      if (app.shown !== null) renderTable(app.shown.response, sort, app.shown.scenario.calibration?.hardware);
       scheduleLinkWrite(app.scenario);
     },
   );

@@ -16,7 +16,7 @@ function usingConfig(): boolean {
 
 /**
  * The error box and the control for a field path: `training.batch_size` → #batch_size-error and
- * #batch_size; `hardware[2]…` → the accelerator list; anything about the model (or the pasted
+ * #batch_size; `calibration.*` → beside the measured step; `hardware[2]…` → the accelerator list; anything about the model (or the pasted
  * config, or the whole request) → beside the config box or the presets. Unknown fields go to the
  * status line.
  */
@@ -24,6 +24,10 @@ function targetsFor(field: string): { box: HTMLElement; control: HTMLElement | n
   const training = /^training\.([a-z_]+)/.exec(field)?.[1];
   if (training !== undefined && TRAINING_FIELDS.has(training)) {
     return { box: byId(`${training}-error`, HTMLElement), control: document.getElementById(training) };
+  }
+  if (field.startsWith('calibration')) {
+    const control = field === 'calibration.hardware' ? 'measured_on' : 'measured_step';
+    return { box: byId('measured_step-error', HTMLElement), control: document.getElementById(control) };
   }
   if (field.startsWith('hardware')) return { box: byId('hardware-error', HTMLElement), control: document.getElementById('hardware-list') };
   if (/^(model|config|request)\b/.test(field)) {

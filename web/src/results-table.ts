@@ -53,13 +53,22 @@ function withInterval(td: HTMLTableCellElement, interval: [number, number] | und
   return td;
 }
 
-function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: number | null): HTMLTableRowElement {
+function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: number | null, calibratedOn: string | undefined): HTMLTableRowElement {
   const row = element('tr');
   row.dataset.hardware = result.hardware;
   const name = element('th');
   name.scope = 'row';
   name.append(element('span', result.name));
   if (result.custom) name.append(element('span', 'custom', 'badge'));
+  if (result.calibration_factor !== undefined) {
+    const measured = result.hardware === calibratedOn;
+    const badge = element('span', `calibrated ×${result.calibration_factor.toFixed(2)}`, 'badge calibrated');
+    badge.dataset.factor = String(result.calibration_factor);
+    badge.title = measured
+      ? `times scaled by ${sig3(result.calibration_factor)} to match the step you measured on this accelerator`
+      : `times scaled by ${sig3(result.calibration_factor)}, the square root of the correction from the step you measured`;
+    name.append(badge);
+  }
   name.title = result.custom ? 'custom accelerator' : result.hardware;
 
   const step = withInterval(cell('step_ms', formatMs(result.step_ms), result.step_ms, 'num'), result.step_ms_interval, formatMs);
@@ -112,13 +121,14 @@ function markSorted(table: HTMLTableElement, sort: Sort): void {
   }
 }
 
-export function renderTable(response: PredictResponse, sort: Sort): void {
+/** @param calibratedOn the accelerator the user's measured step was taken on, if any */
+export function renderTable(response: PredictResponse, sort: Sort, calibratedOn?: string): void {
   const table = byId('results', HTMLTableElement);
   const body = table.tBodies[0];
   if (body === undefined) throw new Error('page is missing the results <tbody>');
   const bestTotal = best(response.results, (r) => r.total_s);
   const bestCost = best(response.results, (r) => r.cost_usd);
-  body.replaceChildren(...sortResults(response.results, sort).map((result) => resultRow(result, bestTotal, bestCost)));
+  body.replaceChildren(...sortResults(response.results, sort).map((result) => resultRow(result, bestTotal, bestCost, calibratedOn)));
   markSorted(table, sort);
 }
 

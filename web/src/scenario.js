@@ -19,6 +19,8 @@
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
  *   epochs?: number, precision: Precision, optimizer: Optimizer }} Training
  *   numbers are present only when the user set them; absent ones take the core's defaults
+ * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
+ *   one accelerator (its id, which should be one of `hardware`); sent to the core as `calibration`
  * @typedef {{ column: SortColumn, descending: boolean }} Sort
  * @typedef {'name' | 'step_ms' | 'epoch_s' | 'total_s' | 'memory_gb' | 'fits' | 'cost_usd' | 'mfu'
  *   | 'bottleneck'} SortColumn
@@ -29,6 +31,7 @@
  *   the ids of entries in `custom`
  * @property {CustomEntry[]} custom custom accelerators the user defined (selected or not)
  * @property {Training} training
+ * @property {Calibration | null} calibration a measured step, or null (no calibration)
  * @property {Sort} sort
  * @property {string} layersFor accelerator whose per-layer breakdown is shown ('' = the first result)
  * @typedef {{ presets: string[], hardware: string[], precisions: string[], optimizers: string[] }} Known
@@ -47,6 +50,7 @@ export function defaultScenario() {
     hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
     custom: [],
     training: { batch_size: 32, precision: 'fp32', optimizer: 'adam' },
+    calibration: null,
     sort: { column: 'total_s', descending: false },
     layersFor: '',
   };
@@ -146,6 +150,10 @@ export async function scenarioToParams(scenario) {
   }
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
+  if (scenario.calibration !== null) {
+    params.set('measured', String(scenario.calibration.step_ms));
+    params.set('measured_on', scenario.calibration.hardware);
+  }
   const sort = defaultScenario().sort;
   if (scenario.sort.column !== sort.column || scenario.sort.descending !== sort.descending) {
     params.set('sort', `${scenario.sort.descending ? '-' : ''}${scenario.sort.column}`);
@@ -169,7 +177,7 @@ export function paramsFromLocation(location) {
 }
 
 /** Parameter names the page reads; anything else in a link is ignored without complaint. */
-const SCENARIO_KEYS = new Set(['preset', 'config', 'hardware', 'custom', 'precision', 'optimizer', 'sort', 'layers', ...NUMBER_PARAMS.flatMap(([, names]) => names)]);
+const SCENARIO_KEYS = new Set(['preset', 'config', 'hardware', 'custom', 'precision', 'optimizer', 'sort', 'layers', 'measured', 'measured_on', ...NUMBER_PARAMS.flatMap(([, names]) => names)]);
 
 /** @param {URLSearchParams} params whether the link describes a scenario at all */
 export function hasScenario(params) {
@@ -277,6 +285,22 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
     else problems.push(`optimizer: unknown optimizer "${optimizer}"; expected one of ${known.optimizers.join(', ')}`);
   }
 
+  // The measured step: kept even when out of range (the core names `calibration.step_ms`), and
+  // its accelerator even when not among `hardware` (the core names `calibration.hardware`).
+  const measured = params.get('measured');
+  const measuredOn = params.get('measured_on')?.trim();
+  if (measured !== null) {
+    const raw = measured.trim();
+    const value = Number(raw);
+    if (raw === '') scenario.calibration = null;
+    else if (Number.isFinite(value)) {
+      const hardware = measuredOn || scenario.calibration?.hardware || scenario.hardware[0] || '';
+      scenario.calibration = { hardware, step_ms: value };
+    } else problems.push(`measured: expected a number, got "${raw}"`);
+  } else if (measuredOn && scenario.calibration !== null) {
+    scenario.calibration = { ...scenario.calibration, hardware: measuredOn };
+  }
+
   const sort = params.get('sort');
   if (sort !== null) {
     const column = sort.replace(/^-/, '');
@@ -295,7 +319,9 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
 
 /**
  * The engine job for a scenario (jobs.js). Custom accelerators are sent as objects (docs/API.md);
- * the `id` stays on them so each result row can be matched to its entry.
+ * the `id` stays on them so each result row can be matched to its entry. A measured step is sent as
+ * `calibration` as it is: one on an accelerator no longer selected gets the core's error
+ * (`calibration.hardware`) beside the field rather than being dropped without a word.
  * @param {Scenario} scenario
  * @param {{ perLayer: 'none' | 'chart' | 'all' }} options per-layer timings: none (the compact
  *   embed), for the one accelerator the page's chart shows, or for all (the JSON export)
@@ -314,6 +340,7 @@ export function scenarioToJob(scenario, options) {
       options: { per_layer: options.perLayer === 'all' },
     },
   };
+  if (scenario.calibration !== null) job.request.calibration = { ...scenario.calibration };
   if (options.perLayer === 'chart') job.layersFor = { id: scenario.layersFor, sort: scenario.sort };
   if (scenario.config.trim() !== '') job.configText = scenario.config;
   return job;

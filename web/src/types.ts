@@ -159,6 +159,8 @@ export interface HardwareResult {
   bottleneck: Bottleneck;
   time_split_ms?: TimeSplit;
   layers?: LayerTiming[];
+  /** When the request had `calibration`: the factor applied to this accelerator's times. */
+  calibration_factor?: number;
 }
 
 export interface PredictResponse {
