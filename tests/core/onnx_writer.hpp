@@ -205,4 +205,23 @@ inline std::string lenet5(bool with_weights = true) {
   return g.model();
 }
 
+/// A small CNN exercising conv (strided, padded, depthwise with SAME_UPPER), batch norm, pooling,
+/// concat and global pooling; no weight bytes. Shared by the format tests and the fuzz seed corpus.
+inline std::string small_cnn_model() {
+  Graph c;
+  c.inputs.push_back(value_info("img", {1, 3, 16, 16}));
+  c.initializers = {tensor("w", {8, 3, 3, 3}), tensor("dw", {8, 1, 3, 3}), tensor("g", {8}),
+                    tensor("b", {8}), tensor("m", {8}), tensor("v", {8})};
+  c.nodes = {node("Conv", {"img", "w"}, {"c"}, "conv",
+                  {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}),
+             node("BatchNormalization", {"c", "g", "b", "m", "v"}, {"bn"}, "bn"),
+             node("Relu", {"bn"}, {"r"}, "relu"),
+             node("Conv", {"r", "dw"}, {"d"}, "depthwise", {attr_i("group", 8), attr_s("auto_pad", "SAME_UPPER")}),
+             node("MaxPool", {"d"}, {"p"}, "pool", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})}),
+             node("Concat", {"p", "p"}, {"cat"}, "cat", {attr_i("axis", 1)}),
+             node("GlobalAveragePool", {"cat"}, {"gap"}, "gap"),
+             node("Flatten", {"gap"}, {"f"}, "flatten")};
+  return c.model();
+}
+
 }  // namespace onnxw

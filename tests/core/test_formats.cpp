@@ -309,23 +309,7 @@ TEST_CASE("ONNX: embeddings, convolutions, pooling, batch norm, concat and a cla
   CHECK(layer(net, "with_cls").output_shape == Shape{11, 16});
   CHECK(net.parameters() == 100 * 16 + 16 + 11 * 16);
 
-  onnxw::Graph c;
-  c.inputs.push_back(onnxw::value_info("img", {1, 3, 16, 16}));
-  c.initializers = {onnxw::tensor("w", {8, 3, 3, 3}), onnxw::tensor("dw", {8, 1, 3, 3}), onnxw::tensor("g", {8}),
-                    onnxw::tensor("b", {8}), onnxw::tensor("m", {8}), onnxw::tensor("v", {8})};
-  c.nodes = {onnxw::node("Conv", {"img", "w"}, {"c"}, "conv",
-                         {onnxw::attr_ints("kernel_shape", {3, 3}), onnxw::attr_ints("pads", {1, 1, 1, 1}),
-                          onnxw::attr_ints("strides", {2, 2})}),
-             onnxw::node("BatchNormalization", {"c", "g", "b", "m", "v"}, {"bn"}, "bn"),
-             onnxw::node("Relu", {"bn"}, {"r"}, "relu"),
-             onnxw::node("Conv", {"r", "dw"}, {"d"}, "depthwise",
-                         {onnxw::attr_i("group", 8), onnxw::attr_s("auto_pad", "SAME_UPPER")}),
-             onnxw::node("MaxPool", {"d"}, {"p"}, "pool",
-                         {onnxw::attr_ints("kernel_shape", {2, 2}), onnxw::attr_ints("strides", {2, 2})}),
-             onnxw::node("Concat", {"p", "p"}, {"cat"}, "cat", {onnxw::attr_i("axis", 1)}),
-             onnxw::node("GlobalAveragePool", {"cat"}, {"gap"}, "gap"),
-             onnxw::node("Flatten", {"gap"}, {"f"}, "flatten")};
-  Network cnn = from_onnx(c.model());
+  Network cnn = from_onnx(onnxw::small_cnn_model());
   CHECK(layer(cnn, "conv").output_shape == Shape{8, 8, 8});
   CHECK(layer(cnn, "conv").parameters == 8 * 27);
   CHECK(layer(cnn, "bn").parameters == 16);

@@ -41,26 +41,6 @@ std::string mlp_graph() {
   return g.model();
 }
 
-std::string cnn_graph() {
-  onnxw::Graph c;
-  c.inputs.push_back(onnxw::value_info("img", {1, 3, 16, 16}));
-  c.initializers = {onnxw::tensor("w", {8, 3, 3, 3}), onnxw::tensor("dw", {8, 1, 3, 3}), onnxw::tensor("g", {8}),
-                    onnxw::tensor("b", {8}), onnxw::tensor("m", {8}), onnxw::tensor("v", {8})};
-  c.nodes = {onnxw::node("Conv", {"img", "w"}, {"c"}, "conv",
-                         {onnxw::attr_ints("kernel_shape", {3, 3}), onnxw::attr_ints("pads", {1, 1, 1, 1}),
-                          onnxw::attr_ints("strides", {2, 2})}),
-             onnxw::node("BatchNormalization", {"c", "g", "b", "m", "v"}, {"bn"}, "bn"),
-             onnxw::node("Relu", {"bn"}, {"r"}, "relu"),
-             onnxw::node("Conv", {"r", "dw"}, {"d"}, "depthwise",
-                         {onnxw::attr_i("group", 8), onnxw::attr_s("auto_pad", "SAME_UPPER")}),
-             onnxw::node("MaxPool", {"d"}, {"p"}, "pool",
-                         {onnxw::attr_ints("kernel_shape", {2, 2}), onnxw::attr_ints("strides", {2, 2})}),
-             onnxw::node("Concat", {"p", "p"}, {"cat"}, "cat", {onnxw::attr_i("axis", 1)}),
-             onnxw::node("GlobalAveragePool", {"cat"}, {"gap"}, "gap"),
-             onnxw::node("Flatten", {"gap"}, {"f"}, "flatten")};
-  return c.model();
-}
-
 std::string embedding_graph() {
   onnxw::Graph g;
   g.inputs.push_back(onnxw::value_info("ids", {-1, 10}, onnxw::kInt64));
@@ -107,7 +87,7 @@ int main(int argc, char** argv) {
   const std::pair<const char*, std::string> graphs[] = {{"lenet5.onnx", onnxw::lenet5()},
                                                         {"lenet5-no-weights.onnx", onnxw::lenet5(false)},
                                                         {"mlp.onnx", mlp_graph()},
-                                                        {"cnn.onnx", cnn_graph()},
+                                                        {"cnn.onnx", onnxw::small_cnn_model()},
                                                         {"embedding.onnx", embedding_graph()}};
   for (const auto& [name, bytes] : graphs) {
     write(out / "onnx", name, bytes);
