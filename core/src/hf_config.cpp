@@ -1,10 +1,10 @@
 #include "prenet/hf_config.hpp"
 
-#include "prenet/network.hpp"
-
 #include <algorithm>
 #include <map>
 #include <utility>
+
+#include "prenet/network.hpp"
 
 namespace prenet {
 namespace {
@@ -67,13 +67,24 @@ class Cfg {
   }
 
   static std::string activation(const std::string& fn, const std::string& where) {
-    static const std::map<std::string, std::string> known = {
-        {"gelu", "gelu"},           {"gelu_new", "gelu_new"},       {"gelu_fast", "gelu_fast"},
-        {"gelu_pytorch_tanh", "gelu_pytorch_tanh"}, {"quick_gelu", "quick_gelu"}, {"relu", "relu"},
-        {"silu", "silu"},           {"swish", "swish"},             {"tanh", "tanh"},
-        {"sigmoid", "sigmoid"},     {"gelu_accurate", "gelu_new"},  {"gelu_python", "gelu"},
-        {"gelu_10", "gelu"},        {"relu2", "relu"},              {"relu6", "relu6"},
-        {"leaky_relu", "leaky_relu"}, {"mish", "mish"},             {"linear", "linear"}};
+    static const std::map<std::string, std::string> known = {{"gelu", "gelu"},
+                                                             {"gelu_new", "gelu_new"},
+                                                             {"gelu_fast", "gelu_fast"},
+                                                             {"gelu_pytorch_tanh", "gelu_pytorch_tanh"},
+                                                             {"quick_gelu", "quick_gelu"},
+                                                             {"relu", "relu"},
+                                                             {"silu", "silu"},
+                                                             {"swish", "swish"},
+                                                             {"tanh", "tanh"},
+                                                             {"sigmoid", "sigmoid"},
+                                                             {"gelu_accurate", "gelu_new"},
+                                                             {"gelu_python", "gelu"},
+                                                             {"gelu_10", "gelu"},
+                                                             {"relu2", "relu"},
+                                                             {"relu6", "relu6"},
+                                                             {"leaky_relu", "leaky_relu"},
+                                                             {"mish", "mish"},
+                                                             {"linear", "linear"}};
     auto it = known.find(fn);
     if (it == known.end()) throw InputError(where, "unsupported activation \"" + printable(fn) + "\"");
     return it->second;
@@ -129,21 +140,32 @@ std::string mlp(const Decoder& dm, Seq& s, const std::string& input) {
   if (dm.experts > 1) {
     // Mixtral: a router picks top_k of the experts for every token; each expert is a SwiGLU MLP.
     s.push({{"type", "dense"}, {"name", "router"}, {"units", dm.experts}, {"bias", false}, {"inputs", {input}}});
-    s.push({{"type", "dense"}, {"name", "experts_up"}, {"units", dm.inner}, {"activation", dm.act}, {"gated", dm.gated},
-            {"bias", dm.mlp_bias}, {"experts", dm.experts}, {"top_k", dm.top_k}, {"inputs", {input}}});
-    return s.push({{"type", "dense"}, {"name", "experts_down"}, {"units", dm.hidden}, {"bias", dm.mlp_bias},
-                   {"experts", dm.experts}, {"top_k", dm.top_k}});
+    s.push({{"type", "dense"},
+            {"name", "experts_up"},
+            {"units", dm.inner},
+            {"activation", dm.act},
+            {"gated", dm.gated},
+            {"bias", dm.mlp_bias},
+            {"experts", dm.experts},
+            {"top_k", dm.top_k},
+            {"inputs", {input}}});
+    return s.push({{"type", "dense"},
+                   {"name", "experts_down"},
+                   {"units", dm.hidden},
+                   {"bias", dm.mlp_bias},
+                   {"experts", dm.experts},
+                   {"top_k", dm.top_k}});
   }
-  Json up = {{"type", "dense"}, {"name", "mlp_up"}, {"units", dm.inner}, {"activation", dm.act},
-             {"bias", dm.mlp_bias}, {"inputs", {input}}};
+  Json up = {{"type", "dense"},      {"name", "mlp_up"},    {"units", dm.inner},
+             {"activation", dm.act}, {"bias", dm.mlp_bias}, {"inputs", {input}}};
   if (dm.gated) up["gated"] = true;
   s.push(up);
   return s.push({{"type", "dense"}, {"name", "mlp_down"}, {"units", dm.hidden}, {"bias", dm.mlp_bias}});
 }
 
 Json attention(const Decoder& dm, const std::string& name, const std::string& input) {
-  Json a = {{"type", "attention"}, {"name", name}, {"num_heads", dm.heads}, {"num_kv_heads", dm.kv_heads},
-            {"causal", true}, {"bias", dm.qkv_bias}, {"out_bias", dm.out_bias}, {"inputs", {input}}};
+  Json a = {{"type", "attention"}, {"name", name},        {"num_heads", dm.heads},   {"num_kv_heads", dm.kv_heads},
+            {"causal", true},      {"bias", dm.qkv_bias}, {"out_bias", dm.out_bias}, {"inputs", {input}}};
   if (dm.head_dim > 0) a["head_dim"] = dm.head_dim;
   if (dm.attn_dropout > 0) a["dropout"] = dm.attn_dropout;
   return a;
@@ -183,8 +205,12 @@ Json decoder_layers(const Decoder& dm) {
     cur = s.push({{"type", "dense"}, {"name", "project_in"}, {"units", dm.hidden}, {"bias", false}});
   }
   if (dm.positions > 0) {
-    s.push({{"type", "embedding"}, {"name", "wpe"}, {"vocab_size", dm.positions + dm.position_offset},
-            {"dim", dm.hidden}, {"positional", true}, {"inputs", {"input"}}});
+    s.push({{"type", "embedding"},
+            {"name", "wpe"},
+            {"vocab_size", dm.positions + dm.position_offset},
+            {"dim", dm.hidden},
+            {"positional", true},
+            {"inputs", {"input"}}});
     cur = s.push({{"type", "add"}, {"name", "embed"}, {"inputs", {cur, "wpe"}}});
   }
   if (dm.embed_dropout > 0) {
@@ -194,7 +220,8 @@ Json decoder_layers(const Decoder& dm) {
   }
   s.push({{"type", "repeat"}, {"name", "h"}, {"count", dm.layers}, {"layers", block.layers}});
   if (dm.final_norm) s.push(norm(dm, "ln_f", "stream"));
-  if (embed_dim != dm.hidden) s.push({{"type", "dense"}, {"name", "project_out"}, {"units", embed_dim}, {"bias", false}});
+  if (embed_dim != dm.hidden)
+    s.push({{"type", "dense"}, {"name", "project_out"}, {"units", embed_dim}, {"bias", false}});
   Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", dm.vocab}, {"bias", dm.head_bias}};
   if (dm.tied) head["tied_to"] = "wte";
   s.push(head);
@@ -212,7 +239,10 @@ struct Encoder {
 
 Json encoder_layers(const Encoder& dm) {
   Json block = Json::array({
-      {{"type", "attention"}, {"name", "attention"}, {"num_heads", dm.heads}, {"dropout", dm.attn_dropout},
+      {{"type", "attention"},
+       {"name", "attention"},
+       {"num_heads", dm.heads},
+       {"dropout", dm.attn_dropout},
        {"inputs", {"stream"}}},
       dropout("attention_dropout", dm.dropout),
       {{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", "attention_dropout"}}},
@@ -225,13 +255,20 @@ Json encoder_layers(const Encoder& dm) {
   });
   Json layers = Json::array({
       {{"type", "embedding"}, {"name", "word_embeddings"}, {"vocab_size", dm.vocab}, {"dim", dm.hidden}},
-      {{"type", "embedding"}, {"name", "position_embeddings"}, {"vocab_size", dm.positions}, {"dim", dm.hidden},
-       {"positional", true}, {"inputs", {"input"}}},
+      {{"type", "embedding"},
+       {"name", "position_embeddings"},
+       {"vocab_size", dm.positions},
+       {"dim", dm.hidden},
+       {"positional", true},
+       {"inputs", {"input"}}},
   });
   Json sum_inputs = {"word_embeddings", "position_embeddings"};
   if (dm.type_vocab > 0) {
-    layers.push_back({{"type", "embedding"}, {"name", "token_type_embeddings"}, {"vocab_size", dm.type_vocab},
-                      {"dim", dm.hidden}, {"inputs", {"input"}}});
+    layers.push_back({{"type", "embedding"},
+                      {"name", "token_type_embeddings"},
+                      {"vocab_size", dm.type_vocab},
+                      {"dim", dm.hidden},
+                      {"inputs", {"input"}}});
     sum_inputs.push_back("token_type_embeddings");
   }
   layers.push_back({{"type", "add"}, {"name", "embeddings"}, {"inputs", sum_inputs}});
@@ -252,16 +289,42 @@ struct T5 {
   bool gated = false, tied = true;
   std::string act = "relu";
   double dropout = 0.1;
+  // Switch Transformers: every `*_sparse_step`-th block's MLP is a top-1 mixture of `experts` (0: none).
+  std::int64_t experts = 0, encoder_sparse_step = 0, decoder_sparse_step = 0;
+  bool router_bias = false;
 };
+
+/// Whether block `i` of a Switch stack is sparse, as Hugging Face decides it (i % step == 1, or every block).
+bool switch_sparse(std::int64_t i, std::int64_t step) { return step > 0 && (step == 1 || i % step == 1); }
 
 Json t5_layers(const T5& t) {
   auto attn = [&](const std::string& name, bool causal, Json inputs) {
-    return Json{{"type", "attention"}, {"name", name},     {"num_heads", t.heads}, {"head_dim", t.d_kv},
-                {"causal", causal},    {"bias", false},    {"inputs", std::move(inputs)}};
+    return Json{{"type", "attention"}, {"name", name},  {"num_heads", t.heads},       {"head_dim", t.d_kv},
+                {"causal", causal},    {"bias", false}, {"inputs", std::move(inputs)}};
   };
-  auto ff = [&](Seq& s, const std::string& input) {
-    Json wi = {{"type", "dense"}, {"name", "wi"}, {"units", t.d_ff}, {"activation", t.act}, {"bias", false},
-               {"inputs", {input}}};
+  auto ff = [&](Seq& s, const std::string& input, bool sparse) {
+    if (sparse) {
+      // Switch: a router sends every token to one expert (top-1); each expert is a dense ReLU MLP.
+      s.push(
+          {{"type", "dense"}, {"name", "router"}, {"units", t.experts}, {"bias", t.router_bias}, {"inputs", {input}}});
+      s.push({{"type", "dense"},
+              {"name", "experts_wi"},
+              {"units", t.d_ff},
+              {"activation", t.act},
+              {"bias", false},
+              {"experts", t.experts},
+              {"top_k", 1},
+              {"inputs", {input}}});
+      std::string wo = s.push({{"type", "dense"},
+                               {"name", "experts_wo"},
+                               {"units", t.d_model},
+                               {"bias", false},
+                               {"experts", t.experts},
+                               {"top_k", 1}});
+      return s.maybe_dropout("ff_dropout", wo, t.dropout);
+    }
+    Json wi = {{"type", "dense"},     {"name", "wi"},  {"units", t.d_ff},
+               {"activation", t.act}, {"bias", false}, {"inputs", {input}}};
     if (t.gated) wi["gated"] = true;
     s.push(wi);
     std::string wo = s.push({{"type", "dense"}, {"name", "wo"}, {"units", t.d_model}, {"bias", false}});
@@ -271,23 +334,45 @@ Json t5_layers(const T5& t) {
     return Json{{"type", "rmsnorm"}, {"name", name}, {"inputs", {input}}};
   };
 
-  Seq enc;
-  enc.push(rms("ln_1", "stream"));
-  std::string a = enc.maybe_dropout("attn_dropout", enc.push(attn("self_attn", false, {"ln_1"})), t.dropout);
-  enc.push({{"type", "add"}, {"name", "attn_residual"}, {"inputs", {"stream", a}}});
-  enc.push(rms("ln_2", "attn_residual"));
-  enc.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attn_residual", ff(enc, "ln_2")}}});
-
-  Seq dec;
-  dec.push(rms("ln_1", "dstream"));
-  a = dec.maybe_dropout("self_attn_dropout", dec.push(attn("self_attn", true, {"ln_1"})), t.dropout);
-  dec.push({{"type", "add"}, {"name", "self_residual"}, {"inputs", {"dstream", a}}});
-  dec.push(rms("ln_2", "self_residual"));
-  a = dec.maybe_dropout("cross_attn_dropout", dec.push(attn("cross_attn", false, {"ln_2", "encoder_out"})),
-                        t.dropout);
-  dec.push({{"type", "add"}, {"name", "cross_residual"}, {"inputs", {"self_residual", a}}});
-  dec.push(rms("ln_3", "cross_residual"));
-  dec.push({{"type", "add"}, {"name", "dstream"}, {"inputs", {"cross_residual", ff(dec, "ln_3")}}});
+  auto encoder_block = [&](bool sparse) {
+    Seq enc;
+    enc.push(rms("ln_1", "stream"));
+    std::string a = enc.maybe_dropout("attn_dropout", enc.push(attn("self_attn", false, {"ln_1"})), t.dropout);
+    enc.push({{"type", "add"}, {"name", "attn_residual"}, {"inputs", {"stream", a}}});
+    enc.push(rms("ln_2", "attn_residual"));
+    enc.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attn_residual", ff(enc, "ln_2", sparse)}}});
+    return enc.layers;
+  };
+  auto decoder_block = [&](bool sparse) {
+    Seq dec;
+    dec.push(rms("ln_1", "dstream"));
+    std::string a = dec.maybe_dropout("self_attn_dropout", dec.push(attn("self_attn", true, {"ln_1"})), t.dropout);
+    dec.push({{"type", "add"}, {"name", "self_residual"}, {"inputs", {"dstream", a}}});
+    dec.push(rms("ln_2", "self_residual"));
+    a = dec.maybe_dropout("cross_attn_dropout", dec.push(attn("cross_attn", false, {"ln_2", "encoder_out"})),
+                          t.dropout);
+    dec.push({{"type", "add"}, {"name", "cross_residual"}, {"inputs", {"self_residual", a}}});
+    dec.push(rms("ln_3", "cross_residual"));
+    dec.push({{"type", "add"}, {"name", "dstream"}, {"inputs", {"cross_residual", ff(dec, "ln_3", sparse)}}});
+    return dec.layers;
+  };
+  // A stack of identical blocks is one repeat; a Switch stack mixes dense and sparse blocks, so its blocks are
+  // written out one by one under the names a repeat would give them (local names resolve to the latest block).
+  auto stack = [&](Seq& s, const std::string& name, std::int64_t count, std::int64_t step, auto block) {
+    bool any_sparse = false;
+    for (std::int64_t i = 0; i < count; ++i) any_sparse = any_sparse || switch_sparse(i, step);
+    if (!any_sparse) {
+      s.push({{"type", "repeat"}, {"name", name}, {"count", count}, {"layers", block(false)}});
+      return;
+    }
+    Json dense = block(false), sparse = block(true);
+    for (std::int64_t i = 0; i < count; ++i) {
+      for (Json layer : switch_sparse(i, step) ? sparse : dense) {
+        layer["name"] = name + "." + std::to_string(i) + "." + layer["name"].get<std::string>();
+        s.push(std::move(layer));
+      }
+    }
+  };
 
   auto stream_start = [&](Seq& s, const std::string& name, const std::string& input) {
     if (t.dropout > 0) return s.push({{"type", "dropout"}, {"name", name}, {"rate", t.dropout}, {"inputs", {input}}});
@@ -297,17 +382,23 @@ Json t5_layers(const T5& t) {
   Seq s;
   s.push({{"type", "embedding"}, {"name", "shared"}, {"vocab_size", t.vocab}, {"dim", t.d_model}});
   // Relative position buckets: a (buckets x heads) table in the first block of each stack.
-  s.push({{"type", "embedding"}, {"name", "encoder_relative_bias"}, {"vocab_size", t.buckets}, {"dim", t.heads},
+  s.push({{"type", "embedding"},
+          {"name", "encoder_relative_bias"},
+          {"vocab_size", t.buckets},
+          {"dim", t.heads},
           {"inputs", {"input"}}});
   stream_start(s, "stream", "shared");
-  s.push({{"type", "repeat"}, {"name", "encoder"}, {"count", t.layers}, {"layers", enc.layers}});
+  stack(s, "encoder", t.layers, t.experts > 0 ? t.encoder_sparse_step : 0, encoder_block);
   s.push(rms("encoder_final_norm", "stream"));
   stream_start(s, "encoder_out", "encoder_final_norm");
   // The decoder reads the target tokens through the shared embedding (target length = seq_len).
-  s.push({{"type", "embedding"}, {"name", "decoder_relative_bias"}, {"vocab_size", t.buckets}, {"dim", t.heads},
+  s.push({{"type", "embedding"},
+          {"name", "decoder_relative_bias"},
+          {"vocab_size", t.buckets},
+          {"dim", t.heads},
           {"inputs", {"input"}}});
   stream_start(s, "dstream", "shared");
-  s.push({{"type", "repeat"}, {"name", "decoder"}, {"count", t.decoder_layers}, {"layers", dec.layers}});
+  stack(s, "decoder", t.decoder_layers, t.experts > 0 ? t.decoder_sparse_step : 0, decoder_block);
   s.push(rms("decoder_final_norm", "dstream"));
   s.maybe_dropout("decoder_out", "decoder_final_norm", t.dropout);
   Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", t.vocab}, {"bias", false}};
@@ -329,26 +420,33 @@ struct Vit {
 Json vit_layers(const Vit& v) {
   Seq block;
   block.push({{"type", "layernorm"}, {"name", "layernorm_before"}, {"inputs", {"stream"}}});
-  Json at = {{"type", "attention"}, {"name", "attention"}, {"num_heads", v.heads}, {"bias", v.qkv_bias},
-             {"out_bias", true}};
+  Json at = {
+      {"type", "attention"}, {"name", "attention"}, {"num_heads", v.heads}, {"bias", v.qkv_bias}, {"out_bias", true}};
   if (v.attn_dropout > 0) at["dropout"] = v.attn_dropout;
   std::string a = block.maybe_dropout("attention_dropout", block.push(at), v.dropout);
   block.push({{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", a}}});
   block.push({{"type", "layernorm"}, {"name", "layernorm_after"}});
   block.push({{"type", "dense"}, {"name", "intermediate"}, {"units", v.inner}, {"activation", v.act}});
-  std::string out = block.maybe_dropout("output_dropout", block.push({{"type", "dense"}, {"name", "output"},
-                                                                      {"units", v.hidden}}), v.dropout);
+  std::string out = block.maybe_dropout(
+      "output_dropout", block.push({{"type", "dense"}, {"name", "output"}, {"units", v.hidden}}), v.dropout);
   block.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attention_residual", out}}});
 
   Seq s;
-  s.push({{"type", "conv2d"}, {"name", "patch_embeddings"}, {"filters", v.hidden}, {"kernel_size", v.patch},
+  s.push({{"type", "conv2d"},
+          {"name", "patch_embeddings"},
+          {"filters", v.hidden},
+          {"kernel_size", v.patch},
           {"stride", v.patch}});
   // [hidden, H/p, W/p] viewed as [patches, hidden] (flatten + transpose; a view, no kernel).
   s.push({{"type", "reshape"}, {"name", "patches"}, {"shape", {-1, v.hidden}}});
   s.push({{"type", "parameter"}, {"name", "cls_token"}, {"shape", {1, v.hidden}}});
   s.push({{"type", "concat"}, {"name", "tokens"}, {"axis", 0}, {"inputs", {"cls_token", "patches"}}});
-  s.push({{"type", "embedding"}, {"name", "position_embeddings"}, {"vocab_size", v.positions}, {"dim", v.hidden},
-          {"positional", true}, {"inputs", {"tokens"}}});
+  s.push({{"type", "embedding"},
+          {"name", "position_embeddings"},
+          {"vocab_size", v.positions},
+          {"dim", v.hidden},
+          {"positional", true},
+          {"inputs", {"tokens"}}});
   std::string cur = s.push({{"type", "add"}, {"name", "embeddings"}, {"inputs", {"tokens", "position_embeddings"}}});
   if (v.dropout > 0) {
     s.push({{"type", "dropout"}, {"name", "stream"}, {"rate", v.dropout}, {"inputs", {cur}}});
@@ -367,7 +465,8 @@ Json vit_layers(const Vit& v) {
 
 /// Sequence length for token models: the request's, else the config's positions capped at 1024.
 /// `learned`: positions are a table, so a longer sequence is an error; otherwise only a warning.
-std::int64_t choose_seq(std::int64_t seq_len, std::int64_t positions, bool learned, std::vector<std::string>& warnings) {
+std::int64_t choose_seq(std::int64_t seq_len, std::int64_t positions, bool learned,
+                        std::vector<std::string>& warnings) {
   if (seq_len <= 0) return positions > 0 ? std::min<std::int64_t>(positions, 1024) : 1024;
   if (positions > 0 && seq_len > positions) {
     if (learned) {
@@ -409,7 +508,8 @@ Json build_encoder(const Cfg& c, const std::string& type, std::int64_t seq_len, 
     e.dropout = c.rate({"dropout", "hidden_dropout_prob"}, 0.1);
     e.attn_dropout = c.rate({"attention_dropout", "attention_probs_dropout_prob"}, 0.1);
     e.type_vocab = 0;
-    if (c.flag("sinusoidal_pos_embds", false)) warnings.push_back("sinusoidal position embeddings are counted as learned");
+    if (c.flag("sinusoidal_pos_embds", false))
+      warnings.push_back("sinusoidal position embeddings are counted as learned");
   } else {
     e.hidden = c.req({"hidden_size"}, 1, kMaxWidth);
     e.layers = c.req({"num_hidden_layers"}, 1, kMaxDepth);
@@ -440,16 +540,43 @@ Json build_t5(const Cfg& c, const std::string& type, std::int64_t seq_len, std::
   t.buckets = c.opt({"relative_attention_num_buckets"}, 32, 1, 1 << 16);
   t.dropout = c.rate({"dropout_rate"}, 0.1);
   t.tied = c.flag("tie_word_embeddings", type != "mt5");
-  std::string proj = c.str("feed_forward_proj", "relu");
-  std::string fn = proj;
-  if (proj.rfind("gated-", 0) == 0) {
-    t.gated = true;
-    fn = proj.substr(6);
+  if (type == "switch_transformers") {
+    // Hugging Face's SwitchTransformersDenseActDense: one ungated activation (dense_act_fn), in every expert too.
+    t.act = c.act({"dense_act_fn"}, "relu");
+    t.experts = c.opt({"num_experts"}, 8, 1, 1 << 16);
+    t.router_bias = c.flag("router_bias", false);
+    // Hugging Face derives the steps from the sparse layer counts (defaults 3 of 12); a stored step wins, as
+    // from_pretrained sets the config's own keys last.
+    auto step = [&](const char* step_key, const char* count_key, std::int64_t layers) {
+      if (c.has(step_key)) return c.opt({step_key}, 0, 0, kMaxDepth);
+      std::int64_t sparse = c.opt({count_key}, 3, 0, kMaxDepth);
+      return sparse > 0 ? layers / sparse : std::int64_t{0};
+    };
+    t.encoder_sparse_step = step("encoder_sparse_step", "num_sparse_encoder_layers", t.layers);
+    t.decoder_sparse_step = step("decoder_sparse_step", "num_sparse_decoder_layers", t.decoder_layers);
+  } else {
+    std::string proj = c.str("feed_forward_proj", "relu");
+    std::string fn = proj;
+    if (proj.rfind("gated-", 0) == 0) {
+      t.gated = true;
+      fn = proj.substr(6);
+    }
+    t.act = Cfg::activation(fn == "gelu" ? "gelu_new" : fn, c.field("feed_forward_proj"));
   }
-  t.act = Cfg::activation(fn == "gelu" ? "gelu_new" : fn, c.field("feed_forward_proj"));
   std::int64_t positions = c.opt({"n_positions"}, 512, 1, 1 << 24);
   // The target sequence is taken as long as the input (docs/MODEL_FORMAT.md).
   std::int64_t seq = choose_seq(seq_len, positions, false, warnings);
+  if (t.experts > 0 && c.has("expert_capacity")) {
+    std::int64_t capacity = c.opt({"expert_capacity"}, 64, 1, kMaxWidth * 16);
+    if (seq > t.experts * capacity) {
+      warnings.push_back(
+          "Switch routing: " + std::to_string(seq) +
+          " tokens per sequence exceed num_experts x "
+          "expert_capacity = " +
+          std::to_string(t.experts * capacity) +
+          "; Hugging Face skips the overflow tokens' experts, the estimate runs every token through one");
+    }
+  }
   return tokens_model(type, seq, t5_layers(t));
 }
 
@@ -479,11 +606,12 @@ Json build_vit(const Cfg& c, std::int64_t image_size, std::vector<std::string>& 
   v.positions = patches(config_image) + 1;
   std::int64_t image = image_size > 0 ? image_size : config_image;
   if (image < v.patch) {
-    throw InputError("training.image_size", "is " + std::to_string(image) + ", smaller than one " +
-                                                std::to_string(v.patch) + "-pixel patch");
+    throw InputError("training.image_size",
+                     "is " + std::to_string(image) + ", smaller than one " + std::to_string(v.patch) + "-pixel patch");
   }
   if (patches(image) + 1 > v.positions) {
-    throw InputError("training.image_size", "is " + std::to_string(image) + " but the model has position embeddings for " +
+    throw InputError("training.image_size", "is " + std::to_string(image) +
+                                                " but the model has position embeddings for " +
                                                 std::to_string(config_image) + "-pixel images only");
   }
   return {{"name", "vit"},
@@ -648,7 +776,7 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
   Json model;
   if (type == "bert" || type == "roberta" || type == "distilbert") {
     model = build_encoder(c, type, seq_len, warnings);
-  } else if (type == "t5" || type == "mt5") {
+  } else if (type == "t5" || type == "mt5" || type == "switch_transformers") {
     model = build_t5(c, type, seq_len, warnings);
   } else if (type == "vit") {
     model = build_vit(c, image_size, warnings);
@@ -658,7 +786,9 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
   // Name the config's depth, not the generated list, when the expansion would exceed the layer limit.
   std::int64_t expanded = 0;
   for (const auto& layer : model["layers"]) {
-    expanded += layer["type"] == "repeat" ? layer["count"].get<std::int64_t>() * static_cast<std::int64_t>(layer["layers"].size()) : 1;
+    expanded += layer["type"] == "repeat"
+                    ? layer["count"].get<std::int64_t>() * static_cast<std::int64_t>(layer["layers"].size())
+                    : 1;
   }
   if (expanded > Limits::kMaxLayers) {
     std::string key = c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers"});
