@@ -13,6 +13,7 @@ const std::int64_t kMaxDim = Limits::kMaxDim;
 const char* kSupported =
     "InputLayer, Dense, Conv1D, Conv2D, DepthwiseConv2D, SeparableConv2D, MaxPooling1D/2D, AveragePooling1D/2D, "
     "GlobalAveragePooling1D/2D, GlobalMaxPooling1D/2D, BatchNormalization, LayerNormalization, Embedding, "
+    "PositionEmbedding, "
     "SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, Dropout, SpatialDropout1D/2D, Flatten, Reshape, "
     "Activation, ReLU, LeakyReLU, ELU, Softmax, Add, Subtract, Average, Maximum, Minimum, Multiply, Concatenate";
 
@@ -35,17 +36,29 @@ std::string activation_of(const Json& cfg, const std::string& path, bool* softma
   } else {
     throw InputError(join(path, "activation"), "expected an activation name, got " + describe_type(*it));
   }
-  static const std::map<std::string, std::string> names = {
-      {"linear", "none"},       {"relu", "relu"},     {"relu6", "relu6"},       {"sigmoid", "sigmoid"},
-      {"tanh", "tanh"},         {"elu", "elu"},       {"selu", "selu"},         {"gelu", "gelu"},
-      {"swish", "silu"},        {"silu", "silu"},     {"softplus", "softplus"}, {"hard_sigmoid", "hard_sigmoid"},
-      {"hard_silu", "hard_swish"}, {"hard_swish", "hard_swish"}, {"leaky_relu", "leaky_relu"}, {"mish", "mish"}};
+  static const std::map<std::string, std::string> names = {{"linear", "none"},
+                                                           {"relu", "relu"},
+                                                           {"relu6", "relu6"},
+                                                           {"sigmoid", "sigmoid"},
+                                                           {"tanh", "tanh"},
+                                                           {"elu", "elu"},
+                                                           {"selu", "selu"},
+                                                           {"gelu", "gelu"},
+                                                           {"swish", "silu"},
+                                                           {"silu", "silu"},
+                                                           {"softplus", "softplus"},
+                                                           {"hard_sigmoid", "hard_sigmoid"},
+                                                           {"hard_silu", "hard_swish"},
+                                                           {"hard_swish", "hard_swish"},
+                                                           {"leaky_relu", "leaky_relu"},
+                                                           {"mish", "mish"}};
   if (fn == "softmax") {
     *softmax = true;
     return "none";
   }
   auto found = names.find(fn);
-  if (found == names.end()) throw InputError(join(path, "activation"), "unsupported activation \"" + printable(fn) + "\"");
+  if (found == names.end())
+    throw InputError(join(path, "activation"), "unsupported activation \"" + printable(fn) + "\"");
   return found->second;
 }
 
@@ -61,7 +74,8 @@ std::vector<std::int64_t> kints(const Json& cfg, const std::string& key, const s
   if (it == cfg.end() || it->is_null()) return std::vector<std::int64_t>(n, fallback);
   if (it->is_array()) {
     if (it->size() != n) {
-      throw InputError(join(path, key), "expected " + std::to_string(n) + " integers, got " + std::to_string(it->size()));
+      throw InputError(join(path, key),
+                       "expected " + std::to_string(n) + " integers, got " + std::to_string(it->size()));
     }
     std::vector<std::int64_t> out;
     for (std::size_t i = 0; i < n; ++i) {
@@ -131,7 +145,8 @@ std::vector<std::int64_t> input_shape_of(const Json& cfg, const std::string& pat
       *key_out = key;
       const Json& s = require_array(cfg[key], join(path, key));
       if (s.size() < 2 || s.size() > 4) {
-        throw InputError(join(path, key), "expected a batch shape of rank 2 to 4, got rank " + std::to_string(s.size()));
+        throw InputError(join(path, key),
+                         "expected a batch shape of rank 2 to 4, got rank " + std::to_string(s.size()));
       }
       std::vector<std::int64_t> dims;
       for (std::size_t i = 1; i < s.size(); ++i) {
@@ -169,7 +184,8 @@ class Converter {
     const Json& config = require_object(doc["config"], cfg_path);
     bool sequential = cls == "Sequential";
     if (!sequential && cls != "Functional" && cls != "Model") {
-      throw InputError(join(path_, "class_name"), "expected Sequential, Functional or Model, got \"" + printable(cls) + "\"");
+      throw InputError(join(path_, "class_name"),
+                       "expected Sequential, Functional or Model, got \"" + printable(cls) + "\"");
     }
     layers_path_ = join(cfg_path, "layers");
     if (!config.contains("layers")) throw InputError(layers_path_, "required layer list is missing");
@@ -236,8 +252,9 @@ class Converter {
       }
     }
     if (dims.empty()) {
-      throw InputError(layers_path_, "no input shape found: add an InputLayer (keras.Input) or give the first layer "
-                                     "an input_shape");
+      throw InputError(layers_path_,
+                       "no input shape found: add an InputLayer (keras.Input) or give the first layer "
+                       "an input_shape");
     }
     std::string first_cls;
     if (first_real < layers.size() && layers[first_real].is_object()) {
@@ -282,7 +299,8 @@ class Converter {
     if (spec.seq_len > (1 << 20)) throw InputError(field, "sequence length above 2^20");
     if (spec.image_size > 16384) throw InputError(field, "image side above 16384");
     if (spec.kind != InputKind::Image && overrides_.image_size) {
-      warnings_.push_back("training.image_size ignored: the model takes " + std::string(to_string(spec.kind)) + " input");
+      warnings_.push_back("training.image_size ignored: the model takes " + std::string(to_string(spec.kind)) +
+                          " input");
     }
     if ((spec.kind == InputKind::Image || spec.kind == InputKind::Vector) && overrides_.seq_len) {
       warnings_.push_back("training.seq_len ignored: the model takes " + std::string(to_string(spec.kind)) + " input");
@@ -410,8 +428,9 @@ class Converter {
       Tensor dw = one(spec, name + ".depthwise", lpath, in, true);
       std::int64_t filters = kint(cfg, "filters", cpath, 0);
       if (filters == 0) throw InputError(join(cpath, "filters"), "required integer is missing");
-      Tensor out = one({{"type", "conv2d"}, {"filters", filters}, {"kernel_size", 1}, {"bias", bias}, {"activation", act}},
-                       name, lpath, dw, true);
+      Tensor out =
+          one({{"type", "conv2d"}, {"filters", filters}, {"kernel_size", 1}, {"bias", bias}, {"activation", act}}, name,
+              lpath, dw, true);
       return maybe_softmax(out, softmax, name, lpath);
     }
     if (cls == "Conv1D") {
@@ -426,9 +445,14 @@ class Converter {
       std::string pad = padding_of(cfg, cpath, true);
       std::string act = activation_of(cfg, cpath, &softmax);
       Tensor img = seq_to_image(in, name, lpath);
-      Tensor conv = one({{"type", "conv2d"}, {"filters", filters}, {"kernel_size", {1, k}}, {"stride", {1, st}},
-                         {"padding", pad}, {"groups", kint(cfg, "groups", cpath, 1)},
-                         {"bias", get_bool(cfg, "use_bias", cpath, true)}, {"activation", act}},
+      Tensor conv = one({{"type", "conv2d"},
+                         {"filters", filters},
+                         {"kernel_size", {1, k}},
+                         {"stride", {1, st}},
+                         {"padding", pad},
+                         {"groups", kint(cfg, "groups", cpath, 1)},
+                         {"bias", get_bool(cfg, "use_bias", cpath, true)},
+                         {"activation", act}},
                         name + ".conv", lpath, img, true);
       return maybe_softmax(image_to_seq(conv, name, lpath), softmax, name, lpath);
     }
@@ -438,18 +462,23 @@ class Converter {
       require_channels_last(cfg, cpath);
       auto p = kints(cfg, "pool_size", cpath, 2, 2);
       auto st = cfg.contains("strides") && !cfg["strides"].is_null() ? kints(cfg, "strides", cpath, 2, 1) : p;
-      return one({{"type", cls == "MaxPooling2D" ? "max_pool2d" : "avg_pool2d"}, {"pool_size", {p[0], p[1]}},
-                  {"stride", {st[0], st[1]}}, {"padding", padding_of(cfg, cpath, false)}},
+      return one({{"type", cls == "MaxPooling2D" ? "max_pool2d" : "avg_pool2d"},
+                  {"pool_size", {p[0], p[1]}},
+                  {"stride", {st[0], st[1]}},
+                  {"padding", padding_of(cfg, cpath, false)}},
                  name, lpath, in, true);
     }
     if (cls == "MaxPooling1D" || cls == "AveragePooling1D") {
       single();
       require_sequence(in, lpath, cls);
       std::int64_t p = kints(cfg, "pool_size", cpath, 1, 2)[0];
-      std::int64_t st = cfg.contains("strides") && !cfg["strides"].is_null() ? kints(cfg, "strides", cpath, 1, 1)[0] : p;
+      std::int64_t st =
+          cfg.contains("strides") && !cfg["strides"].is_null() ? kints(cfg, "strides", cpath, 1, 1)[0] : p;
       Tensor img = seq_to_image(in, name, lpath);
-      Tensor pooled = one({{"type", cls == "MaxPooling1D" ? "max_pool2d" : "avg_pool2d"}, {"pool_size", {1, p}},
-                           {"stride", {1, st}}, {"padding", padding_of(cfg, cpath, false)}},
+      Tensor pooled = one({{"type", cls == "MaxPooling1D" ? "max_pool2d" : "avg_pool2d"},
+                           {"pool_size", {1, p}},
+                           {"stride", {1, st}},
+                           {"padding", padding_of(cfg, cpath, false)}},
                           name + ".pool", lpath, img, true);
       return image_to_seq(pooled, name, lpath);
     }
@@ -494,6 +523,21 @@ class Converter {
       if (dim == 0) throw InputError(join(cpath, "output_dim"), "required integer is missing");
       return one({{"type", "embedding"}, {"vocab_size", vocab}, {"dim", dim}}, name, lpath, in, false);
     }
+    if (cls == "PositionEmbedding") {
+      // KerasHub's (keras_nlp's) learned position table: sequence_length rows of the input's width, added by the
+      // model to its input. It reads only the input's length, so it reads the network input when that has the
+      // same positions (as the Hugging Face translation writes position tables), else the tensor it is given.
+      single();
+      require_sequence(in, lpath, cls);
+      std::int64_t rows = kint(cfg, "sequence_length", cpath, 0);
+      if (rows == 0) throw InputError(join(cpath, "sequence_length"), "required integer is missing");
+      const Shape& s = shape_of(in);
+      Tensor source = in;
+      const Shape& net_in = shape_of(Tensor{"input", false});
+      if (!net_in.empty() && net_in.size() <= 2 && net_in[0] == s[0]) source = Tensor{"input", false};
+      return one({{"type", "embedding"}, {"vocab_size", rows}, {"dim", s[1]}, {"positional", true}}, name, lpath,
+                 source, false);
+    }
     if (cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU") {
       single();
       return recurrent(cls, cfg, cpath, name, lpath, in, false);
@@ -507,20 +551,22 @@ class Converter {
       const Json& inner = require_object(cfg["layer"], inner_path);
       std::string inner_cls = require_string(inner, "class_name", inner_path);
       if (inner_cls != "SimpleRNN" && inner_cls != "LSTM" && inner_cls != "GRU") {
-        throw InputError(join(inner_path, "class_name"), "Bidirectional wraps SimpleRNN, LSTM or GRU, got \"" +
-                                                             printable(inner_cls) + "\"");
+        throw InputError(join(inner_path, "class_name"),
+                         "Bidirectional wraps SimpleRNN, LSTM or GRU, got \"" + printable(inner_cls) + "\"");
       }
       if (!inner.contains("config")) throw InputError(join(inner_path, "config"), "required object is missing");
       const Json& inner_cfg = require_object(inner["config"], join(inner_path, "config"));
       return recurrent(inner_cls, inner_cfg, join(inner_path, "config"), name, lpath, in, true);
     }
     if (cls == "MultiHeadAttention") {
-      if (inputs.size() > 3) throw InputError(join(lpath, "inbound_nodes"), "MultiHeadAttention takes query, value, key");
+      if (inputs.size() > 3)
+        throw InputError(join(lpath, "inbound_nodes"), "MultiHeadAttention takes query, value, key");
       std::int64_t heads = kint(cfg, "num_heads", cpath, 0);
       if (heads == 0) throw InputError(join(cpath, "num_heads"), "required integer is missing");
       std::int64_t key_dim = kint(cfg, "key_dim", cpath, 0);
       if (key_dim == 0) throw InputError(join(cpath, "key_dim"), "required integer is missing");
-      if (cfg.contains("value_dim") && !cfg["value_dim"].is_null() && kint(cfg, "value_dim", cpath, key_dim) != key_dim) {
+      if (cfg.contains("value_dim") && !cfg["value_dim"].is_null() &&
+          kint(cfg, "value_dim", cpath, key_dim) != key_dim) {
         throw InputError(join(cpath, "value_dim"), "must equal key_dim");
       }
       if (cfg.contains("output_shape") && !cfg["output_shape"].is_null()) {
@@ -530,7 +576,9 @@ class Converter {
         throw InputError(join(cpath, "attention_axes"), "only the default attention axes are supported");
       }
       require_sequence(in, lpath, cls);
-      Json spec = {{"type", "attention"}, {"num_heads", heads}, {"head_dim", key_dim},
+      Json spec = {{"type", "attention"},
+                   {"num_heads", heads},
+                   {"head_dim", key_dim},
                    {"bias", get_bool(cfg, "use_bias", cpath, true)}};
       double dropout = get_number(cfg, "dropout", cpath, 0.0, 0.0, 0.999999);
       if (dropout > 0) spec["dropout"] = dropout;
@@ -568,11 +616,12 @@ class Converter {
       } else if (cls == "Softmax") {
         softmax = true;
       } else {
-        fn = cls == "ReLU" ? (cfg.contains("max_value") && !cfg["max_value"].is_null() &&
+        fn = cls == "ReLU"  ? (cfg.contains("max_value") && !cfg["max_value"].is_null() &&
                                       cfg["max_value"].is_number() && cfg["max_value"].get<double>() == 6.0
-                                  ? "relu6"
-                                  : "relu")
-                           : cls == "ELU" ? "elu" : "leaky_relu";
+                                   ? "relu6"
+                                   : "relu")
+             : cls == "ELU" ? "elu"
+                            : "leaky_relu";
       }
       if (softmax) return one({{"type", "softmax"}}, name, lpath, in, in.image);
       return one({{"type", "activation"}, {"function", fn == "none" ? "linear" : fn}}, name, lpath, in, in.image);

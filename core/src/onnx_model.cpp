@@ -38,15 +38,9 @@ class Wire {
     f.wire = static_cast<int>(tag & 7);
     if (f.number == 0) fail("field number 0");
     switch (f.wire) {
-      case 0:
-        f.value = varint();
-        break;
-      case 1:
-        f.value = fixed(8);
-        break;
-      case 5:
-        f.value = fixed(4);
-        break;
+      case 0: f.value = varint(); break;
+      case 1: f.value = fixed(8); break;
+      case 5: f.value = fixed(4); break;
       case 2: {
         std::uint64_t len = varint();
         if (len > data_.size() - pos_) fail("a length of " + std::to_string(len) + " runs past the end of the data");
@@ -54,8 +48,7 @@ class Wire {
         pos_ += static_cast<std::size_t>(len);
         break;
       }
-      default:
-        fail("unsupported wire type " + std::to_string(f.wire));
+      default: fail("unsupported wire type " + std::to_string(f.wire));
     }
     return true;
   }
@@ -78,7 +71,8 @@ class Wire {
   std::uint64_t fixed(std::size_t n) {
     if (n > data_.size() - pos_) fail("truncated fixed-size value");
     std::uint64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(data_[pos_ + i])) << (8 * i);
+    for (std::size_t i = 0; i < n; ++i)
+      v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(data_[pos_ + i])) << (8 * i);
     pos_ += n;
     return v;
   }
@@ -187,21 +181,16 @@ Tensor parse_tensor(std::string_view data, const std::string& path) {
       case 1:
         if (!read_ints(f, t.dims, kMaxDims, path, "tensor dims")) w.fail("more than 16 dimensions");
         break;
-      case 2:
-        t.data_type = static_cast<std::int64_t>(f.value);
-        break;
+      case 2: t.data_type = static_cast<std::int64_t>(f.value); break;
       case 5:
       case 7:
         if (!read_ints(f, t.ints, kMaxValues, path, "tensor data")) ints_overflow = true;
         break;
-      case 8:
-        t.name = str(f.bytes);
-        break;
+      case 8: t.name = str(f.bytes); break;
       case 9:
         raw = f.bytes;  // a view: weights are never copied
         break;
-      default:
-        break;  // float_data, external_data, doc strings...: not needed for shapes
+      default: break;  // float_data, external_data, doc strings...: not needed for shapes
     }
   }
   for (auto d : t.dims) {
@@ -214,7 +203,8 @@ Tensor parse_tensor(std::string_view data, const std::string& path) {
     if (raw.size() % width == 0 && raw.size() / width <= kMaxValues) {
       for (std::size_t i = 0; i < raw.size(); i += width) {
         std::uint64_t v = 0;
-        for (std::size_t b = 0; b < width; ++b) v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(raw[i + b])) << (8 * b);
+        for (std::size_t b = 0; b < width; ++b)
+          v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(raw[i + b])) << (8 * b);
         if (width == 4) v = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(v)));
         t.ints.push_back(static_cast<std::int64_t>(v));
       }
@@ -231,9 +221,7 @@ Attribute parse_attribute(std::string_view data, const std::string& path) {
   Field f;
   while (w.next(f)) {
     switch (f.number) {
-      case 1:
-        a.name = str(f.bytes);
-        break;
+      case 1: a.name = str(f.bytes); break;
       case 2: {
         auto bits = static_cast<std::uint32_t>(f.value);
         float v = 0;
@@ -247,17 +235,14 @@ Attribute parse_attribute(std::string_view data, const std::string& path) {
         a.i = static_cast<std::int64_t>(f.value);
         a.has_i = true;
         break;
-      case 4:
-        a.s = str(f.bytes.substr(0, 256));
-        break;
+      case 4: a.s = str(f.bytes.substr(0, 256)); break;
       case 5:
         if (f.wire == 2) a.t = parse_tensor(f.bytes, path);
         break;
       case 8:
         if (!read_ints(f, a.ints, kMaxValues, path, "attribute ints")) w.fail("more than 64 integers in an attribute");
         break;
-      default:
-        break;  // subgraphs (g, graphs), floats, strings: skipped
+      default: break;  // subgraphs (g, graphs), floats, strings: skipped
     }
   }
   return a;
@@ -275,20 +260,13 @@ Node parse_node(std::string_view data, const std::string& path) {
         if (n.inputs.size() + n.outputs.size() >= kMaxIoPerNode) w.fail("too many node inputs or outputs");
         (f.number == 1 ? n.inputs : n.outputs).push_back(str(f.bytes));
         break;
-      case 3:
-        n.name = str(f.bytes);
-        break;
-      case 4:
-        n.op = str(f.bytes);
-        break;
+      case 3: n.name = str(f.bytes); break;
+      case 4: n.op = str(f.bytes); break;
       case 5:
         if (f.wire == 2) n.attrs.push_back(parse_attribute(f.bytes, path));
         break;
-      case 7:
-        n.domain = str(f.bytes);
-        break;
-      default:
-        break;
+      case 7: n.domain = str(f.bytes); break;
+      default: break;
     }
   }
   return n;
@@ -361,8 +339,7 @@ Graph parse_model(std::string_view bytes, const std::string& path) {
         if (g.inputs.size() + g.outputs.size() >= kMaxNodes) w.fail("too many graph inputs or outputs");
         (f.number == 11 ? g.inputs : g.outputs).push_back(parse_value_info(f.bytes, path));
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return g;
@@ -373,14 +350,45 @@ Graph parse_model(std::string_view bytes, const std::string& path) {
 /// What a tensor name stands for while translating.
 struct Value {
   enum Kind { Activation, Constant, Weight, Unknown } kind = Unknown;
-  std::string layer;                 // Activation: the producing layer ("input" for the network input)
-  Shape shape;                       // Activation: per-sample ONNX shape; Constant/Weight: full dims
-  std::vector<std::int64_t> ints;    // Constant: values when known
+  std::string layer;               // Activation: the producing layer ("input" for the network input)
+  Shape shape;                     // Activation: per-sample ONNX shape; Constant/Weight: full dims
+  std::vector<std::int64_t> ints;  // Constant: values when known
   bool has_ints = false;
-  bool shape_known = true;           // Constant: false when only values matter
-  std::string origin;                // Unknown: the operator that produced it
-  std::string view;                  // Activation: the node that last changed the shape without a layer
+  bool shape_known = true;  // Constant: false when only values matter
+  std::string origin;       // Unknown: the operator that produced it
+  std::string view;         // Activation: the node that last changed the shape without a layer
+  int pattern = -1;         // Activation inside a recognised attention pattern: its index (no layer)
 };
+
+/// An exported attention block recognised in the graph (see find_attention): translated as one layer.
+struct AttentionMatch {
+  std::set<std::size_t> nodes;          // every node of the block; all but `anchor` only track shapes
+  std::size_t anchor = 0;               // the last node (output projection or its bias): emits the layer
+  std::size_t scores = 0, context = 0;  // the MatMuls Q.K^T and P.V
+  std::string query, memory;            // the tensors the Q and the K/V projections read
+  int qkv_biases = 0;                   // how many of Q, K, V have a bias Add (0 or 3 to be one layer)
+  bool out_bias = false, causal = false;
+  double dropout = 0;
+  Shape q_shape, k_shape, v_shape;  // per-sample shapes met at the two MatMuls while translating
+};
+
+/// Thrown while translating a recognised attention block whose shapes do not fit the attention layer; the
+/// translation restarts with that block left to the operator-by-operator path.
+struct AttentionMismatch {
+  int pattern;
+};
+
+/// Whether an initializer of full shape `w` (maybe with a leading batch 1) broadcasts to the per-sample `a`.
+bool broadcasts(const std::vector<std::int64_t>& w, const std::vector<std::int64_t>& a) {
+  std::vector<std::int64_t> s = w;
+  while (s.size() > a.size() && !s.empty() && s.front() == 1) s.erase(s.begin());
+  if (s.size() > a.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    std::int64_t x = s[s.size() - 1 - i], y = a[a.size() - 1 - i];
+    if (x != y && x != 1) return false;
+  }
+  return true;
+}
 
 std::int64_t product(const std::vector<std::int64_t>& dims) {
   std::int64_t n = 1;
@@ -398,11 +406,34 @@ class Translator {
       : g_(g), path_(path), overrides_(overrides) {}
 
   Network run() {
+    for (;;) {
+      try {
+        return translate_all();
+      } catch (const AttentionMismatch& m) {
+        disabled_.insert(m.pattern);  // at most one restart per recognised block
+      }
+    }
+  }
+
+ private:
+  void reset() {
+    builder_.reset();
+    values_.clear();
+    uses_.clear();
+    skipped_.clear();
+    unsupported_.clear();
+    notes_.clear();
+    current_ = 0;
+  }
+
+  Network translate_all() {
+    reset();
     for (const auto& t : g_.initializers) {
       Value v;
       v.kind = t.has_ints && product(t.dims) <= 1 ? Value::Constant : Value::Weight;
       if (t.has_ints) {
-        v.kind = product(t.dims) <= static_cast<std::int64_t>(kMaxValues) && t.data_type != 1 ? Value::Constant : v.kind;
+        v.kind =
+            product(t.dims) <= static_cast<std::int64_t>(kMaxValues) && t.data_type != 1 ? Value::Constant : v.kind;
         v.ints = t.ints;
         v.has_ints = true;
       }
@@ -413,10 +444,20 @@ class Translator {
     for (const auto& n : g_.nodes) {
       for (const auto& in : n.inputs) uses_[in] += 1;
     }
+    if (!matched_) find_attention();
+    in_pattern_.clear();
+    for (std::size_t m = 0; m < matches_.size(); ++m) {
+      if (disabled_.count(static_cast<int>(m))) continue;
+      for (auto i : matches_[m].nodes) in_pattern_[i] = static_cast<int>(m);
+    }
     for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
       if (skipped_.count(i)) continue;
       node_path_ = index(join(path_, "graph.node"), i);
       current_ = i;
+      if (auto it = in_pattern_.find(i); it != in_pattern_.end()) {
+        attention_node(g_.nodes[i], i, it->second);
+        continue;
+      }
       translate(g_.nodes[i], i);
     }
     if (builder_->network().layers.empty()) {
@@ -424,15 +465,16 @@ class Translator {
     }
     Network net = builder_->take();
     for (const auto& [op, stat] : unsupported_) {
-      net.warnings.push_back("ONNX operator " + op + " (" + std::to_string(stat.first) +
-                             " node" + (stat.first > 1 ? "s" : "") + ") is not modelled; costed as one elementwise pass "
-                             "over its input (" + std::to_string(stat.second) + " elements per sample in all)");
+      net.warnings.push_back("ONNX operator " + op + " (" + std::to_string(stat.first) + " node" +
+                             (stat.first > 1 ? "s" : "") +
+                             ") is not modelled; costed as one elementwise pass "
+                             "over its input (" +
+                             std::to_string(stat.second) + " elements per sample in all)");
     }
     net.warnings.insert(net.warnings.end(), notes_.begin(), notes_.end());
     return net;
   }
 
- private:
   // ---- input
   void setup_input() {
     const ValueInfo* input = nullptr;
@@ -449,7 +491,8 @@ class Translator {
       side.kind = Value::Constant;
       side.shape = v.dims;
       values_[v.name] = side;
-      notes_.push_back("graph input \"" + printable(v.name) + "\" is treated as a constant; only the first input is modelled");
+      notes_.push_back("graph input \"" + printable(v.name) +
+                       "\" is treated as a constant; only the first input is modelled");
     }
     if (!input) throw InputError(join(path_, "graph.input"), "the graph has no input");
     std::string field = index(join(path_, "graph.input"), input_index);
@@ -499,6 +542,7 @@ class Translator {
     v.layer = "input";
     v.shape = builder_->shape(kNetworkInput);
     values_[input->name] = v;
+    input_name_ = input->name;
   }
 
   // ---- helpers
@@ -518,7 +562,8 @@ class Translator {
     if (v->kind == Value::Unknown) {
       fail(n, "input \"" + printable(name) + "\" comes from " + v->origin + ", whose output shape is unknown");
     }
-    if (v->kind != Value::Activation) fail(n, "input \"" + printable(name) + "\" is a constant, expected an activation");
+    if (v->kind != Value::Activation)
+      fail(n, "input \"" + printable(name) + "\" is a constant, expected an activation");
     return *v;
   }
 
@@ -556,6 +601,7 @@ class Translator {
 
   /// Makes the layer-list shape of `v` equal its ONNX shape (a reshape view when only the layout differs).
   Value materialize(const Value& v, const std::string& base) {
+    if (v.pattern >= 0) throw AttentionMismatch{v.pattern};  // read from outside its block: not one layer
     const Shape& have = builder_->shape(builder_->find(v.layer));
     if (have == v.shape) return v;
     Json spec = {{"type", "reshape"}, {"shape", v.shape}, {"inputs", {v.layer}}};
@@ -635,12 +681,14 @@ class Translator {
     }
     bool asymmetric = false;
     for (std::size_t i = 0; i < spatial; ++i) asymmetric = asymmetric || pads[i] != pads[i + spatial];
-    if (asymmetric) notes_.push_back(n.op + " node \"" + printable(n.name) + "\": asymmetric padding taken as its leading side");
+    if (asymmetric)
+      notes_.push_back(n.op + " node \"" + printable(n.name) + "\": asymmetric padding taken as its leading side");
     if (spatial == 1) return Json::array({0, pads[0]});
     return Json::array({pads[0], pads[1]});
   }
 
-  std::vector<std::int64_t> pair_attr(const Node& n, const std::string& key, std::size_t spatial, std::int64_t fallback) {
+  std::vector<std::int64_t> pair_attr(const Node& n, const std::string& key, std::size_t spatial,
+                                      std::int64_t fallback) {
     auto v = n.attr_ints(key);
     if (v.empty()) v.assign(spatial, fallback);
     if (v.size() != spatial) fail(n, key + " must have " + std::to_string(spatial) + " entries");
@@ -654,7 +702,8 @@ class Translator {
   /// 1-D conv and pooling run as 2-D with height 1: [C, L] is viewed as [C, 1, L].
   Value as_2d(const Value& x, const Node& n) {
     if (x.shape.size() == 3) return x;
-    if (x.shape.size() != 2) fail(n, "expects [channels, length] or [channels, height, width], got " + to_string(x.shape));
+    if (x.shape.size() != 2)
+      fail(n, "expects [channels, length] or [channels, height, width], got " + to_string(x.shape));
     Value v = x;
     v.shape = {x.shape[0], 1, x.shape[1]};
     return v;
@@ -662,6 +711,321 @@ class Translator {
   Value back_to_1d(Value v, bool was_1d) {
     if (was_1d) v.shape = {v.shape[0], v.shape[2]};
     return v;
+  }
+
+  // ---- attention blocks
+  //
+  // Exporters write multi-head attention as projections, views and two activation x activation MatMuls:
+  //   q = x Wq (+ bq), k = m Wk (+ bk), v = m Wv (+ bv)       (or one fused projection and a Split)
+  //   Reshape/Transpose to heads;  s = MatMul(q, k^T) (Div/Mul scale) (Add mask | Where mask);  p = Softmax(s)
+  //   (Dropout);  c = MatMul(p, v);  Transpose/Reshape back;  y = c Wo (+ bo)
+  // find_attention matches that structure; translating it tracks shapes only, and its last node emits one
+  // `attention` layer (the layer list's, with the same parameters and kernels). A block whose shapes do not
+  // fit (grouped K/V heads, rotary arithmetic between projection and scores, ...) is translated node by node.
+
+  /// The node producing `name`, or nullptr (graph inputs, initializers).
+  const Node* producer(const std::string& name, std::size_t* at = nullptr) const {
+    auto it = producer_.find(name);
+    if (it == producer_.end()) return nullptr;
+    if (at) *at = it->second;
+    return &g_.nodes[it->second];
+  }
+
+  bool is_initializer(const std::string& name, std::size_t rank) const {
+    auto it = initializer_rank_.find(name);
+    return it != initializer_rank_.end() && it->second == rank;
+  }
+
+  /// Follows `name` back through views and scalar scales to a projection (MatMul by a rank-2 initializer,
+  /// optionally plus a bias Add); records the nodes passed. False when the chain is anything else.
+  bool trace_projection(std::string name, AttentionMatch& m, std::string* input, bool* bias) const {
+    static const std::set<std::string> views = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Cast"};
+    bool split_seen = false;
+    for (int step = 0; step < 16; ++step) {
+      std::size_t at = 0;
+      const Node* n = producer(name, &at);
+      if (!n) return false;
+      if (views.count(n->op)) {
+        m.nodes.insert(at);
+        name = n->in(0);
+      } else if ((n->op == "Mul" || n->op == "Div") && n->inputs.size() == 2 && !live_.count(n->in(1))) {
+        m.nodes.insert(at);  // a scale on q or k before the product
+        name = n->in(0);
+      } else if (n->op == "Split" && !split_seen) {
+        m.nodes.insert(at);  // one fused projection split into q, k, v
+        split_seen = true;
+        name = n->in(0);
+      } else if (n->op == "Add" && n->inputs.size() == 2) {
+        int side = is_initializer(n->in(1), 1) ? 0 : is_initializer(n->in(0), 1) ? 1 : -1;
+        if (side < 0) return false;
+        const Node* mm = producer(n->inputs[static_cast<std::size_t>(side)]);
+        if (!mm || mm->op != "MatMul") return false;
+        m.nodes.insert(at);
+        *bias = true;
+        name = n->inputs[static_cast<std::size_t>(side)];
+      } else if (n->op == "MatMul" && is_initializer(n->in(1), 2) && live_.count(n->in(0))) {
+        m.nodes.insert(at);
+        *input = n->in(0);
+        return true;
+      } else {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /// The only reader of `name`, or nullptr.
+  const Node* sole_consumer(const std::string& name, std::size_t* at) const {
+    auto it = consumers_.find(name);
+    if (it == consumers_.end() || it->second.size() != 1) return nullptr;
+    *at = it->second.front();
+    return &g_.nodes[*at];
+  }
+
+  /// Tries to read an attention block around the Softmax node `s`.
+  bool match_attention(std::size_t s, AttentionMatch& m) const {
+    const Node& soft = g_.nodes[s];
+    if (soft.inputs.empty() || soft.outputs.empty()) return false;
+    m.nodes.insert(s);
+    // Back from the softmax: mask and scale, then the scores MatMul of two activations.
+    std::string name = soft.in(0);
+    const Node* n = nullptr;
+    std::size_t at = 0;
+    for (int step = 0;; ++step) {
+      n = producer(name, &at);
+      if (!n || step > 8) return false;
+      if (n->op == "MatMul") break;
+      std::vector<std::string> live;
+      for (const auto& in : n->inputs) {
+        if (live_.count(in)) live.push_back(in);
+      }
+      if (live.size() != 1 || n->outputs.size() != 1) return false;
+      if (n->op == "Where") {
+        m.causal = true;  // a boolean mask selecting scores: the causal triangle in exported decoders
+      } else if (n->op == "Add" || n->op == "Sub") {
+        const std::string& mask = n->in(0) == live[0] ? n->in(1) : n->in(0);
+        if (!from_graph_input_.count(mask)) m.causal = true;  // a fixed additive mask; from an input: padding
+      } else if (n->op != "Div" && n->op != "Mul" && n->op != "Cast") {
+        return false;
+      }
+      m.nodes.insert(at);
+      name = live[0];
+    }
+    if (n->inputs.size() != 2 || !live_.count(n->in(0)) || !live_.count(n->in(1))) return false;
+    m.scores = at;
+    m.nodes.insert(at);
+    std::string q_in, k_in, v_in;
+    bool q_bias = false, k_bias = false, v_bias = false;
+    if (!trace_projection(n->in(0), m, &q_in, &q_bias)) return false;
+    if (!trace_projection(n->in(1), m, &k_in, &k_bias)) return false;
+    // Forward from the softmax: dropout, then the product with v.
+    name = soft.outputs[0];
+    n = sole_consumer(name, &at);
+    if (n && n->op == "Dropout") {
+      m.dropout = 0.5;
+      if (const Attribute* a = n->attr("ratio"); a && a->has_f) m.dropout = std::min(std::max(a->f, 0.0), 0.999999);
+      m.nodes.insert(at);
+      name = n->outputs.empty() ? "" : n->outputs[0];
+      n = sole_consumer(name, &at);
+    }
+    if (!n || n->op != "MatMul" || n->in(0) != name) return false;
+    m.context = at;
+    m.nodes.insert(at);
+    if (!trace_projection(n->in(1), m, &v_in, &v_bias)) return false;
+    // Back to [S, heads x head_dim] through views, then the output projection.
+    name = n->outputs.empty() ? "" : n->outputs[0];
+    for (int step = 0; step < 8; ++step) {
+      n = sole_consumer(name, &at);
+      if (!n || n->outputs.empty()) return false;
+      if (n->op == "Transpose" || n->op == "Reshape" || n->op == "Flatten" || n->op == "Identity") {
+        m.nodes.insert(at);
+        name = n->outputs[0];
+        continue;
+      }
+      break;
+    }
+    if (!n || n->op != "MatMul" || n->in(0) != name || !is_initializer(n->in(1), 2)) return false;
+    m.nodes.insert(at);
+    m.anchor = at;
+    name = n->outputs[0];
+    if (n = sole_consumer(name, &at); n && n->op == "Add" && n->inputs.size() == 2 && !n->outputs.empty()) {
+      const std::string& other = n->in(0) == name ? n->in(1) : n->in(0);
+      if (is_initializer(other, 1)) {
+        m.nodes.insert(at);
+        m.anchor = at;
+        m.out_bias = true;
+      }
+    }
+    if (k_in != v_in) return false;
+    m.query = q_in;
+    m.memory = k_in;
+    m.qkv_biases = int{q_bias} + int{k_bias} + int{v_bias};
+    // Everything inside is read only inside (Shape nodes only read shapes, which are tracked).
+    for (auto i : m.nodes) {
+      if (i == m.anchor) continue;
+      for (const auto& out : g_.nodes[i].outputs) {
+        auto it = consumers_.find(out);
+        if (it == consumers_.end()) continue;
+        for (auto c : it->second) {
+          if (!m.nodes.count(c) && g_.nodes[c].op != "Shape") return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// Finds the attention blocks once: indexes producers, readers and which tensors depend on the input.
+  void find_attention() {
+    matched_ = true;
+    for (const auto& t : g_.initializers) initializer_rank_[t.name] = t.dims.size();
+    live_.insert(input_name_);
+    for (const auto& v : g_.inputs) {
+      if (v.name != input_name_ && !initializer_rank_.count(v.name)) from_graph_input_.insert(v.name);
+    }
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      bool live = false, input = false;
+      for (const auto& in : n.inputs) {
+        consumers_[in].push_back(i);
+        live = live || live_.count(in);
+        input = input || from_graph_input_.count(in);
+      }
+      for (const auto& out : n.outputs) {
+        producer_.emplace(out, i);
+        if (live && n.op != "Shape") live_.insert(out);
+        if (input) from_graph_input_.insert(out);
+      }
+    }
+    std::set<std::size_t> taken;
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (g_.nodes[i].op != "Softmax" || !g_.nodes[i].domain.empty()) continue;
+      AttentionMatch m;
+      if (!match_attention(i, m)) continue;
+      bool overlaps = false;
+      for (auto k : m.nodes) overlaps = overlaps || taken.count(k);
+      if (overlaps) continue;
+      taken.insert(m.nodes.begin(), m.nodes.end());
+      matches_.push_back(std::move(m));
+    }
+  }
+
+  /// A value inside attention block `p`: an activation with a shape and no layer.
+  Value pattern_value(Shape shape, int p) const {
+    Value v;
+    v.kind = Value::Activation;
+    v.shape = std::move(shape);
+    v.pattern = p;
+    return v;
+  }
+
+  /// Translates node `i` of attention block `p`: shapes only, and the attention layer at the anchor.
+  void attention_node(const Node& n, std::size_t i, int p) {
+    AttentionMatch& m = matches_[static_cast<std::size_t>(p)];
+    const std::string& op = n.op;
+    auto mismatch = [&] { throw AttentionMismatch{p}; };
+    auto value = [&](const std::string& name) {
+      const Value* v = find(name);
+      if (!v || v->kind != Value::Activation) mismatch();
+      return *v;
+    };
+    if (i == m.anchor) return emit_attention(n, m, p);
+    if (op == "MatMul" && is_initializer(n.in(1), 2)) {  // a projection (Q, K, V, or the output before its bias)
+      Value x = value(n.in(0));
+      const Value* w = find(n.in(1));
+      if (!w || w->shape.size() != 2 || x.shape.empty() || x.shape.back() != w->shape[0]) mismatch();
+      Shape out = x.shape;
+      out.back() = w->shape[1];
+      return set(n, 0, pattern_value(out, p));
+    }
+    if (op == "MatMul") {  // Q.K^T or P.V: [..., a, b] x [..., b, c]
+      Value a = value(n.in(0)), b = value(n.in(1));
+      if (a.shape.size() < 2 || a.shape.size() != b.shape.size() || a.shape.back() != b.shape[b.shape.size() - 2]) {
+        mismatch();
+      }
+      if (i == m.scores) {
+        m.q_shape = a.shape;
+        m.k_shape = b.shape;
+      } else {
+        m.v_shape = b.shape;
+      }
+      Shape out = a.shape;
+      out.back() = b.shape.back();
+      return set(n, 0, pattern_value(out, p));
+    }
+    if (op == "Split") {
+      Value x = value(n.in(0));
+      std::int64_t axis = n.attr_i("axis", 0);
+      auto rank = static_cast<std::int64_t>(x.shape.size()) + 1;
+      if (axis < 0) axis += rank;
+      if (axis < 1 || axis >= rank) mismatch();
+      auto k = static_cast<std::size_t>(axis - 1);
+      std::vector<std::int64_t> sizes = n.attr_ints("split");
+      if (sizes.empty() && !n.in(1).empty()) {
+        const Value* c = find(n.in(1));
+        if (!c || !c->has_ints) mismatch();
+        sizes = c->ints;
+      }
+      if (sizes.empty()) sizes.assign(n.outputs.size(), x.shape[k] / static_cast<std::int64_t>(n.outputs.size()));
+      std::int64_t total = 0;
+      for (auto v : sizes) total += v;
+      if (sizes.size() != n.outputs.size() || total != x.shape[k]) mismatch();
+      for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+        Shape s = x.shape;
+        s[k] = sizes[o];
+        set(n, o, pattern_value(s, p));
+      }
+      return;
+    }
+    if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
+      return translate(n, i);  // views: the same shape rules as outside the block
+    }
+    // Scale, mask, softmax, dropout, casts: the shape of the one input from the block.
+    for (const auto& in : n.inputs) {
+      const Value* v = find(in);
+      if (v && v->pattern == p) return set(n, 0, *v);
+    }
+    for (const auto& in : n.inputs) {
+      const Value* v = find(in);
+      if (v && v->kind == Value::Activation) return set(n, 0, pattern_value(v->shape, p));  // scale on q
+    }
+    mismatch();
+  }
+
+  /// The block's last node: one attention layer when the shapes are those of multi-head attention.
+  void emit_attention(const Node& n, AttentionMatch& m, int p) {
+    auto mismatch = [&] { throw AttentionMismatch{p}; };
+    const Value* x = find(m.query);
+    const Value* mem = find(m.memory);
+    if (!x || !mem || x->kind != Value::Activation || mem->kind != Value::Activation || x->pattern >= 0 ||
+        mem->pattern >= 0 || x->shape.size() != 2 || mem->shape.size() != 2 || mem->shape[1] != x->shape[1]) {
+      mismatch();
+    }
+    // q [H, S, d], k^T [H, d, T], v [H, T, d].
+    const Shape &q = m.q_shape, &k = m.k_shape, &v = m.v_shape;
+    if (q.size() != 3 || k.size() != 3 || v.size() != 3 || k[0] != q[0] || v[0] != q[0] || k[1] != q[2] ||
+        v[2] != q[2] || q[1] != x->shape[0] || k[2] != mem->shape[0] || v[1] != mem->shape[0]) {
+      mismatch();
+    }
+    if (m.qkv_biases != 0 && m.qkv_biases != 3) mismatch();
+    // The ONNX weights the block holds, to check the layer counts the same.
+    std::int64_t weights = 0;
+    for (auto i : m.nodes) {
+      const Node& node = g_.nodes[i];
+      for (std::size_t j = 0; j < node.inputs.size(); ++j) {
+        const std::string& in = node.inputs[j];
+        bool kernel = node.op == "MatMul" && j == 1 && is_initializer(in, 2);
+        bool bias = node.op == "Add" && is_initializer(in, 1);
+        if (kernel || bias) weights += product(find(in)->shape);
+      }
+    }
+    Json spec = {{"type", "attention"}, {"num_heads", q[0]},         {"head_dim", q[2]},
+                 {"causal", m.causal},  {"bias", m.qkv_biases == 3}, {"out_bias", m.out_bias}};
+    if (m.dropout > 0) spec["dropout"] = m.dropout;
+    std::vector<Value> inputs = {*x};
+    if (m.memory != m.query) inputs.push_back(*mem);
+    Value out = emit(spec, unique_name(n), inputs);
+    if (builder_->network().layers.back().parameters != weights || out.shape != x->shape) mismatch();
+    set(n, 0, out);
   }
 
   // ---- operators
@@ -716,7 +1080,8 @@ class Translator {
     if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
       Value x = activation(n, n.in(0));
       if (x.shape.size() < 2) fail(n, "expects [channels, ...spatial], got " + to_string(x.shape));
-      Value out = emit({{"type", op == "GlobalAveragePool" ? "global_avg_pool" : "global_max_pool"}}, unique_name(n), {x});
+      Value out =
+          emit({{"type", op == "GlobalAveragePool" ? "global_avg_pool" : "global_max_pool"}}, unique_name(n), {x});
       out.shape = x.shape;  // ONNX keeps the spatial axes as 1s: a view of the pooled [C]
       std::fill(out.shape.begin() + 1, out.shape.end(), 1);
       return set(n, 0, out);
@@ -729,15 +1094,27 @@ class Translator {
       Value x = activation(n, n.in(0));
       std::int64_t axis = n.attr_i("axis", -1);
       auto rank = static_cast<std::int64_t>(x.shape.size()) + 1;
-      if (axis != -1 && axis != rank - 1) notes_.push_back(op + " node \"" + printable(n.name) + "\": normalisation over several axes costed as over the last");
-      Json spec = op == "LayerNormalization" ? Json{{"type", "layernorm"}, {"bias", !n.in(2).empty()}} : Json{{"type", "rmsnorm"}};
+      if (axis != -1 && axis != rank - 1)
+        notes_.push_back(op + " node \"" + printable(n.name) +
+                         "\": normalisation over several axes costed as over the last");
+      Json spec = op == "LayerNormalization" ? Json{{"type", "layernorm"}, {"bias", !n.in(2).empty()}}
+                                             : Json{{"type", "rmsnorm"}};
       return set(n, 0, emit(spec, unique_name(n), {x}));
     }
-    static const std::map<std::string, std::string> activations = {
-        {"Relu", "relu"},         {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},           {"LeakyRelu", "leaky_relu"},
-        {"Elu", "elu"},           {"Selu", "selu"},       {"Softplus", "softplus"},   {"HardSigmoid", "hard_sigmoid"},
-        {"HardSwish", "hard_swish"}, {"Mish", "mish"},     {"Gelu", "gelu"},           {"Clip", "relu6"},
-        {"Erf", "gelu"},          {"Silu", "silu"}};
+    static const std::map<std::string, std::string> activations = {{"Relu", "relu"},
+                                                                   {"Sigmoid", "sigmoid"},
+                                                                   {"Tanh", "tanh"},
+                                                                   {"LeakyRelu", "leaky_relu"},
+                                                                   {"Elu", "elu"},
+                                                                   {"Selu", "selu"},
+                                                                   {"Softplus", "softplus"},
+                                                                   {"HardSigmoid", "hard_sigmoid"},
+                                                                   {"HardSwish", "hard_swish"},
+                                                                   {"Mish", "mish"},
+                                                                   {"Gelu", "gelu"},
+                                                                   {"Clip", "relu6"},
+                                                                   {"Erf", "gelu"},
+                                                                   {"Silu", "silu"}};
     if (auto it = activations.find(op); it != activations.end()) {
       Value x = activation(n, n.in(0));
       return set(n, 0, emit({{"type", "activation"}, {"function", it->second}}, unique_name(n), {x}));
@@ -791,7 +1168,8 @@ class Translator {
         Shape s;
         for (std::size_t k = 0; k < full.size(); ++k) {
           bool drop = false;
-          for (auto a : axes) drop = drop || (a < 0 ? a + static_cast<std::int64_t>(full.size()) : a) == static_cast<std::int64_t>(k);
+          for (auto a : axes)
+            drop = drop || (a < 0 ? a + static_cast<std::int64_t>(full.size()) : a) == static_cast<std::int64_t>(k);
           if (axes.empty()) drop = full[k] == 1 && k > 0;
           if (drop && k == 0) fail(n, "cannot squeeze the batch axis");
           if (!drop) s.push_back(full[k]);
@@ -831,6 +1209,19 @@ class Translator {
       set(n, 0, *a);
       return;
     }
+    if (op == "Gather" && a->kind == Value::Weight && a->shape.size() == 2 && n.attr_i("axis", 0) == 0) {
+      // A table read by ids that are not activations (position ids from a Range or a constant, token-type
+      // ids from a second input): a positional embedding over the input's positions, as the layer list and
+      // the Hugging Face translation write it. A single row (a scalar index) is weight preprocessing.
+      const Value* idx = find(n.in(1));
+      bool scalar = idx && idx->has_ints && idx->ints.size() == 1 && idx->shape.empty();
+      InputKind kind = builder_->network().input.kind;
+      if (!scalar && (kind == InputKind::Tokens || kind == InputKind::Sequence)) {
+        Json spec = {{"type", "embedding"}, {"vocab_size", a->shape[0]}, {"dim", a->shape[1]}, {"positional", true}};
+        set(n, 0, emit(spec, unique_name(n), {values_.at(input_name_)}));
+        return;
+      }
+    }
     if ((op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") && a->has_ints) {
       out = *a;
     } else if (op == "Concat") {
@@ -858,7 +1249,7 @@ class Translator {
         }
       }
     } else if (a->kind == Value::Weight && (op == "Expand" || op == "Identity" || op == "Cast" || op == "Reshape" ||
-                                             op == "Unsqueeze" || op == "Transpose")) {
+                                            op == "Unsqueeze" || op == "Transpose")) {
       out = *a;  // weight preprocessing (a class token broadcast to the batch, ...): still that weight
     }
     if (out.has_ints) out.shape = {static_cast<std::int64_t>(out.ints.size())};
@@ -869,8 +1260,9 @@ class Translator {
   /// layer list and Keras write it) and returns the activation's name and the consumer's output; else "none".
   std::string fuse_activation(const std::string& output, std::size_t after, std::string* fused_output) {
     static const std::map<std::string, std::string> fusable = {
-        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Gelu", "gelu"}, {"Silu", "silu"},
-        {"Elu", "elu"},   {"Selu", "selu"},       {"Softplus", "softplus"}, {"HardSwish", "hard_swish"}};
+        {"Relu", "relu"}, {"Sigmoid", "sigmoid"},   {"Tanh", "tanh"},
+        {"Gelu", "gelu"}, {"Silu", "silu"},         {"Elu", "elu"},
+        {"Selu", "selu"}, {"Softplus", "softplus"}, {"HardSwish", "hard_swish"}};
     if (uses_[output] != 1) return "none";
     for (std::size_t j = after + 1; j < g_.nodes.size(); ++j) {
       const Node& m = g_.nodes[j];
@@ -901,8 +1293,9 @@ class Translator {
     x.shape = {k};
     std::string fused;
     std::string act = fuse_activation(n.outputs[0], current_, &fused);
-    set_fused(n, emit({{"type", "dense"}, {"units", units}, {"bias", !n.in(2).empty()}, {"activation", act}},
-                      unique_name(n), {x}),
+    set_fused(n,
+              emit({{"type", "dense"}, {"units", units}, {"bias", !n.in(2).empty()}, {"activation", act}},
+                   unique_name(n), {x}),
               fused);
   }
 
@@ -948,14 +1341,15 @@ class Translator {
     Value x = as_2d(x0, n);
     const Value& w = weight(n, 1, 3, 4);
     std::size_t spatial = w.shape.size() - 2;
-    if ((spatial == 1) != one_d) fail(n, "weight " + to_string(w.shape) + " does not match input " + to_string(x0.shape));
+    if ((spatial == 1) != one_d)
+      fail(n, "weight " + to_string(w.shape) + " does not match input " + to_string(x0.shape));
     for (auto d : n.attr_ints("dilations")) {
       if (d != 1) fail(n, "dilated convolutions are not supported");
     }
     std::int64_t group = n.attr_i("group", 1);
     if (group < 1) fail(n, "group must be positive");
-    std::vector<std::int64_t> kernel = spatial == 1 ? std::vector<std::int64_t>{1, w.shape[2]}
-                                                    : std::vector<std::int64_t>{w.shape[2], w.shape[3]};
+    std::vector<std::int64_t> kernel =
+        spatial == 1 ? std::vector<std::int64_t>{1, w.shape[2]} : std::vector<std::int64_t>{w.shape[2], w.shape[3]};
     if (w.shape[1] * group != x.shape[0]) {
       fail(n, "weight " + to_string(w.shape) + " with group " + std::to_string(group) + " does not match " +
                   std::to_string(x.shape[0]) + " input channels");
@@ -963,8 +1357,13 @@ class Translator {
     auto strides = pair_attr(n, "strides", spatial, 1);
     std::string fused;
     std::string act = fuse_activation(n.outputs[0], current_, &fused);
-    Json spec = {{"type", "conv2d"},      {"filters", w.shape[0]}, {"kernel_size", kernel}, {"stride", strides},
-                 {"padding", padding(n, spatial)}, {"groups", group},     {"bias", !n.in(2).empty()},
+    Json spec = {{"type", "conv2d"},
+                 {"filters", w.shape[0]},
+                 {"kernel_size", kernel},
+                 {"stride", strides},
+                 {"padding", padding(n, spatial)},
+                 {"groups", group},
+                 {"bias", !n.in(2).empty()},
                  {"activation", act}};
     set_fused(n, back_to_1d(emit(spec, unique_name(n), {x}), one_d), fused);
   }
@@ -976,8 +1375,11 @@ class Translator {
     std::size_t spatial = one_d ? 1 : 2;
     auto kernel = pair_attr(n, "kernel_shape", spatial, 0);
     auto strides = pair_attr(n, "strides", spatial, 1);
-    if (n.attr_i("ceil_mode", 0) != 0) notes_.push_back(n.op + " node \"" + printable(n.name) + "\": ceil_mode costed as floor");
-    Json spec = {{"type", n.op == "MaxPool" ? "max_pool2d" : "avg_pool2d"}, {"pool_size", kernel}, {"stride", strides},
+    if (n.attr_i("ceil_mode", 0) != 0)
+      notes_.push_back(n.op + " node \"" + printable(n.name) + "\": ceil_mode costed as floor");
+    Json spec = {{"type", n.op == "MaxPool" ? "max_pool2d" : "avg_pool2d"},
+                 {"pool_size", kernel},
+                 {"stride", strides},
                  {"padding", padding(n, spatial)}};
     set(n, 0, back_to_1d(emit(spec, unique_name(n), {x}), one_d));
   }
@@ -998,8 +1400,16 @@ class Translator {
     bool mul = n.op == "Mul" || n.op == "Div";
     std::string name = unique_name(n);
     // A trainable tensor (more than one element) added or multiplied in: a parameter layer (positions, scales).
+    // One whose shape cannot broadcast to the activation's (an attention mask meeting scores that the
+    // node-by-node path keeps in q's shape) is costed as a constant operand instead.
     for (const Value* o : others) {
-      if (o->kind == Value::Weight && product(o->shape) > 1) acts.push_back(parameter(n, *o, acts.front().shape.size()));
+      if (o->kind != Value::Weight || product(o->shape) <= 1) continue;
+      if (broadcasts(o->shape, acts.front().shape)) {
+        acts.push_back(parameter(n, *o, acts.front().shape.size()));
+      } else {
+        notes_.push_back(n.op + " node \"" + printable(n.name) + "\": initializer " + to_string(o->shape) +
+                         " does not broadcast to " + to_string(acts.front().shape) + "; costed as a constant operand");
+      }
     }
     if (acts.size() == 1) {
       // An activation and a constant: one elementwise pass.
@@ -1044,7 +1454,8 @@ class Translator {
       if (known <= 0 || total % known != 0) fail(n, "cannot reshape " + to_string(x.shape) + " to the target");
       out[static_cast<std::size_t>(infer)] = total / known;
     } else if (known != total) {
-      fail(n, "cannot reshape " + to_string(x.shape) + " (" + std::to_string(total) + " elements) to " + to_string(out));
+      fail(n,
+           "cannot reshape " + to_string(x.shape) + " (" + std::to_string(total) + " elements) to " + to_string(out));
     }
     x.shape = out;
     x.view = unique_name(n);
@@ -1077,8 +1488,9 @@ class Translator {
     if (data && data->kind == Value::Weight && data->shape.size() == 2 && is_activation(n.in(1))) {
       Value idx = activation(n, n.in(1));
       if (n.attr_i("axis", 0) != 0) fail(n, "an embedding lookup gathers rows (axis 0)");
-      set(n, 0, emit({{"type", "embedding"}, {"vocab_size", data->shape[0]}, {"dim", data->shape[1]}}, unique_name(n),
-                     {idx}));
+      set(n, 0,
+          emit({{"type", "embedding"}, {"vocab_size", data->shape[0]}, {"dim", data->shape[1]}}, unique_name(n),
+               {idx}));
       return;
     }
     const Value* idx = find(n.in(1));
@@ -1107,6 +1519,15 @@ class Translator {
   std::size_t current_ = 0;
   std::map<std::string, std::pair<int, std::int64_t>> unsupported_;  // op -> (nodes, elements)
   std::vector<std::string> notes_;
+  std::string input_name_;
+  bool matched_ = false;
+  std::vector<AttentionMatch> matches_;
+  std::set<int> disabled_;
+  std::map<std::size_t, int> in_pattern_;  // node -> recognised attention block
+  std::map<std::string, std::size_t> producer_, initializer_rank_;
+  std::map<std::string, std::vector<std::size_t>> consumers_;
+  std::set<std::string> live_;              // tensors computed from the network input (not only its shape)
+  std::set<std::string> from_graph_input_;  // tensors computed from the other graph inputs (masks, ids)
 };
 
 }  // namespace
@@ -1162,7 +1583,8 @@ Network onnx_bytes_to_network(std::string_view bytes, const std::string& path, c
 }
 
 Network onnx_to_network(const Json& value, const std::string& path, const InputOverrides& overrides) {
-  if (!value.is_string()) throw InputError(path, "expected the .onnx file as a base64 string, got " + describe_type(value));
+  if (!value.is_string())
+    throw InputError(path, "expected the .onnx file as a base64 string, got " + describe_type(value));
   std::string bytes = decode_base64(value.get_ref<const std::string&>(), path);
   return onnx_bytes_to_network(bytes, path, overrides);
 }

@@ -176,16 +176,12 @@ inline std::string lenet5(bool with_weights = true) {
   Graph g;
   g.inputs.push_back(value_info("image", {-1, 1, 32, 32}));
   g.outputs.push_back(value_info("logits", {-1, 10}));
-  g.initializers = {tensor("c1.weight", {6, 1, 5, 5}, kFloat, with_weights),
-                    tensor("c1.bias", {6}, kFloat, with_weights),
-                    tensor("c3.weight", {16, 6, 5, 5}, kFloat, with_weights),
-                    tensor("c3.bias", {16}, kFloat, with_weights),
-                    tensor("c5.weight", {120, 400}, kFloat, with_weights),
-                    tensor("c5.bias", {120}, kFloat, with_weights),
-                    tensor("f6.weight", {84, 120}, kFloat, with_weights),
-                    tensor("f6.bias", {84}, kFloat, with_weights),
-                    tensor("output.weight", {10, 84}, kFloat, with_weights),
-                    tensor("output.bias", {10}, kFloat, with_weights)};
+  g.initializers = {
+      tensor("c1.weight", {6, 1, 5, 5}, kFloat, with_weights),  tensor("c1.bias", {6}, kFloat, with_weights),
+      tensor("c3.weight", {16, 6, 5, 5}, kFloat, with_weights), tensor("c3.bias", {16}, kFloat, with_weights),
+      tensor("c5.weight", {120, 400}, kFloat, with_weights),    tensor("c5.bias", {120}, kFloat, with_weights),
+      tensor("f6.weight", {84, 120}, kFloat, with_weights),     tensor("f6.bias", {84}, kFloat, with_weights),
+      tensor("output.weight", {10, 84}, kFloat, with_weights),  tensor("output.bias", {10}, kFloat, with_weights)};
   std::vector<Msg> pool = {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})};
   g.nodes = {
       node("Conv", {"image", "c1.weight", "c1.bias"}, {"c1.out"}, "c1",
@@ -211,7 +207,7 @@ inline std::string small_cnn_model() {
   Graph c;
   c.inputs.push_back(value_info("img", {1, 3, 16, 16}));
   c.initializers = {tensor("w", {8, 3, 3, 3}), tensor("dw", {8, 1, 3, 3}), tensor("g", {8}),
-                    tensor("b", {8}), tensor("m", {8}), tensor("v", {8})};
+                    tensor("b", {8}),          tensor("m", {8}),           tensor("v", {8})};
   c.nodes = {node("Conv", {"img", "w"}, {"c"}, "conv",
                   {attr_ints("kernel_shape", {3, 3}), attr_ints("pads", {1, 1, 1, 1}), attr_ints("strides", {2, 2})}),
              node("BatchNormalization", {"c", "g", "b", "m", "v"}, {"bn"}, "bn"),
@@ -222,6 +218,100 @@ inline std::string small_cnn_model() {
              node("GlobalAveragePool", {"cat"}, {"gap"}, "gap"),
              node("Flatten", {"gap"}, {"f"}, "flatten")};
   return c.model();
+}
+
+/// Sizes of the tiny GPT-2-style decoder below.
+struct TinyGpt {
+  std::int64_t vocab = 96, positions = 32, seq = 16, width = 32, heads = 4, layers = 2;
+  bool fused_qkv = true;     // one c_attn MatMul and a Split (GPT-2's export) or three projections
+  bool key_bias = true;      // false: K without a bias (Whisper), which the attention layer cannot express
+  bool rotary_like = false;  // an extra elementwise op on q between projection and scores
+};
+
+/// A pre-LayerNorm GPT-2-style decoder as torch.onnx.export writes one: token and position Gathers,
+/// LayerNormalization, attention as projections, Reshape/Transpose to heads, MatMul, Div by sqrt(d), an
+/// additive causal mask, Softmax, MatMul, Transpose/Reshape back, output projection; GELU MLP; untied head.
+/// Node names follow the Hugging Face translation's layer names. No weight bytes (dims only).
+inline std::string tiny_gpt(const TinyGpt& c = {}) {
+  const std::int64_t D = c.width, H = c.heads, hd = c.width / c.heads, S = c.seq;
+  Graph g;
+  g.inputs.push_back(value_info("input_ids", {-1, S}, kInt64));
+  g.outputs.push_back(value_info("logits", {-1, S, c.vocab}));
+  std::vector<std::int64_t> positions;
+  for (std::int64_t i = 0; i < S; ++i) positions.push_back(i);
+  g.initializers = {tensor("wte.weight", {c.vocab, D}, kFloat, false),
+                    tensor("wpe.weight", {c.positions, D}, kFloat, false),
+                    int64s("position_ids", positions),
+                    int64s("heads_shape", {0, 0, H, hd}),
+                    int64s("merge_shape", {0, 0, D}),
+                    int64s("qkv_split", {D, D, D}),
+                    tensor("scale", {}, kFloat),
+                    tensor("causal_mask", {1, 1, S, S}, kFloat, false),
+                    tensor("lm_head.weight", {D, c.vocab}, kFloat, false),
+                    tensor("ln_f.weight", {D}, kFloat, false),
+                    tensor("ln_f.bias", {D}, kFloat, false)};
+  g.nodes = {node("Gather", {"wte.weight", "input_ids"}, {"tok"}, "wte"),
+             node("Gather", {"wpe.weight", "position_ids"}, {"pos"}, "wpe"),
+             node("Add", {"tok", "pos"}, {"x0"}, "embed")};
+  std::string x = "x0";
+  auto w = [&](const std::string& name, std::vector<std::int64_t> dims) {
+    g.initializers.push_back(tensor(name, dims, kFloat, false));
+    return name;
+  };
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    auto t = [&](const std::string& s) { return p + s; };
+    g.nodes.push_back(node("LayerNormalization", {x, w(t("ln_1.weight"), {D}), w(t("ln_1.bias"), {D})}, {t("a")},
+                           t("ln_1"), {attr_i("axis", -1)}));
+    std::string q = t("q"), k = t("k"), v = t("v");
+    if (c.fused_qkv) {
+      g.nodes.push_back(node("MatMul", {t("a"), w(t("c_attn.weight"), {D, 3 * D})}, {t("qkv0")}, t("c_attn")));
+      g.nodes.push_back(node("Add", {t("qkv0"), w(t("c_attn.bias"), {3 * D})}, {t("qkv")}, t("c_attn_bias")));
+      g.nodes.push_back(node("Split", {t("qkv"), "qkv_split"}, {q, k, v}, t("split"), {attr_i("axis", 2)}));
+    } else {
+      for (const char* n : {"q", "k", "v"}) {
+        std::string proj = t(std::string(n) + "_proj");
+        g.nodes.push_back(node("MatMul", {t("a"), w(proj + ".weight", {D, D})}, {proj + ".out"}, proj));
+        if (std::string(n) == "k" && !c.key_bias) {
+          g.nodes.push_back(node("Identity", {proj + ".out"}, {t(n)}, proj + "_id"));
+          continue;
+        }
+        g.nodes.push_back(node("Add", {proj + ".out", w(proj + ".bias", {D})}, {t(n)}, proj + "_bias"));
+      }
+    }
+    if (c.rotary_like) {
+      g.nodes.push_back(node("Sin", {q}, {t("q_rot")}, t("rotary")));
+      q = t("q_rot");
+    }
+    g.nodes.push_back(node("Reshape", {q, "heads_shape"}, {t("q4")}, t("q_heads")));
+    g.nodes.push_back(node("Transpose", {t("q4")}, {t("qh")}, t("q_t"), {attr_ints("perm", {0, 2, 1, 3})}));
+    g.nodes.push_back(node("Reshape", {k, "heads_shape"}, {t("k4")}, t("k_heads")));
+    g.nodes.push_back(node("Transpose", {t("k4")}, {t("kt")}, t("k_t"), {attr_ints("perm", {0, 2, 3, 1})}));
+    g.nodes.push_back(node("Reshape", {v, "heads_shape"}, {t("v4")}, t("v_heads")));
+    g.nodes.push_back(node("Transpose", {t("v4")}, {t("vh")}, t("v_t"), {attr_ints("perm", {0, 2, 1, 3})}));
+    g.nodes.push_back(node("MatMul", {t("qh"), t("kt")}, {t("scores")}, t("qk")));
+    g.nodes.push_back(node("Div", {t("scores"), "scale"}, {t("scaled")}, t("scale")));
+    g.nodes.push_back(node("Add", {t("scaled"), "causal_mask"}, {t("masked")}, t("mask")));
+    g.nodes.push_back(node("Softmax", {t("masked")}, {t("probs")}, t("softmax"), {attr_i("axis", -1)}));
+    g.nodes.push_back(node("MatMul", {t("probs"), t("vh")}, {t("ctx")}, t("pv")));
+    g.nodes.push_back(node("Transpose", {t("ctx")}, {t("ctx_t")}, t("ctx_t"), {attr_ints("perm", {0, 2, 1, 3})}));
+    g.nodes.push_back(node("Reshape", {t("ctx_t"), "merge_shape"}, {t("merged")}, t("merge")));
+    g.nodes.push_back(node("MatMul", {t("merged"), w(t("c_proj.weight"), {D, D})}, {t("o")}, t("c_proj")));
+    g.nodes.push_back(node("Add", {t("o"), w(t("c_proj.bias"), {D})}, {t("attn_out")}, t("attn")));
+    g.nodes.push_back(node("Add", {x, t("attn_out")}, {t("r")}, t("attn_residual")));
+    g.nodes.push_back(node("LayerNormalization", {t("r"), w(t("ln_2.weight"), {D}), w(t("ln_2.bias"), {D})}, {t("b")},
+                           t("ln_2"), {attr_i("axis", -1)}));
+    g.nodes.push_back(node("MatMul", {t("b"), w(t("mlp_up.weight"), {D, 4 * D})}, {t("u0")}, t("mlp_up")));
+    g.nodes.push_back(node("Add", {t("u0"), w(t("mlp_up.bias"), {4 * D})}, {t("u1")}, t("mlp_up_bias")));
+    g.nodes.push_back(node("Gelu", {t("u1")}, {t("u")}, t("gelu")));
+    g.nodes.push_back(node("MatMul", {t("u"), w(t("mlp_down.weight"), {4 * D, D})}, {t("m0")}, t("mlp_down")));
+    g.nodes.push_back(node("Add", {t("m0"), w(t("mlp_down.bias"), {D})}, {t("m")}, t("mlp_down_bias")));
+    g.nodes.push_back(node("Add", {t("r"), t("m")}, {t("out")}, t("stream")));
+    x = t("out");
+  }
+  g.nodes.push_back(node("LayerNormalization", {x, "ln_f.weight", "ln_f.bias"}, {"xf"}, "ln_f", {attr_i("axis", -1)}));
+  g.nodes.push_back(node("MatMul", {"xf", "lm_head.weight"}, {"logits"}, "lm_head"));
+  return g.model();
 }
 
 }  // namespace onnxw
