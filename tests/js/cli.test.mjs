@@ -3,11 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { CLI, HARDWARE, engine, exampleRequest, requireBuiltCore } from './helpers.mjs';
+import { CLI, HARDWARE, REPO_ROOT, engine, exampleRequest, requireBuiltCore } from './helpers.mjs';
 
 before(requireBuiltCore);
 
@@ -103,6 +103,48 @@ describe('prenet predict', () => {
   });
 });
 
+describe('prenet predict --onnx / --keras / --hf', () => {
+  const FIXTURES = join(REPO_ROOT, 'tests', 'fixtures');
+  /** @param {string[]} args */
+  const json = (args) => {
+    const run = prenet([...args, '--hardware', 'h100-sxm', '--json']);
+    assert.equal(run.status, 0, run.stderr);
+    return JSON.parse(run.stdout);
+  };
+
+  test('--onnx, --keras and --preset give the same LeNet-5 (the core reads the same network)', async () => {
+    const byOnnx = json(['predict', '--onnx', join(FIXTURES, 'onnx', 'lenet5-no-weights.onnx'), '--batch', '64']);
+    const byKeras = json(['predict', '--keras', join(FIXTURES, 'keras', 'lenet5_sequential.json'), '--batch', '64']);
+    assert.equal(byOnnx.model.parameters, 61706);
+    assert.equal(byKeras.model.parameters, 61706);
+    assert.equal(byOnnx.model.name, 'lenet5-no-weights');
+    const keras = JSON.parse(readFileSync(join(FIXTURES, 'keras', 'lenet5_sequential.json'), 'utf8'));
+    assert.deepEqual(byKeras, await engine.predict({ model: { keras }, training: { batch_size: 64 }, hardware: ['h100-sxm'] }));
+  });
+
+  test('--hf reads a config.json; flags still override the training fields', async () => {
+    const config = { model_type: 'gpt2', n_embd: 64, n_layer: 2, n_head: 4, vocab_size: 100, n_positions: 128 };
+    const path = requestFile(config);
+    const response = json(['predict', '--hf', path, '--seq-len', '32', '--batch', '4']);
+    assert.equal(response.training.seq_len, 32);
+    assert.deepEqual(response, await engine.predict({ model: { hf_config: config }, training: { batch_size: 4, seq_len: 32 }, hardware: ['h100-sxm'] }));
+    // The model flag replaces the model of --request, keeping its other fields.
+    const merged = json(['predict', '--request', requestFile({ model: { preset: 'resnet50' }, training: { batch_size: 4, seq_len: 32 } }), '--hf', path]);
+    assert.deepEqual(merged.model, response.model);
+  });
+
+  test('model file problems are one-line errors naming the flag or the core field', () => {
+    assertOneLineError(prenet(['predict', '--hf', '/no/such/config.json']), /^prenet: --hf: cannot read \/no\/such\/config\.json/);
+    assertOneLineError(prenet(['predict', '--onnx', '/no/such/model.onnx']), /^prenet: --onnx: cannot read \/no\/such\/model\.onnx/);
+    assertOneLineError(prenet(['predict', '--hf', requestFile('{"n_embd": ')]), /^prenet: --hf: .* is not valid JSON/);
+    assertOneLineError(prenet(['predict', '--hf', requestFile('[1, 2]')]), /^prenet: --hf: .* must hold a JSON object/);
+    assertOneLineError(prenet(['predict', '--keras', requestFile('{"class_name": ')]), /^prenet: model\.keras: /);
+    assertOneLineError(prenet(['predict', '--hf', requestFile({ model_type: 'gpt2', n_layer: 2 })]), /^prenet: model\.hf_config\.hidden_size: required field is missing/);
+    assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--onnx', 'x.onnx']), /^prenet: --onnx: give one model \(--preset, --onnx, --keras or --hf\)/);
+    assertOneLineError(prenet(['predict', '--onnx']), /^prenet: --onnx: missing value/);
+  });
+});
+
 describe('prenet hardware / presets / --help', () => {
   test('hardware prints a table with every catalogue id', async () => {
     const run = prenet(['hardware']);
@@ -129,5 +171,6 @@ describe('prenet hardware / presets / --help', () => {
     assert.equal(run.status, 0);
     assert.match(run.stdout, /^Usage:/);
     assert.match(run.stdout, /--dataset-size/);
+    for (const flag of ['--onnx FILE', '--keras FILE', '--hf FILE']) assert.ok(run.stdout.includes(flag), flag);
   });
 });

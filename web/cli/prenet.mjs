@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { PrenetError } from '../src/engine.js';
 import { formatSI, sig3 } from '../src/format.js';
+import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
 import { engine } from './node-engine.mjs';
 
 const USAGE = `Usage:
@@ -21,6 +22,10 @@ const USAGE = `Usage:
 Flags for predict (each overrides the same field of --request):
   --request FILE     request JSON (docs/API.md); "-" reads standard input
   --preset ID        model preset, e.g. bert-base (replaces the request's model)
+  --onnx FILE        an .onnx model; read in slices and sent without its weights (only the graph
+                     structure and tensor shapes), so files of any size work (docs/MODEL_FORMAT.md)
+  --keras FILE       a Keras model.to_json() file
+  --hf FILE          a Hugging Face config.json
   --hardware A,B     accelerator ids, comma-separated, e.g. a100-sxm4-80gb,h100-sxm
   --batch N          training.batch_size
   --seq-len N        training.seq_len
@@ -34,6 +39,8 @@ Flags for predict (each overrides the same field of --request):
 Examples:
   prenet predict --preset bert-base --hardware a100-sxm4-80gb,h100-sxm --batch 32
   echo '{"model":{"preset":"resnet50"}}' | prenet predict --request - --precision bf16
+  prenet predict --onnx model.onnx --seq-len 128 --hardware h100-sxm
+  prenet predict --hf config.json --batch 8 --precision bf16
 `;
 
 /** Numeric flags and the training field each sets. */
@@ -49,6 +56,7 @@ const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'o
 const VALUE_FLAGS = new Set([
   'request',
   'preset',
+  ...MODEL_FILE_FLAGS,
   'hardware',
   ...Object.keys(NUMBER_FLAGS),
   ...Object.keys(TEXT_FLAGS),
@@ -158,8 +166,9 @@ export async function buildRequestText(values) {
   const text = source === undefined ? '{}' : await readRequestText(source);
   const training = trainingOverrides(values);
   const preset = values.get('preset');
+  const model = await modelFromFlags(values);
   const hardware = values.get('hardware');
-  if (preset === undefined && hardware === undefined && Object.keys(training).length === 0) {
+  if (preset === undefined && model === undefined && hardware === undefined && Object.keys(training).length === 0) {
     return text;
   }
   /** @type {unknown} */
@@ -172,6 +181,7 @@ export async function buildRequestText(values) {
   if (!isPlainObject(request)) return text;
   const object = /** @type {Record<string, unknown>} */ (request);
   if (preset !== undefined) object.model = { preset };
+  if (model !== undefined) object.model = model;
   if (hardware !== undefined) object.hardware = hardware.split(',').map((id) => id.trim());
   if (Object.keys(training).length > 0) {
     if (object.training !== undefined && !isPlainObject(object.training)) return text;
