@@ -20,6 +20,9 @@ import {
 } from './helpers.mjs';
 import { engine as nodeEngine } from '../../web/cli/node-engine.mjs';
 
+/** The repository's format fixtures (small ONNX files written by tests/fuzz/make_seeds --fixtures). */
+const REPO_FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
+
 /**
  * @param {string} title
  * @param {() => Promise<import('./helpers.mjs').Target>} open resolves once the target can be loaded
@@ -185,11 +188,19 @@ export function pageSuite(title, open, close) {
       await shot('uploaded-config');
     });
 
-    test('an ONNX file is refused with a clear message', async () => {
+    test('an ONNX file is skimmed to its graph and computed; one without a graph is refused clearly', async () => {
+      await page.locator('#config-file').setInputFiles(join(REPO_FIXTURES, 'onnx', 'lenet5-no-weights.onnx'));
+      await within('the ONNX file was not computed', () =>
+        page.waitForFunction(() => /ONNX graph/.test(document.querySelector('#config-kind')?.textContent ?? '')),
+      );
+      await settled(page);
+      assert.match(await page.locator('#config').inputValue(), /^\{"onnx_base64":"/, 'the skimmed graph is in the box');
+      assert.match((await page.locator('#summary').textContent()) ?? '', /Parameters\s*61\.7 k/);
+      // tiny.onnx holds a model header and no graph.
       await page.locator('#config-file').setInputFiles(join(FIXTURES, 'tiny.onnx'));
       const box = page.locator('#model-error');
       await within('no message for the ONNX file', () => box.waitFor({ state: 'visible' }));
-      assert.match((await box.textContent()) ?? '', /^config: ONNX import is not supported yet \("tiny\.onnx"\)/);
+      assert.match((await box.textContent()) ?? '', /^config: "tiny\.onnx" \(1 KiB\) cannot be read as ONNX: .*no graph found/);
     });
 
     test('bad JSON shows an error naming the config, and the old results are marked stale', async () => {

@@ -109,6 +109,19 @@ describe('pasted model config', () => {
     }
   });
 
+  test('Keras model.to_json() becomes keras; a skimmed ONNX file (from a dropped .onnx) passes through', () => {
+    const keras = { class_name: 'Sequential', config: { layers: [] } };
+    const reading = readModelConfig(JSON.stringify(keras));
+    assert.ok(reading.ok);
+    assert.deepEqual(reading.model, { keras });
+    assert.match(reading.description, /Keras model \(Sequential\)/);
+    const onnx = { onnx_base64: 'CAgSBHRlc3Q=', name: 'tiny' };
+    const read = readModelConfig(JSON.stringify(onnx));
+    assert.ok(read.ok);
+    assert.deepEqual(read.model, onnx);
+    assert.match(read.description, /ONNX graph without weights \(1 KiB\)/);
+  });
+
   test('problems are named, starting with "config:"', () => {
     /** @type {Array<[string, RegExp]>} */
     const cases = [

@@ -1,9 +1,10 @@
 // Getting a config into the box: paste (plain textarea), upload (file picker) or drag-and-drop.
-// Files are read locally with File.text(); nothing is uploaded anywhere.
+// Files are read locally (File.text(), or File.slice for ONNX); nothing is uploaded anywhere.
 
 import { byId } from './dom';
+import { MAX_SKIMMED_BYTES, blobReader, skimOnnx, toBase64 } from './onnx-skim.js';
 
-/** The API's request limit (docs/API.md); a bigger file could never be computed. */
+/** The API's request limit (docs/API.md); a bigger text file could never be computed. */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 export interface ConfigInputEvents {
@@ -18,21 +19,29 @@ function sizeText(bytes: number): string {
 }
 
 /**
- * Checks and reads one file. ONNX models are recognised by name and refused with a clear message:
- * the core has no ONNX parser yet.
+ * An ONNX model, read in slices and skimmed to its graph structure (web/src/onnx-skim.js: weights are never
+ * read), as the box's text: `{"onnx_base64": ..., "name": ...}`, which model-config.js passes on.
  */
-async function readConfigFile(file: File): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
-  if (/\.onnx$/i.test(file.name)) {
-    return {
-      ok: false,
-      message: `config: ONNX import is not supported yet ("${file.name}"). Use the model's Hugging Face config.json or a layer list (docs/MODEL_FORMAT.md) instead.`,
-    };
+async function readOnnxFile(file: File): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+  try {
+    const skimmed = await skimOnnx(blobReader(file), file.size);
+    const name = file.name.replace(/\.onnx$/i, '');
+    return { ok: true, text: JSON.stringify({ onnx_base64: toBase64(skimmed.bytes), name }) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const limit = MAX_SKIMMED_BYTES / 1024 / 1024;
+    return { ok: false, message: `config: "${file.name}" (${sizeText(file.size)}) cannot be read as ONNX: ${reason} (limit after dropping weights: ${limit} MiB)` };
   }
+}
+
+/** Checks and reads one file: ONNX by name, anything else as JSON text. */
+async function readConfigFile(file: File): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+  if (/\.onnx$/i.test(file.name)) return readOnnxFile(file);
   if (file.size > MAX_FILE_BYTES) {
     return { ok: false, message: `config: "${file.name}" is ${sizeText(file.size)}; the largest config the calculator reads is 16 MiB` };
   }
   const text = await file.text();
-  if (text.includes('\u0000')) return { ok: false, message: `config: "${file.name}" is not a text file; expected JSON` };
+  if (text.includes('\u0000')) return { ok: false, message: `config: "${file.name}" is not a text file; expected JSON or an .onnx model` };
   return { ok: true, text };
 }
 

@@ -1,5 +1,7 @@
 // Turns text pasted into the page's config box into the request's `model` (docs/API.md): a layer
-// list `{"layers": [...], "input": {...}}` or a Hugging Face config.json (sent as `hf_config`).
+// list `{"layers": [...], "input": {...}}`, a Hugging Face config.json (sent as `hf_config`), Keras
+// `model.to_json()` (sent as `keras`) or a dropped .onnx file (config-input.ts writes it as
+// `{"onnx_base64": ..., "name": ...}`).
 // Only the kind is decided here; the core validates the content and names the faulty field.
 // Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 
@@ -35,6 +37,14 @@ export function readModelConfig(text) {
     const model = /** @type {import('./types').ModelSpec} */ (object);
     return { ok: true, model, description: `layer list, ${count} ${count === 1 ? 'entry' : 'entries'}` };
   }
+  if (typeof object.onnx_base64 === 'string') {
+    const model = /** @type {import('./types').ModelSpec} */ (object);
+    const kib = Math.ceil((object.onnx_base64.length * 3) / 4 / 1024);
+    return { ok: true, model, description: `ONNX graph without weights (${kib} KiB)` };
+  }
+  if (typeof object.class_name === 'string' && typeof object.config === 'object' && object.config !== null) {
+    return { ok: true, model: { keras: object }, description: `Keras model (${object.class_name})` };
+  }
   if (HF_KEYS.some((key) => key in object)) {
     const type = typeof object.model_type === 'string' ? ` (model_type "${object.model_type}")` : '';
     return { ok: true, model: { hf_config: object }, description: `Hugging Face config${type}` };
@@ -42,8 +52,9 @@ export function readModelConfig(text) {
   return {
     ok: false,
     message:
-      'config: not recognised: expected a layer list (an object with "layers") or a Hugging Face ' +
-      'config.json (with "model_type", "hidden_size" or "n_embd")',
+      'config: not recognised: expected a layer list (an object with "layers"), a Hugging Face ' +
+      'config.json (with "model_type", "hidden_size" or "n_embd"), Keras model.to_json() (with ' +
+      '"class_name" and "config") or an .onnx file',
   };
 }
 

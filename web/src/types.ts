@@ -20,6 +20,8 @@ export type JsonObject = { [key: string]: unknown };
 export type ModelSpec =
   | { preset: string; name?: string }
   | { hf_config: JsonObject; name?: string }
+  | { keras: JsonObject | string; name?: string }
+  | { onnx_base64: string; name?: string }
   | { layers: JsonObject[]; input: JsonObject; name?: string };
 
 export interface TrainingSpec {
