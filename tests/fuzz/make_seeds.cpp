@@ -76,6 +76,11 @@ int main(int argc, char** argv) {
     write(out / "request", "preset-" + p.id + ".json",
           Json({{"model", {{"preset", p.id}}}, {"options", {{"per_layer", false}}}}).dump());
   }
+  // A Switch Transformer (sparse expert blocks), beside the presets' configs.
+  write(out / "hf_config", "switch.json",
+        Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},
+              {"num_layers", 4}, {"num_experts", 4}, {"num_sparse_encoder_layers", 2}, {"vocab_size", 100}})
+            .dump());
   // Keras fixtures, also wrapped in requests.
   for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/keras")) {
     std::string text = read(entry.path());
@@ -88,7 +93,8 @@ int main(int argc, char** argv) {
                                                         {"lenet5-no-weights.onnx", onnxw::lenet5(false)},
                                                         {"mlp.onnx", mlp_graph()},
                                                         {"cnn.onnx", onnxw::small_cnn_model()},
-                                                        {"embedding.onnx", embedding_graph()}};
+                                                        {"embedding.onnx", embedding_graph()},
+                                                        {"tiny-gpt.onnx", onnxw::tiny_gpt()}};
   for (const auto& [name, bytes] : graphs) {
     write(out / "onnx", name, bytes);
     write(out / "request", std::string("onnx-") + name + ".json",

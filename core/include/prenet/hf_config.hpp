@@ -9,7 +9,7 @@ namespace prenet {
 
 /// Expands a Hugging Face `config.json` into a layer-list model ({"name","input","layers"}).
 /// Recognised `model_type`s: bert, roberta, distilbert, gpt2, gpt_neox, gptj, opt, llama, mistral, qwen2,
-/// phi, falcon, gemma, mixtral, t5 (and mt5), vit; another type with the usual fields becomes a GPT-2-style
+/// phi, falcon, gemma, mixtral, t5 (and mt5), switch_transformers, vit; another type with the usual fields becomes a GPT-2-style
 /// decoder with a warning. `seq_len` is the sequence length to use (0: the config's maximum positions,
 /// capped at 1024); `image_size` likewise for vision models (0: the config's). Appends notes for the user
 /// (assumptions, unknown model types) to `warnings`. Errors name `path` (e.g. "model.hf_config.n_embd")
