@@ -139,6 +139,7 @@ describe('prenet parallel and plan', () => {
     const response = JSON.parse(run.stdout);
     const p = response.results[0].parallel;
     assert.deepEqual([p.gpus, p.data, p.tensor, p.micro_batch_size, p.micro_batches, p.zero_stage, p.recompute], [8, 4, 2, 2, 4, 1, 'selective']);
+    /** @type {import('../../web/src/types').PredictRequest} */
     const request = {
       model: { preset: 'gpt2' },
       training: { batch_size: 32, precision: 'bf16' },
