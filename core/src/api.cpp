@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
 #include "prenet/learned.hpp"
 #include "prenet/memory.hpp"
+#include "prenet/parallel.hpp"
 #include "prenet/request.hpp"
 #include "prenet/roofline.hpp"
 #include "prenet/version.hpp"
@@ -33,26 +35,6 @@ Json phase_triplet(const std::array<double, 3>& v) {
   return {{"forward", round6(v[0])}, {"backward", round6(v[1])}, {"optimizer", round6(v[2])}};
 }
 
-Json layer_table(const Network& net, const StepWork& work) {
-  Json layers = Json::array();
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const Layer& l = net.layers[i];
-    const LayerWork& w = work.layers[i];
-    double total_flops = w.flops[0] + w.flops[1] + w.flops[2];
-    double total_bytes = w.bytes[0] + w.bytes[1] + w.bytes[2];
-    layers.push_back({{"name", l.name},
-                      {"type", to_string(l.type)},
-                      {"output_shape", l.output_shape},
-                      {"parameters", l.parameters},
-                      {"flops", phase_triplet(w.flops)},
-                      {"bytes", phase_triplet(w.bytes)},
-                      {"kernels", w.kernels},
-                      {"intensity", round6(total_bytes > 0 ? total_flops / total_bytes : 0.0)},
-                      {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
-  }
-  return layers;
-}
-
 double matmul_flops(const StepWork& work) {
   double total = 0;
   for (const Kernel& k : work.kernels) {
@@ -64,67 +46,82 @@ double matmul_flops(const StepWork& work) {
 /// What a result needs besides its timing: the baselines and, for learned predictions, the 80% band.
 struct ResultExtras {
   Json baselines;
-  std::optional<std::array<double, 2>> interval_ms;
+  std::optional<std::array<double, 2>> interval_ms;  // of the compute the timing covers (before calibration)
   double calibration_factor = 1.0;
 };
 
-Json result_for(const Accelerator& acc, const Timing& t, const Network& net, const StepWork& work,
-                const MemoryEstimate& mem, const TrainingConfig& training, bool per_layer, const ResultExtras& extras) {
-  // Round the measured parts once, then derive every total from the rounded values so the documented
-  // identities (step = forward + backward + optimizer, epoch = steps x step, ...) hold exactly.
+/// One result's step in the parts of docs/API.md, each already rounded, so the parts add up exactly.
+struct StepParts {
+  double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+  double data_ms = 0, tensor_ms = 0, pipeline_ms = 0, zero_ms = 0, bubble_ms = 0;
+  double compute_ms() const { return forward_ms + backward_ms + optimizer_ms; }
+  double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms; }
+  // Summed left to right in the documented order, so a reader adding the fields gets the same double.
+  double step_ms() const {
+    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms;
+  }
+};
+
+/// The parts of a result beyond one GPU's step (all absent for single-GPU requests).
+struct ParallelExtras {
+  std::int64_t gpus = 1;
+  double model_flops_scale = 1.0;  // MFU: model matmul FLOPs of the step / those of `work`
+  Json parallel;                   // the response's `parallel` object
+  Json advice;                     // memory_advice, when the model does not fit
+};
+
+Json memory_json(const MemoryEstimate& mem) {
+  return {{"weights_gb", round6(mem.weights_gb)},     {"gradients_gb", round6(mem.gradients_gb)},
+          {"optimizer_gb", round6(mem.optimizer_gb)}, {"activations_gb", round6(mem.activations_gb)},
+          {"temporary_gb", round6(mem.temporary_gb)}, {"overhead_gb", round6(mem.overhead_gb)}};
+}
+
+Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, const MemoryEstimate& mem,
+                const TrainingConfig& training, const ResultExtras& extras, const StepParts& parts,
+                const ParallelExtras* par) {
+  // The parts are rounded once; every total derives from them so the documented identities
+  // (step = forward + backward + optimizer [+ communication + bubble], epoch = steps x step) hold exactly.
   const double f = extras.calibration_factor;
-  double forward_ms = round6(t.ms[0] * f), backward_ms = round6(t.ms[1] * f), optimizer_ms = round6(t.ms[2] * f);
-  double step_ms = forward_ms + backward_ms + optimizer_ms;
+  const double step_ms = parts.step_ms();
+  const double gpus = par ? static_cast<double>(par->gpus) : 1.0;
   double epoch_s = static_cast<double>(training.steps_per_epoch()) * step_ms / 1e3;
   double total_s = epoch_s * training.epochs;
   double peak = matmul_peak_tflops(acc, training.precision, KernelClass::Gemm) * 1e12;
-  double mfu = matmul_flops(work) / (step_ms / 1e3 * peak);
+  double model_flops = par ? matmul_flops(work) * par->model_flops_scale : matmul_flops(work);
+  double mfu = model_flops / (step_ms / 1e3 * peak * gpus);
   Json r = {{"hardware", acc.id},
             {"name", acc.name},
             {"custom", acc.custom},
             {"step_ms", step_ms},
-            {"forward_ms", forward_ms},
-            {"backward_ms", backward_ms},
-            {"optimizer_ms", optimizer_ms},
+            {"forward_ms", parts.forward_ms},
+            {"backward_ms", parts.backward_ms},
+            {"optimizer_ms", parts.optimizer_ms},
             {"epoch_s", epoch_s},
             {"total_s", total_s},
             {"memory_gb", round6(mem.total_gb())},
-            {"memory",
-             {{"weights_gb", round6(mem.weights_gb)},
-              {"gradients_gb", round6(mem.gradients_gb)},
-              {"optimizer_gb", round6(mem.optimizer_gb)},
-              {"activations_gb", round6(mem.activations_gb)},
-              {"overhead_gb", round6(mem.overhead_gb)}}},
+            {"memory", memory_json(mem)},
             {"device_memory_gb", acc.memory_gb},
             {"fits", mem.total_gb() <= acc.memory_gb},
             {"price_per_hour_usd", acc.price_per_hour_usd ? Json(*acc.price_per_hour_usd) : Json()},
-            {"cost_usd", acc.price_per_hour_usd ? Json(total_s / 3600 * *acc.price_per_hour_usd) : Json()},
+            {"cost_usd", acc.price_per_hour_usd ? Json(total_s / 3600 * *acc.price_per_hour_usd * gpus) : Json()},
             {"mfu", round6(mfu)},
             {"bottleneck", to_string(t.bottleneck)},
             {"time_split_ms",
              {{"compute", round6(t.compute_ms)}, {"memory", round6(t.memory_ms)}, {"overhead", round6(t.overhead_ms)}}},
             {"baselines", extras.baselines}};
-  if (extras.interval_ms) {
-    double low = round6((*extras.interval_ms)[0] * f), high = round6((*extras.interval_ms)[1] * f);
+  if (extras.interval_ms && t.step_ms > 0) {
+    // The learned band covers the predicted compute; communication is added as predicted.
+    double compute = parts.compute_ms() + parts.bubble_ms, rest = parts.communication_ms();
+    double low = round6(compute * (*extras.interval_ms)[0] / t.step_ms + rest);
+    double high = round6(compute * (*extras.interval_ms)[1] / t.step_ms + rest);
     r["step_ms_interval"] = {std::min(low, step_ms), std::max(high, step_ms)};
     double scale = static_cast<double>(training.steps_per_epoch()) * training.epochs / 1e3;
     r["total_s_interval"] = {std::min(low, step_ms) * scale, std::max(high, step_ms) * scale};
   }
   if (f != 1.0) r["calibration_factor"] = round6(f);
-  if (per_layer) {
-    Json layers = Json::array();
-    for (std::size_t i = 0; i < net.layers.size(); ++i) {
-      const LayerTiming& lt = t.layers[i];
-      layers.push_back({{"name", net.layers[i].name},
-                        {"forward_ms", round6(lt.ms[0] * f)},
-                        {"backward_ms", round6(lt.ms[1] * f)},
-                        {"optimizer_ms", round6(lt.ms[2] * f)},
-                        {"compute_ms", round6(lt.compute_ms)},
-                        {"memory_ms", round6(lt.memory_ms)},
-                        {"ct_ms", round6(lt.ct_ms)},
-                        {"bound", to_string(lt.bound)}});
-    }
-    r["layers"] = std::move(layers);
+  if (par) {
+    r["parallel"] = par->parallel;
+    if (!par->advice.is_null()) r["memory_advice"] = par->advice;
   }
   return r;
 }
@@ -148,17 +145,41 @@ const char* model_source(const Json& model) {
 /// Everything about a request except the timing predictor's output.
 struct Prepared {
   Request req;
-  Network net;
-  StepWork work;
-  MemoryEstimate mem;
+  Network net;         // the whole model
+  StepWork work;       // what one GPU runs: the whole batch, or with `parallel` one micro-batch of its shard
+  MemoryEstimate mem;  // one GPU without `parallel`
   std::vector<Timing> roofline;
+  // With `parallel` only:
+  std::optional<ShardedNetwork> shard;
+  std::vector<double> saved, saved_none;  // per layer, one micro-batch: under the recompute mode, and without
+  std::array<double, 3> model_flops{};    // the whole model's step over the global batch, by phase
+  double model_matmul_flops = 0;          // of which matrix kernels (MFU's numerator)
 };
 
 Prepared prepare(const Json& doc) {
-  Prepared p{parse_request(doc), {}, {}, {}, {}};
+  Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
-  p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
+  if (p.req.parallel) {
+    const ParallelConfig& cfg = *p.req.parallel;
+    p.shard = shard_network(p.net, cfg.tensor);
+    p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer);
+    StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
+    p.model_flops = whole.flops;
+    p.model_matmul_flops = matmul_flops(whole);
+    p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, tr.precision);
+    p.saved_none = saved_activation_bytes(*p.shard, p.work, Recompute::None, cfg.micro_batch_size, tr.precision);
+    add_recompute_kernels(p.work, *p.shard, cfg.recompute);
+    if (cfg.pipeline > static_cast<std::int64_t>(p.net.layers.size())) {
+      throw InputError("parallel.pipeline", "the network has " + std::to_string(p.net.layers.size()) +
+                                                " layers, fewer than " + std::to_string(cfg.pipeline) +
+                                                " pipeline stages");
+    }
+  } else {
+    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
+    p.model_flops = p.work.flops;
+    p.model_matmul_flops = matmul_flops(p.work);
+  }
   if (p.work.kernels.empty()) {
     throw InputError("model", "the network performs no computation (only reshapes or identities)");
   }
@@ -187,64 +208,371 @@ Json baselines_for(const Prepared& p, std::size_t h) {
   // FLOPs at 40% of the dense peak for the training precision.
   double peak = matmul_peak_tflops(acc, p.req.training.precision, KernelClass::Gemm) * 1e12 * 0.4;
   const auto& flops = p.work.flops;
-  return {{"roofline", {{"forward_ms", round6(roof.ms[0])}, {"step_ms", round6(roof.step_ms)}}},
-          {"prenet", {{"forward_ms", round6(prenet_forward)}, {"step_ms", round6(prenet_step)}}},
+  // With `parallel` the work is one micro-batch of one GPU's tensor shard: the baselines run it
+  // micro_batches times (no communication, no pipeline split or bubble).
+  const double m = p.req.parallel ? static_cast<double>(p.req.parallel->micro_batches) : 1.0;
+  return {{"roofline", {{"forward_ms", round6(roof.ms[0] * m)}, {"step_ms", round6(roof.step_ms * m)}}},
+          {"prenet", {{"forward_ms", round6(prenet_forward * m)}, {"step_ms", round6(prenet_step * m)}}},
           {"flops40",
-           {{"forward_ms", round6(flops[0] / peak * 1e3)}, {"step_ms", round6((flops[0] + flops[1] + flops[2]) / peak * 1e3)}}}};
+           {{"forward_ms", round6(flops[0] / peak * 1e3 * m)},
+            {"step_ms", round6((flops[0] + flops[1] + flops[2]) / peak * 1e3 * m)}}}};
 }
 
-/// The response for `p` timed by `main` (roofline or learned), with optional 80% bands.
-Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* predictor,
-              const std::vector<std::array<double, 2>>* intervals) {
+/// Memory of the fullest GPU when the layers are split into the stages `bounds`.
+MemoryEstimate worst_memory(const ShardedNetwork& shard, const std::vector<double>& saved,
+                            const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds,
+                            const ParallelConfig& cfg, const TrainingConfig& tr) {
+  MemoryEstimate worst;
+  for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+    MemoryEstimate m =
+        estimate_stage_memory(shard, saved, saved_none, bounds[s], bounds[s + 1], s, cfg, tr.precision, tr.optimizer);
+    if (s == 0 || m.total_gb() > worst.total_gb()) worst = m;
+  }
+  return worst;
+}
+
+Json link_json(const Link& l) {
+  return {{"kind", l.kind}, {"bandwidth_gbs", round6(l.bandwidth_gbs)}, {"latency_us", round6(l.latency_us)}};
+}
+
+Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepParts& parts, const ParallelTiming& pt) {
+  const GroupLinks g = group_links(cfg, fabric);
+  auto which = [](bool used, bool inter) { return used ? Json(inter ? "inter_node" : "intra_node") : Json(); };
+  Json stages = Json::array();
+  for (std::size_t s = 0; s + 1 < pt.stage_bounds.size(); ++s)
+    stages.push_back(pt.stage_bounds[s + 1] - pt.stage_bounds[s]);
+  return {{"gpus", cfg.gpus},
+          {"data", cfg.data},
+          {"tensor", cfg.tensor},
+          {"pipeline", cfg.pipeline},
+          {"micro_batch_size", cfg.micro_batch_size},
+          {"micro_batches", cfg.micro_batches},
+          {"zero_stage", cfg.zero_stage},
+          {"recompute", to_string(cfg.recompute)},
+          {"compute_ms", parts.compute_ms()},
+          {"communication_ms",
+           {{"data", parts.data_ms},
+            {"tensor", parts.tensor_ms},
+            {"pipeline", parts.pipeline_ms},
+            {"zero", parts.zero_ms}}},
+          {"bubble_ms", parts.bubble_ms},
+          {"stage_layers", stages},
+          {"critical_stage", pt.critical_stage},
+          {"links",
+           {{"gpus_per_node", fabric.gpus_per_node},
+            {"intra_node", link_json(fabric.intra)},
+            {"inter_node", link_json(fabric.inter)},
+            {"tensor", which(cfg.tensor > 1, g.tensor_inter)},
+            {"data", which(cfg.data > 1, g.data_inter)},
+            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)}}}};
+}
+
+/// Single changes to `cfg` after which the fullest GPU fits `acc`, each with its memory (docs/API.md).
+Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConfig& cfg,
+                   const std::vector<double>& layer_cost) {
   const TrainingConfig& tr = p.req.training;
-  std::vector<double> factors(p.req.hardware.size(), 1.0);
+  const std::size_t n = p.net.layers.size();
+  // Memory of `c`; nullopt when the network cannot be laid out that way.
+  auto memory_of = [&](const ParallelConfig& c) -> std::optional<MemoryEstimate> {
+    try {
+      std::optional<ShardedNetwork> own;
+      if (c.tensor != cfg.tensor) own = shard_network(p.net, c.tensor);
+      const ShardedNetwork& shard = own ? *own : *p.shard;
+      const bool same_work = !own && c.micro_batch_size == cfg.micro_batch_size;
+      StepWork work = same_work ? StepWork{} : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer);
+      const StepWork& w = same_work ? p.work : work;
+      std::vector<double> saved = saved_activation_bytes(shard, w, c.recompute, c.micro_batch_size, tr.precision);
+      std::vector<double> none = saved_activation_bytes(shard, w, Recompute::None, c.micro_batch_size, tr.precision);
+      std::vector<double> cost = layer_cost;
+      if (!same_work) {
+        const Timing t = roofline_times(w, {acc}, tr.precision).front();
+        for (std::size_t l = 0; l < n; ++l) cost[l] = t.layers[l].ms[0] + t.layers[l].ms[1];
+      }
+      std::vector<std::size_t> bounds =
+          c.pipeline > 1 ? split_stages(cost, c.pipeline) : std::vector<std::size_t>{0, n};
+      return worst_memory(shard, saved, none, bounds, c, tr);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  };
+  Json advice = Json::array();
+  auto consider = [&](const ParallelConfig& c, Json change) {
+    auto m = memory_of(c);
+    if (!m || m->total_gb() > acc.memory_gb) return false;
+    advice.push_back({{"change", std::move(change)}, {"gpus", c.gpus}, {"memory_gb", round6(m->total_gb())}});
+    return true;
+  };
+  for (Recompute r : {Recompute::Selective, Recompute::Full}) {
+    if (static_cast<int>(r) <= static_cast<int>(cfg.recompute)) continue;
+    ParallelConfig c = cfg;
+    c.recompute = r;
+    if (consider(c, {{"recompute", to_string(r)}})) break;
+  }
+  if (cfg.data > 1) {
+    for (int z = cfg.zero_stage + 1; z <= 3; ++z) {
+      ParallelConfig c = cfg;
+      c.zero_stage = z;
+      if (consider(c, {{"zero_stage", z}})) break;
+    }
+  }
+  for (std::int64_t mbs = cfg.micro_batch_size / 2; mbs >= 1 && cfg.micro_batch_size % mbs == 0; mbs /= 2) {
+    ParallelConfig c = cfg;
+    c.micro_batch_size = mbs;
+    c.micro_batches = cfg.micro_batches * (cfg.micro_batch_size / mbs);
+    if (consider(c, {{"micro_batch_size", mbs}, {"micro_batches", c.micro_batches}})) break;
+    if (mbs == 1) break;
+  }
+  for (std::int64_t t = cfg.tensor * 2; t <= 64; t *= 2) {
+    ParallelConfig c = cfg;
+    c.tensor = t;
+    c.gpus = c.data * c.tensor * c.pipeline;
+    if (consider(c, {{"tensor", t}, {"gpus", c.gpus}})) break;
+  }
+  for (std::int64_t pp = cfg.pipeline * 2; pp <= static_cast<std::int64_t>(n) && pp <= 1024; pp *= 2) {
+    ParallelConfig c = cfg;
+    c.pipeline = pp;
+    c.gpus = c.data * c.tensor * c.pipeline;
+    if (consider(c, {{"pipeline", pp}, {"gpus", c.gpus}})) break;
+  }
+  return advice;
+}
+
+/// A double as JSON text, as the rest of the response writes it.
+std::string number_text(double v) { return Json(v).dump(); }
+
+/// Each result's per-layer timings as JSON text. Repeated blocks repeat their timings, so the text of
+/// each distinct timing is built once per accelerator and reused; names are escaped once. This keeps a
+/// full-catalogue prediction with per-layer results cheap (docs/PERFORMANCE.md).
+class LayerTextWriter {
+ public:
+  explicit LayerTextWriter(const Network& net) {
+    names_.reserve(net.layers.size());
+    for (const Layer& l : net.layers)
+      names_.push_back(Json(l.name).dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+
+  /// `[{"backward_ms", "bound", "compute_ms", "ct_ms", "forward_ms", "memory_ms", "name", "optimizer_ms"}, ...]`
+  void write(std::string& out, const Timing& t, double factor) const {
+    std::unordered_map<Key, std::pair<std::string, std::string>, KeyHash> cache;
+    out += '[';
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const LayerTiming& lt = t.layers[i];
+      const Key values = {lt.ms[0] * factor,
+                          lt.ms[1] * factor,
+                          lt.ms[2] * factor,
+                          lt.compute_ms,
+                          lt.memory_ms,
+                          lt.ct_ms,
+                          static_cast<double>(lt.bound)};
+      auto it = cache.find(values);
+      if (it == cache.end()) {
+        std::string head = "{\"backward_ms\":" + number_text(round6(values[1])) + ",\"bound\":\"" +
+                           to_string(lt.bound) + "\",\"compute_ms\":" + number_text(round6(values[3])) +
+                           ",\"ct_ms\":" + number_text(round6(values[5])) +
+                           ",\"forward_ms\":" + number_text(round6(values[0])) +
+                           ",\"memory_ms\":" + number_text(round6(values[4])) + ",\"name\":";
+        std::string tail = ",\"optimizer_ms\":" + number_text(round6(values[2])) + "}";
+        it = cache.emplace(values, std::make_pair(std::move(head), std::move(tail))).first;
+      }
+      if (i > 0) out += ',';
+      out += it->second.first;
+      out += names_[i];
+      out += it->second.second;
+    }
+    out += ']';
+  }
+
+  /// Bytes write() appends for `t`, roughly (to reserve the output once).
+  std::size_t estimate() const { return names_.size() * 200; }
+
+  /// The response's layer table (docs/API.md, `layers`), as text; identical layers are written once.
+  std::string table(const Network& net, const StepWork& work) const {
+    std::unordered_map<std::string, std::pair<std::string, std::string>> cache;
+    std::string out = "[";
+    out.reserve(names_.size() * 300);
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const Layer& l = net.layers[i];
+      const LayerWork& w = work.layers[i];
+      std::string key = to_string(l.type);
+      const double values[] = {
+          static_cast<double>(l.parameters), w.flops[0], w.flops[1], w.flops[2], w.bytes[0], w.bytes[1], w.bytes[2],
+          static_cast<double>(w.kernels),    w.co,       w.cm};
+      key.append(reinterpret_cast<const char*>(values), sizeof values);
+      key.append(reinterpret_cast<const char*>(l.output_shape.data()), l.output_shape.size() * sizeof(std::int64_t));
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        double total_flops = w.flops[0] + w.flops[1] + w.flops[2];
+        double total_bytes = w.bytes[0] + w.bytes[1] + w.bytes[2];
+        std::string head = dump({{"flops", phase_triplet(w.flops)},
+                                 {"bytes", phase_triplet(w.bytes)},
+                                 {"kernels", w.kernels},
+                                 {"intensity", round6(total_bytes > 0 ? total_flops / total_bytes : 0.0)},
+                                 {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
+        head.back() = ',';  // keys sort: bytes, features, flops, intensity, kernels < name < the rest
+        head += "\"name\":";
+        std::string tail =
+            dump({{"type", to_string(l.type)}, {"output_shape", l.output_shape}, {"parameters", l.parameters}});
+        tail.front() = ',';
+        it = cache.emplace(std::move(key), std::make_pair(std::move(head), std::move(tail))).first;
+      }
+      if (i > 0) out += ',';
+      out += it->second.first;
+      out += names_[i];
+      out += it->second.second;
+    }
+    out += ']';
+    return out;
+  }
+
+ private:
+  using Key = std::array<double, 7>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::size_t h = 0;
+      for (double v : k) h = h * 1000003u ^ std::hash<double>()(v);
+      return h;
+    }
+  };
+  std::vector<std::string> names_;
+};
+
+/// The response for `p` timed by `main` (roofline or learned), with optional 80% bands.
+std::string assemble(const Prepared& p, const std::vector<Timing>& main, const char* predictor,
+                     const std::vector<std::array<double, 2>>* intervals) {
+  const TrainingConfig& tr = p.req.training;
+  const std::size_t H = p.req.hardware.size();
+  std::vector<double> factors(H, 1.0);
+  // With `parallel`, per-layer times of one micro-batch become the step of the critical stage.
+  auto compose = [&](std::size_t h, double f) {
+    const ParallelConfig& cfg = *p.req.parallel;
+    std::vector<std::array<double, 3>> layer_ms(main[h].layers.size());
+    for (std::size_t l = 0; l < layer_ms.size(); ++l) {
+      for (std::size_t k = 0; k < 3; ++k) layer_ms[l][k] = main[h].layers[l].ms[k] * f;
+    }
+    return compose_parallel(layer_ms, *p.shard, cfg, resolve_fabric(p.req.hardware[h], cfg), tr.precision);
+  };
   if (p.req.calibration) {
     // The measured accelerator takes the full correction; the others half of it in log space, since part of
     // the error is the model's (shared) and part the accelerator's own (docs/PREDICTION.md, Calibration).
-    double f = p.req.calibration->step_ms / main[p.req.calibration->hardware_index].step_ms;
-    for (std::size_t h = 0; h < factors.size(); ++h) {
-      factors[h] = h == p.req.calibration->hardware_index ? f : std::sqrt(f);
-    }
+    const std::size_t c = p.req.calibration->hardware_index;
+    double predicted = p.req.parallel ? compose(c, 1.0).step_ms() : main[c].step_ms;
+    double f = p.req.calibration->step_ms / predicted;
+    for (std::size_t h = 0; h < H; ++h) factors[h] = h == c ? f : std::sqrt(f);
   }
-  Json results = Json::array();
-  for (std::size_t h = 0; h < p.req.hardware.size(); ++h) {
+  std::vector<Json> results;
+  results.reserve(H);
+  // Per-layer results are written as text and spliced in (LayerTextWriter).
+  std::optional<LayerTextWriter> layer_writer;
+  if (p.req.per_layer) layer_writer.emplace(p.shard ? p.shard->net : p.net);
+  for (std::size_t h = 0; h < H; ++h) {
     ResultExtras extras;
     extras.baselines = baselines_for(p, h);
     if (intervals) extras.interval_ms = (*intervals)[h];
     extras.calibration_factor = factors[h];
-    results.push_back(result_for(p.req.hardware[h], main[h], p.net, p.work, p.mem, tr, p.req.per_layer, extras));
+    const Accelerator& acc = p.req.hardware[h];
+    if (!p.req.parallel) {
+      const double f = factors[h];
+      StepParts parts;
+      parts.forward_ms = round6(main[h].ms[0] * f);
+      parts.backward_ms = round6(main[h].ms[1] * f);
+      parts.optimizer_ms = round6(main[h].ms[2] * f);
+      results.push_back(result_for(acc, main[h], p.work, p.mem, tr, extras, parts, nullptr));
+      continue;
+    }
+    const ParallelConfig& cfg = *p.req.parallel;
+    const Fabric fabric = resolve_fabric(acc, cfg);
+    ParallelTiming pt = compose(h, factors[h]);
+    StepParts parts;
+    parts.forward_ms = round6(pt.forward_ms);
+    parts.backward_ms = round6(pt.backward_ms);
+    parts.optimizer_ms = round6(pt.optimizer_ms);
+    parts.data_ms = round6(pt.data_ms);
+    parts.tensor_ms = round6(pt.tensor_ms);
+    parts.pipeline_ms = round6(pt.pipeline_ms);
+    parts.zero_ms = round6(pt.zero_ms);
+    parts.bubble_ms = round6(pt.bubble_ms);
+    MemoryEstimate mem = worst_memory(*p.shard, p.saved, p.saved_none, pt.stage_bounds, cfg, tr);
+    ParallelExtras px;
+    px.gpus = cfg.gpus;
+    double work_matmul = matmul_flops(p.work);
+    px.model_flops_scale = work_matmul > 0 ? p.model_matmul_flops / work_matmul : 0.0;
+    px.parallel = parallel_json(cfg, fabric, parts, pt);
+    if (mem.total_gb() > acc.memory_gb) {
+      std::vector<double> cost(main[h].layers.size());
+      for (std::size_t l = 0; l < cost.size(); ++l) cost[l] = main[h].layers[l].ms[0] + main[h].layers[l].ms[1];
+      px.advice = memory_advice(p, acc, cfg, cost);
+    }
+    results.push_back(result_for(acc, main[h], p.work, mem, tr, extras, parts, &px));
   }
   std::int64_t dataset = tr.dataset_size > 0 ? tr.dataset_size : tr.batch_size * 100;
-  Json training = {{"batch_size", tr.batch_size},   {"precision", to_string(tr.precision)},
-                   {"optimizer", to_string(tr.optimizer)}, {"dataset_size", dataset},
-                   {"epochs", tr.epochs},           {"steps_per_epoch", tr.steps_per_epoch()}};
+  Json training = {{"batch_size", tr.batch_size},
+                   {"precision", to_string(tr.precision)},
+                   {"optimizer", to_string(tr.optimizer)},
+                   {"dataset_size", dataset},
+                   {"epochs", tr.epochs},
+                   {"steps_per_epoch", tr.steps_per_epoch()}};
   const Network& net = p.net;
   if (net.input.kind == InputKind::Tokens || net.input.kind == InputKind::Sequence) {
     training["seq_len"] = net.input.seq_len;
   }
   if (net.input.kind == InputKind::Image) training["image_size"] = net.input.image_size;
-  std::array<double, 3> f = p.work.flops;
+  std::array<double, 3> f = p.model_flops;
   const Json& model = p.req.model;
-  Json response = {
-      {"version", version()},
-      {"predictor", predictor},
-      {"model",
-       {{"name", net.name},
-        {"source", model_source(model)},
-        {"parameters", net.parameters()},
-        {"layer_count", net.layers.size()},
-        {"input", input_summary(net.input)},
-        {"flops_per_step",
-         {{"forward", round6(f[0])}, {"backward", round6(f[1])}, {"optimizer", round6(f[2])},
-          {"total", round6(f[0] + f[1] + f[2])}}}}},
-      {"training", training},
-      {"warnings", net.warnings},
-      {"results", results}};
-  if (p.req.per_layer) response["layers"] = layer_table(net, p.work);
-  return response;
+  Json response = {{"version", version()},
+                   {"predictor", predictor},
+                   {"model",
+                    {{"name", net.name},
+                     {"source", model_source(model)},
+                     {"parameters", net.parameters()},
+                     {"layer_count", net.layers.size()},
+                     {"input", input_summary(net.input)},
+                     {"flops_per_step",
+                      {{"forward", round6(f[0])},
+                       {"backward", round6(f[1])},
+                       {"optimizer", round6(f[2])},
+                       {"total", round6(f[0] + f[1] + f[2])}}}}},
+                   {"training", training},
+                   {"warnings", net.warnings},
+                   {"results", Json::array()}};
+  // Splice the results in: user text is escaped by dump(), so `"results":[]` occurs once, as the key.
+  std::string text = dump(response);
+  const std::string slot = "\"results\":[]";
+  const std::size_t at = text.find(slot);
+  std::vector<std::string> parts;
+  parts.reserve(results.size());
+  std::size_t size = text.size() + 2;
+  for (std::size_t h = 0; h < results.size(); ++h) {
+    parts.push_back(dump(results[h]));
+    size += parts.back().size() + 1 + (layer_writer ? layer_writer->estimate() : 0);
+  }
+  // One output buffer, filled once: these responses run to megabytes with per-layer results.
+  std::string out;
+  out.reserve(size);
+  out.append(text, 0, at);
+  out += "\"results\":[";
+  for (std::size_t h = 0; h < parts.size(); ++h) {
+    if (h > 0) out += ',';
+    if (layer_writer) {
+      out.append(parts[h], 0, parts[h].size() - 1);  // all but the result's closing brace
+      out += ",\"layers\":";
+      layer_writer->write(out, main[h], factors[h]);
+      out += '}';
+    } else {
+      out += parts[h];
+    }
+  }
+  out += ']';
+  out.append(text, at + slot.size(), std::string::npos);
+  if (layer_writer) {
+    out.pop_back();  // the response's closing brace
+    out += ",\"layers\":";
+    out += layer_writer->table(p.shard ? p.shard->net : net, p.work);
+    out += '}';
+  }
+  return out;
 }
 
-Json predict_document(const Json& doc) {
+std::string predict_document(const Json& doc) {
   Prepared p = prepare(doc);
   return assemble(p, p.roofline, "roofline", nullptr);
 }
@@ -264,7 +592,7 @@ std::optional<LearnedSession>& session() {
 std::string predict_json(const std::string& request_text) {
   try {
     Json doc = parse_json_text(request_text, "request");
-    return dump(predict_document(doc));
+    return predict_document(doc);
   } catch (const InputError& e) {
     return dump(error_document(e.field(), e.what()));
   } catch (const std::exception& e) {
@@ -312,7 +640,7 @@ std::string learned_finish(const std::vector<std::vector<float>>& outputs) {
       merged[h].step_ms = learned[h].step_ms;
       for (std::size_t l = 0; l < merged[h].layers.size(); ++l) merged[h].layers[l].ms = learned[h].layers[l].ms;
     }
-    std::string out = dump(assemble(s.prepared, merged, "learned", &intervals));
+    std::string out = assemble(s.prepared, merged, "learned", &intervals);
     session().reset();
     return out;
   } catch (const InputError& e) {

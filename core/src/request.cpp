@@ -42,7 +42,8 @@ std::vector<Accelerator> parse_hardware(const Json& doc) {
     } else if (list[i].is_object()) {
       out.push_back(parse_accelerator(list[i], path, true));
     } else {
-      throw InputError(path, "expected an accelerator id or a custom accelerator object, got " + describe_type(list[i]));
+      throw InputError(path,
+                       "expected an accelerator id or a custom accelerator object, got " + describe_type(list[i]));
     }
   }
   return out;
@@ -52,12 +53,20 @@ std::vector<Accelerator> parse_hardware(const Json& doc) {
 
 Request parse_request(const Json& doc) {
   require_object(doc, "request");
-  reject_unknown_keys(doc, "", {"model", "training", "hardware", "options", "calibration"});
+  reject_unknown_keys(doc, "", {"model", "training", "hardware", "options", "calibration", "parallel"});
   Request r;
   if (!doc.contains("model")) throw InputError("model", "required: a preset, hf_config or layer list");
   r.model = require_object(doc["model"], "model");
   r.training = parse_training(doc);
   r.hardware = parse_hardware(doc);
+  if (doc.contains("parallel") && !doc["parallel"].is_null()) {
+    std::optional<std::int64_t> batch;
+    const Json* tr = doc.contains("training") && doc["training"].is_object() ? &doc["training"] : nullptr;
+    if (tr && tr->contains("batch_size") && !(*tr)["batch_size"].is_null()) batch = r.training.batch_size;
+    ParallelConfig p = parse_parallel(doc["parallel"], batch);
+    r.training.batch_size = p.data * p.micro_batch_size * p.micro_batches;
+    r.parallel = p;
+  }
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     const Json& cal = require_object(doc["calibration"], "calibration");
     reject_unknown_keys(cal, "calibration", {"hardware", "step_ms"});
@@ -71,7 +80,8 @@ Request parse_request(const Json& doc) {
         found = true;
       }
     }
-    if (!found) throw InputError("calibration.hardware", "\"" + printable(id) + "\" is not one of the requested accelerators");
+    if (!found)
+      throw InputError("calibration.hardware", "\"" + printable(id) + "\" is not one of the requested accelerators");
     r.calibration = c;
   }
   if (doc.contains("options") && !doc["options"].is_null()) {

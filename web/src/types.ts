@@ -53,6 +53,30 @@ export interface PredictRequest {
   options?: { per_layer?: boolean };
   /** A step time measured on one of the requested accelerators; predictions are corrected by it. */
   calibration?: { hardware: string; step_ms: number };
+  /** Training on more than one accelerator (docs/API.md, "parallel"). */
+  parallel?: ParallelSpec;
+}
+
+/** A link between accelerators; omitted fields come from the catalogue. */
+export interface LinkSpec {
+  kind?: string;
+  bandwidth_gbs?: number;
+  latency_us?: number;
+}
+
+export interface ParallelSpec {
+  gpus?: number;
+  data?: number;
+  tensor?: number;
+  pipeline?: number;
+  micro_batch_size?: number;
+  micro_batches?: number;
+  zero_stage?: 0 | 1 | 2 | 3;
+  fsdp?: boolean;
+  recompute?: 'none' | 'selective' | 'full';
+  gpus_per_node?: number;
+  intra_node?: LinkSpec;
+  inter_node?: LinkSpec;
 }
 
 // ---------------------------------------------------------------- response
@@ -140,7 +164,7 @@ export interface HardwareResult {
   name: string;
   custom: boolean;
   step_ms: number;
-  /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §5). */
+  /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §6). */
   step_ms_interval?: [number, number];
   /** Learned predictor only: the 80% interval of total_s. */
   total_s_interval?: [number, number];
@@ -218,6 +242,8 @@ export interface PrenetCoreModule {
   learnedFeatures?(classIndex: number): Float32Array;
   /** Step 3: each class's model outputs, in prepare's order; returns the response JSON. */
   learnedFinish?(outputs: Float32Array[]): string;
+  /** Plan mode (docs/API.md, "Plan"): the fitting parallel layouts; JSON text. */
+  plan?(requestJson: string): string;
 }
 
 /** Runs one learned predictor (an ONNX model) on row-major float32 features [rows x width]. */

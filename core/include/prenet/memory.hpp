@@ -1,24 +1,58 @@
 #pragma once
 // Memory of one training step on one device: model states plus activations kept for backward.
+#include <vector>
+
 #include "prenet/features.hpp"
 #include "prenet/network.hpp"
+#include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
 
 namespace prenet {
 
 struct MemoryEstimate {
-  double weights_gb = 0;      // including FP32 master weights under mixed precision
+  double weights_gb = 0;  // including FP32 master weights under mixed precision
   double gradients_gb = 0;
   double optimizer_gb = 0;
   double activations_gb = 0;
-  double overhead_gb = 0;     // runtime context, workspaces, allocator slack
-  double total_gb() const { return weights_gb + gradients_gb + optimizer_gb + activations_gb + overhead_gb; }
+  double temporary_gb = 0;  // communication buffers and gathered weights (parallel training)
+  double overhead_gb = 0;   // runtime context, workspaces, allocator slack
+  double total_gb() const {
+    return weights_gb + gradients_gb + optimizer_gb + activations_gb + temporary_gb + overhead_gb;
+  }
 };
 
 /// Fixed allowance for the framework's runtime context and workspaces (GB).
 constexpr double kRuntimeOverheadGb = 0.75;
 
+/// Bytes per parameter of the model states (docs/PREDICTION.md, Memory): weights (16-bit copy plus FP32
+/// master under mixed precision), gradients, optimizer states. Unsharded.
+struct StateBytes {
+  double weights16 = 0, master = 0, gradients = 0, optimizer = 0;
+};
+StateBytes state_bytes(Precision precision, Optimizer optimizer);
+
 /// Estimates device memory (GB = 1e9 bytes) for training `net` with the step's saved activations.
 MemoryEstimate estimate_memory(const Network& net, const StepWork& work, Precision precision, Optimizer optimizer);
+
+/// What the memory of one pipeline stage depends on, summed over its layers (one micro-batch).
+struct StageInputs {
+  double params = 0, largest_param = 0;  // of the tensor shard
+  double activations = 0;                // bytes kept under the recompute mode
+  double largest_block = 0;              // bytes of the largest block without recomputation
+};
+StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
+                         const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
+/// Memory of the GPU of stage `stage` from its sums (see estimate_stage_memory).
+MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg, Precision precision,
+                            Optimizer optimizer);
+
+/// Memory of the GPU of pipeline stage `stage` (layers [first, last)) under `cfg`: tensor-sharded
+/// parameters of the stage, ZeRO sharding over the data group, activations of the micro-batches the
+/// 1F1B schedule keeps in flight on that stage. `saved` is per layer and micro-batch under cfg.recompute,
+/// `saved_without_recompute` the same with nothing recomputed (full recomputation rebuilds one block).
+MemoryEstimate estimate_stage_memory(const ShardedNetwork& shard, const std::vector<double>& saved,
+                                     const std::vector<double>& saved_without_recompute, std::size_t first,
+                                     std::size_t last, std::size_t stage, const ParallelConfig& cfg,
+                                     Precision precision, Optimizer optimizer);
 
 }  // namespace prenet

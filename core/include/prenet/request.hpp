@@ -5,6 +5,7 @@
 
 #include "prenet/hardware.hpp"
 #include "prenet/json_util.hpp"
+#include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
 
 namespace prenet {
@@ -21,6 +22,8 @@ struct Request {
   std::vector<Accelerator> hardware;
   bool per_layer = true;
   std::optional<Calibration> calibration;
+  /// Absent: one accelerator. Present: training.batch_size is the global batch it splits.
+  std::optional<ParallelConfig> parallel;
 };
 
 constexpr std::size_t kMaxAccelerators = 64;

@@ -1,0 +1,153 @@
+#pragma once
+// Training on more than one accelerator: the request's `parallel` section, Megatron-style tensor
+// sharding of a network, pipeline stages, and the time of the collectives (docs/PREDICTION.md,
+// "More than one GPU").
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "prenet/features.hpp"
+#include "prenet/hardware.hpp"
+#include "prenet/json_util.hpp"
+#include "prenet/network.hpp"
+#include "prenet/roofline.hpp"
+#include "prenet/training.hpp"
+
+namespace prenet {
+
+enum class Recompute { None, Selective, Full };
+const char* to_string(Recompute r);
+
+/// One kind of link between accelerators: per-GPU bandwidth in one direction and the latency of one hop.
+struct Link {
+  std::string kind;
+  double bandwidth_gbs = 0;
+  double latency_us = 0;
+};
+
+/// A link as the request gives it: each field may be absent and then comes from the catalogue.
+struct LinkOverride {
+  std::optional<std::string> kind;
+  std::optional<double> bandwidth_gbs, latency_us;
+};
+
+/// The request's `parallel` section after validation; degrees are resolved, links maybe not.
+struct ParallelConfig {
+  std::int64_t gpus = 1, data = 1, tensor = 1, pipeline = 1;
+  std::int64_t micro_batch_size = 1, micro_batches = 1;
+  int zero_stage = 0;
+  Recompute recompute = Recompute::None;
+  std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
+  LinkOverride intra_node, inter_node;
+};
+
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
+
+/// Validates `parallel` against the global batch: batch = data x micro_batch_size x micro_batches and
+/// gpus = data x tensor x pipeline, deriving what is missing. `batch` is the request's training.batch_size
+/// (nullopt when the request leaves it out; it is then derived). Errors name `parallel.<field>`.
+ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> batch);
+
+/// Fraction of a link's bandwidth that collectives achieve (NCCL bus bandwidth over the link rate).
+constexpr double kLinkEfficiency = 0.80;
+/// Default gradient bucket of data-parallel all-reduce (PyTorch DDP's 25 MB).
+constexpr double kGradientBucketBytes = 25e6;
+
+/// The links and node size one accelerator uses for `cfg`: request overrides over catalogue defaults.
+struct Fabric {
+  Link intra, inter;
+  std::int64_t gpus_per_node = 8;
+};
+Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg);
+
+/// Whether each group's collectives leave the node (groups are laid out tensor-fastest, then data, then
+/// pipeline, as Megatron does: a group stays on the intra-node link while its span fits in a node).
+struct GroupLinks {
+  bool tensor_inter = false, data_inter = false, pipeline_inter = false;
+};
+GroupLinks group_links(const ParallelConfig& cfg, const Fabric& fabric);
+
+/// Time (ms) of a ring all-reduce of `bytes` over `n` members on `link`: 2(n-1)/n of the data through
+/// each member's link plus 2(n-1) hops of latency.
+double allreduce_ms(double bytes, std::int64_t n, const Link& link);
+/// Reduce-scatter or all-gather: half an all-reduce's traffic and hops.
+double allgather_ms(double bytes, std::int64_t n, const Link& link);
+/// One point-to-point send of `bytes`.
+double p2p_ms(double bytes, const Link& link);
+
+/// Per layer of the sharded network: the tensor-parallel all-reduces its forward and backward need
+/// (count each of `bytes` per sample), whether full recomputation covers it, and whether its parameters
+/// are replicated over the tensor group.
+struct ShardLayer {
+  int forward_allreduces = 0, backward_allreduces = 0;
+  double allreduce_bytes_per_sample = 0;
+  bool in_block = false;  // inside a repeated block: a unit of full recomputation
+  int block = -1;         // index of that block instance
+};
+
+struct ShardedNetwork {
+  Network net;  // what one GPU of the tensor group computes (same layers, same order, smaller shapes)
+  std::vector<ShardLayer> layers;
+};
+
+/// Splits `net` over `tensor` GPUs the Megatron way: attention heads and the QKV projection column-
+/// parallel, the output projection row-parallel; an MLP's first matrix column-parallel and its second
+/// row-parallel; the token embedding and the LM head vocabulary-parallel; norms and the rest replicated.
+/// Throws InputError naming parallel.tensor when `tensor` does not divide what it must split.
+ShardedNetwork shard_network(const Network& net, std::int64_t tensor);
+
+/// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
+void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
+
+/// Bytes of activations one micro-batch keeps for backward under `mode`, per layer of `shard`.
+std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
+                                           std::int64_t micro_batch, Precision precision);
+
+/// Contiguous split of layers into `stages` with the per-layer costs `cost` as even as possible;
+/// returns the first layer of each stage plus layers.size(). Throws naming parallel.pipeline when there
+/// are fewer layers than stages.
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int64_t stages);
+
+/// The time of one optimizer step on the GPU that limits it, in parts that add up exactly:
+/// step = forward + backward + optimizer + communication (data + tensor + pipeline + zero) + bubble.
+struct ParallelTiming {
+  double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;         // compute of the critical stage, all micro-batches
+  double data_ms = 0, tensor_ms = 0, pipeline_ms = 0, zero_ms = 0;  // exposed communication
+  double bubble_ms = 0;
+  std::size_t critical_stage = 0;
+  std::vector<std::size_t> stage_bounds;
+  double step_ms() const {
+    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms;
+  }
+};
+
+/// Per stage of the pipeline (one micro-batch on one GPU of the stage): what the step needs from the
+/// layers, so layouts that differ only in data degree, ZeRO stage or micro-batch count reuse it.
+struct StagePlan {
+  std::vector<std::size_t> bounds;                           // first layer of each stage, then the layer count
+  std::vector<double> forward, backward, tensor, optimizer;  // ms
+  std::vector<double> params, largest_param;                 // parameters of the stage's shard
+  double boundary_elements = 0;                              // per sample, the largest activation sent between stages
+  double busy_total = 0;                                     // sum over stages of forward + backward + tensor
+  std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+};
+
+/// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
+/// tensor degree, micro-batch size and recomputation; not its data degree, ZeRO stage or micro-batches).
+StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+/// The step of `cfg` from its stage sums.
+ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
+                               Precision precision);
+
+/// Per-layer parameter counts of one GPU's shard (after tensor sharding), used for gradients and ZeRO.
+std::vector<double> shard_parameters(const ShardedNetwork& shard);
+
+/// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
+/// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.
+ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+
+}  // namespace prenet

@@ -1,0 +1,553 @@
+#include "prenet/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace prenet {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::optional<std::int64_t> opt_int(const Json& obj, const char* key, std::int64_t min, std::int64_t max) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
+  return get_int(obj, key, "parallel", 0, min, max);
+}
+
+LinkOverride parse_link(const Json& obj, const char* key) {
+  LinkOverride l;
+  if (!obj.contains(key) || obj[key].is_null()) return l;
+  const std::string path = join("parallel", key);
+  const Json& o = require_object(obj[key], path);
+  reject_unknown_keys(o, path, {"kind", "bandwidth_gbs", "latency_us"});
+  if (o.contains("kind") && !o["kind"].is_null()) l.kind = require_string(o, "kind", path);
+  if (o.contains("bandwidth_gbs") && !o["bandwidth_gbs"].is_null()) {
+    l.bandwidth_gbs = require_number(o, "bandwidth_gbs", path, 1e-3, 1e6);
+  }
+  if (o.contains("latency_us") && !o["latency_us"].is_null()) {
+    l.latency_us = require_number(o, "latency_us", path, 0, 1e6);
+  }
+  return l;
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// The part of a layer name before its last dot: the repeat instance it was expanded from ("h.3.").
+std::string block_prefix(const std::string& name) {
+  auto dot = name.rfind('.');
+  return dot == std::string::npos ? std::string() : name.substr(0, dot + 1);
+}
+
+/// Layers that only pass their input through elementwise (a chain between an MLP's two matrices).
+bool is_passthrough(LayerType t) {
+  return t == LayerType::Activation || t == LayerType::Dropout || t == LayerType::Identity;
+}
+
+/// Link from the catalogue record `rec[key]` ({kind, bandwidth_gbs, latency_us}); `halve` turns the
+/// catalogue's bidirectional intra-node figure into one direction.
+Link catalogue_link(const Json& rec, const char* key, bool halve, const Link& fallback) {
+  if (!rec.is_object() || !rec.contains(key) || !rec[key].is_object()) return fallback;
+  const Json& o = rec[key];
+  Link l = fallback;
+  if (o.contains("kind") && o["kind"].is_string()) l.kind = o["kind"].get<std::string>();
+  if (o.contains("bandwidth_gbs") && o["bandwidth_gbs"].is_number()) {
+    l.bandwidth_gbs = o["bandwidth_gbs"].get<double>() * (halve ? 0.5 : 1.0);
+  }
+  if (o.contains("latency_us") && o["latency_us"].is_number()) l.latency_us = o["latency_us"].get<double>();
+  return l;
+}
+
+void apply(Link& l, const LinkOverride& o) {
+  if (o.kind) l.kind = *o.kind;
+  if (o.bandwidth_gbs) l.bandwidth_gbs = *o.bandwidth_gbs;
+  if (o.latency_us) l.latency_us = *o.latency_us;
+}
+
+/// Hops of latency a collective pays over n members: a ring's 2(n-1), or a tree's 2 log2 n once NCCL
+/// switches to trees for large groups (whichever is fewer).
+double latency_hops(std::int64_t n) {
+  double ring = 2.0 * d(n - 1);
+  double tree = 2.0 * std::ceil(std::log2(d(n)));
+  return std::min(ring, tree);
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+  }
+  return "none";
+}
+
+ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> batch) {
+  const std::string path = "parallel";
+  const Json& p = require_object(section, path);
+  reject_unknown_keys(p, path,
+                      {"gpus", "data", "tensor", "pipeline", "micro_batch_size", "micro_batches", "zero_stage", "fsdp",
+                       "recompute", "gpus_per_node", "intra_node", "inter_node"});
+  ParallelConfig c;
+  auto gpus = opt_int(p, "gpus", 1, kMaxGpus);
+  auto data = opt_int(p, "data", 1, kMaxGpus);
+  auto mbs = opt_int(p, "micro_batch_size", 1, 1 << 20);
+  auto mb = opt_int(p, "micro_batches", 1, 1 << 20);
+  c.tensor = get_int(p, "tensor", path, 1, 1, 1024);
+  c.pipeline = get_int(p, "pipeline", path, 1, 1, 4096);
+  const std::int64_t tp = c.tensor * c.pipeline;
+  if (data) {
+    c.data = *data;
+  } else if (gpus) {
+    if (*gpus % tp != 0) {
+      throw InputError("parallel.gpus", str(*gpus) + " GPUs do not split into tensor x pipeline = " + str(tp) +
+                                            "-GPU model replicas; give a multiple of " + str(tp));
+    }
+    c.data = *gpus / tp;
+  } else if (batch && mbs && mb) {
+    if (*batch % (*mbs * *mb) != 0) {
+      throw InputError("parallel.micro_batch_size",
+                       "training.batch_size " + str(*batch) +
+                           " is not a multiple of micro_batch_size x micro_batches = " + str(*mbs * *mb));
+    }
+    c.data = *batch / (*mbs * *mb);
+  }
+  if (c.data * tp > kMaxGpus) throw InputError("parallel.data", "at most " + str(kMaxGpus) + " GPUs in all");
+  c.gpus = c.data * tp;
+  if (gpus && *gpus != c.gpus) {
+    throw InputError("parallel.gpus", str(*gpus) + " GPUs but data x tensor x pipeline = " + str(c.data) + " x " +
+                                          str(c.tensor) + " x " + str(c.pipeline) + " = " + str(c.gpus));
+  }
+  // The global batch: data x micro_batch_size x micro_batches, whichever part is missing is derived.
+  if (mbs && mb) {
+    std::int64_t global = c.data * *mbs * *mb;
+    if (batch && *batch != global) {
+      throw InputError("parallel.micro_batch_size", "data x micro_batch_size x micro_batches = " + str(c.data) + " x " +
+                                                        str(*mbs) + " x " + str(*mb) + " = " + str(global) +
+                                                        " but training.batch_size is " + str(*batch));
+    }
+    c.micro_batch_size = *mbs;
+    c.micro_batches = *mb;
+  } else {
+    std::int64_t global = batch.value_or(32);
+    if (mbs) {
+      if (global % (c.data * *mbs) != 0) {
+        throw InputError("parallel.micro_batch_size",
+                         "training.batch_size " + str(global) +
+                             " is not a multiple of data x micro_batch_size = " + str(c.data * *mbs));
+      }
+      c.micro_batch_size = *mbs;
+      c.micro_batches = global / (c.data * *mbs);
+    } else {
+      std::int64_t m = mb.value_or(1);
+      if (global % (c.data * m) != 0) {
+        throw InputError(mb ? "parallel.micro_batches" : "parallel.data",
+                         "training.batch_size " + str(global) +
+                             " does not split evenly over data x micro_batches = " + str(c.data * m));
+      }
+      c.micro_batches = m;
+      c.micro_batch_size = global / (c.data * m);
+    }
+  }
+  if (c.micro_batch_size * c.micro_batches * c.data > (std::int64_t{1} << 40)) {
+    throw InputError("parallel.micro_batches", "the global batch is too large");
+  }
+  c.zero_stage = static_cast<int>(get_int(p, "zero_stage", path, 0, 0, 3));
+  if (get_bool(p, "fsdp", path, false)) {
+    if (p.contains("zero_stage") && !p["zero_stage"].is_null() && c.zero_stage != 3) {
+      throw InputError("parallel.fsdp", "fsdp is ZeRO stage 3; it contradicts zero_stage " + str(c.zero_stage));
+    }
+    c.zero_stage = 3;
+  }
+  std::string rc = get_enum(p, "recompute", path, "none", {"none", "selective", "full"});
+  c.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
+  c.gpus_per_node = get_int(p, "gpus_per_node", path, 0, 1, 1 << 16);
+  c.intra_node = parse_link(p, "intra_node");
+  c.inter_node = parse_link(p, "inter_node");
+  return c;
+}
+
+Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg) {
+  // Custom accelerators carry no fabric: a PCIe 4.0 x16 server of 8 with 25 Gb/s Ethernet per GPU.
+  Fabric f;
+  f.intra = catalogue_link(acc.record, "interconnect", true, Link{"pcie4", 32, 5});
+  f.inter = catalogue_link(acc.record, "inter_node", false, Link{"ethernet", 3.125, 10});
+  if (acc.record.is_object() && acc.record.contains("interconnect") && acc.record["interconnect"].is_object()) {
+    const Json& ic = acc.record["interconnect"];
+    if (ic.contains("gpus_per_node") && ic["gpus_per_node"].is_number_integer()) {
+      f.gpus_per_node = ic["gpus_per_node"].get<std::int64_t>();
+    }
+  }
+  apply(f.intra, cfg.intra_node);
+  apply(f.inter, cfg.inter_node);
+  if (cfg.gpus_per_node > 0) f.gpus_per_node = cfg.gpus_per_node;
+  return f;
+}
+
+GroupLinks group_links(const ParallelConfig& cfg, const Fabric& fabric) {
+  GroupLinks g;
+  g.tensor_inter = cfg.tensor > fabric.gpus_per_node;
+  g.data_inter = cfg.tensor * cfg.data > fabric.gpus_per_node;
+  g.pipeline_inter = cfg.tensor * cfg.data * cfg.pipeline > fabric.gpus_per_node;
+  return g;
+}
+
+double allreduce_ms(double bytes, std::int64_t n, const Link& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  double bw = link.bandwidth_gbs * 1e9 * kLinkEfficiency;
+  return 2.0 * d(n - 1) / d(n) * bytes / bw * 1e3 + latency_hops(n) * link.latency_us * 1e-3;
+}
+
+double allgather_ms(double bytes, std::int64_t n, const Link& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  double bw = link.bandwidth_gbs * 1e9 * kLinkEfficiency;
+  return d(n - 1) / d(n) * bytes / bw * 1e3 + 0.5 * latency_hops(n) * link.latency_us * 1e-3;
+}
+
+double p2p_ms(double bytes, const Link& link) {
+  if (bytes <= 0) return 0;
+  return bytes / (link.bandwidth_gbs * 1e9 * kLinkEfficiency) * 1e3 + link.latency_us * 1e-3;
+}
+
+ShardedNetwork shard_network(const Network& net, std::int64_t t) {
+  ShardedNetwork s{net, std::vector<ShardLayer>(net.layers.size())};
+  const std::size_t n = net.layers.size();
+  // Blocks: consecutive layers expanded from the same repeat instance.
+  int block = -1;
+  std::string last;
+  for (std::size_t l = 0; l < n; ++l) {
+    std::string prefix = block_prefix(net.layers[l].name);
+    if (prefix.empty()) {
+      last.clear();
+      continue;
+    }
+    if (prefix != last) ++block;
+    last = prefix;
+    s.layers[l].in_block = true;
+    s.layers[l].block = block;
+  }
+  if (t == 1) return s;
+
+  std::vector<std::vector<std::size_t>> consumers(n);
+  for (std::size_t l = 0; l < n; ++l) {
+    for (int in : net.layers[l].inputs) {
+      if (in != kNetworkInput) consumers[static_cast<std::size_t>(in)].push_back(l);
+    }
+  }
+  auto split = [&](std::int64_t v, const Layer& layer, const std::string& what) {
+    if (v % t != 0) {
+      throw InputError("parallel.tensor", "tensor degree " + str(t) + " does not divide the " + str(v) + " " + what +
+                                              " of layer \"" + printable(layer.name) + "\"");
+    }
+    return v / t;
+  };
+  std::vector<bool> row(n, false);
+  for (std::size_t l = 0; l < n; ++l) {
+    Layer& L = s.net.layers[l];
+    ShardLayer& sl = s.layers[l];
+    LayerAttrs& a = L.attrs;
+    switch (L.type) {
+      case LayerType::Attention: {
+        const std::int64_t e = L.input_shapes.front().back();
+        a.num_heads = split(a.num_heads, L, "attention heads");
+        // Fewer key/value heads than GPUs: each GPU keeps one, replicated (Megatron's GQA layout).
+        if (a.num_kv_heads % t == 0) {
+          a.num_kv_heads /= t;
+        } else if (t % a.num_kv_heads == 0) {
+          a.num_kv_heads = 1;
+        } else {
+          throw InputError("parallel.tensor", "tensor degree " + str(t) + " and the " + str(a.num_kv_heads) +
+                                                  " key/value heads of layer \"" + printable(L.name) +
+                                                  "\" do not divide one another");
+        }
+        const std::int64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
+        L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0);
+        sl.forward_allreduces = 1;
+        sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+        sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+        break;
+      }
+      case LayerType::Dense: {
+        const std::int64_t k = L.input_shapes.front().back();
+        const std::int64_t mats = a.gated ? 2 : 1;
+        if (row[l]) {  // second matrix of an MLP: input split, output summed over the group
+          L.parameters = a.experts * mats * k * a.units + (a.bias ? a.experts * mats * a.units : 0);
+          sl.forward_allreduces = 1;
+          sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+          break;
+        }
+        // Follow a single-consumer chain of elementwise layers to a dense layer that maps back.
+        std::vector<std::size_t> chain;
+        std::size_t cur = l;
+        std::optional<std::size_t> partner;
+        while (consumers[cur].size() == 1) {
+          std::size_t next = consumers[cur][0];
+          const Layer& nl = net.layers[next];
+          if (nl.inputs.size() != 1) break;
+          if (nl.type == LayerType::Dense) {
+            if (nl.attrs.tied_to.empty() && nl.attrs.units == k && nl.input_shapes.front().back() == a.units) {
+              partner = next;
+            }
+            break;
+          }
+          if (!is_passthrough(nl.type)) break;
+          chain.push_back(next);
+          cur = next;
+        }
+        const bool head = consumers[l].size() == 1 && net.layers[consumers[l][0]].type == LayerType::CrossEntropy;
+        if (partner && a.tied_to.empty()) {
+          std::int64_t units = split(a.units, L, "units");
+          a.units = units;
+          L.output_shape.back() = units;
+          L.parameters = a.experts * mats * (k + (a.bias ? 1 : 0)) * units;
+          for (std::size_t c : chain) {
+            Layer& cl = s.net.layers[c];
+            cl.input_shapes.front().back() = units;
+            cl.output_shape.back() = units;
+          }
+          Layer& rl = s.net.layers[*partner];
+          rl.input_shapes.front().back() = units;
+          row[*partner] = true;
+          sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+          sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
+        } else if (head) {
+          // Vocabulary-parallel output layer; Megatron pads the vocabulary to a multiple of the group.
+          std::int64_t units = ceil_div(a.units, t);
+          a.units = units;
+          L.output_shape.back() = units;
+          L.parameters = a.tied_to.empty() ? a.experts * mats * (k + (a.bias ? 1 : 0)) * units : (a.bias ? units : 0);
+          Layer& ce = s.net.layers[consumers[l][0]];
+          ce.input_shapes.front().back() = units;
+          sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+          sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
+        }
+        break;
+      }
+      case LayerType::Embedding: {
+        // Token embeddings are split by vocabulary rows; small tables (positions, buckets) stay whole.
+        if (a.positional || a.vocab_size < 1000) break;
+        a.vocab_size = ceil_div(a.vocab_size, t);
+        L.parameters = a.vocab_size * a.dim;
+        sl.forward_allreduces = 1;
+        sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+        break;
+      }
+      default: break;
+    }
+  }
+  return s;
+}
+
+void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode) {
+  if (mode == Recompute::None) return;
+  const std::size_t count = work.kernels.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Kernel k = work.kernels[i];
+    if (k.phase != Phase::Forward) continue;
+    const auto l = static_cast<std::size_t>(k.layer);
+    bool again = false;
+    if (mode == Recompute::Full) {
+      again = shard.layers[l].in_block;
+    } else {
+      // Selective (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV) runs again.
+      again = shard.net.layers[l].type == LayerType::Attention && k.cls != KernelClass::Gemm;
+    }
+    if (!again) continue;
+    k.phase = Phase::Backward;
+    LayerWork& lw = work.layers[l];
+    lw.flops[1] += k.flops;
+    lw.bytes[1] += k.bytes;
+    lw.kernels += 1;
+    work.flops[1] += k.flops;
+    work.kernels.push_back(k);
+  }
+}
+
+std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
+                                           std::int64_t micro_batch, Precision precision) {
+  const std::size_t n = shard.net.layers.size();
+  std::vector<double> out(n, 0.0);
+  const double e = activation_bytes(precision);
+  const double b = d(micro_batch);
+  int seen_block = -1;
+  for (std::size_t l = 0; l < n; ++l) {
+    const Layer& L = shard.net.layers[l];
+    double bytes = work.layers[l].saved_activation_bytes;
+    if (mode == Recompute::Selective && L.type == LayerType::Attention) {
+      // Drop what scales with s^2: softmax output, and with dropout its mask and output.
+      double s = d(L.input_shapes.front()[0]);
+      double t = L.input_shapes.size() > 1 ? d(L.input_shapes[1][0]) : s;
+      double probs = b * d(L.attrs.num_heads) * s * t;
+      bytes -= e * probs + (L.attrs.rate > 0 ? probs * (1 + e) : 0);
+    }
+    if (mode == Recompute::Full && shard.layers[l].in_block) {
+      // Only the input of each block instance is kept; the rest is recomputed in backward.
+      bytes = 0;
+      if (shard.layers[l].block != seen_block) {
+        seen_block = shard.layers[l].block;
+        bytes = e * b * d(elements(L.input_shapes.front()));
+      }
+    }
+    out[l] = std::max(0.0, bytes);
+  }
+  return out;
+}
+
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int64_t stages) {
+  const std::size_t n = cost.size();
+  const auto p = static_cast<std::size_t>(stages);
+  if (n < p) {
+    throw InputError("parallel.pipeline", "the network has " + std::to_string(n) + " layers, fewer than " +
+                                              std::to_string(p) + " pipeline stages");
+  }
+  std::vector<double> prefix(n + 1, 0.0);
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i] + std::max(0.0, cost[i]);
+    largest = std::max(largest, cost[i]);
+  }
+  // Greedy fill under a bound on the largest stage; binary search the smallest bound that needs <= p stages.
+  auto greedy = [&](double bound, std::vector<std::size_t>& b) {
+    b.assign(1, 0);
+    double acc = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double c = std::max(0.0, cost[i]);
+      if (acc + c > bound && i > b.back()) {
+        b.push_back(i);
+        acc = 0;
+      }
+      acc += c;
+    }
+    b.push_back(n);
+    return b.size() - 1 <= p;
+  };
+  double lo = std::max(largest, prefix[n] / d(stages)), hi = prefix[n];
+  std::vector<std::size_t> bounds;
+  if (!greedy(lo, bounds)) {
+    for (int it = 0; it < 50 && hi - lo > 1e-9 * (1 + hi); ++it) {
+      double mid = 0.5 * (lo + hi);
+      (greedy(mid, bounds) ? hi : lo) = mid;
+    }
+    greedy(hi, bounds);
+  }
+  // A loose bound may need fewer stages than asked: split the costliest multi-layer stage at its middle.
+  while (bounds.size() < p + 1) {
+    std::size_t best = bounds.size();
+    double best_cost = -1;
+    for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+      double c = prefix[bounds[s + 1]] - prefix[bounds[s]];
+      if (bounds[s + 1] - bounds[s] >= 2 && c > best_cost) best_cost = c, best = s;
+    }
+    std::size_t lo_i = bounds[best] + 1, hi_i = bounds[best + 1] - 1, cut = lo_i;
+    double half = prefix[bounds[best]] + best_cost / 2;
+    while (cut < hi_i && prefix[cut] < half) ++cut;
+    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(best) + 1, cut);
+  }
+  return bounds;
+}
+
+std::vector<double> shard_parameters(const ShardedNetwork& shard) {
+  std::vector<double> out;
+  out.reserve(shard.net.layers.size());
+  for (const Layer& l : shard.net.layers) out.push_back(d(l.parameters));
+  return out;
+}
+
+StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+  const std::size_t n = layer_ms.size();
+  const double e = activation_bytes(precision);
+  const double mbs = d(cfg.micro_batch_size);
+  const std::int64_t t = cfg.tensor, p = cfg.pipeline;
+  const Link& tp_link = group_links(cfg, fabric).tensor_inter ? fabric.inter : fabric.intra;
+  std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
+  for (std::size_t l = 0; l < n; ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    int count = sl.forward_allreduces + sl.backward_allreduces;
+    if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
+    if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, t, tp_link);
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
+  }
+  StagePlan sp;
+  sp.bounds = p > 1 ? split_stages(cost, p) : std::vector<std::size_t>{0, n};
+  const std::size_t stages = sp.bounds.size() - 1;
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param}) {
+    v->assign(stages, 0.0);
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    for (std::size_t l = sp.bounds[s]; l < sp.bounds[s + 1]; ++l) {
+      const double params = d(shard.net.layers[l].parameters);
+      sp.forward[s] += layer_ms[l][0];
+      sp.backward[s] += layer_ms[l][1];
+      sp.optimizer[s] += layer_ms[l][2];
+      sp.tensor[s] += tp_ms[l];
+      sp.params[s] += params;
+      sp.largest_param[s] = std::max(sp.largest_param[s], params);
+    }
+    if (s > 0) {
+      const Layer& last = shard.net.layers[sp.bounds[s] - 1];
+      sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)));
+    }
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
+    sp.busy_total += busy;
+    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+  }
+  return sp;
+}
+
+ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, const Fabric& fabric,
+                               Precision precision) {
+  const double e = activation_bytes(precision);
+  const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
+  const std::int64_t dp = cfg.data, p = cfg.pipeline;
+  const GroupLinks g = group_links(cfg, fabric);
+  const Link& dp_link = g.data_inter ? fabric.inter : fabric.intra;
+  const Link& pp_link = g.pipeline_inter ? fabric.inter : fabric.intra;
+  const std::size_t c = sp.critical;
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
+  ParallelTiming r;
+  r.stage_bounds = sp.bounds;
+  r.critical_stage = c;
+  r.forward_ms = m * sp.forward[c];
+  r.backward_ms = m * sp.backward[c];
+  r.tensor_ms = m * sp.tensor[c];
+  // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
+  r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
+  // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
+  if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_link);
+  const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
+  r.optimizer_ms = sp.optimizer[c] * zero_shard;
+  const double P = sp.params[c];
+  if (dp > 1 && P > 0) {
+    const double per_param = is_mixed(precision) ? 2.0 : 4.0;
+    // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
+    // not fit behind that backward is exposed, and the last bucket always is.
+    auto reduce = [&](double bytes) {
+      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp, dp_link) : allreduce_ms(bytes, dp, dp_link);
+    };
+    const double all = reduce(P * per_param);
+    const double last_bucket = reduce(std::min(P * per_param, kGradientBucketBytes));
+    r.data_ms = std::max(all - sp.backward[c], last_bucket);
+    if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
+      // Updated weight shards are gathered after the optimizer step, before the next forward.
+      r.zero_ms = allgather_ms(P * per_param, dp, dp_link);
+    } else if (cfg.zero_stage == 3) {
+      // Weights are gathered layer by layer before forward and again before backward, prefetched behind
+      // compute; the first layer's gather cannot be hidden.
+      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp, dp_link);
+      const double first = allgather_ms(sp.largest_param[c] * per_param, dp, dp_link);
+      r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
+    }
+  }
+  return r;
+}
+
+ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision), cfg, fabric, precision);
+}
+
+}  // namespace prenet

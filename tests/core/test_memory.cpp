@@ -1,0 +1,173 @@
+// Memory per GPU (docs/PREDICTION.md, Memory): model states exact by formula, ZeRO sharding, and the
+// activations of GPT-style layers against Korthikanti et al. (2022), "Reducing Activation Recomputation
+// in Large Transformer Models", for each recomputation mode and tensor-parallel degree.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "prenet/catalog.hpp"
+#include "prenet/features.hpp"
+#include "prenet/memory.hpp"
+#include "prenet/parallel.hpp"
+
+using namespace prenet;
+using testutil::d;
+
+namespace {
+
+// A GPT-2-style decoder (pre-norm, GELU MLP of 4h, dropout on attention probabilities and residuals).
+constexpr std::int64_t kHidden = 256, kHeads = 8, kSeq = 128, kLayers = 4, kVocab = 5000;
+
+Json gpt_config(double dropout = 0.1) {
+  return {{"model_type", "gpt2"},  {"n_embd", kHidden},
+          {"n_head", kHeads},      {"n_layer", kLayers},
+          {"vocab_size", kVocab},  {"n_positions", kSeq},
+          {"attn_pdrop", dropout}, {"resid_pdrop", dropout},
+          {"embd_pdrop", dropout}, {"activation_function", "gelu_new"}};
+}
+
+Network gpt(Precision precision, double dropout = 0.1) {
+  TrainingConfig tr;
+  tr.seq_len = kSeq;
+  tr.precision = precision;
+  return resolve_model({{"hf_config", gpt_config(dropout)}}, tr);
+}
+
+/// Activation bytes of the layers of block instance "h.<i>." for one micro-batch.
+double block_bytes(const ShardedNetwork& shard, const std::vector<double>& saved, int instance) {
+  const std::string prefix = "h." + std::to_string(instance) + ".";
+  double total = 0;
+  for (std::size_t l = 0; l < shard.net.layers.size(); ++l) {
+    if (shard.net.layers[l].name.rfind(prefix, 0) == 0) total += saved[l];
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("model states per parameter follow the documented formula", "[memory]") {
+  // FP32: 4 weights + 4 gradients + 4 per optimizer state. Mixed: 2 (16-bit) + 4 (master) + 2 gradients.
+  auto check = [](Precision p, Optimizer o, double w, double g, double opt) {
+    StateBytes b = state_bytes(p, o);
+    CHECK(b.weights16 + b.master == w);
+    CHECK(b.gradients == g);
+    CHECK(b.optimizer == opt);
+  };
+  check(Precision::FP32, Optimizer::Adam, 4, 4, 8);
+  check(Precision::TF32, Optimizer::SGD, 4, 4, 0);
+  check(Precision::BF16, Optimizer::AdamW, 6, 2, 8);
+  check(Precision::FP16, Optimizer::Momentum, 6, 2, 4);
+  check(Precision::FP8, Optimizer::None, 6, 2, 0);
+
+  Network net = gpt(Precision::BF16);
+  StepWork work = step_work(net, 2, Precision::BF16, Optimizer::Adam);
+  MemoryEstimate m = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
+  const double params = d(net.parameters());
+  CHECK(m.weights_gb == Approx(6 * params / 1e9).epsilon(1e-12));
+  CHECK(m.gradients_gb == Approx(2 * params / 1e9).epsilon(1e-12));
+  CHECK(m.optimizer_gb == Approx(8 * params / 1e9).epsilon(1e-12));
+}
+
+TEST_CASE("one GPU laid out as a parallel job has the single-GPU memory", "[memory]") {
+  Network net = gpt(Precision::BF16);
+  ShardedNetwork shard = shard_network(net, 1);
+  ParallelConfig cfg;
+  cfg.micro_batch_size = 4;
+  StepWork work = step_work(shard.net, 4, Precision::BF16, Optimizer::Adam);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 4, Precision::BF16);
+  MemoryEstimate a =
+      estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
+  MemoryEstimate b = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
+  CHECK(a.total_gb() == Approx(b.total_gb()).epsilon(1e-12));
+  CHECK(a.temporary_gb == 0);
+}
+
+TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over the data group", "[memory]") {
+  Network net = gpt(Precision::BF16);
+  ShardedNetwork shard = shard_network(net, 1);
+  StepWork work = step_work(shard.net, 1, Precision::BF16, Optimizer::Adam);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
+  const double P = d(net.parameters());
+  const double dp = 8;
+  for (int stage = 0; stage <= 3; ++stage) {
+    ParallelConfig cfg;
+    cfg.data = 8;
+    cfg.gpus = 8;
+    cfg.zero_stage = stage;
+    MemoryEstimate m =
+        estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
+    const double w16 = stage >= 3 ? 2 * P / dp : 2 * P;
+    const double master = stage >= 1 ? 4 * P / dp : 4 * P;
+    const double grads = stage >= 2 ? 2 * P / dp : 2 * P;
+    const double opt = stage >= 1 ? 8 * P / dp : 8 * P;
+    INFO("ZeRO stage " << stage);
+    CHECK(m.weights_gb * 1e9 == Approx(w16 + master).epsilon(1e-12));
+    CHECK(m.gradients_gb * 1e9 == Approx(grads).epsilon(1e-12));
+    CHECK(m.optimizer_gb * 1e9 == Approx(opt).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("GPT layer activations match Korthikanti et al. for each recomputation mode", "[memory]") {
+  // Per layer, 16-bit, with dropout: none s·b·h·(34 + 5·a·s/h); selective 34·s·b·h; full 2·s·b·h.
+  // With tensor parallelism t (no sequence parallelism): s·b·h·(10 + 24/t + 5·a·s/(h·t)) and 10 + 24/t.
+  // The paper leaves out each layer norm's per-row statistics (FP32 mean and inverse deviation,
+  // 8 bytes per token), which the core keeps: 2 norms x 8 bytes x s·b per layer are added here.
+  const double s = kSeq, h = kHidden, a = kHeads;
+  Network net = gpt(Precision::BF16);
+  for (std::int64_t b : {1, 3}) {
+    for (std::int64_t t : {1, 2, 4}) {
+      ShardedNetwork shard = shard_network(net, t);
+      StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+      const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), td = d(t);
+      INFO("micro-batch " << b << ", tensor " << t);
+      auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
+      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
+      auto full = saved_activation_bytes(shard, work, Recompute::Full, b, Precision::BF16);
+      for (int layer = 0; layer < kLayers; ++layer) {
+        CHECK(block_bytes(shard, none, layer) == Approx(sbh * (10 + 24 / td + 5 * a * s / (h * td)) + stats));
+        CHECK(block_bytes(shard, selective, layer) == Approx(sbh * (10 + 24 / td) + stats));
+        CHECK(block_bytes(shard, full, layer) == Approx(2 * sbh));
+      }
+    }
+  }
+}
+
+TEST_CASE("without dropout the attention keeps only the softmax output", "[memory]") {
+  // Korthikanti's 5as/h term is 2as/h (softmax) + as/h (mask) + 2as/h (dropout output); no dropout: 2as/h,
+  // and the two residual dropout masks (sbh each) go too.
+  const double s = kSeq, h = kHidden, a = kHeads;
+  Network net = gpt(Precision::BF16, 0.0);
+  ShardedNetwork shard = shard_network(net, 1);
+  StepWork work = step_work(shard.net, 2, Precision::BF16, Optimizer::Adam);
+  auto none = saved_activation_bytes(shard, work, Recompute::None, 2, Precision::BF16);
+  const double sbh = s * 2 * h;
+  CHECK(block_bytes(shard, none, 1) == Approx(sbh * (32 + 2 * a * s / h) + 2 * 8 * s * 2));
+}
+
+TEST_CASE("pipeline stages keep the activations of the micro-batches in flight", "[memory]") {
+  Network net = gpt(Precision::BF16);
+  ShardedNetwork shard = shard_network(net, 1);
+  StepWork work = step_work(shard.net, 1, Precision::BF16, Optimizer::Adam);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
+  ParallelConfig cfg;
+  cfg.pipeline = 4;
+  cfg.gpus = 4;
+  cfg.micro_batches = 8;
+  const std::size_t n = net.layers.size();
+  std::vector<std::size_t> bounds = {0, n / 4, n / 2, 3 * n / 4, n};
+  for (std::size_t st = 0; st < 4; ++st) {
+    double acts = 0;
+    for (std::size_t l = bounds[st]; l < bounds[st + 1]; ++l) acts += saved[l];
+    MemoryEstimate m = estimate_stage_memory(shard, saved, saved, bounds[st], bounds[st + 1], st, cfg, Precision::BF16,
+                                             Optimizer::Adam);
+    CHECK(m.activations_gb * 1e9 == Approx(acts * d(4 - static_cast<std::int64_t>(st))));
+  }
+  cfg.micro_batches = 2;  // fewer micro-batches than stages: never more than exist
+  MemoryEstimate first =
+      estimate_stage_memory(shard, saved, saved, bounds[0], bounds[1], 0, cfg, Precision::BF16, Optimizer::Adam);
+  double acts = 0;
+  for (std::size_t l = bounds[0]; l < bounds[1]; ++l) acts += saved[l];
+  CHECK(first.activations_gb * 1e9 == Approx(2 * acts));
+}
