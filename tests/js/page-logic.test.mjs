@@ -14,6 +14,8 @@ import {
   encodeConfig,
   hasScenario,
   paramsFromLocation,
+  parallelInUse,
+  parallelRequest,
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
@@ -120,6 +122,40 @@ describe('links', () => {
     );
   });
 
+  test('parallel settings and the Plan panel survive a link; bad ones are named and left out', async () => {
+    const scenario = defaultScenario();
+    scenario.parallel = {
+      gpus: 16,
+      tensor: 2,
+      pipeline: 2,
+      micro_batch_size: 2,
+      zero_stage: 1,
+      recompute: 'selective',
+      gpus_per_node: 4,
+      inter_node_gbs: 12.5,
+      intra_node_us: 2,
+    };
+    scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'cost' };
+    const { params } = await scenarioToParams(scenario);
+    assert.equal(params.get('gpus'), '16');
+    assert.equal(params.get('zero'), '1');
+    assert.equal(params.has('data'), false, 'unset numbers stay out of the link');
+    const link = new URL(`https://example.test/#${params}`);
+    const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
+    assert.deepEqual(restored.problems, []);
+    assert.deepEqual(restored.scenario, scenario);
+    // The default scenario writes none of them: old links keep their meaning, new ones stay short.
+    const plain = (await scenarioToParams(defaultScenario())).params;
+    for (const name of ['gpus', 'zero', 'recompute', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
+    assert.equal(hasScenario(new URLSearchParams('tp=2')), true, 'short aliases are read too');
+    const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
+    assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'budget_unit', 'plan_by']);
+    assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });
+    // Out-of-range degrees are kept for the core to name (parallel.tensor) beside the box.
+    const odd = await paramsToScenario(new URLSearchParams('tensor=0'), KNOWN);
+    assert.equal(odd.scenario.parallel.tensor, 0);
+  });
+
   test('out-of-range numbers are kept, for the core to name beside the input', async () => {
     const { scenario, problems } = await paramsToScenario(new URLSearchParams('batch=-4'), KNOWN);
     assert.equal(scenario.training.batch_size, -4);
@@ -193,6 +229,45 @@ describe('engine jobs', () => {
     assert.ok(!negative.ok && negative.field === 'calibration.step_ms', JSON.stringify(negative));
   });
 
+  test('`parallel` is sent only when in use, with unset numbers left for the core to derive', async () => {
+    const scenario = defaultScenario();
+    assert.equal(parallelInUse(scenario.parallel), false);
+    assert.equal(scenarioToJob(scenario, { perLayer: 'none' }).request.parallel, undefined);
+    assert.equal(parallelInUse({ zero_stage: 0, recompute: 'full' }), true);
+    assert.deepEqual(parallelRequest({ gpus: 8, tensor: 2, zero_stage: 0, recompute: 'none', inter_node_gbs: 25 }), {
+      gpus: 8,
+      tensor: 2,
+      inter_node: { bandwidth_gbs: 25 },
+    });
+    assert.deepEqual(parallelRequest({ zero_stage: 3, recompute: 'selective', intra_node_gbs: 100, intra_node_us: 1 }), {
+      zero_stage: 3,
+      recompute: 'selective',
+      intra_node: { bandwidth_gbs: 100, latency_us: 1 },
+    });
+  });
+
+  test('8 GPUs: every result splits its step into compute, communication and bubble; bad layouts name their field', async () => {
+    requireBuiltCore();
+    const scenario = { ...defaultScenario(), preset: 'gpt2', parallel: { gpus: 8, tensor: 2, zero_stage: 0, recompute: /** @type {const} */ ('none') } };
+    const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'chart' }));
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    for (const r of outcome.response.results) {
+      const p = r.parallel;
+      assert.ok(p !== undefined, `${r.hardware} has a parallel block`);
+      assert.deepEqual([p.gpus, p.data, p.tensor, p.pipeline], [8, 4, 2, 1]);
+      const c = p.communication_ms;
+      const sum = p.compute_ms + c.data + c.tensor + c.pipeline + c.zero + p.bubble_ms;
+      assert.ok(Math.abs(sum - r.step_ms) <= 1e-9 * r.step_ms, `${r.hardware}: parts ${sum} add up to the step ${r.step_ms}`);
+      assert.ok(c.tensor > 0 && c.data > 0, `${r.hardware}: tensor and data groups communicate`);
+      assert.ok(typeof r.memory.temporary_gb === 'number');
+    }
+    const mismatch = await runJob(engine, scenarioToJob({ ...scenario, parallel: { ...scenario.parallel, data: 2 } }, { perLayer: 'none' }));
+    assert.ok(!mismatch.ok && mismatch.field === 'parallel.gpus', JSON.stringify(mismatch));
+    // GPT-2 Medium has 16 heads: 3 cannot split them.
+    const heads = await runJob(engine, scenarioToJob({ ...scenario, preset: 'gpt2-medium', parallel: { tensor: 3, zero_stage: 0, recompute: 'none' } }, { perLayer: 'none' }));
+    assert.ok(!heads.ok && heads.field === 'parallel.tensor', JSON.stringify(heads));
+  });
+
   test('per-layer timings for the chart come for one accelerator, with the same totals', async () => {
     const scenario = defaultScenario();
     const all = await runJob(engine, scenarioToJob(scenario, { perLayer: 'all' }));
@@ -254,6 +329,11 @@ describe('sorting, top layers and exports', () => {
     assert.match(lines[2] ?? '', /^"A, ""quoted"" card",x,false,1,/);
     assert.equal(lines.at(-1), '');
     assert.deepEqual(JSON.parse(exportJson({ model: { preset: 'm' } }, response)).request, { model: { preset: 'm' } });
+    const header = (lines[0] ?? '').split(',');
+    for (const column of ['gpus', 'tensor', 'compute_ms', 'communication_data_ms', 'bubble_ms', 'weights_gb', 'activations_gb']) {
+      assert.ok(header.includes(column), `CSV has ${column}`);
+    }
+    assert.equal((lines[1] ?? '').split(',').length, header.length, 'every row has every column');
     assert.equal(exportFileName('GPT-2 / large!', 'csv', new Date('2026-01-02T03:04:05Z')), 'prenet-gpt-2-large-2026-01-02.csv');
   });
 });

@@ -15,12 +15,15 @@ import { formatCost, formatDuration } from './format.js';
 import {
   applyCalibration,
   applyModelAndTraining,
+  applyParallel,
   filterPresets,
   findForm,
   populateForm,
   readCalibration,
   readModelAndTraining,
+  readParallel,
   showDefaults,
+  showParallelDefaults,
   syncMeasuredOn,
   updatePresetNote,
   type FormParts,
@@ -29,6 +32,7 @@ import { createHardwarePicker, type HardwarePicker } from './hardware-picker';
 import type { Job, JobResult } from './jobs.js';
 import { topLayers } from './layers.js';
 import { readModelConfig } from './model-config.js';
+import { drawMemoryChart, drawStepChart, renderMemory, renderStepParts } from './parallel-view';
 import { clearErrors, clearNote, markStale, renderSummary, setStatus, showError } from './render';
 import { best, renderTable, wireSorting } from './results-table';
 import {
@@ -38,10 +42,12 @@ import {
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
+  PARALLEL_NUMBERS,
+  type Parallel,
   type Scenario,
 } from './scenario.js';
 import { initTheme } from './theme';
-import type { Catalog, PredictResponse } from './types';
+import type { Catalog, MemoryAdvice, PredictResponse } from './types';
 
 const params = paramsFromLocation(location);
 /** The iframe mode (`?embed=1`): compact layout, inputs folded away, no per-layer chart. */
@@ -74,6 +80,8 @@ function readScenario(app: App): Scenario {
     calibration: readCalibration(app.form),
     sort: app.scenario.sort,
     layersFor: app.scenario.layersFor,
+    parallel: readParallel(app.form),
+    plan: app.scenario.plan,
   };
 }
 
@@ -82,6 +90,7 @@ function applyScenario(app: App, scenario: Scenario): void {
   applyModelAndTraining(app.form, scenario);
   app.picker.apply(scenario.hardware, scenario.custom);
   applyCalibration(app.form, scenario, (id) => app.picker.nameOf(id));
+  applyParallel(app.form, scenario.parallel);
 }
 
 // ------------------------------------------------------------------ the link
@@ -218,6 +227,9 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   const preset = response.model.source === 'preset' ? app.catalog.presets.find((p) => p.id === response.model.name) : undefined;
   renderSummary(response, preset?.name);
   showDefaults(app.form, response);
+  showParallelDefaults(app.form, response);
+  renderStepParts(response);
+  renderMemory(response, (change) => applyAdvice(app, change));
   renderTable(response, scenario.sort, scenario.calibration?.hardware);
   drawCharts(app);
   markStale(false);
@@ -279,7 +291,24 @@ function drawCharts(app: App): void {
       noFit: !r.fits,
     }));
   drawBarChart(byId('cost-chart', HTMLElement), costBars, 'Training cost');
+  drawStepChart(shown.response);
+  drawMemoryChart(shown.response);
   if (!EMBED) drawLayers(app);
+}
+
+/**
+ * Applies one of the core's memory advice to the form: the changed settings replace the form's,
+ * and a changed GPU count keeps the layout consistent (the core gave gpus with the change).
+ */
+function applyAdvice(app: App, change: MemoryAdvice['change']): void {
+  const parallel: Parallel = { ...readParallel(app.form) };
+  for (const [key, value] of Object.entries(change)) {
+    if (key === 'recompute' && (value === 'none' || value === 'selective' || value === 'full')) parallel.recompute = value;
+    else if (key === 'zero_stage' && typeof value === 'number') parallel.zero_stage = value;
+    else if (typeof value === 'number' && (PARALLEL_NUMBERS as readonly string[]).includes(key)) parallel[key as (typeof PARALLEL_NUMBERS)[number]] = value;
+  }
+  applyParallel(app.form, parallel);
+  request(app, readScenario(app), performance.now());
 }
 
 function drawLayers(app: App): void {
@@ -325,7 +354,7 @@ function redrawOnResize(app: App): void {
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(() => drawCharts(app));
   });
-  for (const id of ['time-chart', 'cost-chart', 'layers-chart']) observer.observe(byId(id, HTMLElement));
+  for (const id of ['time-chart', 'cost-chart', 'layers-chart', 'step-chart', 'memory-chart']) observer.observe(byId(id, HTMLElement));
 }
 
 // ------------------------------------------------------------------ exports and sharing

@@ -41,6 +41,32 @@ export interface CustomAccelerator {
   price_per_hour_usd?: number;
 }
 
+/** A link override: absent fields come from the accelerator's catalogue entry. */
+export interface LinkSpec {
+  kind?: string;
+  bandwidth_gbs?: number;
+  latency_us?: number;
+}
+
+/**
+ * Training on several GPUs (docs/API.md, `parallel`): gpus = data x tensor x pipeline and the global
+ * batch (training.batch_size) = data x micro_batch_size x micro_batches; what is missing is derived.
+ */
+export interface ParallelSpec {
+  gpus?: number;
+  data?: number;
+  tensor?: number;
+  pipeline?: number;
+  micro_batch_size?: number;
+  micro_batches?: number;
+  zero_stage?: number;
+  fsdp?: boolean;
+  recompute?: 'none' | 'selective' | 'full';
+  gpus_per_node?: number;
+  intra_node?: LinkSpec;
+  inter_node?: LinkSpec;
+}
+
 /** A catalogue id (see `prenet hardware`) or a custom accelerator. */
 export type HardwareRef = string | CustomAccelerator;
 
@@ -51,6 +77,7 @@ export interface PredictRequest {
   options?: { per_layer?: boolean };
   /** A step time measured on one of the requested accelerators; predictions are corrected by it. */
   calibration?: { hardware: string; step_ms: number };
+  parallel?: ParallelSpec;
 }
 
 // ---------------------------------------------------------------- response
@@ -123,7 +150,49 @@ export interface MemoryBreakdown {
   gradients_gb: number;
   optimizer_gb: number;
   activations_gb: number;
+  /** Communication buffers and gathered weights (parallel training). */
+  temporary_gb?: number;
   overhead_gb?: number;
+}
+
+export interface Link {
+  kind: string;
+  bandwidth_gbs: number;
+  latency_us: number;
+}
+
+type LinkUse = 'intra_node' | 'inter_node' | null;
+
+/** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
+export interface ParallelResult {
+  gpus: number;
+  data: number;
+  tensor: number;
+  pipeline: number;
+  micro_batch_size: number;
+  micro_batches: number;
+  zero_stage: number;
+  recompute: string;
+  compute_ms: number;
+  communication_ms: { data: number; tensor: number; pipeline: number; zero: number };
+  bubble_ms: number;
+  stage_layers?: number[];
+  critical_stage?: number;
+  links: {
+    gpus_per_node: number;
+    intra_node: Link;
+    inter_node: Link;
+    tensor: LinkUse;
+    data: LinkUse;
+    pipeline: LinkUse;
+  };
+}
+
+/** One change to the layout after which the fullest GPU fits (docs/API.md, memory_advice). */
+export interface MemoryAdvice {
+  change: Record<string, number | string>;
+  gpus: number;
+  memory_gb: number;
 }
 
 /** Summed kernel time by what limited each kernel (docs/API.md). */
@@ -161,6 +230,10 @@ export interface HardwareResult {
   layers?: LayerTiming[];
   /** When the request had `calibration`: the factor applied to this accelerator's times. */
   calibration_factor?: number;
+  /** With a `parallel` request: the step's parts and the links used. */
+  parallel?: ParallelResult;
+  /** With a `parallel` request that does not fit: single changes that would. */
+  memory_advice?: MemoryAdvice[];
 }
 
 export interface PredictResponse {
