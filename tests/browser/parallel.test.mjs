@@ -25,7 +25,13 @@ async function choosePreset(page, id) {
   await page.locator('#preset-search').fill('');
 }
 
-/** Raw numbers of one column of a table, by accelerator. @param {import('playwright-core').Page} page */
+/**
+ * Raw numbers of one column of a table, by accelerator.
+ * @param {import('playwright-core').Page} page
+ * @param {string} table
+ * @param {string} col
+ * @returns {Promise<Record<string, number>>}
+ */
 async function column(page, table, col) {
   return page.locator(`#${table} tbody tr`).evaluateAll(
     (rows, c) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-hardware'), Number(row.querySelector(`[data-col="${c}"]`)?.getAttribute('data-value'))])),
