@@ -80,8 +80,8 @@ describe('GPUs and parallelism on the served page', () => {
     const step = await column(page, 'step-parts', 'step_ms');
     assert.equal(Object.keys(tensor).length, 3);
     for (const id of Object.keys(tensor)) {
-      assert.ok(tensor[id] > 0 && data[id] > 0, `${id}: tensor ${tensor[id]} and data ${data[id]} communication`);
-      assert.ok(compute[id] < step[id], `${id}: compute ${compute[id]} is part of the step ${step[id]}`);
+      assert.ok((tensor[id] ?? 0) > 0 && (data[id] ?? 0) > 0, `${id}: tensor ${tensor[id]} and data ${data[id]} communication`);
+      assert.ok((compute[id] ?? NaN) < (step[id] ?? NaN), `${id}: compute ${compute[id]} is part of the step ${step[id]}`);
       const shown = Number(await page.locator(`#results tr[data-hardware="${id}"] td[data-col="step_ms"]`).getAttribute('data-value'));
       assert.equal(shown, step[id], `${id}: the table's step is the parts' sum`);
     }
