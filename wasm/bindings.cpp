@@ -26,6 +26,7 @@ std::string learned_finish(const emscripten::val& outputs) {
 EMSCRIPTEN_BINDINGS(prenet_core) {
   emscripten::function("predict", &prenet::predict_json);
   emscripten::function("catalog", &prenet::catalog_json);
+  emscripten::function("plan", &prenet::plan_json);
   emscripten::function("learnedPrepare", &prenet::learned_prepare);
   emscripten::function("learnedFeatures", &learned_features);
   emscripten::function("learnedFinish", &learned_finish);

@@ -29,49 +29,61 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, Precisi
   return m;
 }
 
-MemoryEstimate estimate_stage_memory(const ShardedNetwork& shard, const std::vector<double>& saved,
-                                     const std::vector<double>& saved_without_recompute, std::size_t first,
-                                     std::size_t last, std::size_t stage, const ParallelConfig& cfg,
-                                     Precision precision, Optimizer optimizer) {
-  const StateBytes b = state_bytes(precision, optimizer);
-  const double dp = static_cast<double>(cfg.data);
-  double params = 0, largest = 0, acts = 0, block_acts = 0, largest_block = 0;
+StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
+                         const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last) {
+  StageInputs in;
+  double block_acts = 0;
   int block = -1;
   for (std::size_t l = first; l < last; ++l) {
-    double p = static_cast<double>(shard.net.layers[l].parameters);
-    params += p;
-    largest = std::max(largest, p);
-    acts += saved[l];
+    const double p = static_cast<double>(shard.net.layers[l].parameters);
+    in.params += p;
+    in.largest_param = std::max(in.largest_param, p);
+    in.activations += saved[l];
     if (shard.layers[l].block != block) {
       block_acts = 0;
       block = shard.layers[l].block;
     }
     if (shard.layers[l].in_block) {
       block_acts += saved_without_recompute[l];
-      largest_block = std::max(largest_block, block_acts);
+      in.largest_block = std::max(in.largest_block, block_acts);
     }
   }
+  return in;
+}
+
+MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg, Precision precision,
+                            Optimizer optimizer) {
+  const StateBytes b = state_bytes(precision, optimizer);
+  const double dp = static_cast<double>(cfg.data);
   // ZeRO: stage 1 shards optimizer states (and the FP32 master copy, an optimizer state in ZeRO's
   // accounting), stage 2 also gradients, stage 3 also the 16-bit weights.
   const double s_opt = cfg.zero_stage >= 1 ? 1.0 / dp : 1.0;
   const double s_grad = cfg.zero_stage >= 2 ? 1.0 / dp : 1.0;
   const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
   MemoryEstimate m;
-  m.weights_gb = params * (b.weights16 * s_w + b.master * s_opt) / 1e9;
-  m.gradients_gb = params * b.gradients * s_grad / 1e9;
-  m.optimizer_gb = params * b.optimizer * s_opt / 1e9;
+  m.weights_gb = in.params * (b.weights16 * s_w + b.master * s_opt) / 1e9;
+  m.gradients_gb = in.params * b.gradients * s_grad / 1e9;
+  m.optimizer_gb = in.params * b.optimizer * s_opt / 1e9;
   // 1F1B keeps the activations of (pipeline - stage) micro-batches on a stage, never more than there are.
   const auto remaining = cfg.pipeline - static_cast<std::int64_t>(stage);
   const double in_flight = static_cast<double>(std::min<std::int64_t>(cfg.micro_batches, remaining));
-  m.activations_gb = acts * (cfg.pipeline > 1 ? in_flight : 1.0) / 1e9;
+  m.activations_gb = in.activations * (cfg.pipeline > 1 ? in_flight : 1.0) / 1e9;
   // Full recomputation rebuilds one block's activations at a time during backward.
-  if (cfg.recompute == Recompute::Full) m.activations_gb += largest_block / 1e9;
+  if (cfg.recompute == Recompute::Full) m.activations_gb += in.largest_block / 1e9;
   // Gathered full layers under ZeRO-3 (the current one and the prefetched next), and two gradient
   // buckets in flight under data parallelism.
-  if (cfg.zero_stage == 3 && cfg.data > 1) m.temporary_gb += 2.0 * largest * b.weights16 / 1e9;
+  if (cfg.zero_stage == 3 && cfg.data > 1) m.temporary_gb += 2.0 * in.largest_param * b.weights16 / 1e9;
   if (cfg.data > 1) m.temporary_gb += 2.0 * kGradientBucketBytes / 1e9;
   m.overhead_gb = kRuntimeOverheadGb;
   return m;
+}
+
+MemoryEstimate estimate_stage_memory(const ShardedNetwork& shard, const std::vector<double>& saved,
+                                     const std::vector<double>& saved_without_recompute, std::size_t first,
+                                     std::size_t last, std::size_t stage, const ParallelConfig& cfg,
+                                     Precision precision, Optimizer optimizer) {
+  return stage_memory(stage_inputs(shard, saved, saved_without_recompute, first, last), stage, cfg, precision,
+                      optimizer);
 }
 
 }  // namespace prenet

@@ -454,17 +454,13 @@ std::vector<double> shard_parameters(const ShardedNetwork& shard) {
   return out;
 }
 
-ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
   const std::size_t n = layer_ms.size();
   const double e = activation_bytes(precision);
-  const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
-  const std::int64_t t = cfg.tensor, dp = cfg.data, p = cfg.pipeline;
-  const GroupLinks g = group_links(cfg, fabric);
-  const Link& tp_link = g.tensor_inter ? fabric.inter : fabric.intra;
-  const Link& dp_link = g.data_inter ? fabric.inter : fabric.intra;
-  const Link& pp_link = g.pipeline_inter ? fabric.inter : fabric.intra;
-
+  const double mbs = d(cfg.micro_batch_size);
+  const std::int64_t t = cfg.tensor, p = cfg.pipeline;
+  const Link& tp_link = group_links(cfg, fabric).tensor_inter ? fabric.inter : fabric.intra;
   std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
@@ -473,68 +469,85 @@ ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, t, tp_link);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }
+  StagePlan sp;
+  sp.bounds = p > 1 ? split_stages(cost, p) : std::vector<std::size_t>{0, n};
+  const std::size_t stages = sp.bounds.size() - 1;
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param}) {
+    v->assign(stages, 0.0);
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    for (std::size_t l = sp.bounds[s]; l < sp.bounds[s + 1]; ++l) {
+      const double params = d(shard.net.layers[l].parameters);
+      sp.forward[s] += layer_ms[l][0];
+      sp.backward[s] += layer_ms[l][1];
+      sp.optimizer[s] += layer_ms[l][2];
+      sp.tensor[s] += tp_ms[l];
+      sp.params[s] += params;
+      sp.largest_param[s] = std::max(sp.largest_param[s], params);
+    }
+    if (s > 0) {
+      const Layer& last = shard.net.layers[sp.bounds[s] - 1];
+      sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)));
+    }
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
+    sp.busy_total += busy;
+    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+  }
+  return sp;
+}
+
+ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, const Fabric& fabric,
+                               Precision precision) {
+  const double e = activation_bytes(precision);
+  const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
+  const std::int64_t dp = cfg.data, p = cfg.pipeline;
+  const GroupLinks g = group_links(cfg, fabric);
+  const Link& dp_link = g.data_inter ? fabric.inter : fabric.intra;
+  const Link& pp_link = g.pipeline_inter ? fabric.inter : fabric.intra;
+  const std::size_t c = sp.critical;
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
   ParallelTiming r;
-  r.stage_bounds = p > 1 ? split_stages(cost, p) : std::vector<std::size_t>{0, n};
-  const std::size_t stages = r.stage_bounds.size() - 1;
-  std::vector<double> F(stages, 0), B(stages, 0), T(stages, 0), O(stages, 0), P(stages, 0);
-  std::vector<double> params = shard_parameters(shard);
-  for (std::size_t s = 0; s < stages; ++s) {
-    for (std::size_t l = r.stage_bounds[s]; l < r.stage_bounds[s + 1]; ++l) {
-      F[s] += layer_ms[l][0];
-      B[s] += layer_ms[l][1];
-      O[s] += layer_ms[l][2];
-      T[s] += tp_ms[l];
-      P[s] += params[l];
-    }
-  }
-  std::size_t c = 0;
-  double total = 0;
-  for (std::size_t s = 0; s < stages; ++s) {
-    total += F[s] + B[s] + T[s];
-    if (F[s] + B[s] + T[s] > F[c] + B[c] + T[c]) c = s;
-  }
+  r.stage_bounds = sp.bounds;
   r.critical_stage = c;
-  r.forward_ms = m * F[c];
-  r.backward_ms = m * B[c];
-  r.tensor_ms = m * T[c];
+  r.forward_ms = m * sp.forward[c];
+  r.backward_ms = m * sp.backward[c];
+  r.tensor_ms = m * sp.tensor[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
-  r.bubble_ms = p > 1 ? total - (F[c] + B[c] + T[c]) : 0.0;
-  if (p > 1) {
-    // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
-    double boundary = 0;
-    for (std::size_t s = 1; s < stages; ++s) {
-      const Layer& last = shard.net.layers[r.stage_bounds[s] - 1];
-      boundary = std::max(boundary, d(elements(last.output_shape)));
-    }
-    r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * boundary * e, pp_link);
-  }
+  r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
+  // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
+  if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_link);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
-  r.optimizer_ms = O[c] * zero_shard;
-  if (dp > 1 && P[c] > 0) {
-    const double grad_bytes = P[c] * (is_mixed(precision) ? 2.0 : 4.0);
-    const double weight_bytes = P[c] * (is_mixed(precision) ? 2.0 : 4.0);
+  r.optimizer_ms = sp.optimizer[c] * zero_shard;
+  const double P = sp.params[c];
+  if (dp > 1 && P > 0) {
+    const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
     // not fit behind that backward is exposed, and the last bucket always is.
     auto reduce = [&](double bytes) {
       return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp, dp_link) : allreduce_ms(bytes, dp, dp_link);
     };
-    double all = reduce(grad_bytes);
-    double last_bucket = reduce(std::min(grad_bytes, kGradientBucketBytes));
-    r.data_ms = std::max(all - B[c], last_bucket);
+    const double all = reduce(P * per_param);
+    const double last_bucket = reduce(std::min(P * per_param, kGradientBucketBytes));
+    r.data_ms = std::max(all - sp.backward[c], last_bucket);
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
       // Updated weight shards are gathered after the optimizer step, before the next forward.
-      r.zero_ms = allgather_ms(weight_bytes, dp, dp_link);
+      r.zero_ms = allgather_ms(P * per_param, dp, dp_link);
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.
-      double largest = 0;
-      for (std::size_t l = r.stage_bounds[c]; l < r.stage_bounds[c + 1]; ++l) largest = std::max(largest, params[l]);
-      double gathers = 2.0 * m * allgather_ms(weight_bytes, dp, dp_link);
-      double first = allgather_ms(largest * (is_mixed(precision) ? 2.0 : 4.0), dp, dp_link);
+      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp, dp_link);
+      const double first = allgather_ms(sp.largest_param[c] * per_param, dp, dp_link);
       r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
     }
   }
   return r;
+}
+
+ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision), cfg, fabric, precision);
 }
 
 }  // namespace prenet

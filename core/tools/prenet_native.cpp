@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
     std::cout << prenet::catalog_json() << "\n";
     return 0;
   }
+  const bool plan = arg == "--plan";
+  if (plan) arg = argc > 2 ? argv[2] : "-";
   std::string text;
   if (arg == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -24,7 +26,7 @@ int main(int argc, char** argv) {
     }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  std::string response = prenet::predict_json(text);
+  std::string response = plan ? prenet::plan_json(text) : prenet::predict_json(text);
   std::cout << response << "\n";
   return response.rfind("{\"error\"", 0) == 0 ? 1 : 0;
 }

@@ -16,6 +16,10 @@ std::string learned_prepare(const std::string& request_text);
 const std::vector<float>& learned_features(std::size_t class_index);
 std::string learned_finish(const std::vector<std::vector<float>>& outputs);
 
+/// Plan mode: the parallel layouts of the request's model on 1..plan.max_gpus of each requested
+/// accelerator that fit in memory, ranked by training time and by cost (docs/API.md, "Plan").
+std::string plan_json(const std::string& request_text);
+
 /// The hardware catalogue, presets, precisions, optimizers and version.
 std::string catalog_json();
 

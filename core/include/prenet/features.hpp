@@ -10,7 +10,17 @@
 
 namespace prenet {
 
-enum class KernelClass { Gemm, BatchedGemm, Conv, Recurrent, Elementwise, Normalization, Softmax, Embedding, Optimizer };
+enum class KernelClass {
+  Gemm,
+  BatchedGemm,
+  Conv,
+  Recurrent,
+  Elementwise,
+  Normalization,
+  Softmax,
+  Embedding,
+  Optimizer
+};
 enum class Phase { Forward = 0, Backward = 1, Optimizer = 2 };
 
 const char* to_string(KernelClass c);
@@ -55,17 +65,16 @@ struct ConvShape {
 Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
 
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
-Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
-                     double e);
+Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element, double e);
 /// `steps` dependent launches of an (m x k) . (k x n) cell GEMM plus gate arithmetic on `gate_elements`.
 Kernel recurrent_kernel(Phase phase, double steps, double m, double n, double k, double gate_elements, double e);
 
 /// Totals of one layer, plus PreNeT's computational features.
 struct LayerWork {
-  std::array<double, 3> flops{};  // by Phase
-  std::array<double, 3> bytes{};  // by Phase
-  double co = 0;  // PreNeT computational operations
-  double cm = 0;  // PreNeT computational memory (elements)
+  std::array<double, 3> flops{};      // by Phase
+  std::array<double, 3> bytes{};      // by Phase
+  double co = 0;                      // PreNeT computational operations
+  double cm = 0;                      // PreNeT computational memory (elements)
   double saved_activation_bytes = 0;  // kept from forward for backward, whole batch
   int kernels = 0;
 };

@@ -1,11 +1,10 @@
 #pragma once
 // Typed, validated reads from JSON objects. Every failure is an InputError naming the field.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "prenet/error.hpp"
 

@@ -37,9 +37,9 @@ int learned_class_for(KernelClass c);
 
 /// Every kernel of `work` on every accelerator as model input rows, deduplicated per class.
 struct LearnedBatch {
-  std::vector<std::vector<float>> features;       // per class: row-major [rows x width]
-  std::vector<std::vector<double>> roofline_ms;   // per class: the roofline time of each row's kernel
-  std::vector<std::vector<double>> floor_ms;      // per class: the physical bound (100% of peak and bandwidth)
+  std::vector<std::vector<float>> features;      // per class: row-major [rows x width]
+  std::vector<std::vector<double>> roofline_ms;  // per class: the roofline time of each row's kernel
+  std::vector<std::vector<double>> floor_ms;     // per class: the physical bound (100% of peak and bandwidth)
   // [accelerator][kernel] -> (class, row); class -1: no model times this kernel class, and row indexes
   // fallback_ms (its roofline time) instead.
   std::vector<std::vector<std::pair<int, std::size_t>>> kernel_rows;

@@ -34,6 +34,18 @@ StateBytes state_bytes(Precision precision, Optimizer optimizer);
 /// Estimates device memory (GB = 1e9 bytes) for training `net` with the step's saved activations.
 MemoryEstimate estimate_memory(const Network& net, const StepWork& work, Precision precision, Optimizer optimizer);
 
+/// What the memory of one pipeline stage depends on, summed over its layers (one micro-batch).
+struct StageInputs {
+  double params = 0, largest_param = 0;  // of the tensor shard
+  double activations = 0;                // bytes kept under the recompute mode
+  double largest_block = 0;              // bytes of the largest block without recomputation
+};
+StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
+                         const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
+/// Memory of the GPU of stage `stage` from its sums (see estimate_stage_memory).
+MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg, Precision precision,
+                            Optimizer optimizer);
+
 /// Memory of the GPU of pipeline stage `stage` (layers [first, last)) under `cfg`: tensor-sharded
 /// parameters of the stage, ZeRO sharding over the data group, activations of the micro-batches the
 /// 1F1B schedule keeps in flight on that stage. `saved` is per layer and micro-batch under cfg.recompute,

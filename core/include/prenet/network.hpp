@@ -64,8 +64,8 @@ bool is_recurrent(LayerType type);
 
 /// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
 struct LayerAttrs {
-  std::int64_t units = 0;         // dense: output features
-  std::int64_t filters = 0;       // conv2d: output channels
+  std::int64_t units = 0;    // dense: output features
+  std::int64_t filters = 0;  // conv2d: output channels
   std::int64_t kernel_h = 1, kernel_w = 1;
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_h = 0, pad_w = 0;
@@ -82,15 +82,15 @@ struct LayerAttrs {
   std::int64_t top_k = 1;         // dense: experts each token is routed to
   Shape target_shape;             // reshape (may hold one -1), parameter
   bool bias = true;
-  bool out_bias = true;           // attention: bias of the output projection (Qwen2 has QKV bias only)
-  bool gated = false;             // dense: GLU-style, act(x W_gate) * (x W_up), two matrices
+  bool out_bias = true;  // attention: bias of the output projection (Qwen2 has QKV bias only)
+  bool gated = false;    // dense: GLU-style, act(x W_gate) * (x W_up), two matrices
   bool bidirectional = false;
   bool return_sequences = true;
   bool causal = false;
-  bool positional = false;        // embedding indexed by position, not by token id
-  std::string tied_to;            // dense: name of the embedding whose matrix it reuses
-  std::string activation;         // fused activation (dense, conv2d) or the function of an activation layer
-  double rate = 0.0;              // dropout probability
+  bool positional = false;  // embedding indexed by position, not by token id
+  std::string tied_to;      // dense: name of the embedding whose matrix it reuses
+  std::string activation;   // fused activation (dense, conv2d) or the function of an activation layer
+  double rate = 0.0;        // dropout probability
 };
 
 struct Layer {

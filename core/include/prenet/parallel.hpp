@@ -123,6 +123,25 @@ struct ParallelTiming {
   }
 };
 
+/// Per stage of the pipeline (one micro-batch on one GPU of the stage): what the step needs from the
+/// layers, so layouts that differ only in data degree, ZeRO stage or micro-batch count reuse it.
+struct StagePlan {
+  std::vector<std::size_t> bounds;                           // first layer of each stage, then the layer count
+  std::vector<double> forward, backward, tensor, optimizer;  // ms
+  std::vector<double> params, largest_param;                 // parameters of the stage's shard
+  double boundary_elements = 0;                              // per sample, the largest activation sent between stages
+  double busy_total = 0;                                     // sum over stages of forward + backward + tensor
+  std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+};
+
+/// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
+/// tensor degree, micro-batch size and recomputation; not its data degree, ZeRO stage or micro-batches).
+StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+/// The step of `cfg` from its stage sums.
+ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
+                               Precision precision);
+
 /// Per-layer parameter counts of one GPU's shard (after tensor sharding), used for gradients and ZeRO.
 std::vector<double> shard_parameters(const ShardedNetwork& shard);
 

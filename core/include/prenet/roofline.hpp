@@ -12,10 +12,10 @@ namespace prenet {
 
 /// Achievable fractions and fixed costs of the analytic model (docs/PREDICTION.md explains each).
 struct RooflineParams {
-  double matmul_efficiency = 0.75;   // of dense peak, before wave quantisation
-  double memory_efficiency = 0.80;   // of datasheet bandwidth
-  double launch_overhead_ms = 0.005; // per kernel launch
-  double tile = 128;                 // output tile side used for wave quantisation
+  double matmul_efficiency = 0.75;    // of dense peak, before wave quantisation
+  double memory_efficiency = 0.80;    // of datasheet bandwidth
+  double launch_overhead_ms = 0.005;  // per kernel launch
+  double tile = 128;                  // output tile side used for wave quantisation
 };
 
 enum class Bound { Compute, Memory, Overhead };
