@@ -70,7 +70,8 @@ describe('GPUs and parallelism on the served page', () => {
     await choosePreset(page, 'gpt2');
     await page.locator('#parallel-gpus').fill('8');
     await page.locator('#parallel-tensor').fill('2');
-    await within('8 GPUs never rendered', () => settled(page));
+    // Learned numbers, so the columns below are read from one and the same result.
+    await within('8 GPUs never rendered', () => settledLearned(page));
     assert.equal(await page.locator('#parallel-section').isVisible(), true);
     assert.match((await page.locator('#summary').textContent()) ?? '', /8 GPUs = data 4 × tensor 2 × pipeline 1/);
     assert.equal(await page.locator('#parallel-data').getAttribute('placeholder'), '4 (derived)', 'the derived degree is shown in its box');
@@ -184,6 +185,62 @@ describe('GPUs and parallelism on the served page', () => {
     assert.equal(await other.locator('#parallel-links').evaluate((d) => /** @type {HTMLDetailsElement} */ (d).open), true, 'a link override is shown, not folded away');
     assert.deepEqual(await column(other, 'step-parts', 'step_ms'), steps, 'the same numbers');
     await other.close();
+  });
+
+  test('the Plan panel ranks layouts for llama-2-7b in the engine; the top row fits; Use copies it', async () => {
+    await page.locator('#plan-budget').fill('2e9');
+    await page.locator('#plan-max_gpus').fill('64');
+    await page.locator('#plan-run').click();
+    await page.waitForFunction(() => document.documentElement.dataset.planBusy === '0');
+    assert.equal(await page.locator('#plan-error').isHidden(), true, (await page.locator('#plan-error').textContent()) ?? '');
+    const rows = page.locator('#plan-results tbody tr');
+    assert.ok((await rows.count()) > 0, 'some layouts');
+    const top = rows.first();
+    const memory = Number(await top.locator('[data-col="memory_gb"]').getAttribute('data-value'));
+    const device = Number(await top.locator('[data-col="memory_gb"]').getAttribute('data-device'));
+    assert.ok(memory > 0 && memory <= device, `the top layout fits: ${memory} of ${device} GB`);
+    const values = (/** @type {string} */ col) => page.locator(`#plan-results tbody td[data-col="${col}"]`).evaluateAll((cells) => cells.map((c) => Number(c.getAttribute('data-value'))));
+    const times = await values('total_s');
+    assert.deepEqual(times, [...times].sort((a, b) => a - b), 'ranked by time');
+    assert.ok((await values('gpus')).every((g) => g >= 1 && g <= 64));
+    const note = (await page.locator('#plan-note').textContent()) ?? '';
+    const ms = Number(/Searched in (\d+) ms/.exec(note)?.[1]);
+    assert.ok(ms < 5000, `planned in ${ms} ms: ${note}`);
+    console.log(`# plan, llama-2-7b, 2 accelerators, up to 64 GPUs, in the page's worker: ${ms} ms`);
+
+    await page.locator('#plan-rank').selectOption('cost');
+    const costs = await values('cost_usd');
+    assert.deepEqual(costs, [...costs].sort((a, b) => a - b), 'ranked by cost, without searching again');
+
+    await page.locator('#plan-rank').selectOption('time');
+    const [hardware, gpus] = [await top.getAttribute('data-hardware'), await top.locator('[data-col="gpus"]').getAttribute('data-value')];
+    await top.locator('button').click();
+    await settled(page);
+    assert.equal(await page.locator('#parallel-gpus').inputValue(), gpus);
+    assert.deepEqual(await page.locator('#results tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-hardware'))), [hardware]);
+    assert.equal(await page.locator(`#memory-table tr[data-hardware="${hardware}"] td[data-col="fits"]`).getAttribute('data-value'), 'true', 'the copied layout fits');
+    await page.screenshot({ path: join(ARTIFACTS, 'parallel-plan.png'), fullPage: true });
+  });
+
+  test('a budget in a shared link shows its plan on opening', async () => {
+    await page.locator('#share').click();
+    assert.match(page.url(), /budget=2000000000&budget_unit=tokens/);
+    const other = await browser.context.newPage();
+    await other.goto(page.url());
+    await other.waitForFunction(() => document.documentElement.dataset.planBusy === '0');
+    assert.equal(await other.locator('#plan-budget').inputValue(), '2000000000');
+    assert.equal(await other.locator('#plan-max_gpus').inputValue(), '64');
+    assert.ok((await other.locator('#plan-results tbody tr').count()) > 0);
+    await other.close();
+  });
+
+  test('a plan the core refuses names its field beside the box', async () => {
+    await page.locator('#plan-max_gpus').fill('0');
+    await page.locator('#plan-run').click();
+    await page.waitForFunction(() => document.documentElement.dataset.planBusy === '0');
+    assert.match((await page.locator('#plan-max_gpus-error').textContent()) ?? '', /^plan\.max_gpus: /);
+    assert.equal(await page.locator('#plan-max_gpus').getAttribute('aria-invalid'), 'true');
+    await page.locator('#plan-max_gpus').fill('64');
   });
 });
 

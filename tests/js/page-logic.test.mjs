@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { exportFileName, exportJson, resultsCsv } from '../../web/src/export.js';
-import { runJob } from '../../web/src/jobs.js';
+import { runJob, runPlan } from '../../web/src/jobs.js';
 import { topLayers } from '../../web/src/layers.js';
 import {
   MAX_LINK_CONFIG_CHARS,
@@ -19,9 +19,12 @@ import {
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
+  scenarioToPlanJob,
 } from '../../web/src/scenario.js';
-import { sortResults } from '../../web/src/sort.js';
+import { rankLayouts, sortResults } from '../../web/src/sort.js';
 import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
+import { unwrap } from '../../web/src/engine.js';
+import { loadNodeCore } from '../../web/cli/node-engine.mjs';
 
 /** @type {import('../../web/src/scenario.js').Known} */
 const KNOWN = {
@@ -284,6 +287,68 @@ describe('engine jobs', () => {
     assert.ok(fastest.ok);
     const withLayers = fastest.response.results.find((r) => r.layers !== undefined);
     assert.equal(withLayers?.total_s, Math.min(...fastest.response.results.map((r) => r.total_s)));
+  });
+});
+
+describe('the Plan panel', () => {
+  test('its request carries the budget, the GPU limit, the link overrides and the learned scale', () => {
+    const scenario = defaultScenario();
+    scenario.preset = 'llama-2-7b';
+    scenario.training = { ...scenario.training, dataset_size: 1000, epochs: 3 };
+    scenario.parallel = { gpus: 8, tensor: 2, zero_stage: 1, recompute: 'none', inter_node_gbs: 25 };
+    scenario.plan = { budget: 1e9, unit: 'tokens', max_gpus: 64, rank: 'cost' };
+    const { request } = scenarioToPlanJob(scenario, { 'h100-sxm': 0.8 });
+    assert.deepEqual(request.plan, { tokens: 1e9, max_gpus: 64, time_scale: { 'h100-sxm': 0.8 } });
+    assert.deepEqual(request.parallel, { inter_node: { bandwidth_gbs: 25 } }, 'only the fabric: the layouts are searched');
+    assert.equal(request.training?.dataset_size, undefined, 'the budget replaces samples and epochs');
+    assert.equal(request.training?.batch_size, 32);
+    const samples = scenarioToPlanJob({ ...scenario, plan: { budget: 5000, unit: 'samples', rank: 'time' } });
+    assert.deepEqual(samples.request.plan, { samples: 5000 });
+  });
+
+  test('layouts of every accelerator merge into one ranking, by time or by cost', () => {
+    /** @param {number} total_s @param {number | null} cost_usd @param {number} gpus */
+    const layout = (total_s, cost_usd, gpus) => ({ gpus, data: gpus, tensor: 1, pipeline: 1, micro_batch_size: 1, micro_batches: 1, zero_stage: 0, recompute: 'none', step_ms: 1, total_s, cost_usd, memory_gb: 10, mfu: 0.4 });
+    /** @param {string} hardware @param {ReturnType<typeof layout>[]} byTime @param {ReturnType<typeof layout>[]} byCost */
+    const acc = (hardware, byTime, byCost) => ({
+      hardware, name: hardware.toUpperCase(), device_memory_gb: 80, price_per_hour_usd: byCost.length > 0 ? 1 : null, time_scale: 1,
+      links: { gpus_per_node: 8, intra_node: { kind: 'x', bandwidth_gbs: 1 }, inter_node: { kind: 'y', bandwidth_gbs: 1 } },
+      layouts_considered: 10, layouts_fitting: 2, by_time: byTime, by_cost: byCost,
+    });
+    const response = /** @type {import('../../web/src/types').PlanResponse} */ ({
+      version: 't', predictor: 'roofline', model: { name: 'm', parameters: 1, layer_count: 1 },
+      training: { batch_size: 8, precision: 'bf16', optimizer: 'adam' }, plan: { samples: 1, steps: 1, max_gpus: 8, min_gpus: 1 },
+      results: [
+        acc('a', [layout(10, 50, 8), layout(20, 30, 4)], [layout(20, 30, 4), layout(10, 50, 8)]),
+        acc('b', [layout(5, null, 16)], []),
+        acc('c', [layout(15, 20, 2)], [layout(15, 20, 2)]),
+      ],
+    });
+    assert.deepEqual(rankLayouts(response, 'time').map((r) => `${r.hardware}${r.gpus}`), ['b16', 'a8', 'c2', 'a4']);
+    assert.deepEqual(rankLayouts(response, 'cost').map((r) => `${r.hardware}${r.gpus}`), ['c2', 'a4', 'a8', 'b16'], 'no price: last');
+  });
+
+  test('the real planner ranks fitting layouts for llama-2-7b; its errors keep their field', async () => {
+    requireBuiltCore();
+    // As engine-worker.ts does: engine.js's plan() where it has one, else the core's plan_json.
+    const viaEngine = /** @type {{ plan?: (r: import('../../web/src/types').PlanRequest) => Promise<import('../../web/src/types').PlanResponse> }} */ (engine).plan;
+    const core = await loadNodeCore();
+    const planner = {
+      /** @param {import('../../web/src/types').PlanRequest} request @returns {Promise<import('../../web/src/types').PlanResponse>} */
+      plan: async (request) => (viaEngine ? viaEngine.call(engine, request) : unwrap(core.plan?.(JSON.stringify(request)) ?? '{}')),
+    };
+    const scenario = { ...defaultScenario(), preset: 'llama-2-7b', hardware: ['h100-sxm', 'a100-sxm4-80gb'], training: { batch_size: 64, precision: /** @type {const} */ ('bf16'), optimizer: /** @type {const} */ ('adamw') } };
+    scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'time' };
+    const started = performance.now();
+    const outcome = await runPlan(planner, scenarioToPlanJob(scenario));
+    const elapsed = performance.now() - started;
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    const rows = rankLayouts(outcome.response, 'time');
+    assert.ok(rows.length > 0);
+    assert.ok(rows.every((r) => r.memory_gb <= r.device_memory_gb && r.gpus <= 64));
+    assert.ok(elapsed < 5000, `planned in ${Math.round(elapsed)} ms`);
+    const bad = await runPlan(planner, scenarioToPlanJob({ ...scenario, plan: { ...scenario.plan, max_gpus: 0 } }));
+    assert.ok(!bad.ok && bad.field === 'plan.max_gpus', JSON.stringify(bad));
   });
 });
 

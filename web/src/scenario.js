@@ -523,3 +523,40 @@ export function scenarioToJob(scenario, options) {
   if (scenario.config.trim() !== '') job.configText = scenario.config;
   return job;
 }
+
+/**
+ * The Plan panel's search for a scenario (docs/API.md, "Plan"): its model, training settings (the
+ * global batch stays; the budget replaces samples per epoch and epochs) and accelerators, the budget
+ * in tokens or samples, the GPU limit, and the link overrides (the fabric; the layouts are searched).
+ * @param {Scenario} scenario
+ * @param {Record<string, number>} [timeScale] per accelerator id, learned / roofline step: the planner
+ *   times layouts with the roofline, so this carries the learned predictor's correction over
+ * @returns {import('./jobs.js').PlanJob}
+ */
+export function scenarioToPlanJob(scenario, timeScale) {
+  const custom = new Map(scenario.custom.map((entry) => [entry.id, entry]));
+  const { dataset_size: _samples, epochs: _epochs, ...training } = scenario.training;
+  /** @type {import('./types').PlanSpec} */
+  const plan = {};
+  if (scenario.plan.budget !== undefined) plan[scenario.plan.unit] = scenario.plan.budget;
+  if (scenario.plan.max_gpus !== undefined) plan.max_gpus = scenario.plan.max_gpus;
+  if (timeScale !== undefined && Object.keys(timeScale).length > 0) plan.time_scale = { ...timeScale };
+  /** @type {import('./jobs.js').PlanJob} */
+  const job = {
+    request: {
+      model: { preset: scenario.preset },
+      training,
+      hardware: scenario.hardware.map((id) => custom.get(id) ?? id),
+      plan,
+    },
+  };
+  const { gpus_per_node, intra_node, inter_node } = parallelRequest(scenario.parallel);
+  const fabric = {
+    ...(gpus_per_node === undefined ? {} : { gpus_per_node }),
+    ...(intra_node === undefined ? {} : { intra_node }),
+    ...(inter_node === undefined ? {} : { inter_node }),
+  };
+  if (Object.keys(fabric).length > 0) job.request.parallel = fabric;
+  if (scenario.config.trim() !== '') job.configText = scenario.config;
+  return job;
+}

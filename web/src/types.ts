@@ -80,6 +80,27 @@ export interface PredictRequest {
   parallel?: ParallelSpec;
 }
 
+/** The Plan mode (docs/API.md, "Plan"): layouts for a training budget, searched and ranked by the core. */
+export interface PlanSpec {
+  tokens?: number;
+  samples?: number;
+  max_gpus?: number;
+  min_gpus?: number;
+  /** How many layouts per accelerator and ranking (default 10). */
+  top?: number;
+  /** Per accelerator id: the factor on the roofline's compute times (learned / roofline step). */
+  time_scale?: Record<string, number>;
+}
+
+export interface PlanRequest {
+  model: ModelSpec;
+  training?: TrainingSpec;
+  hardware?: HardwareRef[];
+  /** Only the fabric (gpus_per_node, intra_node, inter_node): the layouts are what the plan searches. */
+  parallel?: Pick<ParallelSpec, 'gpus_per_node' | 'intra_node' | 'inter_node'>;
+  plan: PlanSpec;
+}
+
 // ---------------------------------------------------------------- response
 
 export interface FlopsPerStep {
@@ -246,6 +267,50 @@ export interface PredictResponse {
   results: HardwareResult[];
 }
 
+/** One layout the planner found (it fits in memory by construction). */
+export interface PlanLayout {
+  gpus: number;
+  data: number;
+  tensor: number;
+  pipeline: number;
+  micro_batch_size: number;
+  micro_batches: number;
+  zero_stage: number;
+  recompute: string;
+  step_ms: number;
+  total_s: number;
+  cost_usd: number | null;
+  memory_gb: number;
+  mfu: number;
+}
+
+/** The planner's layouts on one accelerator: the fastest and the cheapest. */
+export interface PlanAcceleratorResult {
+  hardware: string;
+  name: string;
+  device_memory_gb: number;
+  price_per_hour_usd: number | null;
+  time_scale: number;
+  links: { gpus_per_node: number; intra_node: { kind: string; bandwidth_gbs: number }; inter_node: { kind: string; bandwidth_gbs: number } };
+  layouts_considered: number;
+  layouts_fitting: number;
+  by_time: PlanLayout[];
+  /** Empty when the accelerator has no price. */
+  by_cost: PlanLayout[];
+}
+
+export interface PlanResponse {
+  version: string;
+  predictor: string;
+  model: { name: string; parameters: number; layer_count: number };
+  training: { batch_size: number; precision: Precision; optimizer: Optimizer; seq_len?: number };
+  plan: { samples: number; steps: number; max_gpus: number; min_gpus: number; tokens?: number };
+  results: PlanAcceleratorResult[];
+}
+
+/** A layout with its accelerator, as the page's ranked table lists it. */
+export type PlanRow = PlanLayout & { hardware: string; name: string; device_memory_gb: number };
+
 /** Every failure from the core has this shape (docs/API.md, "Errors never throw"). */
 export interface ErrorBody {
   error: { field: string; message: string };
@@ -289,6 +354,8 @@ export interface PrenetCoreModule {
   learnedFeatures?(classIndex: number): Float32Array;
   /** Step 3: each class's model outputs, in prepare's order; returns the response JSON. */
   learnedFinish?(outputs: Float32Array[]): string;
+  /** Plan mode: PlanRequest JSON in, PlanResponse JSON (or an error) out. */
+  plan?(requestJson: string): string;
 }
 
 /** Runs one learned predictor (an ONNX model) on row-major float32 features [rows x width]. */
