@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
@@ -32,26 +33,6 @@ double round6(double v) {
 
 Json phase_triplet(const std::array<double, 3>& v) {
   return {{"forward", round6(v[0])}, {"backward", round6(v[1])}, {"optimizer", round6(v[2])}};
-}
-
-Json layer_table(const Network& net, const StepWork& work) {
-  Json layers = Json::array();
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const Layer& l = net.layers[i];
-    const LayerWork& w = work.layers[i];
-    double total_flops = w.flops[0] + w.flops[1] + w.flops[2];
-    double total_bytes = w.bytes[0] + w.bytes[1] + w.bytes[2];
-    layers.push_back({{"name", l.name},
-                      {"type", to_string(l.type)},
-                      {"output_shape", l.output_shape},
-                      {"parameters", l.parameters},
-                      {"flops", phase_triplet(w.flops)},
-                      {"bytes", phase_triplet(w.bytes)},
-                      {"kernels", w.kernels},
-                      {"intensity", round6(total_bytes > 0 ? total_flops / total_bytes : 0.0)},
-                      {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
-  }
-  return layers;
 }
 
 double matmul_flops(const StepWork& work) {
@@ -95,9 +76,9 @@ Json memory_json(const MemoryEstimate& mem) {
           {"temporary_gb", round6(mem.temporary_gb)}, {"overhead_gb", round6(mem.overhead_gb)}};
 }
 
-Json result_for(const Accelerator& acc, const Timing& t, const Network& net, const StepWork& work,
-                const MemoryEstimate& mem, const TrainingConfig& training, bool per_layer, const ResultExtras& extras,
-                const StepParts& parts, const ParallelExtras* par) {
+Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, const MemoryEstimate& mem,
+                const TrainingConfig& training, const ResultExtras& extras, const StepParts& parts,
+                const ParallelExtras* par) {
   // The parts are rounded once; every total derives from them so the documented identities
   // (step = forward + backward + optimizer [+ communication + bubble], epoch = steps x step) hold exactly.
   const double f = extras.calibration_factor;
@@ -141,21 +122,6 @@ Json result_for(const Accelerator& acc, const Timing& t, const Network& net, con
   if (par) {
     r["parallel"] = par->parallel;
     if (!par->advice.is_null()) r["memory_advice"] = par->advice;
-  }
-  if (per_layer) {
-    Json layers = Json::array();
-    for (std::size_t i = 0; i < net.layers.size(); ++i) {
-      const LayerTiming& lt = t.layers[i];
-      layers.push_back({{"name", net.layers[i].name},
-                        {"forward_ms", round6(lt.ms[0] * f)},
-                        {"backward_ms", round6(lt.ms[1] * f)},
-                        {"optimizer_ms", round6(lt.ms[2] * f)},
-                        {"compute_ms", round6(lt.compute_ms)},
-                        {"memory_ms", round6(lt.memory_ms)},
-                        {"ct_ms", round6(lt.ct_ms)},
-                        {"bound", to_string(lt.bound)}});
-    }
-    r["layers"] = std::move(layers);
   }
   return r;
 }
@@ -242,11 +208,14 @@ Json baselines_for(const Prepared& p, std::size_t h) {
   // FLOPs at 40% of the dense peak for the training precision.
   double peak = matmul_peak_tflops(acc, p.req.training.precision, KernelClass::Gemm) * 1e12 * 0.4;
   const auto& flops = p.work.flops;
-  return {{"roofline", {{"forward_ms", round6(roof.ms[0])}, {"step_ms", round6(roof.step_ms)}}},
-          {"prenet", {{"forward_ms", round6(prenet_forward)}, {"step_ms", round6(prenet_step)}}},
+  // With `parallel` the work is one micro-batch of one GPU's tensor shard: the baselines run it
+  // micro_batches times (no communication, no pipeline split or bubble).
+  const double m = p.req.parallel ? static_cast<double>(p.req.parallel->micro_batches) : 1.0;
+  return {{"roofline", {{"forward_ms", round6(roof.ms[0] * m)}, {"step_ms", round6(roof.step_ms * m)}}},
+          {"prenet", {{"forward_ms", round6(prenet_forward * m)}, {"step_ms", round6(prenet_step * m)}}},
           {"flops40",
-           {{"forward_ms", round6(flops[0] / peak * 1e3)},
-            {"step_ms", round6((flops[0] + flops[1] + flops[2]) / peak * 1e3)}}}};
+           {{"forward_ms", round6(flops[0] / peak * 1e3 * m)},
+            {"step_ms", round6((flops[0] + flops[1] + flops[2]) / peak * 1e3 * m)}}}};
 }
 
 /// Memory of the fullest GPU when the layers are split into the stages `bounds`.
@@ -368,9 +337,108 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
   return advice;
 }
 
+/// A double as JSON text, as the rest of the response writes it.
+std::string number_text(double v) { return Json(v).dump(); }
+
+/// Each result's per-layer timings as JSON text. Repeated blocks repeat their timings, so the text of
+/// each distinct timing is built once per accelerator and reused; names are escaped once. This keeps a
+/// full-catalogue prediction with per-layer results cheap (docs/PERFORMANCE.md).
+class LayerTextWriter {
+ public:
+  explicit LayerTextWriter(const Network& net) {
+    names_.reserve(net.layers.size());
+    for (const Layer& l : net.layers)
+      names_.push_back(Json(l.name).dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+
+  /// `[{"backward_ms", "bound", "compute_ms", "ct_ms", "forward_ms", "memory_ms", "name", "optimizer_ms"}, ...]`
+  void write(std::string& out, const Timing& t, double factor) const {
+    std::unordered_map<Key, std::pair<std::string, std::string>, KeyHash> cache;
+    out += '[';
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const LayerTiming& lt = t.layers[i];
+      const Key values = {lt.ms[0] * factor,
+                          lt.ms[1] * factor,
+                          lt.ms[2] * factor,
+                          lt.compute_ms,
+                          lt.memory_ms,
+                          lt.ct_ms,
+                          static_cast<double>(lt.bound)};
+      auto it = cache.find(values);
+      if (it == cache.end()) {
+        std::string head = "{\"backward_ms\":" + number_text(round6(values[1])) + ",\"bound\":\"" +
+                           to_string(lt.bound) + "\",\"compute_ms\":" + number_text(round6(values[3])) +
+                           ",\"ct_ms\":" + number_text(round6(values[5])) +
+                           ",\"forward_ms\":" + number_text(round6(values[0])) +
+                           ",\"memory_ms\":" + number_text(round6(values[4])) + ",\"name\":";
+        std::string tail = ",\"optimizer_ms\":" + number_text(round6(values[2])) + "}";
+        it = cache.emplace(values, std::make_pair(std::move(head), std::move(tail))).first;
+      }
+      if (i > 0) out += ',';
+      out += it->second.first;
+      out += names_[i];
+      out += it->second.second;
+    }
+    out += ']';
+  }
+
+  /// Bytes write() appends for `t`, roughly (to reserve the output once).
+  std::size_t estimate() const { return names_.size() * 200; }
+
+  /// The response's layer table (docs/API.md, `layers`), as text; identical layers are written once.
+  std::string table(const Network& net, const StepWork& work) const {
+    std::unordered_map<std::string, std::pair<std::string, std::string>> cache;
+    std::string out = "[";
+    out.reserve(names_.size() * 300);
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const Layer& l = net.layers[i];
+      const LayerWork& w = work.layers[i];
+      std::string key = to_string(l.type);
+      const double values[] = {
+          static_cast<double>(l.parameters), w.flops[0], w.flops[1], w.flops[2], w.bytes[0], w.bytes[1], w.bytes[2],
+          static_cast<double>(w.kernels),    w.co,       w.cm};
+      key.append(reinterpret_cast<const char*>(values), sizeof values);
+      key.append(reinterpret_cast<const char*>(l.output_shape.data()), l.output_shape.size() * sizeof(std::int64_t));
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        double total_flops = w.flops[0] + w.flops[1] + w.flops[2];
+        double total_bytes = w.bytes[0] + w.bytes[1] + w.bytes[2];
+        std::string head = dump({{"flops", phase_triplet(w.flops)},
+                                 {"bytes", phase_triplet(w.bytes)},
+                                 {"kernels", w.kernels},
+                                 {"intensity", round6(total_bytes > 0 ? total_flops / total_bytes : 0.0)},
+                                 {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
+        head.back() = ',';  // keys sort: bytes, features, flops, intensity, kernels < name < the rest
+        head += "\"name\":";
+        std::string tail =
+            dump({{"type", to_string(l.type)}, {"output_shape", l.output_shape}, {"parameters", l.parameters}});
+        tail.front() = ',';
+        it = cache.emplace(std::move(key), std::make_pair(std::move(head), std::move(tail))).first;
+      }
+      if (i > 0) out += ',';
+      out += it->second.first;
+      out += names_[i];
+      out += it->second.second;
+    }
+    out += ']';
+    return out;
+  }
+
+ private:
+  using Key = std::array<double, 7>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::size_t h = 0;
+      for (double v : k) h = h * 1000003u ^ std::hash<double>()(v);
+      return h;
+    }
+  };
+  std::vector<std::string> names_;
+};
+
 /// The response for `p` timed by `main` (roofline or learned), with optional 80% bands.
-Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* predictor,
-              const std::vector<std::array<double, 2>>* intervals) {
+std::string assemble(const Prepared& p, const std::vector<Timing>& main, const char* predictor,
+                     const std::vector<std::array<double, 2>>* intervals) {
   const TrainingConfig& tr = p.req.training;
   const std::size_t H = p.req.hardware.size();
   std::vector<double> factors(H, 1.0);
@@ -391,7 +459,11 @@ Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* pr
     double f = p.req.calibration->step_ms / predicted;
     for (std::size_t h = 0; h < H; ++h) factors[h] = h == c ? f : std::sqrt(f);
   }
-  Json results = Json::array();
+  std::vector<Json> results;
+  results.reserve(H);
+  // Per-layer results are written as text and spliced in (LayerTextWriter).
+  std::optional<LayerTextWriter> layer_writer;
+  if (p.req.per_layer) layer_writer.emplace(p.shard ? p.shard->net : p.net);
   for (std::size_t h = 0; h < H; ++h) {
     ResultExtras extras;
     extras.baselines = baselines_for(p, h);
@@ -404,7 +476,7 @@ Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* pr
       parts.forward_ms = round6(main[h].ms[0] * f);
       parts.backward_ms = round6(main[h].ms[1] * f);
       parts.optimizer_ms = round6(main[h].ms[2] * f);
-      results.push_back(result_for(acc, main[h], p.net, p.work, p.mem, tr, p.req.per_layer, extras, parts, nullptr));
+      results.push_back(result_for(acc, main[h], p.work, p.mem, tr, extras, parts, nullptr));
       continue;
     }
     const ParallelConfig& cfg = *p.req.parallel;
@@ -430,7 +502,7 @@ Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* pr
       for (std::size_t l = 0; l < cost.size(); ++l) cost[l] = main[h].layers[l].ms[0] + main[h].layers[l].ms[1];
       px.advice = memory_advice(p, acc, cfg, cost);
     }
-    results.push_back(result_for(acc, main[h], p.shard->net, p.work, mem, tr, p.req.per_layer, extras, parts, &px));
+    results.push_back(result_for(acc, main[h], p.work, mem, tr, extras, parts, &px));
   }
   std::int64_t dataset = tr.dataset_size > 0 ? tr.dataset_size : tr.batch_size * 100;
   Json training = {{"batch_size", tr.batch_size},
@@ -461,12 +533,46 @@ Json assemble(const Prepared& p, const std::vector<Timing>& main, const char* pr
                        {"total", round6(f[0] + f[1] + f[2])}}}}},
                    {"training", training},
                    {"warnings", net.warnings},
-                   {"results", results}};
-  if (p.req.per_layer) response["layers"] = layer_table(p.shard ? p.shard->net : net, p.work);
-  return response;
+                   {"results", Json::array()}};
+  // Splice the results in: user text is escaped by dump(), so `"results":[]` occurs once, as the key.
+  std::string text = dump(response);
+  const std::string slot = "\"results\":[]";
+  const std::size_t at = text.find(slot);
+  std::vector<std::string> parts;
+  parts.reserve(results.size());
+  std::size_t size = text.size() + 2;
+  for (std::size_t h = 0; h < results.size(); ++h) {
+    parts.push_back(dump(results[h]));
+    size += parts.back().size() + 1 + (layer_writer ? layer_writer->estimate() : 0);
+  }
+  // One output buffer, filled once: these responses run to megabytes with per-layer results.
+  std::string out;
+  out.reserve(size);
+  out.append(text, 0, at);
+  out += "\"results\":[";
+  for (std::size_t h = 0; h < parts.size(); ++h) {
+    if (h > 0) out += ',';
+    if (layer_writer) {
+      out.append(parts[h], 0, parts[h].size() - 1);  // all but the result's closing brace
+      out += ",\"layers\":";
+      layer_writer->write(out, main[h], factors[h]);
+      out += '}';
+    } else {
+      out += parts[h];
+    }
+  }
+  out += ']';
+  out.append(text, at + slot.size(), std::string::npos);
+  if (layer_writer) {
+    out.pop_back();  // the response's closing brace
+    out += ",\"layers\":";
+    out += layer_writer->table(p.shard ? p.shard->net : net, p.work);
+    out += '}';
+  }
+  return out;
 }
 
-Json predict_document(const Json& doc) {
+std::string predict_document(const Json& doc) {
   Prepared p = prepare(doc);
   return assemble(p, p.roofline, "roofline", nullptr);
 }
@@ -486,7 +592,7 @@ std::optional<LearnedSession>& session() {
 std::string predict_json(const std::string& request_text) {
   try {
     Json doc = parse_json_text(request_text, "request");
-    return dump(predict_document(doc));
+    return predict_document(doc);
   } catch (const InputError& e) {
     return dump(error_document(e.field(), e.what()));
   } catch (const std::exception& e) {
@@ -534,7 +640,7 @@ std::string learned_finish(const std::vector<std::vector<float>>& outputs) {
       merged[h].step_ms = learned[h].step_ms;
       for (std::size_t l = 0; l < merged[h].layers.size(); ++l) merged[h].layers[l].ms = learned[h].layers[l].ms;
     }
-    std::string out = dump(assemble(s.prepared, merged, "learned", &intervals));
+    std::string out = assemble(s.prepared, merged, "learned", &intervals);
     session().reset();
     return out;
   } catch (const InputError& e) {

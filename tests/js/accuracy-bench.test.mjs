@@ -135,12 +135,21 @@ describe('NeuSight rows', () => {
     assert.ok(fused.plan);
   });
 
-  test('multi-GPU rows are not predicted (issue 7); a missing model config is unsupported', () => {
-    for (const config of ['gpt2_large-train-1024-4-dp4', 'gpt2_large-train-1024-4-tp4', 'gpt2_large-train-1024-4-pp4_1']) {
+  test('multi-GPU rows are whole Megatron steps over the global batch; a missing model config is unsupported', () => {
+    const expected = {
+      'gpt2_large-train-1024-4-dp4': { data: 4, micro_batches: 1 },
+      'gpt2_large-train-1024-4-tp4': { tensor: 4, micro_batches: 1 },
+      'gpt2_large-train-1024-4-pp4_1': { pipeline: 4, micro_batches: 1 },
+    };
+    for (const [config, parallel] of Object.entries(expected)) {
       const item = neusightRowToCase(neusightRecord('NVIDIA_A100-SXM4-40GB', config, '452.3', '0', '0'), configs, 'l:20');
-      assert.equal(item.plan, null);
-      assert.match(item.skip ?? '', /^not supported yet \(issue 7\)/);
+      const request = planOf(item).request;
+      assert.deepEqual(request.parallel, parallel);
+      assert.deepEqual(request.training, { batch_size: 4, seq_len: 1024, precision: 'fp32', optimizer: 'adamw' });
+      assert.equal(item.metric, 'step_ms');
+      assert.equal(item.group, 'parallel');
       assert.equal(item.hardware, 'a100-sxm4-40gb');
+      assert.equal(planOf(item).samplesPerStep, 4);
     }
     const none = neusightRowToCase(neusightRecord('Tesla_P4', 'llama-inf-512-1', '10'), configs, 'l:5');
     assert.equal(none.plan, null);
@@ -201,9 +210,11 @@ describe('DeepLearningExamples rows', () => {
     assert.deepEqual(planOf(item).request.training, { batch_size: 8, seq_len: 384, precision: 'fp32', optimizer: 'adam' });
   });
 
-  test('8-GPU rows are issue 7; models without a preset are unsupported with a reason; bad rows fail', () => {
+  test('8-GPU ResNet-50 rows are data parallel over the per-GPU batch; unsupported models have a reason; bad rows fail', () => {
     const eight = dleRowToCase(dleRecord({ n_gpus: '8', value: '2855' }), 'e2e:10');
-    assert.match(eight.skip ?? '', /^not supported yet \(issue 7\).*8 GPUs/);
+    assert.deepEqual(planOf(eight).request.parallel, { data: 8, micro_batches: 1 });
+    assert.equal(planOf(eight).request.training?.batch_size, 8 * 112);
+    assert.equal(planOf(eight).samplesPerStep, 8 * 112);
     for (const model of ['Transformer-XL base', 'SSD300', 'Transformer (WMT)']) {
       const item = dleRowToCase(dleRecord({ model, unit: 'tokens/s' }), 'e2e:20');
       assert.equal(item.plan, null);

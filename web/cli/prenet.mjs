@@ -14,6 +14,7 @@ import { engine } from './node-engine.mjs';
 
 const USAGE = `Usage:
   prenet predict [--request FILE|-] [flags]   predict training time; prints the response JSON
+  prenet plan [--request FILE|-] [flags]      search parallel layouts that fit; ranked by time and cost
   prenet hardware [--json]                    list the accelerator catalogue
   prenet presets [--json]                     list the model presets
   prenet --help
@@ -31,9 +32,23 @@ Flags for predict (each overrides the same field of --request):
   --epochs N         training.epochs
   --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
 
+Parallel training (predict; each sets the same field of the request's "parallel"):
+  --gpus N  --data N  --tensor N  --pipeline N  --micro-batch-size N  --micro-batches N
+  --zero-stage 0..3  --recompute none|selective|full  --gpus-per-node N
+
+Plan (plan; sets the request's "plan"):
+  --max-gpus N       largest job to consider (default 1024)
+  --tokens N         training tokens (or --samples N); sets the number of steps
+  --samples N
+  --top N            layouts listed per ranking (default 10)
+
 Examples:
   prenet predict --preset bert-base --hardware a100-sxm4-80gb,h100-sxm --batch 32
   echo '{"model":{"preset":"resnet50"}}' | prenet predict --request - --precision bf16
+  prenet predict --preset llama-2-7b --hardware h100-sxm --batch 256 --seq-len 4096 --precision bf16 \
+    --gpus 64 --tensor 8 --micro-batch-size 1 --zero-stage 1 --recompute selective
+  prenet plan --preset llama-2-70b --hardware h100-sxm,a100-sxm4-80gb --batch 1024 --seq-len 4096 \
+    --precision bf16 --optimizer adamw --tokens 2e12 --max-gpus 1024
 `;
 
 /** Numeric flags and the training field each sets. */
@@ -46,12 +61,28 @@ const NUMBER_FLAGS = /** @type {const} */ ({
 });
 /** String flags that set a training field unchanged (the core validates the value). */
 const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'optimizer' });
+/** Numeric flags and the `parallel` field each sets. */
+const PARALLEL_FLAGS = /** @type {const} */ ({
+  gpus: 'gpus',
+  data: 'data',
+  tensor: 'tensor',
+  pipeline: 'pipeline',
+  'micro-batch-size': 'micro_batch_size',
+  'micro-batches': 'micro_batches',
+  'zero-stage': 'zero_stage',
+  'gpus-per-node': 'gpus_per_node',
+});
+/** Numeric flags and the `plan` field each sets. */
+const PLAN_FLAGS = /** @type {const} */ ({ 'max-gpus': 'max_gpus', tokens: 'tokens', samples: 'samples', top: 'top' });
 const VALUE_FLAGS = new Set([
   'request',
   'preset',
   'hardware',
+  'recompute',
   ...Object.keys(NUMBER_FLAGS),
   ...Object.keys(TEXT_FLAGS),
+  ...Object.keys(PARALLEL_FLAGS),
+  ...Object.keys(PLAN_FLAGS),
 ]);
 const BOOLEAN_FLAGS = new Set(['json', 'help']);
 
@@ -147,6 +178,22 @@ function trainingOverrides(values) {
 }
 
 /**
+ * The fields of one request section set by numeric flags.
+ * @param {Map<string, string>} values
+ * @param {Readonly<Record<string, string>>} flags flag -> field
+ * @returns {Record<string, unknown>}
+ */
+function sectionOverrides(values, flags) {
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  for (const [flag, field] of Object.entries(flags)) {
+    const text = values.get(flag);
+    if (text !== undefined) out[field] = parseNumber(flag, text);
+  }
+  return out;
+}
+
+/**
  * The request text for the core. Without override flags the file's text goes through unchanged;
  * text that is not a JSON object also goes through unchanged, so the core reports it (one
  * validator, one set of messages).
@@ -157,9 +204,18 @@ export async function buildRequestText(values) {
   const source = values.get('request');
   const text = source === undefined ? '{}' : await readRequestText(source);
   const training = trainingOverrides(values);
+  const parallel = sectionOverrides(values, PARALLEL_FLAGS);
+  const recompute = values.get('recompute');
+  if (recompute !== undefined) parallel.recompute = recompute;
+  const plan = sectionOverrides(values, PLAN_FLAGS);
   const preset = values.get('preset');
   const hardware = values.get('hardware');
-  if (preset === undefined && hardware === undefined && Object.keys(training).length === 0) {
+  const sections = /** @type {[string, Record<string, unknown>][]} */ ([
+    ['training', training],
+    ['parallel', parallel],
+    ['plan', plan],
+  ]);
+  if (preset === undefined && hardware === undefined && sections.every(([, v]) => Object.keys(v).length === 0)) {
     return text;
   }
   /** @type {unknown} */
@@ -173,9 +229,10 @@ export async function buildRequestText(values) {
   const object = /** @type {Record<string, unknown>} */ (request);
   if (preset !== undefined) object.model = { preset };
   if (hardware !== undefined) object.hardware = hardware.split(',').map((id) => id.trim());
-  if (Object.keys(training).length > 0) {
-    if (object.training !== undefined && !isPlainObject(object.training)) return text;
-    object.training = { ...(/** @type {object | undefined} */ (object.training)), ...training };
+  for (const [name, fields] of sections) {
+    if (Object.keys(fields).length === 0) continue;
+    if (object[name] !== undefined && !isPlainObject(object[name])) return text;
+    object[name] = { ...(/** @type {object | undefined} */ (object[name])), ...fields };
   }
   return JSON.stringify(object);
 }
@@ -238,7 +295,19 @@ async function run(cli) {
   if (cli.help) return USAGE;
   switch (cli.command) {
     case 'predict': {
+      for (const flag of Object.keys(PLAN_FLAGS)) {
+        if (cli.values.has(flag)) throw new PrenetError(`--${flag}`, `--${flag}: only plan takes this flag`);
+      }
       const response = await engine.predict(await buildRequestText(cli.values));
+      return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
+    }
+    case 'plan': {
+      for (const flag of [...Object.keys(PARALLEL_FLAGS), 'recompute']) {
+        if (cli.values.has(flag) && flag !== 'gpus-per-node') {
+          throw new PrenetError(`--${flag}`, `--${flag}: plan searches the layout; only --gpus-per-node sets the fabric`);
+        }
+      }
+      const response = await engine.plan(await buildRequestText(cli.values));
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'hardware':
@@ -257,7 +326,7 @@ async function run(cli) {
       return textTable(['id', 'name', 'family', 'input', 'parameters'], catalog.presets.map(presetRow));
     }
     case undefined:
-      throw new PrenetError('command', 'command: missing (predict, hardware or presets; see prenet --help)');
+      throw new PrenetError('command', 'command: missing (predict, plan, hardware or presets; see prenet --help)');
     default:
       throw new PrenetError('command', `command: unknown command "${cli.command}" (see prenet --help)`);
   }

@@ -150,6 +150,44 @@ export function createEngine(load, loadModels) {
     },
 
     /**
+     * Plan mode (docs/API.md, "Plan"): the layouts that fit, ranked by time and by cost. The core
+     * searches with roofline kernel times; with the learned predictors loaded, each accelerator's times
+     * are first scaled by its learned / roofline ratio for one micro-batch of one sample on one GPU.
+     * @param {object | string} request
+     * @returns {Promise<any>}
+     */
+    async plan(request) {
+      const [module, runner] = await Promise.all([core(), models()]);
+      if (!module.plan) throw new PrenetError('request', 'request: this build of the core has no plan mode');
+      const text = requestText(/** @type {any} */ (request));
+      /** @type {any} */
+      let doc;
+      try {
+        doc = JSON.parse(text);
+      } catch {
+        return unwrap(module.plan(text));
+      }
+      if (!runner || doc === null || typeof doc !== 'object' || Array.isArray(doc) || doc.plan?.time_scale !== undefined) {
+        return unwrap(module.plan(text));
+      }
+      const { plan: _plan, parallel: _parallel, ...rest } = doc;
+      const base = JSON.stringify({
+        ...rest,
+        training: { ...(rest.training ?? {}), batch_size: 1 },
+        options: { per_layer: false },
+      });
+      const roofline = unwrap(module.predict(base));
+      const learned = await predictLearned(module, runner, base);
+      /** @type {Record<string, number>} */
+      const scale = {};
+      roofline.results.forEach((/** @type {any} */ r, /** @type {number} */ i) => {
+        const l = learned.results[i];
+        if (l && r.step_ms > 0) scale[r.hardware] = Math.min(1000, Math.max(0.001, l.step_ms / r.step_ms));
+      });
+      return unwrap(module.plan(JSON.stringify({ ...doc, plan: { ...(doc.plan ?? {}), time_scale: scale } })));
+    },
+
+    /**
      * The catalogue is fixed for a build, so it is parsed once.
      * @returns {Promise<Catalog>}
      */

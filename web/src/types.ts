@@ -41,32 +41,6 @@ export interface CustomAccelerator {
   price_per_hour_usd?: number;
 }
 
-/** A link override: absent fields come from the accelerator's catalogue entry. */
-export interface LinkSpec {
-  kind?: string;
-  bandwidth_gbs?: number;
-  latency_us?: number;
-}
-
-/**
- * Training on several GPUs (docs/API.md, `parallel`): gpus = data x tensor x pipeline and the global
- * batch (training.batch_size) = data x micro_batch_size x micro_batches; what is missing is derived.
- */
-export interface ParallelSpec {
-  gpus?: number;
-  data?: number;
-  tensor?: number;
-  pipeline?: number;
-  micro_batch_size?: number;
-  micro_batches?: number;
-  zero_stage?: number;
-  fsdp?: boolean;
-  recompute?: 'none' | 'selective' | 'full';
-  gpus_per_node?: number;
-  intra_node?: LinkSpec;
-  inter_node?: LinkSpec;
-}
-
 /** A catalogue id (see `prenet hardware`) or a custom accelerator. */
 export type HardwareRef = string | CustomAccelerator;
 
@@ -77,7 +51,30 @@ export interface PredictRequest {
   options?: { per_layer?: boolean };
   /** A step time measured on one of the requested accelerators; predictions are corrected by it. */
   calibration?: { hardware: string; step_ms: number };
+  /** Training on more than one accelerator (docs/API.md, "parallel"). */
   parallel?: ParallelSpec;
+}
+
+/** A link between accelerators; omitted fields come from the catalogue. */
+export interface LinkSpec {
+  kind?: string;
+  bandwidth_gbs?: number;
+  latency_us?: number;
+}
+
+export interface ParallelSpec {
+  gpus?: number;
+  data?: number;
+  tensor?: number;
+  pipeline?: number;
+  micro_batch_size?: number;
+  micro_batches?: number;
+  zero_stage?: 0 | 1 | 2 | 3;
+  fsdp?: boolean;
+  recompute?: 'none' | 'selective' | 'full';
+  gpus_per_node?: number;
+  intra_node?: LinkSpec;
+  inter_node?: LinkSpec;
 }
 
 /** The Plan mode (docs/API.md, "Plan"): layouts for a training budget, searched and ranked by the core. */
@@ -354,7 +351,7 @@ export interface PrenetCoreModule {
   learnedFeatures?(classIndex: number): Float32Array;
   /** Step 3: each class's model outputs, in prepare's order; returns the response JSON. */
   learnedFinish?(outputs: Float32Array[]): string;
-  /** Plan mode: PlanRequest JSON in, PlanResponse JSON (or an error) out. */
+  /** Plan mode (docs/API.md, "Plan"): the fitting parallel layouts; JSON text. */
   plan?(requestJson: string): string;
 }
 

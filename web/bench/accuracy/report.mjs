@@ -27,7 +27,7 @@ export const PREDICTOR_TITLES = Object.freeze({ main: 'main predictor', ...BASEL
 
 /** @param {Case} item */
 export function isMultiGpu(item) {
-  return item.skip?.startsWith(MULTI_GPU_SKIP) ?? false;
+  return item.plan?.request.parallel !== undefined || (item.skip?.startsWith(MULTI_GPU_SKIP) ?? false);
 }
 
 /**
@@ -43,6 +43,7 @@ export function summaryGroups(results) {
   return [
     { title: SOURCE_TITLES.neusight, test: (c) => c.source === 'neusight' },
     { title: 'training: forward + backward, no optimizer', sub: true, test: (c) => c.source === 'neusight' && c.group === 'train' },
+    { title: '4× A100-SXM4 data/tensor/pipeline parallel: whole Megatron step', sub: true, test: (c) => c.source === 'neusight' && c.group === 'parallel' },
     { title: 'inference: forward only', sub: true, test: (c) => c.source === 'neusight' && c.group === 'inf' },
     { title: SOURCE_TITLES['neusight-fusion'], test: (c) => c.source === 'neusight-fusion' },
     { title: SOURCE_TITLES.dle, test: (c) => c.source === 'dle' },
@@ -53,6 +54,7 @@ export function summaryGroups(results) {
     { title: 'training step, SGD', sub: true, test: (c) => c.source === 'justus' && c.group === 'sgd' },
     { title: 'training step, Adam', sub: true, test: (c) => c.source === 'justus' && c.group === 'adam' },
     ...hardware.map((id) => ({ title: `accelerator \`${id}\``, test: (/** @type {Case} */ c) => unfused(c) && c.hardware === id })),
+    { title: 'multi-GPU rows (every source)', test: isMultiGpu },
     { title: 'overall (every source; fused-kernel rows excluded)', test: unfused },
   ];
 }
@@ -76,8 +78,9 @@ export function predictorSummary(results, id) {
  * @typedef {object} Target
  * @property {string} title
  * @property {number} limit MAPE, %
- * @property {(item: Case) => boolean} test the rows the target is on (multi-GPU rows are never in one)
+ * @property {(item: Case) => boolean} test the rows the target is on
  * @property {boolean} [sub] a part of the target above it
+ * @property {boolean} [multi] a target on multi-GPU rows (the others leave them out)
  */
 
 /** @type {readonly Target[]} */
@@ -86,6 +89,7 @@ export const TARGETS = Object.freeze([
   { title: 'training (forward + backward)', limit: 12, sub: true, test: (c) => c.source === 'neusight' && c.group === 'train' },
   { title: 'forward-only', limit: 12, sub: true, test: (c) => c.source === 'neusight' && c.group === 'inf' },
   { title: 'DeepLearningExamples V100 single-GPU rows, FP32 and AMP', limit: 20, test: (c) => c.source === 'dle' },
+  { title: 'multi-GPU rows (NeuSight 4× A100 dp4/tp4/pp4_1, DLE 8× V100 ResNet-50)', limit: 15, multi: true, test: isMultiGpu },
 ]);
 
 /**
@@ -105,7 +109,7 @@ export const TARGETS = Object.freeze([
  * @returns {TargetVerdict}
  */
 export function judgeTarget(target, results) {
-  const inSet = results.filter((r) => target.test(r.case) && !isMultiGpu(r.case));
+  const inSet = results.filter((r) => target.test(r.case) && (target.multi === true || !isMultiGpu(r.case)));
   const predicted = inSet.filter((r) => r.status === 'predicted');
   const main = predictorSummary(predicted, 'main');
   const missing = inSet.length - predicted.length;

@@ -44,8 +44,22 @@
  * @property {string} origin file (and line) of the row
  */
 
-/** Multi-GPU rows: the core predicts one device; parallelism is issue 7. */
+/** The skip reason multi-GPU rows carried before the core predicted them (old result files still read). */
 export const MULTI_GPU_SKIP = 'not supported yet (issue 7): multi-GPU';
+
+/**
+ * What NeuSight's multi-GPU labels time (sitar-lab/NeuSight, its Megatron-LM profiling script `prof()`,
+ * read with the code-search tool): Hugging Face Accelerate with `MegatronLMPlugin`, 4 processes, one
+ * parallelism per run. The label's batch is `global_batch_size`; each data-parallel rank runs
+ * `global_batch_size / dp / num_micro_batches` samples per micro-batch; `ppN_M` is N pipeline stages
+ * and M micro-batches. The timed region (CUDA events around `model(**batch)` and
+ * `accelerator.backward(loss)`) is Accelerate's `MegatronEngine.forward`, i.e. Megatron's `train_step`:
+ * forward and backward over the pipeline schedule, the gradient all-reduce and the optimizer update
+ * (Megatron's default Adam with decoupled weight decay, in FP32: Accelerate's default mixed_precision
+ * "no"). So these rows are whole optimizer steps, unlike the single-GPU NeuSight labels.
+ */
+export const NEUSIGHT_PARALLEL_NOTE =
+  'Megatron-LM train_step via Accelerate: forward + backward + gradient all-reduce + Adam update, global batch split over the data-parallel ranks';
 
 // ------------------------------------------------------------------------------------------ GPUs
 
@@ -161,14 +175,36 @@ export function neusightRowToCase(record, modelConfig, origin) {
   const fw = Number(record.fw_latency_ms);
   const bw = Number(record.bwall_latency_ms);
   if (parsed.mode === 'train' && fw > 0 && bw > 0) base.measuredPhases = { forward_ms: fw, backward_ms: bw };
-  if (parsed.parallel) {
-    const { kind, degree, micro } = parsed.parallel;
-    const what = kind === 'dp' ? 'data' : kind === 'tp' ? 'tensor' : 'pipeline';
-    return { ...base, skip: `${MULTI_GPU_SKIP} (${degree}-way ${what} parallel${micro ? `, ${micro} micro-batch` : ''})` };
-  }
   const hfConfig = modelConfig(parsed.model);
   if (!hfConfig) return { ...base, skip: `unsupported: no model config validation/models/${parsed.model}.json` };
   if (parsed.fusion) base.notes.push('measured with fused kernels; the request cannot say so');
+  if (parsed.parallel) {
+    if (parsed.mode !== 'train') throw new Error(`${origin}: NeuSight parallel rows are training runs`);
+    const { kind, degree, micro } = parsed.parallel;
+    /** @type {NonNullable<PredictRequest['parallel']>} */
+    const parallel =
+      kind === 'dp'
+        ? { data: degree, micro_batches: 1 }
+        : kind === 'tp'
+          ? { tensor: degree, micro_batches: 1 }
+          : { pipeline: degree, micro_batches: micro ?? 1 };
+    base.notes.push(NEUSIGHT_PARALLEL_NOTE);
+    return {
+      ...base,
+      group: 'parallel',
+      plan: {
+        request: {
+          model: { hf_config: hfConfig, name: parsed.model },
+          training: { batch_size: parsed.batch, seq_len: parsed.seq, precision: 'fp32', optimizer: 'adamw' },
+          hardware: [hardware],
+          options: { per_layer: false },
+          parallel,
+        },
+        samplesPerStep: parsed.batch,
+        accumulation: 1,
+      },
+    };
+  }
   return {
     ...base,
     plan: {
@@ -267,7 +303,7 @@ export function dleRowToCase(record, origin) {
     notes: [],
     origin,
   };
-  if (gpus !== 1) return { ...base, skip: `${MULTI_GPU_SKIP} (${gpus} GPUs, data parallel)` };
+  if (!Number.isInteger(gpus) || gpus < 1) throw new Error(`${origin}: n_gpus "${record.n_gpus}" is not a positive integer`);
   for (const { test, reason } of DLE_UNSUPPORTED) if (test.test(model)) return { ...base, skip: reason };
 
   const batch = parseDleBatch(record.batch ?? '');
@@ -275,8 +311,10 @@ export function dleRowToCase(record, origin) {
   if (/^ResNet-50/.test(model)) {
     if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: ResNet-50 batch "${record.batch}" is not an integer`);
     base.notes.push('SGD with momentum → optimizer "momentum"; preset resnet50 is v1.5 (torchvision); 224×224');
-    return { ...base, plan: plan({ preset: 'resnet50' }, { image_size: 224 }, batch.batch, 1, precision, 'momentum', hardware) };
+    if (gpus > 1) base.notes.push(`batch ${batch.batch} per GPU (the README's tables are per GPU) × ${gpus} GPUs, data parallel on the DGX-1's NVLink`);
+    return { ...base, plan: plan({ preset: 'resnet50' }, { image_size: 224 }, batch.batch, 1, precision, 'momentum', hardware, gpus) };
   }
+  if (gpus > 1) return { ...base, skip: `unsupported: ${gpus}-GPU rows are mapped for ResNet-50 only` };
   if (/^BERT-large pretrain/.test(model)) {
     const seq = Number(record.seq);
     if (!batch.accumulated) throw new Error(`${origin}: BERT pre-training batch "${record.batch}" is not "accum-batch N"`);
@@ -310,19 +348,19 @@ export function dleRowToCase(record, origin) {
  * @param {Precision} precision
  * @param {Optimizer} optimizer
  * @param {string} hardware
+ * @param {number} [gpus] data-parallel GPUs, each running `micro` samples (1: a single-GPU request)
  * @returns {Plan}
  */
-function plan(model, shape, micro, accumulation, precision, optimizer, hardware) {
-  return {
-    request: {
-      model,
-      training: { batch_size: micro, ...shape, precision, optimizer },
-      hardware: [hardware],
-      options: { per_layer: false },
-    },
-    samplesPerStep: micro * accumulation,
-    accumulation,
+function plan(model, shape, micro, accumulation, precision, optimizer, hardware, gpus = 1) {
+  /** @type {PredictRequest} */
+  const request = {
+    model,
+    training: { batch_size: micro * gpus, ...shape, precision, optimizer },
+    hardware: [hardware],
+    options: { per_layer: false },
   };
+  if (gpus > 1) request.parallel = { data: gpus, micro_batches: 1 };
+  return { request, samplesPerStep: micro * accumulation * gpus, accumulation };
 }
 
 // ------------------------------------------------------------------------------------------ Justus VGG-16
