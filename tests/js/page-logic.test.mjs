@@ -23,8 +23,6 @@ import {
 } from '../../web/src/scenario.js';
 import { rankLayouts, sortResults } from '../../web/src/sort.js';
 import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
-import { unwrap } from '../../web/src/engine.js';
-import { loadNodeCore } from '../../web/cli/node-engine.mjs';
 
 /** @type {import('../../web/src/scenario.js').Known} */
 const KNOWN = {
@@ -330,13 +328,7 @@ describe('the Plan panel', () => {
 
   test('the real planner ranks fitting layouts for llama-2-7b; its errors keep their field', async () => {
     requireBuiltCore();
-    // As engine-worker.ts does: engine.js's plan() where it has one, else the core's plan_json.
-    const viaEngine = /** @type {{ plan?: (r: import('../../web/src/types').PlanRequest) => Promise<import('../../web/src/types').PlanResponse> }} */ (engine).plan;
-    const core = await loadNodeCore();
-    const planner = {
-      /** @param {import('../../web/src/types').PlanRequest} request @returns {Promise<import('../../web/src/types').PlanResponse>} */
-      plan: async (request) => (viaEngine ? viaEngine.call(engine, request) : unwrap(core.plan?.(JSON.stringify(request)) ?? '{}')),
-    };
+    const planner = engine; // as engine-worker.ts passes it
     const scenario = { ...defaultScenario(), preset: 'llama-2-7b', hardware: ['h100-sxm', 'a100-sxm4-80gb'], training: { batch_size: 64, precision: /** @type {const} */ ('bf16'), optimizer: /** @type {const} */ ('adamw') } };
     scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'time' };
     const started = performance.now();

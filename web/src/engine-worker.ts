@@ -7,11 +7,11 @@
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
 import { learnedAssets } from 'virtual:prenet-learned-assets';
-import { createEngine, unwrap } from './engine.js';
+import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import { runJob, runPlan } from './jobs.js';
 import { loadOrtModels } from './ort-runner';
-import type { ModelRunner, PlanRequest, PlanResponse, PrenetCoreModule, PredictRequest } from './types';
+import type { ModelRunner, PredictRequest } from './types';
 
 /** Why the learned predictors are not in use (null when they are, or still loading). */
 let learnedProblem: string | null = learnedAssets === null ? 'this build carries no learned models' : null;
@@ -40,29 +40,7 @@ function loadLearned(): Promise<ModelRunner | null> {
 
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
 // nothing to do before the core is there anyway.
-// One instance of the core serves the engine and the planner (retried on the next call if it fails).
-let core: Promise<PrenetCoreModule> | undefined;
-function loadCore(): Promise<PrenetCoreModule> {
-  core ??= createPrenetCore().catch((error: unknown) => {
-    core = undefined;
-    throw error;
-  });
-  return core;
-}
-const engine = createEngine(loadCore, loadLearned);
-/**
- * The Plan panel's search: the engine's `plan` where engine.js has one, else the core's plan_json
- * called here the same way (its errors become PrenetError through engine.js's unwrap).
- */
-const planner = {
-  async plan(request: PlanRequest): Promise<PlanResponse> {
-    const viaEngine = (engine as { plan?: (request: PlanRequest) => Promise<PlanResponse> }).plan;
-    if (typeof viaEngine === 'function') return viaEngine.call(engine, request);
-    const module = await loadCore();
-    if (typeof module.plan !== 'function') throw new Error('this build of the core has no planner');
-    return unwrap<PlanResponse>(module.plan(JSON.stringify(request)));
-  },
-};
+const engine = createEngine(() => createPrenetCore(), loadLearned);
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 
@@ -74,7 +52,7 @@ const host: EngineHost = {
         await loadLearned();
         return { id: request.id, ok: true, kind: 'learned', learnedProblem };
       }
-      if (request.kind === 'plan') return { id: request.id, ok: true, kind: 'plan', result: await runPlan(planner, request.job) };
+      if (request.kind === 'plan') return { id: request.id, ok: true, kind: 'plan', result: await runPlan(engine, request.job) };
       const pending = !learnedSettled;
       const result = await runJob(pending ? roofline : engine, request.job);
       return { id: request.id, ok: true, kind: 'compute', result, learnedProblem, learnedPending: pending };

@@ -94,7 +94,8 @@ async function predictWithLayersForOne(engine, request, layersFor) {
 
 /**
  * Searches layouts for a budget (the core's plan mode), with the same config handling as runJob.
- * @param {{ plan(request: PlanRequest): Promise<PlanResponse> }} planner
+ * @param {{ plan(request: PlanRequest): Promise<PlanResponse> }} planner the engine (engine.js), whose
+ *   plan() scales the roofline search by the learned predictors when they are loaded
  * @param {PlanJob} job
  * @returns {Promise<PlanResult>} rejects only when the core itself fails
  */

@@ -384,7 +384,7 @@ async function runPlanNow(app: App): Promise<void> {
   app.plan.note.textContent = 'Searching layouts…';
   const started = performance.now();
   try {
-    const result = await app.client.plan(scenarioToPlanJob(scenario, learnedTimeScale(app)));
+    const result = await app.client.plan(scenarioToPlanJob(scenario));
     if (!result.ok) {
       app.planShown = null;
       app.plan.table.hidden = true;
@@ -403,23 +403,6 @@ async function runPlanNow(app: App): Promise<void> {
     app.plan.run.disabled = false;
     document.documentElement.dataset.planBusy = '0';
   }
-}
-
-/**
- * The planner times layouts with the roofline; where the page shows learned one-GPU steps, each
- * accelerator's learned / roofline ratio is passed on so the plan's times match the table's.
- */
-function learnedTimeScale(app: App): Record<string, number> | undefined {
-  const response = app.shown?.response;
-  if (response === undefined || response.predictor !== 'learned') return undefined;
-  const scale: Record<string, number> = {};
-  for (const r of response.results) {
-    const roofline = r.baselines?.['roofline']?.step_ms;
-    if (r.parallel !== undefined || roofline === undefined || !(roofline > 0)) continue;
-    const ratio = r.step_ms / roofline;
-    if (ratio >= 1e-3 && ratio <= 1e3) scale[r.hardware] = ratio;
-  }
-  return scale;
 }
 
 /**

@@ -127,7 +127,8 @@ export function parallelRequest(parallel) {
     const value = parallel[field];
     if (value !== undefined) section[field] = value;
   }
-  if (parallel.zero_stage !== 0) section.zero_stage = parallel.zero_stage;
+  // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
+  if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
   if (parallel.recompute !== 'none') section.recompute = parallel.recompute;
   for (const link of /** @type {const} */ (['intra_node', 'inter_node'])) {
     const bandwidth = parallel[`${link}_gbs`];
@@ -529,8 +530,8 @@ export function scenarioToJob(scenario, options) {
  * global batch stays; the budget replaces samples per epoch and epochs) and accelerators, the budget
  * in tokens or samples, the GPU limit, and the link overrides (the fabric; the layouts are searched).
  * @param {Scenario} scenario
- * @param {Record<string, number>} [timeScale] per accelerator id, learned / roofline step: the planner
- *   times layouts with the roofline, so this carries the learned predictor's correction over
+ * @param {Record<string, number>} [timeScale] per accelerator id, the factor on the roofline's times;
+ *   left out, the engine derives it from the learned predictors when they are loaded (engine.js)
  * @returns {import('./jobs.js').PlanJob}
  */
 export function scenarioToPlanJob(scenario, timeScale) {
