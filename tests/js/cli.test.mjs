@@ -131,3 +131,49 @@ describe('prenet hardware / presets / --help', () => {
     assert.match(run.stdout, /--dataset-size/);
   });
 });
+
+describe('prenet parallel and plan', () => {
+  test('parallel flags set the request\'s "parallel" and give the engine\'s numbers', async () => {
+    const run = prenet(['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '32', '--precision', 'bf16', '--gpus', '8', '--tensor', '2', '--micro-batch-size', '2', '--zero-stage', '1', '--recompute', 'selective', '--json']);
+    assert.equal(run.status, 0, run.stderr);
+    const response = JSON.parse(run.stdout);
+    const p = response.results[0].parallel;
+    assert.deepEqual([p.gpus, p.data, p.tensor, p.micro_batch_size, p.micro_batches, p.zero_stage, p.recompute], [8, 4, 2, 2, 4, 1, 'selective']);
+    /** @type {import('../../web/src/types').PredictRequest} */
+    const request = {
+      model: { preset: 'gpt2' },
+      training: { batch_size: 32, precision: 'bf16' },
+      hardware: ['h100-sxm'],
+      parallel: { gpus: 8, tensor: 2, micro_batch_size: 2, zero_stage: 1, recompute: 'selective' },
+    };
+    assert.deepEqual(response, await engine.predict(request));
+  });
+
+  test('a bad parallel value is the core\'s one-line error naming parallel.<field>', () => {
+    assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--gpus', '6', '--tensor', '4']), /^prenet: parallel\.gpus: /);
+  });
+
+  test('plan ranks fitting layouts by time and cost; plan flags belong to plan only', () => {
+    const run = prenet(['plan', '--preset', 'gpt2', '--hardware', 'h100-sxm,a100-sxm4-80gb', '--batch', '64', '--precision', 'bf16', '--samples', '1e6', '--max-gpus', '16', '--top', '3', '--json']);
+    assert.equal(run.status, 0, run.stderr);
+    const plan = JSON.parse(run.stdout);
+    assert.equal(plan.results.length, 2);
+    assert.equal(plan.plan.steps, Math.ceil(1e6 / 64));
+    for (const r of plan.results) {
+      assert.ok(r.layouts_fitting > 0 && r.layouts_fitting <= r.layouts_considered);
+      assert.equal(r.by_time.length, 3);
+      const times = r.by_time.map((/** @type {{total_s: number}} */ l) => l.total_s);
+      assert.deepEqual(times, [...times].sort((a, b) => a - b));
+      const costs = r.by_cost.map((/** @type {{cost_usd: number}} */ l) => l.cost_usd);
+      assert.deepEqual(costs, [...costs].sort((a, b) => a - b));
+      for (const l of r.by_time) {
+        assert.equal(l.gpus, l.data * l.tensor * l.pipeline);
+        assert.ok(l.gpus <= 16 && l.memory_gb <= r.device_memory_gb);
+        assert.equal(l.data * l.micro_batch_size * l.micro_batches, 64);
+      }
+    }
+    assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--max-gpus', '8']), /^prenet: --max-gpus: only plan takes this flag/);
+    assertOneLineError(prenet(['plan', '--preset', 'gpt2', '--tensor', '2']), /^prenet: --tensor: plan searches the layout/);
+    assertOneLineError(prenet(['plan', '--preset', 'gpt2', '--tokens', '1e9', '--samples', '10']), /^prenet: plan\.samples: /);
+  });
+});

@@ -124,8 +124,12 @@ ${provenanceText(results)}
 
 ## What is not covered
 
-- ${multi} multi-GPU rows (NeuSight 4 × A100 data/tensor/pipeline parallel, DeepLearningExamples
-  8 × V100): the core predicts one device; parallelism is issue 7.
+- Multi-GPU rows (${multi} not predicted): only the five in the data (NeuSight 4 × A100-SXM4 dp4, tp4,
+  pp4_1, all within one NVLink node; DeepLearningExamples ResNet-50 on 8 × V100 DGX-1). Nothing here
+  checks inter-node communication, ZeRO, recomputation or pipelines with many micro-batches; docs/SCALE.md
+  compares published multi-node runs. What NeuSight's multi-GPU labels time (a whole Megatron-LM
+  training step over the global batch, unlike its single-GPU labels): web/bench/accuracy/rows.mjs,
+  \`NEUSIGHT_PARALLEL_NOTE\`.
 - ${unsupported.length} single-GPU rows whose model the core or the benchmark cannot express (appendix C).
 - Fused kernels (\`-fusion\` rows, TorchScript/NVFuser in DeepLearningExamples, fused LAMB/Adam and
   apex fused layer norm): the request has no way to say so; the fused-kernel group shows the gap.

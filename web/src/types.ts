@@ -225,7 +225,7 @@ export interface HardwareResult {
   name: string;
   custom: boolean;
   step_ms: number;
-  /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §5). */
+  /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §6). */
   step_ms_interval?: [number, number];
   /** Learned predictor only: the 80% interval of total_s. */
   total_s_interval?: [number, number];

@@ -175,5 +175,8 @@ export function impliedPeakFraction(item, flops, peakTflops) {
     work = plan.accumulation * (flops.forward + flops.backward) + flops.optimizer;
     seconds = plan.samplesPerStep / item.measured;
   }
-  return work / seconds / (peakTflops * 1e12);
+  // Multi-GPU rows: the whole job's FLOPs over all of its accelerators' peak.
+  const parallel = plan.request.parallel;
+  const gpus = parallel ? (parallel.gpus ?? (parallel.data ?? 1) * (parallel.tensor ?? 1) * (parallel.pipeline ?? 1)) : 1;
+  return work / seconds / (peakTflops * 1e12 * gpus);
 }
