@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { exportFileName, exportJson, resultsCsv } from '../../web/src/export.js';
-import { runJob } from '../../web/src/jobs.js';
+import { runJob, runPlan } from '../../web/src/jobs.js';
 import { topLayers } from '../../web/src/layers.js';
 import {
   MAX_LINK_CONFIG_CHARS,
@@ -14,11 +14,14 @@ import {
   encodeConfig,
   hasScenario,
   paramsFromLocation,
+  parallelInUse,
+  parallelRequest,
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
+  scenarioToPlanJob,
 } from '../../web/src/scenario.js';
-import { sortResults } from '../../web/src/sort.js';
+import { rankLayouts, sortResults } from '../../web/src/sort.js';
 import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
 
 /** @type {import('../../web/src/scenario.js').Known} */
@@ -120,6 +123,40 @@ describe('links', () => {
     );
   });
 
+  test('parallel settings and the Plan panel survive a link; bad ones are named and left out', async () => {
+    const scenario = defaultScenario();
+    scenario.parallel = {
+      gpus: 16,
+      tensor: 2,
+      pipeline: 2,
+      micro_batch_size: 2,
+      zero_stage: 1,
+      recompute: 'selective',
+      gpus_per_node: 4,
+      inter_node_gbs: 12.5,
+      intra_node_us: 2,
+    };
+    scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'cost' };
+    const { params } = await scenarioToParams(scenario);
+    assert.equal(params.get('gpus'), '16');
+    assert.equal(params.get('zero'), '1');
+    assert.equal(params.has('data'), false, 'unset numbers stay out of the link');
+    const link = new URL(`https://example.test/#${params}`);
+    const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
+    assert.deepEqual(restored.problems, []);
+    assert.deepEqual(restored.scenario, scenario);
+    // The default scenario writes none of them: old links keep their meaning, new ones stay short.
+    const plain = (await scenarioToParams(defaultScenario())).params;
+    for (const name of ['gpus', 'zero', 'recompute', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
+    assert.equal(hasScenario(new URLSearchParams('tp=2')), true, 'short aliases are read too');
+    const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
+    assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'budget_unit', 'plan_by']);
+    assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });
+    // Out-of-range degrees are kept for the core to name (parallel.tensor) beside the box.
+    const odd = await paramsToScenario(new URLSearchParams('tensor=0'), KNOWN);
+    assert.equal(odd.scenario.parallel.tensor, 0);
+  });
+
   test('out-of-range numbers are kept, for the core to name beside the input', async () => {
     const { scenario, problems } = await paramsToScenario(new URLSearchParams('batch=-4'), KNOWN);
     assert.equal(scenario.training.batch_size, -4);
@@ -193,6 +230,45 @@ describe('engine jobs', () => {
     assert.ok(!negative.ok && negative.field === 'calibration.step_ms', JSON.stringify(negative));
   });
 
+  test('`parallel` is sent only when in use, with unset numbers left for the core to derive', async () => {
+    const scenario = defaultScenario();
+    assert.equal(parallelInUse(scenario.parallel), false);
+    assert.equal(scenarioToJob(scenario, { perLayer: 'none' }).request.parallel, undefined);
+    assert.equal(parallelInUse({ zero_stage: 0, recompute: 'full' }), true);
+    assert.deepEqual(parallelRequest({ gpus: 8, tensor: 2, zero_stage: 0, recompute: 'none', inter_node_gbs: 25 }), {
+      gpus: 8,
+      tensor: 2,
+      inter_node: { bandwidth_gbs: 25 },
+    });
+    assert.deepEqual(parallelRequest({ zero_stage: 3, recompute: 'selective', intra_node_gbs: 100, intra_node_us: 1 }), {
+      zero_stage: 3,
+      recompute: 'selective',
+      intra_node: { bandwidth_gbs: 100, latency_us: 1 },
+    });
+  });
+
+  test('8 GPUs: every result splits its step into compute, communication and bubble; bad layouts name their field', async () => {
+    requireBuiltCore();
+    const scenario = { ...defaultScenario(), preset: 'gpt2', parallel: { gpus: 8, tensor: 2, zero_stage: 0, recompute: /** @type {const} */ ('none') } };
+    const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'chart' }));
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    for (const r of outcome.response.results) {
+      const p = r.parallel;
+      assert.ok(p !== undefined, `${r.hardware} has a parallel block`);
+      assert.deepEqual([p.gpus, p.data, p.tensor, p.pipeline], [8, 4, 2, 1]);
+      const c = p.communication_ms;
+      const sum = p.compute_ms + c.data + c.tensor + c.pipeline + c.zero + p.bubble_ms;
+      assert.ok(Math.abs(sum - r.step_ms) <= 1e-9 * r.step_ms, `${r.hardware}: parts ${sum} add up to the step ${r.step_ms}`);
+      assert.ok(c.tensor > 0 && c.data > 0, `${r.hardware}: tensor and data groups communicate`);
+      assert.ok(typeof r.memory.temporary_gb === 'number');
+    }
+    const mismatch = await runJob(engine, scenarioToJob({ ...scenario, parallel: { ...scenario.parallel, data: 2 } }, { perLayer: 'none' }));
+    assert.ok(!mismatch.ok && mismatch.field === 'parallel.gpus', JSON.stringify(mismatch));
+    // GPT-2 Medium has 16 heads: 3 cannot split them.
+    const heads = await runJob(engine, scenarioToJob({ ...scenario, preset: 'gpt2-medium', parallel: { tensor: 3, zero_stage: 0, recompute: 'none' } }, { perLayer: 'none' }));
+    assert.ok(!heads.ok && heads.field === 'parallel.tensor', JSON.stringify(heads));
+  });
+
   test('per-layer timings for the chart come for one accelerator, with the same totals', async () => {
     const scenario = defaultScenario();
     const all = await runJob(engine, scenarioToJob(scenario, { perLayer: 'all' }));
@@ -209,6 +285,62 @@ describe('engine jobs', () => {
     assert.ok(fastest.ok);
     const withLayers = fastest.response.results.find((r) => r.layers !== undefined);
     assert.equal(withLayers?.total_s, Math.min(...fastest.response.results.map((r) => r.total_s)));
+  });
+});
+
+describe('the Plan panel', () => {
+  test('its request carries the budget, the GPU limit, the link overrides and the learned scale', () => {
+    const scenario = defaultScenario();
+    scenario.preset = 'llama-2-7b';
+    scenario.training = { ...scenario.training, dataset_size: 1000, epochs: 3 };
+    scenario.parallel = { gpus: 8, tensor: 2, zero_stage: 1, recompute: 'none', inter_node_gbs: 25 };
+    scenario.plan = { budget: 1e9, unit: 'tokens', max_gpus: 64, rank: 'cost' };
+    const { request } = scenarioToPlanJob(scenario, { 'h100-sxm': 0.8 });
+    assert.deepEqual(request.plan, { tokens: 1e9, max_gpus: 64, time_scale: { 'h100-sxm': 0.8 } });
+    assert.deepEqual(request.parallel, { inter_node: { bandwidth_gbs: 25 } }, 'only the fabric: the layouts are searched');
+    assert.equal(request.training?.dataset_size, undefined, 'the budget replaces samples and epochs');
+    assert.equal(request.training?.batch_size, 32);
+    const samples = scenarioToPlanJob({ ...scenario, plan: { budget: 5000, unit: 'samples', rank: 'time' } });
+    assert.deepEqual(samples.request.plan, { samples: 5000 });
+  });
+
+  test('layouts of every accelerator merge into one ranking, by time or by cost', () => {
+    /** @param {number} total_s @param {number | null} cost_usd @param {number} gpus */
+    const layout = (total_s, cost_usd, gpus) => ({ gpus, data: gpus, tensor: 1, pipeline: 1, micro_batch_size: 1, micro_batches: 1, zero_stage: 0, recompute: 'none', step_ms: 1, total_s, cost_usd, memory_gb: 10, mfu: 0.4 });
+    /** @param {string} hardware @param {ReturnType<typeof layout>[]} byTime @param {ReturnType<typeof layout>[]} byCost */
+    const acc = (hardware, byTime, byCost) => ({
+      hardware, name: hardware.toUpperCase(), device_memory_gb: 80, price_per_hour_usd: byCost.length > 0 ? 1 : null, time_scale: 1,
+      links: { gpus_per_node: 8, intra_node: { kind: 'x', bandwidth_gbs: 1 }, inter_node: { kind: 'y', bandwidth_gbs: 1 } },
+      layouts_considered: 10, layouts_fitting: 2, by_time: byTime, by_cost: byCost,
+    });
+    const response = /** @type {import('../../web/src/types').PlanResponse} */ ({
+      version: 't', predictor: 'roofline', model: { name: 'm', parameters: 1, layer_count: 1 },
+      training: { batch_size: 8, precision: 'bf16', optimizer: 'adam' }, plan: { samples: 1, steps: 1, max_gpus: 8, min_gpus: 1 },
+      results: [
+        acc('a', [layout(10, 50, 8), layout(20, 30, 4)], [layout(20, 30, 4), layout(10, 50, 8)]),
+        acc('b', [layout(5, null, 16)], []),
+        acc('c', [layout(15, 20, 2)], [layout(15, 20, 2)]),
+      ],
+    });
+    assert.deepEqual(rankLayouts(response, 'time').map((r) => `${r.hardware}${r.gpus}`), ['b16', 'a8', 'c2', 'a4']);
+    assert.deepEqual(rankLayouts(response, 'cost').map((r) => `${r.hardware}${r.gpus}`), ['c2', 'a4', 'a8', 'b16'], 'no price: last');
+  });
+
+  test('the real planner ranks fitting layouts for llama-2-7b; its errors keep their field', async () => {
+    requireBuiltCore();
+    const planner = engine; // as engine-worker.ts passes it
+    const scenario = { ...defaultScenario(), preset: 'llama-2-7b', hardware: ['h100-sxm', 'a100-sxm4-80gb'], training: { batch_size: 64, precision: /** @type {const} */ ('bf16'), optimizer: /** @type {const} */ ('adamw') } };
+    scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'time' };
+    const started = performance.now();
+    const outcome = await runPlan(planner, scenarioToPlanJob(scenario));
+    const elapsed = performance.now() - started;
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    const rows = rankLayouts(outcome.response, 'time');
+    assert.ok(rows.length > 0);
+    assert.ok(rows.every((r) => r.memory_gb <= r.device_memory_gb && r.gpus <= 64));
+    assert.ok(elapsed < 5000, `planned in ${Math.round(elapsed)} ms`);
+    const bad = await runPlan(planner, scenarioToPlanJob({ ...scenario, plan: { ...scenario.plan, max_gpus: 0 } }));
+    assert.ok(!bad.ok && bad.field === 'plan.max_gpus', JSON.stringify(bad));
   });
 });
 
@@ -254,6 +386,11 @@ describe('sorting, top layers and exports', () => {
     assert.match(lines[2] ?? '', /^"A, ""quoted"" card",x,false,1,/);
     assert.equal(lines.at(-1), '');
     assert.deepEqual(JSON.parse(exportJson({ model: { preset: 'm' } }, response)).request, { model: { preset: 'm' } });
+    const header = (lines[0] ?? '').split(',');
+    for (const column of ['gpus', 'tensor', 'compute_ms', 'communication_data_ms', 'bubble_ms', 'weights_gb', 'activations_gb']) {
+      assert.ok(header.includes(column), `CSV has ${column}`);
+    }
+    assert.equal((lines[1] ?? '').split(',').length, header.length, 'every row has every column');
     assert.equal(exportFileName('GPT-2 / large!', 'csv', new Date('2026-01-02T03:04:05Z')), 'prenet-gpt-2-large-2026-01-02.csv');
   });
 });

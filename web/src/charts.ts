@@ -201,3 +201,92 @@ export function drawLayerChart(container: HTMLElement, bars: readonly LayerBar[]
   chart.append(svg('line', { x1: labelWidth, x2: labelWidth, y1: 0, y2: height, class: 'axis' }));
   container.replaceChildren(legend(), chart);
 }
+
+/** One coloured part of a stacked bar: its key in each row's `parts`, its legend text and CSS class. */
+export interface Segment {
+  key: string;
+  label: string;
+  className: string;
+}
+
+export interface StackedRow {
+  label: string;
+  /** The value of each segment, by key; missing or zero parts are not drawn. */
+  parts: Record<string, number>;
+  /** The bar's total as shown ("41.3 ms", "67 GB"). */
+  text: string;
+  /** A limit drawn as a line across the row (an accelerator's device memory), with its text. */
+  limit?: { value: number; text: string };
+  /** Drawn hatched and said in the text (the model does not fit). */
+  noFit?: boolean;
+}
+
+function stackedLegend(segments: readonly Segment[], limitLabel?: string): HTMLElement {
+  const list = element('ul', undefined, 'legend');
+  for (const segment of segments) {
+    const item = element('li');
+    item.append(element('span', undefined, `swatch ${segment.className}`), segment.label);
+    list.append(item);
+  }
+  if (limitLabel !== undefined) {
+    const item = element('li');
+    item.append(element('span', undefined, 'swatch limit'), limitLabel);
+    list.append(item);
+  }
+  return list;
+}
+
+/**
+ * Stacked horizontal bars, one per row (an accelerator), on one scale that also covers the rows'
+ * limits, so a bar past its device-memory line shows by how much it does not fit.
+ * @param describe a row's parts in words, for its tooltip and the chart's accessible name
+ */
+export function drawStackedChart(
+  container: HTMLElement,
+  rows: readonly StackedRow[],
+  segments: readonly Segment[],
+  title: string,
+  describe: (row: StackedRow) => string,
+  limitLabel?: string,
+): void {
+  if (rows.length === 0) {
+    container.replaceChildren(element('p', 'Nothing to compare yet.', 'hint'));
+    return;
+  }
+  const width = widthOf(container);
+  const rowHeight = 26;
+  const labelWidth = Math.round(Math.min(210, Math.max(110, width * 0.34)));
+  const valueWidth = 86;
+  const plotWidth = Math.max(40, width - labelWidth - valueWidth - 12);
+  const total = (row: StackedRow): number => segments.reduce((sum, s) => sum + Math.max(0, row.parts[s.key] ?? 0), 0);
+  const max = Math.max(...rows.map((row) => Math.max(total(row), row.limit?.value ?? 0)), Number.MIN_VALUE);
+  const scale = plotWidth / max;
+  const height = rows.length * rowHeight + 4;
+  const chart = chartSvg(width, height, `${title}: ${rows.map((row) => `${row.label} ${row.text} (${describe(row)})`).join('; ')}`);
+  rows.forEach((row, index) => {
+    const y = index * rowHeight + 2;
+    const middle = y + rowHeight / 2;
+    const group = svg('g', { class: row.noFit ? 'row nofit' : 'row' });
+    group.append(
+      svg('title', {}, `${row.label}: ${row.text}; ${describe(row)}`),
+      svg('text', { x: labelWidth - 8, y: middle, 'text-anchor': 'end', 'dominant-baseline': 'central', class: 'label' }, fitText(shortName(row.label), labelWidth - 10)),
+    );
+    let x = labelWidth;
+    for (const segment of segments) {
+      const value = row.parts[segment.key] ?? 0;
+      if (!(value > 0)) continue;
+      const w = value * scale;
+      group.append(svg('rect', { x: x.toFixed(1), y: y + 5, width: Math.max(0.5, w).toFixed(1), height: rowHeight - 10, class: segment.className }));
+      x += w;
+    }
+    const end = Math.max(x, row.limit === undefined ? 0 : labelWidth + row.limit.value * scale);
+    if (row.limit !== undefined) {
+      const lx = labelWidth + row.limit.value * scale;
+      group.append(svg('line', { x1: lx.toFixed(1), x2: lx.toFixed(1), y1: y + 1, y2: y + rowHeight - 1, class: 'limit' }));
+    }
+    group.append(svg('text', { x: end + 6, y: middle, 'dominant-baseline': 'central', class: 'value' }, row.noFit ? `${row.text} ✗` : row.text));
+    chart.append(group);
+  });
+  chart.append(svg('line', { x1: labelWidth, x2: labelWidth, y1: 0, y2: height, class: 'axis' }));
+  container.replaceChildren(stackedLegend(segments, limitLabel), chart);
+}

@@ -3,7 +3,7 @@
 // Either way callers get the same promise-based API and can tell which one they got (`mode`).
 
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
-import type { Job, JobResult } from './jobs.js';
+import type { Job, JobResult, PlanJob, PlanResult } from './jobs.js';
 import type { Catalog } from './types';
 
 export type EngineMode = 'worker' | 'main';
@@ -12,6 +12,8 @@ export interface EngineClient {
   readonly mode: EngineMode;
   catalog(): Promise<Catalog>;
   compute(job: Job): Promise<JobResult>;
+  /** The Plan panel's search, in the engine like predictions. */
+  plan(job: PlanJob): Promise<PlanResult>;
   /** Why the learned predictors are not in use, as of the latest computation; null when they are. */
   learnedProblem(): string | null;
   /** Whether the latest computation was made on the roofline because the learned models were loading. */
@@ -31,7 +33,7 @@ export interface EngineSource {
 }
 
 /** A request without its id; the client numbers them. */
-type Ask = { kind: 'catalog' } | { kind: 'compute'; job: Job } | { kind: 'learned' };
+type Ask = { kind: 'catalog' } | { kind: 'compute'; job: Job } | { kind: 'plan'; job: PlanJob } | { kind: 'learned' };
 
 /**
  * Long enough for a slow phone to compile the core in the worker; a worker that fails to start
@@ -64,6 +66,12 @@ function clientOver(mode: EngineMode, send: (ask: Ask) => Promise<HostReply>, ca
           pending = reply.learnedPending ?? false;
         }
         return unwrapResult(reply);
+      }),
+    plan: (job) =>
+      send({ kind: 'plan', job }).then((reply) => {
+        if (!reply.ok) throw new Error(`engine failed: ${reply.message}`);
+        if (reply.kind !== 'plan') throw new Error('engine answered a plan with something else');
+        return reply.result;
       }),
     learnedProblem: () => problem,
     learnedPending: () => pending,

@@ -3,16 +3,21 @@
 // not a failure: it is a JobResult with ok: false). `learnedProblem` says why a result came from the
 // roofline rather than the learned predictors (null when they are in use); `learnedPending` that they
 // were still loading. A 'learned' request loads them (the page sends it after its first result) and
-// is answered once they are ready or have failed.
+// is answered once they are ready or have failed. A 'plan' request runs the Plan panel's search.
 
-import type { Job, JobResult } from './jobs.js';
+import type { Job, JobResult, PlanJob, PlanResult } from './jobs.js';
 import type { Catalog } from './types';
 
-export type HostRequest = { id: number; kind: 'catalog' } | { id: number; kind: 'compute'; job: Job } | { id: number; kind: 'learned' };
+export type HostRequest =
+  | { id: number; kind: 'catalog' }
+  | { id: number; kind: 'compute'; job: Job }
+  | { id: number; kind: 'plan'; job: PlanJob }
+  | { id: number; kind: 'learned' };
 
 export type HostReply =
   | { id: number; ok: true; kind: 'catalog'; catalog: Catalog }
   | { id: number; ok: true; kind: 'compute'; result: JobResult; learnedProblem?: string | null; learnedPending?: boolean }
+  | { id: number; ok: true; kind: 'plan'; result: PlanResult }
   | { id: number; ok: true; kind: 'learned'; learnedProblem: string | null }
   | { id: number; ok: false; message: string };
 

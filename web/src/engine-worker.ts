@@ -9,7 +9,7 @@ import createPrenetCore from '@wasm/prenet_core.mjs';
 import { learnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
-import { runJob } from './jobs.js';
+import { runJob, runPlan } from './jobs.js';
 import { loadOrtModels } from './ort-runner';
 import type { ModelRunner, PredictRequest } from './types';
 
@@ -52,6 +52,7 @@ const host: EngineHost = {
         await loadLearned();
         return { id: request.id, ok: true, kind: 'learned', learnedProblem };
       }
+      if (request.kind === 'plan') return { id: request.id, ok: true, kind: 'plan', result: await runPlan(engine, request.job) };
       const pending = !learnedSettled;
       const result = await runJob(pending ? roofline : engine, request.job);
       return { id: request.id, ok: true, kind: 'compute', result, learnedProblem, learnedPending: pending };

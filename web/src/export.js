@@ -43,6 +43,36 @@ const PREDICTOR_COLUMNS = [
 ];
 
 /**
+ * After those: the layout on several GPUs and the step's parts (empty for one GPU), then the memory
+ * of one GPU by part.
+ * @type {ReadonlyArray<readonly [header: string, value: (result: HardwareResult) => string | number | null]>}
+ */
+const PARALLEL_COLUMNS = [
+  ['gpus', (r) => r.parallel?.gpus ?? null],
+  ['data', (r) => r.parallel?.data ?? null],
+  ['tensor', (r) => r.parallel?.tensor ?? null],
+  ['pipeline', (r) => r.parallel?.pipeline ?? null],
+  ['micro_batch_size', (r) => r.parallel?.micro_batch_size ?? null],
+  ['micro_batches', (r) => r.parallel?.micro_batches ?? null],
+  ['zero_stage', (r) => r.parallel?.zero_stage ?? null],
+  ['recompute', (r) => r.parallel?.recompute ?? null],
+  ['compute_ms', (r) => r.parallel?.compute_ms ?? null],
+  ['communication_data_ms', (r) => r.parallel?.communication_ms.data ?? null],
+  ['communication_tensor_ms', (r) => r.parallel?.communication_ms.tensor ?? null],
+  ['communication_pipeline_ms', (r) => r.parallel?.communication_ms.pipeline ?? null],
+  ['communication_zero_ms', (r) => r.parallel?.communication_ms.zero ?? null],
+  ['bubble_ms', (r) => r.parallel?.bubble_ms ?? null],
+  ['intra_node_gbs', (r) => r.parallel?.links.intra_node.bandwidth_gbs ?? null],
+  ['inter_node_gbs', (r) => r.parallel?.links.inter_node.bandwidth_gbs ?? null],
+  ['weights_gb', (r) => r.memory.weights_gb],
+  ['gradients_gb', (r) => r.memory.gradients_gb],
+  ['optimizer_gb', (r) => r.memory.optimizer_gb],
+  ['activations_gb', (r) => r.memory.activations_gb],
+  ['temporary_gb', (r) => r.memory.temporary_gb ?? null],
+  ['overhead_gb', (r) => r.memory.overhead_gb ?? null],
+];
+
+/**
  * One CSV field (RFC 4180). Text that a spreadsheet would run as a formula (a custom accelerator
  * named "=HYPERLINK(...)") gets a leading apostrophe.
  * @param {string | number | boolean | null} value
@@ -68,11 +98,17 @@ export function resultsCsv(response) {
     ['dataset_size', training.dataset_size],
     ['epochs', training.epochs],
   ];
-  const header = [...COLUMNS.map(([name]) => name), ...context.map(([name]) => name), ...PREDICTOR_COLUMNS.map(([name]) => name)];
+  const header = [
+    ...COLUMNS.map(([name]) => name),
+    ...context.map(([name]) => name),
+    ...PREDICTOR_COLUMNS.map(([name]) => name),
+    ...PARALLEL_COLUMNS.map(([name]) => name),
+  ];
   const rows = response.results.map((result) => [
     ...COLUMNS.map(([, value]) => csvField(value(result))),
     ...context.map(([, value]) => csvField(value ?? null)),
     ...PREDICTOR_COLUMNS.map(([, value]) => csvField(value(result, response))),
+    ...PARALLEL_COLUMNS.map(([, value]) => csvField(value(result))),
   ]);
   return [header.join(','), ...rows.map((row) => row.join(','))].join('\r\n') + '\r\n';
 }

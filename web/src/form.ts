@@ -3,8 +3,17 @@
 
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
-import type { Calibration, Scenario, Training } from './scenario.js';
+import { PARALLEL_NUMBERS, RECOMPUTE_MODES, type Calibration, type Parallel, type Recompute, type Scenario, type Training } from './scenario.js';
 import type { Catalog, ModelInput, PredictResponse, PresetEntry } from './types';
+
+export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
+
+/** The box of each parallel number: `parallel-<field>`, the link ones named by the core's path. */
+export function parallelControlId(field: ParallelNumber): string {
+  const link = /^(intra_node|inter_node)_(gbs|us)$/.exec(field);
+  if (link === null) return `parallel-${field}`;
+  return `parallel-${link[1]}-${link[2] === 'gbs' ? 'bandwidth_gbs' : 'latency_us'}`;
+}
 
 /** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */
 export const NUMBER_FIELDS = ['batch_size', 'seq_len', 'image_size', 'dataset_size', 'epochs'] as const;
@@ -23,6 +32,10 @@ export interface FormParts {
   optimizer: HTMLSelectElement;
   measuredStep: HTMLInputElement;
   measuredOn: HTMLSelectElement;
+  parallel: Record<ParallelNumber, HTMLInputElement>;
+  zeroStage: HTMLSelectElement;
+  recompute: HTMLSelectElement;
+  parallelLinks: HTMLDetailsElement;
 }
 
 export function findForm(): FormParts {
@@ -43,6 +56,13 @@ export function findForm(): FormParts {
     optimizer: byId('optimizer', HTMLSelectElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
+    parallel: Object.fromEntries(PARALLEL_NUMBERS.map((field) => [field, byId(parallelControlId(field), HTMLInputElement)])) as Record<
+      ParallelNumber,
+      HTMLInputElement
+    >,
+    zeroStage: byId('parallel-zero_stage', HTMLSelectElement),
+    recompute: byId('parallel-recompute', HTMLSelectElement),
+    parallelLinks: byId('parallel-links', HTMLDetailsElement),
   };
 }
 
@@ -200,4 +220,67 @@ export function readCalibration(parts: FormParts): Calibration | null {
 export function applyCalibration(parts: FormParts, scenario: Scenario, nameOf: (id: string) => string): void {
   parts.measuredStep.value = scenario.calibration === null ? '' : String(scenario.calibration.step_ms);
   syncMeasuredOn(parts, scenario.hardware, nameOf, scenario.calibration?.hardware ?? parts.measuredOn.value);
+}
+
+// ------------------------------------------------------------------ GPUs and parallelism
+
+/** The parallel settings; empty boxes are left out (the core derives or defaults them). */
+export function readParallel(parts: FormParts): Parallel {
+  const recompute = parts.recompute.value as Recompute;
+  const parallel: Parallel = {
+    zero_stage: Number(parts.zeroStage.value) || 0,
+    recompute: RECOMPUTE_MODES.includes(recompute) ? recompute : 'none',
+  };
+  for (const field of PARALLEL_NUMBERS) {
+    const value = parts.parallel[field].valueAsNumber;
+    if (!Number.isNaN(value)) parallel[field] = value;
+  }
+  return parallel;
+}
+
+export function applyParallel(parts: FormParts, parallel: Parallel): void {
+  for (const field of PARALLEL_NUMBERS) {
+    const value = parallel[field];
+    parts.parallel[field].value = value === undefined ? '' : String(value);
+  }
+  // A stage outside 0-3 cannot come from a link (scenario.js refuses it), so the select can show it.
+  parts.zeroStage.value = String(parallel.zero_stage);
+  parts.recompute.value = parallel.recompute;
+  // Overrides from a link must be visible, not hidden in a closed box.
+  if (['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'].some((f) => parallel[f as ParallelNumber] !== undefined)) {
+    parts.parallelLinks.open = true;
+  }
+}
+
+/** The placeholders the boxes have in the page, before any result overwrote them. */
+const originalPlaceholders = new Map<HTMLInputElement, string>();
+
+/**
+ * With several GPUs, blank boxes show what the core derived ("4 (derived)"); the links show the
+ * catalogue's value when every ticked accelerator has the same, else "per accelerator".
+ */
+export function showParallelDefaults(parts: FormParts, response: PredictResponse): void {
+  for (const input of Object.values(parts.parallel)) {
+    if (!originalPlaceholders.has(input)) originalPlaceholders.set(input, input.placeholder);
+    input.placeholder = originalPlaceholders.get(input) ?? '';
+  }
+  const layouts = response.results.map((r) => r.parallel).filter((p) => p !== undefined);
+  const first = layouts[0];
+  if (first === undefined) return;
+  for (const field of ['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches'] as const) {
+    parts.parallel[field].placeholder = `${first[field]} (derived)`;
+  }
+  const same = (pick: (p: NonNullable<typeof first>) => number): string => {
+    const values = new Set(layouts.map(pick));
+    return values.size === 1 ? `${formatLinkNumber(pick(first))} (catalogue)` : 'per accelerator';
+  };
+  parts.parallel.gpus_per_node.placeholder = same((p) => p.links.gpus_per_node);
+  parts.parallel.intra_node_gbs.placeholder = same((p) => p.links.intra_node.bandwidth_gbs);
+  parts.parallel.intra_node_us.placeholder = same((p) => p.links.intra_node.latency_us);
+  parts.parallel.inter_node_gbs.placeholder = same((p) => p.links.inter_node.bandwidth_gbs);
+  parts.parallel.inter_node_us.placeholder = same((p) => p.links.inter_node.latency_us);
+}
+
+function formatLinkNumber(value: number): string {
+  return Number(value.toPrecision(4)).toString();
 }

@@ -83,3 +83,37 @@ async function predictWithLayersForOne(engine, request, layersFor) {
   results[index] = result;
   return { ...response, results, layers: detail.layers };
 }
+
+/**
+ * @typedef {import('./types').PlanRequest} PlanRequest
+ * @typedef {import('./types').PlanResponse} PlanResponse
+ * @typedef {{ request: PlanRequest, configText?: string }} PlanJob the Plan panel's search
+ * @typedef {{ ok: true, response: PlanResponse, understood: string | null }
+ *   | { ok: false, field: string, message: string, understood: string | null }} PlanResult
+ */
+
+/**
+ * Searches layouts for a budget (the core's plan mode), with the same config handling as runJob.
+ * @param {{ plan(request: PlanRequest): Promise<PlanResponse> }} planner the engine (engine.js), whose
+ *   plan() scales the roofline search by the learned predictors when they are loaded
+ * @param {PlanJob} job
+ * @returns {Promise<PlanResult>} rejects only when the core itself fails
+ */
+export async function runPlan(planner, job) {
+  let request = job.request;
+  /** @type {string | null} */
+  let understood = null;
+  const text = job.configText ?? '';
+  if (text.trim() !== '') {
+    const reading = readModelConfig(text);
+    if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
+    request = { ...request, model: reading.model };
+    understood = reading.description;
+  }
+  try {
+    return { ok: true, response: await planner.plan(request), understood };
+  } catch (error) {
+    if (error instanceof PrenetError) return { ok: false, field: error.field, message: error.message, understood };
+    throw error;
+  }
+}

@@ -15,12 +15,15 @@ import { formatCost, formatDuration } from './format.js';
 import {
   applyCalibration,
   applyModelAndTraining,
+  applyParallel,
   filterPresets,
   findForm,
   populateForm,
   readCalibration,
   readModelAndTraining,
+  readParallel,
   showDefaults,
+  showParallelDefaults,
   syncMeasuredOn,
   updatePresetNote,
   type FormParts,
@@ -29,6 +32,8 @@ import { createHardwarePicker, type HardwarePicker } from './hardware-picker';
 import type { Job, JobResult } from './jobs.js';
 import { topLayers } from './layers.js';
 import { readModelConfig } from './model-config.js';
+import { drawMemoryChart, drawStepChart, renderMemory, renderStepParts } from './parallel-view';
+import { applyPlan, findPlan, readPlan, renderPlan, showPlanError, type PlanParts } from './plan-view';
 import { clearErrors, clearNote, markStale, renderSummary, setStatus, showError } from './render';
 import { best, renderTable, wireSorting } from './results-table';
 import {
@@ -38,10 +43,13 @@ import {
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
+  scenarioToPlanJob,
+  PARALLEL_NUMBERS,
+  type Parallel,
   type Scenario,
 } from './scenario.js';
 import { initTheme } from './theme';
-import type { Catalog, PredictResponse } from './types';
+import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
 
 const params = paramsFromLocation(location);
 /** The iframe mode (`?embed=1`): compact layout, inputs folded away, no per-layer chart. */
@@ -58,8 +66,11 @@ interface App {
   catalog: Catalog;
   form: FormParts;
   picker: HardwarePicker;
+  plan: PlanParts;
   scenario: Scenario;
   shown: Shown | null;
+  /** The Plan panel's latest ranked layouts, re-ranked in place when "Rank by" changes. */
+  planShown: PlanResponse | null;
 }
 
 // ------------------------------------------------------------------ reading the form
@@ -74,6 +85,8 @@ function readScenario(app: App): Scenario {
     calibration: readCalibration(app.form),
     sort: app.scenario.sort,
     layersFor: app.scenario.layersFor,
+    parallel: readParallel(app.form),
+    plan: readPlan(app.plan),
   };
 }
 
@@ -82,6 +95,8 @@ function applyScenario(app: App, scenario: Scenario): void {
   applyModelAndTraining(app.form, scenario);
   app.picker.apply(scenario.hardware, scenario.custom);
   applyCalibration(app.form, scenario, (id) => app.picker.nameOf(id));
+  applyParallel(app.form, scenario.parallel);
+  applyPlan(app.plan, scenario.plan);
 }
 
 // ------------------------------------------------------------------ the link
@@ -218,6 +233,9 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   const preset = response.model.source === 'preset' ? app.catalog.presets.find((p) => p.id === response.model.name) : undefined;
   renderSummary(response, preset?.name);
   showDefaults(app.form, response);
+  showParallelDefaults(app.form, response);
+  renderStepParts(response);
+  renderMemory(response, (change) => applyAdvice(app, change));
   renderTable(response, scenario.sort, scenario.calibration?.hardware);
   drawCharts(app);
   markStale(false);
@@ -279,7 +297,24 @@ function drawCharts(app: App): void {
       noFit: !r.fits,
     }));
   drawBarChart(byId('cost-chart', HTMLElement), costBars, 'Training cost');
+  drawStepChart(shown.response);
+  drawMemoryChart(shown.response);
   if (!EMBED) drawLayers(app);
+}
+
+/**
+ * Applies one of the core's memory advice to the form: the changed settings replace the form's,
+ * and a changed GPU count keeps the layout consistent (the core gave gpus with the change).
+ */
+function applyAdvice(app: App, change: MemoryAdvice['change']): void {
+  const parallel: Parallel = { ...readParallel(app.form) };
+  for (const [key, value] of Object.entries(change)) {
+    if (key === 'recompute' && (value === 'none' || value === 'selective' || value === 'full')) parallel.recompute = value;
+    else if (key === 'zero_stage' && typeof value === 'number') parallel.zero_stage = value;
+    else if (typeof value === 'number' && (PARALLEL_NUMBERS as readonly string[]).includes(key)) parallel[key as (typeof PARALLEL_NUMBERS)[number]] = value;
+  }
+  applyParallel(app.form, parallel);
+  request(app, readScenario(app), performance.now());
 }
 
 function drawLayers(app: App): void {
@@ -325,7 +360,101 @@ function redrawOnResize(app: App): void {
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(() => drawCharts(app));
   });
-  for (const id of ['time-chart', 'cost-chart', 'layers-chart']) observer.observe(byId(id, HTMLElement));
+  for (const id of ['time-chart', 'cost-chart', 'layers-chart', 'step-chart', 'memory-chart']) observer.observe(byId(id, HTMLElement));
+}
+
+// ------------------------------------------------------------------ the Plan panel
+
+let planning = false;
+
+/**
+ * Runs the planner in the engine for the current inputs. `data-plan-busy` on <html> is "1" while it
+ * runs (tests wait on it); a second press while it runs is ignored.
+ */
+async function runPlanNow(app: App): Promise<void> {
+  if (planning) return;
+  const scenario = readScenario(app);
+  app.scenario = scenario;
+  scheduleLinkWrite(scenario);
+  if (scenario.plan.budget === undefined) return showPlanError(`plan.${scenario.plan.unit}`, `Enter how many ${scenario.plan.unit} to train on.`);
+  if (scenario.hardware.length === 0) return showPlanError('hardware', 'Tick at least one accelerator above.');
+  planning = true;
+  document.documentElement.dataset.planBusy = '1';
+  app.plan.run.disabled = true;
+  app.plan.note.textContent = 'Searching layouts…';
+  const started = performance.now();
+  try {
+    const result = await app.client.plan(scenarioToPlanJob(scenario));
+    if (!result.ok) {
+      app.planShown = null;
+      app.plan.table.hidden = true;
+      app.plan.note.textContent = '';
+      showPlanError(result.field, result.message);
+      return;
+    }
+    showPlanError(null);
+    app.planShown = result.response;
+    renderPlan(app.plan, result.response, scenario.plan, (layout) => useLayout(app, layout));
+    app.plan.note.textContent += ` Searched in ${Math.round(performance.now() - started)} ms.`;
+  } catch (error) {
+    reportFailure(error);
+  } finally {
+    planning = false;
+    app.plan.run.disabled = false;
+    document.documentElement.dataset.planBusy = '0';
+  }
+}
+
+/**
+ * Copies a planned layout into the form: the accelerator alone, its degrees, micro-batches, ZeRO
+ * stage and recomputation, the global batch they make and, where the budget says, the samples.
+ */
+function useLayout(app: App, layout: PlanRow): void {
+  const scenario = readScenario(app);
+  const batch = layout.data * layout.micro_batch_size * layout.micro_batches;
+  const recompute = layout.recompute === 'selective' || layout.recompute === 'full' ? layout.recompute : 'none';
+  const parallel: Parallel = {
+    gpus: layout.gpus,
+    data: layout.data,
+    tensor: layout.tensor,
+    pipeline: layout.pipeline,
+    micro_batch_size: layout.micro_batch_size,
+    micro_batches: layout.micro_batches,
+    zero_stage: layout.zero_stage,
+    recompute,
+  };
+  // Link overrides stay: they describe the user's cluster, not the layout.
+  for (const field of ['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'] as const) {
+    const value = scenario.parallel[field];
+    if (value !== undefined) parallel[field] = value;
+  }
+  const training = { ...scenario.training, batch_size: batch };
+  const { budget, unit } = scenario.plan;
+  const seqLen = app.planShown?.training.seq_len;
+  const samples = budget === undefined ? undefined : unit === 'samples' ? budget : seqLen === undefined ? undefined : budget / seqLen;
+  if (samples !== undefined) {
+    training.dataset_size = Math.max(1, Math.round(samples));
+    training.epochs = 1;
+  }
+  const next: Scenario = { ...scenario, hardware: scenario.hardware.includes(layout.hardware) ? [layout.hardware] : scenario.hardware, training, parallel };
+  applyScenario(app, next);
+  request(app, readScenario(app), performance.now());
+  byId('results-heading', HTMLElement).scrollIntoView({ block: 'start' });
+}
+
+function wirePlan(app: App): void {
+  app.plan.form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void runPlanNow(app);
+  });
+  app.plan.form.addEventListener('input', (event) => {
+    app.scenario = { ...app.scenario, plan: readPlan(app.plan) };
+    scheduleLinkWrite(app.scenario);
+    // Ranking again needs no search: the layouts are the same.
+    if (event.target === app.plan.rank && app.planShown !== null) {
+      renderPlan(app.plan, app.planShown, app.scenario.plan, (layout) => useLayout(app, layout));
+    }
+  });
 }
 
 // ------------------------------------------------------------------ exports and sharing
@@ -487,8 +616,9 @@ async function start(): Promise<void> {
   const picker = createHardwarePicker(catalog, () => {
     if (app !== undefined) request(app, readScenario(app), performance.now());
   });
-  app = { client, catalog, form, picker, scenario: defaultScenario(), shown: null };
+  app = { client, catalog, form, picker, plan: findPlan(), scenario: defaultScenario(), shown: null, planShown: null };
   wireInputs(app);
+  wirePlan(app);
   wireExports(app);
   wireShare(app);
   redrawOnResize(app);
@@ -502,6 +632,10 @@ async function start(): Promise<void> {
   // First paint is on the roofline; then ONNX Runtime and the learned models load in the engine and
   // the same inputs are computed again, the learned numbers replacing the roofline's (labelled).
   const started = app;
+  // A link with a budget shows its plan too, once the first results are on screen.
+  void shownOnce.then(() => {
+    if (started.scenario.plan.budget !== undefined && !EMBED) void runPlanNow(started);
+  });
   void shownOnce.then(() => client.loadLearned()).then(() => {
     if (started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
   });

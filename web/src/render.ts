@@ -9,6 +9,24 @@ import type { ModelInput, PredictResponse } from './types';
 
 const TRAINING_FIELDS = new Set(['batch_size', 'seq_len', 'image_size', 'precision', 'optimizer', 'dataset_size', 'epochs']);
 
+/** `parallel.<key>` fields with their own box (`#parallel-<key>` and `#parallel-<key>-error`). */
+const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'gpus_per_node']);
+
+/** `parallel.tensor` → the tensor box; `parallel.intra_node.latency_us` → that link's latency box. */
+function parallelTargets(field: string): { box: HTMLElement; control: HTMLElement | null } | null {
+  const match = /^parallel(?:\.([a-z_]+)(?:\.([a-z_]+))?)?(?![\w[])/.exec(field);
+  if (match === null) return null;
+  const key = match[1] === 'fsdp' ? 'zero_stage' : match[1];
+  if (key === 'intra_node' || key === 'inter_node') {
+    const control = `parallel-${key}-${match[2] === 'latency_us' ? 'latency_us' : 'bandwidth_gbs'}`;
+    return { box: byId(`parallel-${key}-error`, HTMLElement), control: document.getElementById(control) };
+  }
+  if (key !== undefined && PARALLEL_FIELDS.has(key)) {
+    return { box: byId(`parallel-${key}-error`, HTMLElement), control: document.getElementById(`parallel-${key}`) };
+  }
+  return { box: byId('parallel-error', HTMLElement), control: null };
+}
+
 function usingConfig(): boolean {
   const config = document.getElementById('config');
   return config instanceof HTMLTextAreaElement && config.value.trim() !== '';
@@ -16,7 +34,7 @@ function usingConfig(): boolean {
 
 /**
  * The error box and the control for a field path: `training.batch_size` → #batch_size-error and
- * #batch_size; `calibration.*` → beside the measured step; `hardware[2]…` → the accelerator list; anything about the model (or the pasted
+ * #batch_size; `calibration.*` → beside the measured step; `parallel.*` → beside its box; `hardware[2]…` → the accelerator list; anything about the model (or the pasted
  * config, or the whole request) → beside the config box or the presets. Unknown fields go to the
  * status line.
  */
@@ -29,6 +47,8 @@ function targetsFor(field: string): { box: HTMLElement; control: HTMLElement | n
     const control = field === 'calibration.hardware' ? 'measured_on' : 'measured_step';
     return { box: byId('measured_step-error', HTMLElement), control: document.getElementById(control) };
   }
+  const parallel = parallelTargets(field);
+  if (parallel !== null) return parallel;
   if (field.startsWith('hardware')) return { box: byId('hardware-error', HTMLElement), control: document.getElementById('hardware-list') };
   if (/^(model|config|request)\b/.test(field)) {
     const control = field === 'model.preset' || !usingConfig() ? 'preset-list' : 'config';
@@ -44,6 +64,9 @@ export function showError(field: string, message: string): void {
   box.classList.add('error'); // the status line only wears it while it shows an error
   box.dataset.field = field;
   control?.setAttribute('aria-invalid', 'true');
+  // A link override's error must not hide in the collapsed "advanced" box.
+  const details = control?.closest('details');
+  if (details instanceof HTMLDetailsElement && details.id === 'parallel-links') details.open = true;
 }
 
 export function clearErrors(): void {
@@ -129,6 +152,23 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
     ['Precision, optimizer', `${training.precision}, ${training.optimizer}`],
+    ...layoutRows(response),
+  ];
+}
+
+const RECOMPUTE_LABELS: Record<string, string> = { none: 'no recomputation', selective: 'selective recomputation', full: 'full recomputation' };
+
+/** With several GPUs: the layout the core resolved (derived degrees included), the same for every accelerator. */
+function layoutRows(response: PredictResponse): Array<[string, string]> {
+  const p = response.results[0]?.parallel;
+  if (p === undefined) return [];
+  return [
+    [
+      'GPUs',
+      `${plural(p.gpus, 'GPU')} = data ${p.data} × tensor ${p.tensor} × pipeline ${p.pipeline}; ` +
+        `per replica ${plural(p.micro_batches, 'micro-batch', 'micro-batches')} of ${p.micro_batch_size} ` +
+        `(global batch ${response.training.batch_size}); ZeRO stage ${p.zero_stage}, ${RECOMPUTE_LABELS[p.recompute] ?? p.recompute}`,
+    ],
   ];
 }
 

@@ -34,6 +34,28 @@
  * @property {Calibration | null} calibration a measured step, or null (no calibration)
  * @property {Sort} sort
  * @property {string} layersFor accelerator whose per-layer breakdown is shown ('' = the first result)
+ * @property {Parallel} parallel training on several GPUs; sent to the core only when in use
+ * @property {PlanSettings} plan the Plan panel's inputs
+ * @typedef {'none' | 'selective' | 'full'} Recompute
+ * @typedef {object} Parallel the request's `parallel` section as the form holds it (docs/API.md):
+ *   numbers are present only when the user set them (absent ones the core derives or defaults)
+ * @property {number} [gpus]
+ * @property {number} [data]
+ * @property {number} [tensor]
+ * @property {number} [pipeline]
+ * @property {number} [micro_batch_size]
+ * @property {number} [micro_batches]
+ * @property {number} [gpus_per_node]
+ * @property {number} [intra_node_gbs] intra-node link bandwidth override (GB/s per GPU)
+ * @property {number} [intra_node_us] intra-node link latency override (µs)
+ * @property {number} [inter_node_gbs]
+ * @property {number} [inter_node_us]
+ * @property {number} zero_stage 0 (none) to 3 (FSDP)
+ * @property {Recompute} recompute
+ * @typedef {'tokens' | 'samples'} BudgetUnit
+ * @typedef {'time' | 'cost'} PlanRank
+ * @typedef {{ budget?: number, unit: BudgetUnit, max_gpus?: number, rank: PlanRank }} PlanSettings
+ *   the Plan panel: train on `budget` tokens or samples with at most `max_gpus` GPUs, ranked by `rank`
  * @typedef {{ presets: string[], hardware: string[], precisions: string[], optimizers: string[] }} Known
  *   what the catalogue offers, to check a link against
  */
@@ -53,8 +75,71 @@ export function defaultScenario() {
     calibration: null,
     sort: { column: 'total_s', descending: false },
     layersFor: '',
+    parallel: { zero_stage: 0, recompute: 'none' },
+    plan: { unit: 'tokens', rank: 'time' },
   };
   return scenario;
+}
+
+/** @type {readonly Recompute[]} */
+export const RECOMPUTE_MODES = ['none', 'selective', 'full'];
+
+/**
+ * Parallel numbers: the field, then the link parameter names accepted for it (first = written).
+ * @type {ReadonlyArray<readonly [Exclude<keyof Parallel, 'zero_stage' | 'recompute'>, readonly string[]]>}
+ */
+const PARALLEL_PARAMS = [
+  ['gpus', ['gpus']],
+  ['data', ['data', 'dp']],
+  ['tensor', ['tensor', 'tp']],
+  ['pipeline', ['pipeline', 'pp']],
+  ['micro_batch_size', ['micro_batch', 'mbs']],
+  ['micro_batches', ['micro_batches']],
+  ['gpus_per_node', ['gpus_per_node']],
+  ['intra_node_gbs', ['intra_gbs']],
+  ['intra_node_us', ['intra_us']],
+  ['inter_node_gbs', ['inter_gbs']],
+  ['inter_node_us', ['inter_us']],
+];
+
+/** The parallel numbers the form has a box for, in the order above. */
+export const PARALLEL_NUMBERS = PARALLEL_PARAMS.map(([field]) => field);
+
+/**
+ * Whether the scenario trains on more than one GPU's worth of settings: any parallel number set, or
+ * ZeRO or recomputation chosen. Otherwise no `parallel` section is sent and the core predicts one GPU.
+ * @param {Parallel} parallel
+ */
+export function parallelInUse(parallel) {
+  return parallel.zero_stage !== 0 || parallel.recompute !== 'none' || PARALLEL_NUMBERS.some((field) => parallel[field] !== undefined);
+}
+
+/**
+ * The request's `parallel` section (docs/API.md) for the form's settings; unset numbers are left out
+ * for the core to derive (data from gpus, micro-batch size from the global batch) or default.
+ * @param {Parallel} parallel
+ * @returns {import('./types').ParallelSpec}
+ */
+export function parallelRequest(parallel) {
+  /** @type {import('./types').ParallelSpec} */
+  const section = {};
+  for (const field of /** @type {const} */ (['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'gpus_per_node'])) {
+    const value = parallel[field];
+    if (value !== undefined) section[field] = value;
+  }
+  // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
+  if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
+  if (parallel.recompute !== 'none') section.recompute = parallel.recompute;
+  for (const link of /** @type {const} */ (['intra_node', 'inter_node'])) {
+    const bandwidth = parallel[`${link}_gbs`];
+    const latency = parallel[`${link}_us`];
+    if (bandwidth === undefined && latency === undefined) continue;
+    section[link] = {
+      ...(bandwidth === undefined ? {} : { bandwidth_gbs: bandwidth }),
+      ...(latency === undefined ? {} : { latency_us: latency }),
+    };
+  }
+  return section;
 }
 
 /** Training numbers: the field, then the parameter names accepted for it (first = written). */
@@ -159,6 +244,19 @@ export async function scenarioToParams(scenario) {
     params.set('sort', `${scenario.sort.descending ? '-' : ''}${scenario.sort.column}`);
   }
   if (scenario.layersFor !== '') params.set('layers', scenario.layersFor);
+  const { parallel, plan } = scenario;
+  for (const [field, names] of PARALLEL_PARAMS) {
+    const value = parallel[field];
+    if (value !== undefined) params.set(names[0] ?? field, String(value));
+  }
+  if (parallel.zero_stage !== 0) params.set('zero', String(parallel.zero_stage));
+  if (parallel.recompute !== 'none') params.set('recompute', parallel.recompute);
+  if (plan.budget !== undefined) {
+    params.set('budget', String(plan.budget));
+    params.set('budget_unit', plan.unit);
+  }
+  if (plan.max_gpus !== undefined) params.set('max_gpus', String(plan.max_gpus));
+  if (plan.rank !== 'time') params.set('plan_by', plan.rank);
   return { params, configLeftOut };
 }
 
@@ -177,7 +275,26 @@ export function paramsFromLocation(location) {
 }
 
 /** Parameter names the page reads; anything else in a link is ignored without complaint. */
-const SCENARIO_KEYS = new Set(['preset', 'config', 'hardware', 'custom', 'precision', 'optimizer', 'sort', 'layers', 'measured', 'measured_on', ...NUMBER_PARAMS.flatMap(([, names]) => names)]);
+const SCENARIO_KEYS = new Set([
+  'preset',
+  'config',
+  'hardware',
+  'custom',
+  'precision',
+  'optimizer',
+  'sort',
+  'layers',
+  'measured',
+  'measured_on',
+  'zero',
+  'recompute',
+  'budget',
+  'budget_unit',
+  'max_gpus',
+  'plan_by',
+  ...NUMBER_PARAMS.flatMap(([, names]) => names),
+  ...PARALLEL_PARAMS.flatMap(([, names]) => names),
+]);
 
 /** @param {URLSearchParams} params whether the link describes a scenario at all */
 export function hasScenario(params) {
@@ -312,7 +429,68 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
   }
   const layers = params.get('layers');
   if (layers !== null) scenario.layersFor = layers;
+  readParallelParams(params, scenario, problems);
   return { scenario, problems };
+}
+
+/**
+ * A number parameter: undefined when absent, null when blank (unset it), NaN-free, or a problem.
+ * Out-of-range values are kept: the core names the field beside its box.
+ * @param {URLSearchParams} params
+ * @param {readonly string[]} names accepted names, the first found wins
+ * @param {string[]} problems
+ * @returns {number | null | undefined}
+ */
+function numberParam(params, names, problems) {
+  const name = names.find((candidate) => params.has(candidate));
+  if (name === undefined) return undefined;
+  const raw = params.get(name)?.trim() ?? '';
+  if (raw === '') return null;
+  const value = Number(raw);
+  if (Number.isFinite(value)) return value;
+  problems.push(`${name}: expected a number, got "${raw}"`);
+  return undefined;
+}
+
+/**
+ * The parallel settings and the Plan panel's inputs of a link, onto `scenario`.
+ * @param {URLSearchParams} params
+ * @param {Scenario} scenario
+ * @param {string[]} problems
+ */
+function readParallelParams(params, scenario, problems) {
+  const { parallel, plan } = scenario;
+  for (const [field, names] of PARALLEL_PARAMS) {
+    const value = numberParam(params, names, problems);
+    if (value === null) delete parallel[field];
+    else if (value !== undefined) parallel[field] = value;
+  }
+  const zero = params.get('zero')?.trim();
+  if (zero !== undefined && zero !== '') {
+    if (/^[0-3]$/.test(zero)) parallel.zero_stage = Number(zero);
+    else problems.push(`zero: expected a ZeRO stage 0, 1, 2 or 3, got "${zero}"`);
+  }
+  const recompute = params.get('recompute')?.trim();
+  if (recompute !== undefined && recompute !== '') {
+    if (RECOMPUTE_MODES.includes(/** @type {Recompute} */ (recompute))) parallel.recompute = /** @type {Recompute} */ (recompute);
+    else problems.push(`recompute: expected one of ${RECOMPUTE_MODES.join(', ')}, got "${recompute}"`);
+  }
+  const budget = numberParam(params, ['budget'], problems);
+  if (budget === null) delete plan.budget;
+  else if (budget !== undefined) plan.budget = budget;
+  const unit = params.get('budget_unit')?.trim();
+  if (unit !== undefined && unit !== '') {
+    if (unit === 'tokens' || unit === 'samples') plan.unit = unit;
+    else problems.push(`budget_unit: expected tokens or samples, got "${unit}"`);
+  }
+  const maxGpus = numberParam(params, ['max_gpus'], problems);
+  if (maxGpus === null) delete plan.max_gpus;
+  else if (maxGpus !== undefined) plan.max_gpus = maxGpus;
+  const rank = params.get('plan_by')?.trim();
+  if (rank !== undefined && rank !== '') {
+    if (rank === 'time' || rank === 'cost') plan.rank = rank;
+    else problems.push(`plan_by: expected time or cost, got "${rank}"`);
+  }
 }
 
 // ------------------------------------------------------------------ scenario -> engine job
@@ -341,7 +519,45 @@ export function scenarioToJob(scenario, options) {
     },
   };
   if (scenario.calibration !== null) job.request.calibration = { ...scenario.calibration };
+  if (parallelInUse(scenario.parallel)) job.request.parallel = parallelRequest(scenario.parallel);
   if (options.perLayer === 'chart') job.layersFor = { id: scenario.layersFor, sort: scenario.sort };
+  if (scenario.config.trim() !== '') job.configText = scenario.config;
+  return job;
+}
+
+/**
+ * The Plan panel's search for a scenario (docs/API.md, "Plan"): its model, training settings (the
+ * global batch stays; the budget replaces samples per epoch and epochs) and accelerators, the budget
+ * in tokens or samples, the GPU limit, and the link overrides (the fabric; the layouts are searched).
+ * @param {Scenario} scenario
+ * @param {Record<string, number>} [timeScale] per accelerator id, the factor on the roofline's times;
+ *   left out, the engine derives it from the learned predictors when they are loaded (engine.js)
+ * @returns {import('./jobs.js').PlanJob}
+ */
+export function scenarioToPlanJob(scenario, timeScale) {
+  const custom = new Map(scenario.custom.map((entry) => [entry.id, entry]));
+  const { dataset_size: _samples, epochs: _epochs, ...training } = scenario.training;
+  /** @type {import('./types').PlanSpec} */
+  const plan = {};
+  if (scenario.plan.budget !== undefined) plan[scenario.plan.unit] = scenario.plan.budget;
+  if (scenario.plan.max_gpus !== undefined) plan.max_gpus = scenario.plan.max_gpus;
+  if (timeScale !== undefined && Object.keys(timeScale).length > 0) plan.time_scale = { ...timeScale };
+  /** @type {import('./jobs.js').PlanJob} */
+  const job = {
+    request: {
+      model: { preset: scenario.preset },
+      training,
+      hardware: scenario.hardware.map((id) => custom.get(id) ?? id),
+      plan,
+    },
+  };
+  const { gpus_per_node, intra_node, inter_node } = parallelRequest(scenario.parallel);
+  const fabric = {
+    ...(gpus_per_node === undefined ? {} : { gpus_per_node }),
+    ...(intra_node === undefined ? {} : { intra_node }),
+    ...(inter_node === undefined ? {} : { inter_node }),
+  };
+  if (Object.keys(fabric).length > 0) job.request.parallel = fabric;
   if (scenario.config.trim() !== '') job.configText = scenario.config;
   return job;
 }

@@ -44,3 +44,23 @@ export function sortResults(results, sort) {
     })
     .map(({ result }) => result);
 }
+
+/**
+ * The Plan panel's rows: each accelerator's fastest layouts (or its cheapest, by cost; an accelerator
+ * without a price brings its fastest, after every priced one), merged into one ranking; ties are
+ * broken by time and then by the core's order.
+ * @param {import('./types').PlanResponse} response
+ * @param {import('./scenario.js').PlanRank} rank
+ * @returns {import('./types').PlanRow[]}
+ */
+export function rankLayouts(response, rank) {
+  const rows = response.results.flatMap((r) =>
+    (rank === 'cost' && r.by_cost.length > 0 ? r.by_cost : r.by_time).map((layout) => ({ ...layout, hardware: r.hardware, name: r.name, device_memory_gb: r.device_memory_gb })),
+  );
+  /** @param {import('./types').PlanRow} row */
+  const key = (row) => (rank === 'cost' ? (row.cost_usd ?? Infinity) : row.total_s);
+  return rows
+    .map((row, index) => ({ row, index }))
+    .sort((a, b) => key(a.row) - key(b.row) || a.row.total_s - b.row.total_s || a.index - b.index)
+    .map(({ row }) => row);
+}

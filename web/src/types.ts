@@ -79,6 +79,27 @@ export interface ParallelSpec {
   inter_node?: LinkSpec;
 }
 
+/** The Plan mode (docs/API.md, "Plan"): layouts for a training budget, searched and ranked by the core. */
+export interface PlanSpec {
+  tokens?: number;
+  samples?: number;
+  max_gpus?: number;
+  min_gpus?: number;
+  /** How many layouts per accelerator and ranking (default 10). */
+  top?: number;
+  /** Per accelerator id: the factor on the roofline's compute times (learned / roofline step). */
+  time_scale?: Record<string, number>;
+}
+
+export interface PlanRequest {
+  model: ModelSpec;
+  training?: TrainingSpec;
+  hardware?: HardwareRef[];
+  /** Only the fabric (gpus_per_node, intra_node, inter_node): the layouts are what the plan searches. */
+  parallel?: Pick<ParallelSpec, 'gpus_per_node' | 'intra_node' | 'inter_node'>;
+  plan: PlanSpec;
+}
+
 // ---------------------------------------------------------------- response
 
 export interface FlopsPerStep {
@@ -149,7 +170,49 @@ export interface MemoryBreakdown {
   gradients_gb: number;
   optimizer_gb: number;
   activations_gb: number;
+  /** Communication buffers and gathered weights (parallel training). */
+  temporary_gb?: number;
   overhead_gb?: number;
+}
+
+export interface Link {
+  kind: string;
+  bandwidth_gbs: number;
+  latency_us: number;
+}
+
+type LinkUse = 'intra_node' | 'inter_node' | null;
+
+/** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
+export interface ParallelResult {
+  gpus: number;
+  data: number;
+  tensor: number;
+  pipeline: number;
+  micro_batch_size: number;
+  micro_batches: number;
+  zero_stage: number;
+  recompute: string;
+  compute_ms: number;
+  communication_ms: { data: number; tensor: number; pipeline: number; zero: number };
+  bubble_ms: number;
+  stage_layers?: number[];
+  critical_stage?: number;
+  links: {
+    gpus_per_node: number;
+    intra_node: Link;
+    inter_node: Link;
+    tensor: LinkUse;
+    data: LinkUse;
+    pipeline: LinkUse;
+  };
+}
+
+/** One change to the layout after which the fullest GPU fits (docs/API.md, memory_advice). */
+export interface MemoryAdvice {
+  change: Record<string, number | string>;
+  gpus: number;
+  memory_gb: number;
 }
 
 /** Summed kernel time by what limited each kernel (docs/API.md). */
@@ -187,6 +250,10 @@ export interface HardwareResult {
   layers?: LayerTiming[];
   /** When the request had `calibration`: the factor applied to this accelerator's times. */
   calibration_factor?: number;
+  /** With a `parallel` request: the step's parts and the links used. */
+  parallel?: ParallelResult;
+  /** With a `parallel` request that does not fit: single changes that would. */
+  memory_advice?: MemoryAdvice[];
 }
 
 export interface PredictResponse {
@@ -198,6 +265,50 @@ export interface PredictResponse {
   layers?: LayerInfo[];
   results: HardwareResult[];
 }
+
+/** One layout the planner found (it fits in memory by construction). */
+export interface PlanLayout {
+  gpus: number;
+  data: number;
+  tensor: number;
+  pipeline: number;
+  micro_batch_size: number;
+  micro_batches: number;
+  zero_stage: number;
+  recompute: string;
+  step_ms: number;
+  total_s: number;
+  cost_usd: number | null;
+  memory_gb: number;
+  mfu: number;
+}
+
+/** The planner's layouts on one accelerator: the fastest and the cheapest. */
+export interface PlanAcceleratorResult {
+  hardware: string;
+  name: string;
+  device_memory_gb: number;
+  price_per_hour_usd: number | null;
+  time_scale: number;
+  links: { gpus_per_node: number; intra_node: { kind: string; bandwidth_gbs: number }; inter_node: { kind: string; bandwidth_gbs: number } };
+  layouts_considered: number;
+  layouts_fitting: number;
+  by_time: PlanLayout[];
+  /** Empty when the accelerator has no price. */
+  by_cost: PlanLayout[];
+}
+
+export interface PlanResponse {
+  version: string;
+  predictor: string;
+  model: { name: string; parameters: number; layer_count: number };
+  training: { batch_size: number; precision: Precision; optimizer: Optimizer; seq_len?: number };
+  plan: { samples: number; steps: number; max_gpus: number; min_gpus: number; tokens?: number };
+  results: PlanAcceleratorResult[];
+}
+
+/** A layout with its accelerator, as the page's ranked table lists it. */
+export type PlanRow = PlanLayout & { hardware: string; name: string; device_memory_gb: number };
 
 /** Every failure from the core has this shape (docs/API.md, "Errors never throw"). */
 export interface ErrorBody {
