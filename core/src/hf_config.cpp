@@ -421,8 +421,7 @@ struct Seq2Seq {
 
 Json seq2seq_layers(const Seq2Seq& t) {
   auto attn = [&](const std::string& name, std::int64_t heads, bool causal, Json inputs) {
-    Json a = {{"type", "attention"}, {"name", name},     {"num_heads", heads},
-              {"causal", causal},    {"inputs", inputs}};
+    Json a = {{"type", "attention"}, {"name", name}, {"num_heads", heads}, {"causal", causal}, {"inputs", inputs}};
     if (t.attn_dropout > 0) a["dropout"] = t.attn_dropout;
     return a;
   };
@@ -432,8 +431,7 @@ Json seq2seq_layers(const Seq2Seq& t) {
   auto ff = [&](Seq& s, const std::string& input, std::int64_t inner) {
     s.push({{"type", "dense"}, {"name", "fc1"}, {"units", inner}, {"activation", t.act}, {"inputs", {input}}});
     s.maybe_dropout("activation_dropout", "fc1", t.act_dropout);
-    return s.maybe_dropout("ff_dropout", s.push({{"type", "dense"}, {"name", "fc2"}, {"units", t.d_model}}),
-                           t.dropout);
+    return s.maybe_dropout("ff_dropout", s.push({{"type", "dense"}, {"name", "fc2"}, {"units", t.d_model}}), t.dropout);
   };
   // One block: sublayers read `x`; post-norm normalises each residual sum, pre-norm each sublayer's input.
   auto block = [&](const std::string& x, bool decoder) {
@@ -483,9 +481,10 @@ Json seq2seq_layers(const Seq2Seq& t) {
 
   Seq s;
   bool separate = t.tgt_vocab > 0;
-  std::string src_table = s.push(
-      {{"type", "embedding"}, {"name", separate ? "encoder_embed_tokens" : "shared"}, {"vocab_size", t.vocab},
-       {"dim", t.d_model}});
+  std::string src_table = s.push({{"type", "embedding"},
+                                  {"name", separate ? "encoder_embed_tokens" : "shared"},
+                                  {"vocab_size", t.vocab},
+                                  {"dim", t.d_model}});
   embed(s, "encoder", src_table, "stream");
   s.push({{"type", "repeat"}, {"name", "encoder"}, {"count", t.layers}, {"layers", block("stream", false)}});
   if (t.final_norm) {
@@ -945,8 +944,8 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
                     : 1;
   }
   if (expanded > Limits::kMaxLayers) {
-    std::string key = c.present(
-        {"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers", "encoder_layers"});
+    std::string key =
+        c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers", "encoder_layers"});
     throw InputError(c.field(key.empty() ? "num_hidden_layers" : key),
                      "the model expands to " + std::to_string(expanded) + " layers; the limit is " +
                          std::to_string(Limits::kMaxLayers));

@@ -307,9 +307,11 @@ TEST_CASE("Marian and FSMT: sinusoidal positions add no parameters; v3 switches 
           "[hf_config][seq2seq]") {
   // Helsinki-NLP/opus-mt-en-de: d 512, 6 + 6 layers, FFN 2048, 58,101 tokens. Hugging Face's num_parameters()
   // also counts the two frozen 512 x 512 sinusoidal tables (73,886,208 + 524,288 = 74,410,496); they do not train.
-  Json marian = {{"model_type", "marian"}, {"d_model", 512}, {"encoder_layers", 6}, {"decoder_layers", 6},
-                 {"encoder_attention_heads", 8}, {"decoder_attention_heads", 8}, {"encoder_ffn_dim", 2048},
-                 {"decoder_ffn_dim", 2048}, {"vocab_size", 58101}, {"max_position_embeddings", 512},
+  Json marian = {{"model_type", "marian"},        {"d_model", 512},
+                 {"encoder_layers", 6},           {"decoder_layers", 6},
+                 {"encoder_attention_heads", 8},  {"decoder_attention_heads", 8},
+                 {"encoder_ffn_dim", 2048},       {"decoder_ffn_dim", 2048},
+                 {"vocab_size", 58101},           {"max_position_embeddings", 512},
                  {"activation_function", "swish"}};
   Network m = from_config(marian, 64);
   CHECK(m.parameters() == seq2seq_parameters(58101, 0, 512, 2048, 6, 0));
@@ -324,8 +326,7 @@ TEST_CASE("Marian and FSMT: sinusoidal positions add no parameters; v3 switches 
   Network pre = from_config(marian, 64);
   CHECK(pre.parameters() == seq2seq_parameters(58101, 0, 512, 2048, 6, 2));
   CHECK(layer(pre, "encoder.0.self_attn").inputs.size() == 1);
-  CHECK(pre.layers[static_cast<std::size_t>(layer(pre, "encoder.0.self_attn").inputs[0])].type ==
-        LayerType::LayerNorm);
+  CHECK(pre.layers[static_cast<std::size_t>(layer(pre, "encoder.0.self_attn").inputs[0])].type == LayerType::LayerNorm);
   CHECK(layer(pre, "encoder_out").type == LayerType::LayerNorm);
   // FSMT: separate source and target tables, the output projection tied to the target one.
   Json fsmt = marian;
@@ -336,7 +337,11 @@ TEST_CASE("Marian and FSMT: sinusoidal positions add no parameters; v3 switches 
   fsmt.erase("normalize_before");
   fsmt.erase("add_final_layer_norm");
   CHECK(from_config(fsmt, 64).parameters() == seq2seq_parameters(1000, 0, 512, 2048, 6, 0) + 2000 * 512);
-  require_error(predict_config([&] { Json j = fsmt; j.erase("tgt_vocab_size"); return j; }()),
+  require_error(predict_config([&] {
+                  Json j = fsmt;
+                  j.erase("tgt_vocab_size");
+                  return j;
+                }()),
                 "model.hf_config.tgt_vocab_size", "required field is missing");
   Json bad = marian;
   bad["decoder_attention_heads"] = 7;

@@ -353,8 +353,8 @@ TEST_CASE("transformer-xl-base: attention over 192 + 192 cached positions, relat
   StepWork w = step_work(net, static_cast<std::int64_t>(b), Precision::FP32, Optimizer::Adam);
   // Forward per layer: QKV over segment + cache, r_net over t positions (once per step, not per sample),
   // Q K^T, (Q + r) R^T and P V over s x t, o_net, the two FFN matrices.
-  const double per_layer = b * 2 * t * dm * 1536 + 2 * t * dm * 512 + b * 3 * 2 * s * t * 512 +
-                           b * 2 * s * dm * 512 + b * 2 * 2 * s * dm * inner;
+  const double per_layer = b * 2 * t * dm * 1536 + 2 * t * dm * 512 + b * 3 * 2 * s * t * 512 + b * 2 * s * dm * 512 +
+                           b * 2 * 2 * s * dm * inner;
   const double softmax = b * 2 * s * dm * (20000 + tail);
   CHECK(matmul_flops(w, Phase::Forward) == Approx(L * per_layer + softmax).epsilon(1e-9));
   // The adaptive softmax does about a sixth of a full 267,735-way softmax's work.
@@ -367,27 +367,38 @@ TEST_CASE("attention memory and adaptive softmax: errors name the field", "[pres
                 {"layers", {{{"type", "embedding"}, {"name", "emb"}, {"vocab_size", 100}, {"dim", 16}}, layer}}};
   };
   testutil::require_input_error(
-      [&] { resolve_model(model({{"type", "adaptive_softmax"}, {"vocab_size", 100}, {"cutoffs", {50, 40}}}), {}); },
+      [&] {
+        resolve_model(model({{"type", "adaptive_softmax"}, {"vocab_size", 100}, {"cutoffs", {50, 40}}}), {});
+      },
       "model.layers[1].cutoffs[1]", "increase");
   testutil::require_input_error(
       [&] {
-        resolve_model(model({{"type", "adaptive_softmax"}, {"vocab_size", 100}, {"cutoffs", Json::array({50})},
+        resolve_model(model({{"type", "adaptive_softmax"},
+                             {"vocab_size", 100},
+                             {"cutoffs", Json::array({50})},
                              {"tail_shares", {0.5, 0.1}}}),
                       {});
       },
       "model.layers[1].tail_shares", "one share per tail cluster");
   testutil::require_input_error(
       [&] {
-        resolve_model(model({{"type", "adaptive_softmax"}, {"vocab_size", 90}, {"cutoffs", Json::array({50})}, {"tied_to", "emb"}}),
-                      {});
+        resolve_model(
+            model(
+                {{"type", "adaptive_softmax"}, {"vocab_size", 90}, {"cutoffs", Json::array({50})}, {"tied_to", "emb"}}),
+            {});
       },
       "model.layers[1].tied_to", "100 x 16");
   testutil::require_input_error(
-      [&] { resolve_model(model({{"type", "attention"}, {"num_heads", 2}, {"memory_len", -1}}), {}); },
+      [&] {
+        resolve_model(model({{"type", "attention"}, {"num_heads", 2}, {"memory_len", -1}}), {});
+      },
       "model.layers[1].memory_len", "");
   // Given shares replace the Zipf estimate; a tied layer holds only its biases and the cluster rows.
-  Network net = resolve_model(model({{"type", "adaptive_softmax"}, {"vocab_size", 100}, {"cutoffs", Json::array({50})},
-                                     {"tied_to", "emb"}, {"tail_shares", Json::array({0.25})}}),
+  Network net = resolve_model(model({{"type", "adaptive_softmax"},
+                                     {"vocab_size", 100},
+                                     {"cutoffs", Json::array({50})},
+                                     {"tied_to", "emb"},
+                                     {"tail_shares", Json::array({0.25})}}),
                               {});
   CHECK(net.layers.back().parameters == 100 + 17);
   CHECK(adaptive_softmax_tail_shares(net.layers.back().attrs) == std::vector<double>{0.25});
