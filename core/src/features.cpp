@@ -1,6 +1,7 @@
 #include "prenet/features.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace prenet {
 namespace {
@@ -185,10 +186,12 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       break;
     }
     case LayerType::Attention: {
-      // Cross-attention reads keys and values from a second (memory) input of t positions; self-attention t = s.
+      // Cross-attention reads keys and values from a second (memory) input of t positions; self-attention t = s,
+      // plus memory_len cached positions (Transformer-XL), which it projects with the segment and never
+      // differentiates into.
       const bool cross = layer.input_shapes.size() > 1;
       double s = d(in[0]), emb = d(in[1]), heads = d(a.num_heads), hd = d(a.head_dim);
-      double t = cross ? d(layer.input_shapes[1][0]) : s;
+      double t = cross ? d(layer.input_shapes[1][0]) : s + d(a.memory_len);
       double q = heads * hd, kv = d(a.num_kv_heads) * hd;
       double m = b * s, mk = b * t, bh = b * heads;
       double probs = bh * s * t;
@@ -196,7 +199,15 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         kb.gemm(Phase::Forward, m, q, emb);                      // Q projection
         kb.gemm(Phase::Forward, mk, 2 * kv, emb);                // K, V projections of the memory
       } else {
-        kb.gemm(Phase::Forward, m, q + 2 * kv, emb);             // Q, K, V projections
+        // Q, K, V projections; Transformer-XL projects the cached positions' queries too and drops them.
+        kb.gemm(Phase::Forward, mk, q + 2 * kv, emb);
+      }
+      if (a.relative) {  // sinusoidal table, its r_net projection (batch-independent) and the position scores
+        kb.stream(KernelClass::Elementwise, Phase::Forward, t * emb, 1, 2);
+        kb.gemm(Phase::Forward, t, q, emb);
+        kb.gemm(Phase::Forward, s, t, hd, bh);                   // (Q + r_r_bias) R^T
+        kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2, 0);  // relative shift (pad, copy)
+        kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 3, 2);  // (AC + BD) * scale
       }
       kb.gemm(Phase::Forward, s, t, hd, bh);                     // scores Q K^T
       kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
@@ -211,18 +222,59 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
       kb.gemm(Phase::Backward, s, hd, t, bh);                    // dQ = dS K
       kb.gemm(Phase::Backward, t, hd, s, bh);                    // dK = dS^T Q
+      if (a.relative) {
+        kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2, 0);  // relative shift back
+        kb.gemm(Phase::Backward, s, hd, t, bh);                  // dQ += dBD R
+        kb.gemm(Phase::Backward, t, hd, s, bh);                  // dR = dBD^T Q (summed over the batch)
+        kb.gemm(Phase::Backward, emb, q, t);                     // r_net: weight gradient
+      }
       if (cross) {
         if (dx) kb.gemm(Phase::Backward, m, emb, q);             // Q projection: input gradient
         kb.gemm(Phase::Backward, emb, q, m);                     // Q projection: weight gradient
         kb.gemm(Phase::Backward, mk, emb, 2 * kv);               // K, V projections: memory gradient
         kb.gemm(Phase::Backward, emb, 2 * kv, mk);               // K, V projections: weight gradient
       } else {
-        if (dx) kb.gemm(Phase::Backward, m, emb, q + 2 * kv);    // projections: input gradient
-        kb.gemm(Phase::Backward, emb, q + 2 * kv, m);            // projections: weight gradient
+        // Autograd differentiates the whole projected block (segment and cache) before dropping the cache's part.
+        if (dx) kb.gemm(Phase::Backward, mk, emb, q + 2 * kv);   // projections: input gradient
+        kb.gemm(Phase::Backward, emb, q + 2 * kv, mk);           // projections: weight gradient
       }
       // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element.
-      lw.saved_activation_bytes = e * (m * emb + (cross ? mk * emb : 0) + m * q + mk * 2 * kv + probs + m * q) +
+      lw.saved_activation_bytes = e * (m * emb + (cross || a.memory_len > 0 ? mk * emb : 0) + m * q + mk * 2 * kv +
+                                       probs * (a.relative ? 2 : 1) + m * q) +
                                   (a.rate > 0 ? probs * (1 + e) : 0);
+      break;
+    }
+    case LayerType::AdaptiveSoftmax: {
+      // Every token scores the head (the shortlist plus one logit per tail cluster); a tail cluster's words are
+      // scored only for the tokens whose target lies in it (gathered rows), so the work follows the tail shares.
+      const double rows_n = rows(in, b), dim = d(in.back());
+      const std::vector<double> shares = adaptive_softmax_tail_shares(a);
+      const double head = d(a.cutoffs.front()) + d(static_cast<std::int64_t>(a.cutoffs.size()));
+      const double slices = d(static_cast<std::int64_t>(a.cutoffs.size())) + 1;
+      double saved = rows_n * dim + rows_n * head;
+      kb.gemm(Phase::Forward, rows_n, head, dim);
+      kb.stream(KernelClass::Softmax, Phase::Forward, rows_n * head, 2, 6);
+      kb.stream(KernelClass::Softmax, Phase::Backward, rows_n * head, 2, 2);
+      if (dx) kb.gemm(Phase::Backward, rows_n, dim, head);
+      kb.gemm(Phase::Backward, dim, head, rows_n);
+      for (std::size_t i = 0; i < a.cutoffs.size(); ++i) {
+        const double lo = d(a.cutoffs[i]), hi = i + 1 < a.cutoffs.size() ? d(a.cutoffs[i + 1]) : d(a.units);
+        const double tokens = rows_n * shares[i], size = hi - lo;
+        if (tokens <= 0) continue;
+        kb.stream(KernelClass::Elementwise, Phase::Forward, tokens * dim, 2, 0);  // index_select of the rows
+        kb.gemm(Phase::Forward, tokens, size, dim);
+        kb.stream(KernelClass::Softmax, Phase::Forward, tokens * size, 2, 6);
+        kb.stream(KernelClass::Softmax, Phase::Backward, tokens * size, 2, 2);
+        if (dx) kb.gemm(Phase::Backward, tokens, dim, size);
+        if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, tokens * dim, 2, 1);  // scatter back
+        kb.gemm(Phase::Backward, dim, size, tokens);
+        saved += tokens * (dim + size);
+      }
+      // The clusters slice one weight matrix; each slice's backward writes a full-size zero-padded gradient
+      // that autograd accumulates (PyTorch's slice_backward).
+      kb.stream(KernelClass::Elementwise, Phase::Backward, d(a.units) * dim * slices, 3, 1);
+      if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, rows_n * head, 1, 1);
+      lw.saved_activation_bytes = e * saved;
       break;
     }
     case LayerType::Add: {
@@ -258,6 +310,19 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
 }
 
 }  // namespace
+
+std::vector<double> adaptive_softmax_tail_shares(const LayerAttrs& a) {
+  if (!a.tail_shares.empty()) return a.tail_shares;
+  // Zipf's law with exponent 1: the share of tokens among ranks [lo, hi) is (H(hi) - H(lo)) / H(V).
+  auto harmonic = [](double n) { return std::log(n) + 0.5772156649 + 1 / (2 * n); };
+  std::vector<double> shares;
+  const double total = harmonic(d(a.units));
+  for (std::size_t i = 0; i < a.cutoffs.size(); ++i) {
+    double lo = d(a.cutoffs[i]), hi = i + 1 < a.cutoffs.size() ? d(a.cutoffs[i + 1]) : d(a.units);
+    shares.push_back((harmonic(hi) - harmonic(lo)) / total);
+  }
+  return shares;
+}
 
 Kernel gemm_kernel(Phase phase, double m, double n, double k, double batch, double e) {
   Kernel kn;
@@ -375,7 +440,19 @@ double prenet_co(const Layer& layer, std::int64_t batch) {
       for (std::int64_t l = 0; l < a.num_layers; ++l) co += g * b * s * h * (h + (l == 0 ? d(in[1]) : h * dirs));
       return co * dirs;
     }
-    case LayerType::Attention: return b * d(a.num_heads) * d(in[0]) * d(in[0]) * d(in[1]);  // h * s^2 * d per sample
+    case LayerType::Attention: {  // h * s * t * d per sample (t = s for self-attention without a cache)
+      double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : d(in[0]) + d(a.memory_len);
+      return b * d(a.num_heads) * d(in[0]) * t * d(in[1]);
+    }
+    case LayerType::AdaptiveSoftmax: {  // the multiply-adds of the head and of the tails' gathered rows
+      std::vector<double> shares = adaptive_softmax_tail_shares(a);
+      double logits = d(a.cutoffs.front()) + d(static_cast<std::int64_t>(a.cutoffs.size()));
+      for (std::size_t i = 0; i < a.cutoffs.size(); ++i) {
+        double hi = i + 1 < a.cutoffs.size() ? d(a.cutoffs[i + 1]) : d(a.units);
+        logits += shares[i] * (hi - d(a.cutoffs[i]));
+      }
+      return rows(in, b) * d(in.back()) * logits;
+    }
     case LayerType::Embedding: return b * d(in[0]) * d(a.dim);
     default: return b * d(elements(layer.output_shape));  // not defined by PreNeT: one operation per output element
   }

@@ -408,6 +408,114 @@ Json t5_layers(const T5& t) {
   return s.layers;
 }
 
+/// The fairseq / BART family of encoder-decoders (bart, mbart, marian, fsmt): biased attention and ReLU or GELU
+/// MLPs, learned or sinusoidal positions, post- or pre-LayerNorm blocks, shared or separate embeddings.
+struct Seq2Seq {
+  std::int64_t d_model = 0, layers = 0, decoder_layers = 0, heads = 0, decoder_heads = 0, ffn = 0, decoder_ffn = 0;
+  std::int64_t vocab = 0, tgt_vocab = 0;  // tgt_vocab > 0: separate source and target tables (FSMT)
+  std::int64_t positions = 0;             // learned position rows per stack, offset included (0: sinusoidal)
+  bool pre_norm = false, final_norm = false, embed_norm = false;
+  std::string act = "gelu";
+  double dropout = 0.1, attn_dropout = 0.0, act_dropout = 0.0;
+};
+
+Json seq2seq_layers(const Seq2Seq& t) {
+  auto attn = [&](const std::string& name, std::int64_t heads, bool causal, Json inputs) {
+    Json a = {{"type", "attention"}, {"name", name}, {"num_heads", heads}, {"causal", causal}, {"inputs", inputs}};
+    if (t.attn_dropout > 0) a["dropout"] = t.attn_dropout;
+    return a;
+  };
+  auto ln = [](const std::string& name, const std::string& input) {
+    return Json{{"type", "layernorm"}, {"name", name}, {"inputs", {input}}};
+  };
+  auto ff = [&](Seq& s, const std::string& input, std::int64_t inner) {
+    s.push({{"type", "dense"}, {"name", "fc1"}, {"units", inner}, {"activation", t.act}, {"inputs", {input}}});
+    s.maybe_dropout("activation_dropout", "fc1", t.act_dropout);
+    return s.maybe_dropout("ff_dropout", s.push({{"type", "dense"}, {"name", "fc2"}, {"units", t.d_model}}), t.dropout);
+  };
+  // One block: sublayers read `x`; post-norm normalises each residual sum, pre-norm each sublayer's input.
+  auto block = [&](const std::string& x, bool decoder) {
+    Seq b;
+    std::int64_t heads = decoder ? t.decoder_heads : t.heads, inner = decoder ? t.decoder_ffn : t.ffn;
+    std::string cur = x;
+    auto residual = [&](const std::string& name, const std::string& in, const std::string& out) {
+      return b.push({{"type", "add"}, {"name", name}, {"inputs", {in, out}}});
+    };
+    // self-attention
+    std::string in = t.pre_norm ? b.push(ln("self_attn_norm", cur)) : cur;
+    std::string a = b.maybe_dropout("self_attn_dropout", b.push(attn("self_attn", heads, decoder, {in})), t.dropout);
+    cur = residual("self_residual", cur, a);
+    if (!t.pre_norm) cur = b.push(ln("self_attn_norm", cur));
+    if (decoder) {  // cross-attention over the encoder output
+      in = t.pre_norm ? b.push(ln("cross_attn_norm", cur)) : cur;
+      a = b.maybe_dropout("cross_attn_dropout", b.push(attn("cross_attn", heads, false, {in, "encoder_out"})),
+                          t.dropout);
+      cur = residual("cross_residual", cur, a);
+      if (!t.pre_norm) cur = b.push(ln("cross_attn_norm", cur));
+    }
+    in = t.pre_norm ? b.push(ln("final_norm", cur)) : cur;
+    std::string out = ff(b, in, inner);
+    if (t.pre_norm) {
+      b.push({{"type", "add"}, {"name", x}, {"inputs", {cur, out}}});
+    } else {
+      residual("ff_residual", cur, out);
+      b.push({{"type", "layernorm"}, {"name", x}});
+    }
+    return b.layers;
+  };
+  auto embed = [&](Seq& s, const std::string& prefix, const std::string& table, const std::string& stream) {
+    std::string cur = table;
+    if (t.positions > 0) {
+      s.push({{"type", "embedding"},
+              {"name", prefix + "_positions"},
+              {"vocab_size", t.positions},
+              {"dim", t.d_model},
+              {"positional", true},
+              {"inputs", {"input"}}});
+      cur = s.push({{"type", "add"}, {"name", prefix + "_embed"}, {"inputs", {table, prefix + "_positions"}}});
+    }
+    if (t.embed_norm) cur = s.push(ln(prefix + "_layernorm_embedding", cur));
+    if (t.dropout > 0) return s.push({{"type", "dropout"}, {"name", stream}, {"rate", t.dropout}, {"inputs", {cur}}});
+    return s.push({{"type", "identity"}, {"name", stream}, {"inputs", {cur}}});
+  };
+
+  Seq s;
+  bool separate = t.tgt_vocab > 0;
+  std::string src_table = s.push({{"type", "embedding"},
+                                  {"name", separate ? "encoder_embed_tokens" : "shared"},
+                                  {"vocab_size", t.vocab},
+                                  {"dim", t.d_model}});
+  embed(s, "encoder", src_table, "stream");
+  s.push({{"type", "repeat"}, {"name", "encoder"}, {"count", t.layers}, {"layers", block("stream", false)}});
+  if (t.final_norm) {
+    s.push(ln("encoder_out", "stream"));
+  } else {
+    s.push({{"type", "identity"}, {"name", "encoder_out"}, {"inputs", {"stream"}}});
+  }
+  // The decoder reads the target tokens (as long as the source) through its table.
+  std::string tgt_table = src_table;
+  if (separate) {
+    tgt_table = s.push({{"type", "embedding"},
+                        {"name", "decoder_embed_tokens"},
+                        {"vocab_size", t.tgt_vocab},
+                        {"dim", t.d_model},
+                        {"inputs", {"input"}}});
+  } else {
+    s.push({{"type", "identity"}, {"name", "decoder_tokens"}, {"inputs", {src_table}}});
+    tgt_table = "decoder_tokens";
+  }
+  embed(s, "decoder", tgt_table, "dstream");
+  s.push({{"type", "repeat"}, {"name", "decoder"}, {"count", t.decoder_layers}, {"layers", block("dstream", true)}});
+  if (t.final_norm) s.push(ln("decoder_out", "dstream"));
+  s.push({{"type", "dense"},
+          {"name", "lm_head"},
+          {"units", separate ? t.tgt_vocab : t.vocab},
+          {"bias", false},
+          {"tied_to", separate ? "decoder_embed_tokens" : "shared"}});
+  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+  return s.layers;
+}
+
 /// ViT for image classification: patch convolution, class token, learned positions, pre-LN encoder.
 struct Vit {
   std::int64_t hidden = 0, layers = 0, heads = 0, inner = 0, patch = 16, channels = 3, labels = 1000;
@@ -578,6 +686,49 @@ Json build_t5(const Cfg& c, const std::string& type, std::int64_t seq_len, std::
     }
   }
   return tokens_model(type, seq, t5_layers(t));
+}
+
+Json build_seq2seq(const Cfg& c, const std::string& type, std::int64_t seq_len, std::vector<std::string>& warnings) {
+  Seq2Seq t;
+  t.d_model = c.req({"d_model"}, 1, kMaxWidth);
+  t.layers = c.req({"encoder_layers", "num_hidden_layers"}, 1, kMaxDepth);
+  t.decoder_layers = c.opt({"decoder_layers"}, t.layers, 1, kMaxDepth);
+  t.heads = c.req({"encoder_attention_heads", "num_attention_heads"}, 1, kMaxWidth);
+  t.decoder_heads = c.opt({"decoder_attention_heads"}, t.heads, 1, kMaxWidth);
+  t.ffn = c.opt({"encoder_ffn_dim"}, 4 * t.d_model, 1, kMaxWidth * 16);
+  t.decoder_ffn = c.opt({"decoder_ffn_dim"}, t.ffn, 1, kMaxWidth * 16);
+  bool fsmt = type == "fsmt";
+  if (fsmt) {
+    t.vocab = c.req({"src_vocab_size"}, 1, kMaxVocab);
+    t.tgt_vocab = c.req({"tgt_vocab_size"}, 1, kMaxVocab);
+  } else {
+    t.vocab = c.req({"vocab_size"}, 1, kMaxVocab);
+    if (!c.flag("share_encoder_decoder_embeddings", true)) {
+      throw InputError(c.field("share_encoder_decoder_embeddings"), "separate Marian tables are not supported");
+    }
+  }
+  t.act = c.act({"activation_function"}, fsmt || type == "marian" ? "relu" : "gelu");
+  t.dropout = c.rate({"dropout"}, 0.1);
+  t.attn_dropout = c.rate({"attention_dropout"}, 0.0);
+  t.act_dropout = c.rate({"activation_dropout"}, 0.0);
+  for (const auto& [key, heads] : {std::make_pair("encoder_attention_heads", t.heads),
+                                   std::make_pair("decoder_attention_heads", t.decoder_heads)}) {
+    if (t.d_model % heads != 0) {
+      throw InputError(c.field(c.has(key) ? key : "num_attention_heads"),
+                       "must divide d_model " + std::to_string(t.d_model));
+    }
+  }
+  // Defaults of each class; the Transformers v3 BartConfig switches (which Marian and mBART configs of that
+  // time carried) override them, so a fairseq pre-norm Transformer with sinusoidal positions is expressible.
+  bool learned = type == "bart" || type == "mbart";
+  t.pre_norm = c.flag("normalize_before", type == "mbart");
+  t.final_norm = c.flag("add_final_layer_norm", type == "mbart");
+  t.embed_norm = c.flag("normalize_embedding", learned);
+  learned = !c.flag("static_position_embeddings", !learned);
+  std::int64_t positions = c.opt({"max_position_embeddings"}, 1024, 1, 1 << 24);
+  if (learned) t.positions = positions + 2;  // BART's learned table keeps two extra rows
+  std::int64_t seq = choose_seq(seq_len, positions, learned, warnings);
+  return tokens_model(type, seq, seq2seq_layers(t));
 }
 
 Json build_vit(const Cfg& c, std::int64_t image_size, std::vector<std::string>& warnings) {
@@ -778,6 +929,8 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
     model = build_encoder(c, type, seq_len, warnings);
   } else if (type == "t5" || type == "mt5" || type == "switch_transformers") {
     model = build_t5(c, type, seq_len, warnings);
+  } else if (type == "bart" || type == "mbart" || type == "marian" || type == "fsmt") {
+    model = build_seq2seq(c, type, seq_len, warnings);
   } else if (type == "vit") {
     model = build_vit(c, image_size, warnings);
   } else {
@@ -791,7 +944,8 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
                     : 1;
   }
   if (expanded > Limits::kMaxLayers) {
-    std::string key = c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers"});
+    std::string key =
+        c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_decoder_layers", "encoder_layers"});
     throw InputError(c.field(key.empty() ? "num_hidden_layers" : key),
                      "the model expands to " + std::to_string(expanded) + " layers; the limit is " +
                          std::to_string(Limits::kMaxLayers));

@@ -51,6 +51,7 @@ const std::map<std::string, LayerType>& layer_types() {
       {"cross_entropy", LayerType::CrossEntropy},
       {"multiply", LayerType::Multiply},
       {"parameter", LayerType::Parameter},
+      {"adaptive_softmax", LayerType::AdaptiveSoftmax},
   };
   return types;
 }
@@ -193,7 +194,10 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       break;
     case LayerType::Attention:
       reject_unknown_keys(spec, path,
-                          common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout"}));
+                          common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout",
+                                       "memory_len", "relative_positions"}));
+      a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
+      a.relative = get_bool(spec, "relative_positions", path, false);
       a.rate = get_number(spec, "dropout", path, 0.0, 0.0, 0.999999);
       a.num_heads = require_int(spec, "num_heads", path, 1, 1 << 16);
       a.num_kv_heads = get_int(spec, "num_kv_heads", path, a.num_heads, 1, a.num_heads);
@@ -205,6 +209,45 @@ LayerAttrs parse_attrs(LayerType type, const Json& spec, const std::string& path
       a.bias = get_bool(spec, "bias", path, true);
       a.out_bias = get_bool(spec, "out_bias", path, a.bias);
       break;
+    case LayerType::AdaptiveSoftmax: {
+      reject_unknown_keys(spec, path, common_keys({"vocab_size", "cutoffs", "tied_to", "bias", "tail_shares"}));
+      a.units = require_int(spec, "vocab_size", path, 2, kMaxDim);
+      a.tied_to = get_string(spec, "tied_to", path, "");
+      a.bias = get_bool(spec, "bias", path, true);
+      if (!spec.contains("cutoffs")) throw InputError(join(path, "cutoffs"), "required array is missing");
+      const Json& cutoffs = require_array(spec["cutoffs"], join(path, "cutoffs"));
+      if (cutoffs.empty() || cutoffs.size() > 64) throw InputError(join(path, "cutoffs"), "expected 1 to 64 cluster boundaries");
+      for (std::size_t i = 0; i < cutoffs.size(); ++i) {
+        std::int64_t c = element_int(cutoffs, i, join(path, "cutoffs"), 1);
+        if (c >= a.units || (!a.cutoffs.empty() && c <= a.cutoffs.back())) {
+          throw InputError(index(join(path, "cutoffs"), i),
+                           "cutoffs must increase and stay below vocab_size (" + std::to_string(a.units) + ")");
+        }
+        a.cutoffs.push_back(c);
+      }
+      if (spec.contains("tail_shares")) {
+        const Json& shares = require_array(spec["tail_shares"], join(path, "tail_shares"));
+        if (shares.size() != cutoffs.size()) {
+          throw InputError(join(path, "tail_shares"), "expected one share per tail cluster (" +
+                                                          std::to_string(cutoffs.size()) + ")");
+        }
+        double sum = 0;
+        for (std::size_t i = 0; i < shares.size(); ++i) {
+          Json holder = {{"v", shares[i]}};
+          double v = 0;
+          try {
+            v = get_number(holder, "v", "", 0.0, 0.0, 1.0);
+          } catch (const InputError& e) {
+            std::string message = e.what();
+            throw InputError(index(join(path, "tail_shares"), i), message.substr(message.find(": ") + 2));
+          }
+          a.tail_shares.push_back(v);
+          sum += v;
+        }
+        if (sum > 1.0) throw InputError(join(path, "tail_shares"), "the shares add up to more than 1");
+      }
+      break;
+    }
     case LayerType::Concat:
       reject_unknown_keys(spec, path, common_keys({"axis"}));
       a.axis = get_int(spec, "axis", path, -1, -8, 7);
@@ -389,6 +432,10 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       if (layer.input_shapes.size() > 2) {
         throw InputError(join(path, "inputs"), "attention takes a query stream and optionally a memory stream");
       }
+      if (layer.input_shapes.size() == 2 && (a.memory_len > 0 || a.relative)) {
+        throw InputError(join(path, a.memory_len > 0 ? "memory_len" : "relative_positions"),
+                         "applies to self-attention only (this layer reads a memory stream)");
+      }
       if (layer.input_shapes.size() == 2) {  // cross-attention: keys and values come from the memory stream
         const Shape& memory = layer.input_shapes[1];
         if (memory.size() != 2 || memory[1] != e) {
@@ -399,6 +446,8 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       layer.parameters = params_of({e + 1, q + 2 * kv}, path) + params_of({q + 1, e}, path);
       if (!a.bias) layer.parameters -= q + 2 * kv;
       if (!a.out_bias) layer.parameters -= e;
+      // Transformer-XL's r_net projects the sinusoidal relative positions to the heads' keys (no bias).
+      if (a.relative) layer.parameters += params_of({e, q}, path);
       layer.output_shape = in;
       break;
     }
@@ -438,6 +487,16 @@ void infer(Layer& layer, bool same_padding, const std::string& path) {
       last();
       layer.output_shape = {};
       break;
+    case LayerType::AdaptiveSoftmax: {
+      // Output weights (vocab x D, unless tied to the embedding), their biases, and one weight row and bias per
+      // tail cluster in the head (as PyTorch's ProjectedAdaptiveLogSoftmax with div_val 1 holds them).
+      std::int64_t d = last();
+      auto clusters = static_cast<std::int64_t>(a.cutoffs.size());
+      layer.parameters = (a.tied_to.empty() ? params_of({a.units, d}, path) : 0) + (a.bias ? a.units : 0) +
+                         params_of({clusters, d + 1}, path);
+      layer.output_shape = {};
+      break;
+    }
     case LayerType::Multiply: {
       if (layer.input_shapes.size() < 2) throw InputError(join(path, "inputs"), "multiply needs at least two inputs");
       // NumPy broadcasting: align trailing dimensions; each pair must be equal or one of them 1.

@@ -61,6 +61,7 @@ const char* to_string(LayerType type) {
     case LayerType::CrossEntropy: return "cross_entropy";
     case LayerType::Multiply: return "multiply";
     case LayerType::Parameter: return "parameter";
+    case LayerType::AdaptiveSoftmax: return "adaptive_softmax";
   }
   return "identity";
 }

@@ -382,6 +382,125 @@ def lstm_lm():
           "10000 (nn.LSTM keeps two bias vectors)", 37283600, tokens(35), {"layers": layers})
 
 
+def ssd300():
+    """NVIDIA DeepLearningExamples PyTorch/Detection/SSD (ssd/model.py): torchvision ResNet-50 cut after layer3,
+    whose first block keeps stride 1 (38x38x1024 at 300x300), five extra blocks and 3x3 multibox heads."""
+    layers = [conv("conv1", 64, 7, stride=2, padding=3), bn("bn1"), act("relu"),
+              {"type": "max_pool2d", "name": "stream", "pool_size": 3, "stride": 2, "padding": 1}]
+    for stage, (count, width) in enumerate(zip([3, 4, 6], [64, 128, 256])):
+        stride = 2 if stage == 1 else 1  # layer3's stride 2 is removed by DLE (conv1, conv2, downsample)
+        layers.append({"type": "repeat", "name": "layer%d_first" % (stage + 1), "count": 1,
+                       "layers": resnet_block("bottleneck", width, stride, True)})
+        layers.append({"type": "repeat", "name": "layer%d" % (stage + 1), "count": count - 1,
+                       "layers": resnet_block("bottleneck", width, 1, False)})
+    layers.append({"type": "identity", "name": "feature0", "inputs": ["stream"]})
+    out_channels = [1024, 512, 512, 256, 256, 256]
+    for i, (cout, mid) in enumerate(zip(out_channels[1:], [256, 256, 128, 128, 128])):
+        layers += [conv("extra%d_conv1" % i, mid, 1, inputs=["feature%d" % i]), bn("extra%d_bn1" % i),
+                   act("extra%d_relu1" % i),
+                   conv("extra%d_conv2" % i, cout, 3, stride=2 if i < 3 else 1, padding=1 if i < 3 else 0),
+                   bn("extra%d_bn2" % i), act("feature%d" % (i + 1))]
+    locs, confs = [], []
+    for i, boxes in enumerate([4, 6, 6, 6, 4, 4]):
+        layers += [conv("loc%d" % i, boxes * 4, 3, padding=1, bias=True, inputs=["feature%d" % i]),
+                   {"type": "reshape", "name": "loc%d_view" % i, "shape": [4, -1]},
+                   conv("conf%d" % i, boxes * 81, 3, padding=1, bias=True, inputs=["feature%d" % i]),
+                   {"type": "reshape", "name": "conf%d_view" % i, "shape": [81, -1]}]
+        locs.append("loc%d_view" % i)
+        confs.append("conf%d_view" % i)
+    layers += [
+        {"type": "concat", "name": "locs", "axis": 1, "inputs": locs},
+        {"type": "concat", "name": "confs", "axis": 1, "inputs": confs},
+        {"type": "cross_entropy", "name": "conf_loss", "inputs": ["confs"],
+         "comment": "cross-entropy of 81 classes at each of the 8732 default boxes (hard negative mining's sorts "
+                    "are not costed)"},
+        {"type": "cross_entropy", "name": "loc_loss", "inputs": ["locs"],
+         "comment": "smooth L1 on the 4 x 8732 box offsets, costed as one elementwise loss pass"},
+    ]
+    # Counted from the definition: torchvision resnet50 (25,557,032) less layer4 (14,964,736) and fc (2,049,000);
+    # the extra blocks (3,773,696: convolutions without bias, batch norms); the heads (10,577,910).
+    backbone = 25557032 - 14964736 - 2049000
+    extras = 0
+    for cin, cout, mid in zip(out_channels[:-1], out_channels[1:], [256, 256, 128, 128, 128]):
+        extras += cin * mid + 2 * mid + 9 * mid * cout + 2 * cout
+    heads = sum(9 * c * n * 85 + n * 85 for c, n in zip(out_channels, [4, 6, 6, 6, 4, 4]))
+    published = backbone + extras + heads
+    write("ssd300", "SSD300 (ResNet-50 backbone, COCO)", "detection",
+          "Liu et al. 2016 (arXiv 1512.02325) with the backbone of NVIDIA DeepLearningExamples "
+          "PyTorch/Detection/SSD (ssd/model.py): ResNet-50 to layer3 with layer3's stride removed, 5 extra blocks, "
+          "4/6/6/6/4/4 default boxes per cell on 38/19/10/5/3/1 maps = 8732 boxes, 81 classes. No count is "
+          "published; %s counted from that definition = %s (torchvision resnet50 without layer4 and fc) + %s "
+          "(extra blocks) + %s (heads)" % (format(published, ","), format(backbone, ","), format(extras, ","),
+                                            format(heads, ",")),
+          published, image(300), {"layers": layers})
+
+
+def transformer_xl_base():
+    """NVIDIA DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL, wt103_base.yaml and mem_transformer.py."""
+    n_layer, d, heads, d_head, inner, vocab = 16, 512, 8, 64, 2048, 267735
+    tgt_len = mem_len = 192
+    cutoffs = [19997, 39997, 199997]
+    block = [
+        {"type": "attention", "name": "attn", "num_heads": heads, "head_dim": d_head, "causal": True, "bias": False,
+         "out_bias": False, "memory_len": mem_len, "relative_positions": True, "inputs": ["stream"]},
+        {"type": "dropout", "name": "attn_dropout", "rate": 0.1},
+        {"type": "add", "name": "attn_residual", "inputs": ["stream", "attn_dropout"]},
+        {"type": "layernorm", "name": "attn_norm"},
+        {"type": "dense", "name": "ff1", "units": inner, "activation": "relu"},
+        {"type": "dropout", "name": "ff_dropout1", "rate": 0.1},
+        {"type": "dense", "name": "ff2", "units": d},
+        {"type": "dropout", "name": "ff_dropout2", "rate": 0.1},
+        {"type": "add", "name": "ff_residual", "inputs": ["attn_norm", "ff_dropout2"]},
+        {"type": "layernorm", "name": "stream"},
+    ]
+    layers = [
+        {"type": "embedding", "name": "word_emb", "vocab_size": vocab, "dim": d},
+        {"type": "dropout", "name": "stream", "rate": 0.1},
+        {"type": "parameter", "name": "r_bias", "shape": [2, heads * d_head],
+         "comment": "r_w_bias and r_r_bias, shared by all layers (MemTransformerLM._create_params)"},
+        {"type": "repeat", "name": "layers", "count": n_layer, "layers": block},
+        {"type": "dropout", "name": "core_out", "rate": 0.1, "inputs": ["stream"]},
+        {"type": "adaptive_softmax", "name": "crit", "vocab_size": vocab, "cutoffs": cutoffs, "tied_to": "word_emb"},
+    ]
+    per_layer = d * 3 * heads * d_head + 2 * d * heads * d_head + 2 * d + (d * inner + inner + inner * d + d) + 2 * d
+    published = n_layer * per_layer + vocab * d + vocab + len(cutoffs) * (d + 1) + 2 * heads * d_head
+    write("transformer-xl-base", "Transformer-XL base (WikiText-103)", "transformer-decoder",
+          "Dai et al. 2019 (arXiv 1901.02860) as NVIDIA DeepLearningExamples trains it "
+          "(PyTorch/LanguageModeling/Transformer-XL, wt103_base.yaml): 16 layers, d_model 512, 8 heads of 64, "
+          "d_inner 2048, tgt_len 192 with mem_len 192 cached positions, relative positions, adaptive softmax "
+          "(cutoffs 19997/39997/199997, div_val 1) tied to the 267,735-word embedding. The paper's 151M base is "
+          "d_model 410 (10 heads of 41, d_inner 2100); DLE's base counts %s from mem_transformer.py "
+          "(per layer %s; embedding %s; output biases %s; cluster rows %s; shared r_w/r_r biases %s)"
+          % (format(published, ","), format(per_layer, ","), format(vocab * d, ","), format(vocab, ","),
+             format(len(cutoffs) * (d + 1), ","), format(2 * heads * d_head, ",")),
+          published, tokens(tgt_len), {"layers": layers})
+
+
+def transformer_big_wmt():
+    """NVIDIA DeepLearningExamples PyTorch/Translation/Transformer: fairseq transformer_wmt_en_de_big_t2t."""
+    d, ffn, layers, vocab = 1024, 4096, 6, 33712
+    attn = 4 * (d * d + d)
+    mlp = d * ffn + ffn + ffn * d + d
+    enc = attn + mlp + 2 * 2 * d
+    dec = 2 * attn + mlp + 3 * 2 * d
+    published = vocab * d + layers * (enc + dec) + 2 * 2 * d
+    config = {"model_type": "marian", "d_model": d, "encoder_layers": layers, "decoder_layers": layers,
+              "encoder_attention_heads": 16, "decoder_attention_heads": 16, "encoder_ffn_dim": ffn,
+              "decoder_ffn_dim": ffn, "vocab_size": vocab, "max_position_embeddings": 1024,
+              "activation_function": "relu", "dropout": 0.1, "attention_dropout": 0.1, "activation_dropout": 0.1,
+              "scale_embedding": True, "normalize_before": True, "add_final_layer_norm": True,
+              "normalize_embedding": False, "static_position_embeddings": True,
+              "share_encoder_decoder_embeddings": True, "tie_word_embeddings": True}
+    hf("transformer-big-wmt", "Transformer big, WMT14 en-de (fairseq t2t)", "transformer-encoder-decoder",
+       "Vaswani et al. 2017 (arXiv 1706.03762) big model as NVIDIA DeepLearningExamples trains it "
+       "(PyTorch/Translation/Transformer, --arch transformer_wmt_en_de_big_t2t --share-all-embeddings): 6+6 "
+       "pre-LayerNorm blocks with final LayerNorms, d 1024, 16 heads, FFN 4096, sinusoidal positions, one "
+       "33,712-row table (33,708 BPE tokens + 4 specials) shared by encoder, decoder and output; written as a "
+       "Marian config with the Transformers v3 switches normalize_before / add_final_layer_norm. Counted from "
+       "fairseq's definition: %s; the paper's 213M used a 37,000-token vocabulary" % format(published, ","),
+       published, 128, config)
+
+
 # ---------------------------------------------------------------- transformers (Hugging Face configs)
 
 def hf(pid, name, family, source, published, seq, config):
@@ -516,6 +635,9 @@ def main():
     inception_v3()
     lenet5()
     lstm_lm()
+    ssd300()
+    transformer_xl_base()
+    transformer_big_wmt()
     transformers()
 
 

@@ -265,3 +265,85 @@ TEST_CASE("num_key_value_heads not dividing the heads names the config field", "
               {"num_key_value_heads", 3}, {"vocab_size", 1000}, {"max_position_embeddings", 128}};
   require_error(predict_config(cfg), "model.hf_config.num_key_value_heads", "must divide");
 }
+
+// facebook/bart-base/config.json (the sizes that matter; extra keys are ignored).
+const char* kBartBase = R"J({
+  "model_type": "bart", "d_model": 768, "encoder_layers": 6, "decoder_layers": 6, "encoder_attention_heads": 12,
+  "decoder_attention_heads": 12, "encoder_ffn_dim": 3072, "decoder_ffn_dim": 3072, "vocab_size": 50265,
+  "max_position_embeddings": 1024, "activation_function": "gelu", "dropout": 0.1, "attention_dropout": 0.1,
+  "activation_dropout": 0.1, "scale_embedding": false, "add_bias_logits": false, "normalize_before": false,
+  "add_final_layer_norm": false, "is_encoder_decoder": true})J";
+
+/// An encoder-decoder of the BART family: biased attention 4 (d^2 + d), MLP 2 d f + f + d, 2 or 3 LayerNorms per
+/// block, one shared table (the head is tied to it).
+std::int64_t seq2seq_parameters(std::int64_t vocab, std::int64_t position_rows, std::int64_t d, std::int64_t f,
+                                std::int64_t layers, std::int64_t extra_norms) {
+  std::int64_t attn = 4 * (d * d + d), mlp = 2 * d * f + f + d;
+  return vocab * d + 2 * position_rows * d + layers * (attn + mlp + 4 * d) + layers * (2 * attn + mlp + 6 * d) +
+         extra_norms * 2 * d;
+}
+
+TEST_CASE("BART family: bart-base and bart-large count as BartForConditionalGeneration", "[hf_config][seq2seq]") {
+  // Hugging Face facebook/bart-base: 139,420,416; facebook/bart-large: 406,291,456 (final_logits_bias is a buffer).
+  Network base = from_config(Json::parse(kBartBase), 128);
+  CHECK(base.parameters() == seq2seq_parameters(50265, 1026, 768, 3072, 6, 2));
+  CHECK(base.parameters() == 139420416);
+  Json large = Json::parse(kBartBase);
+  large["d_model"] = 1024;
+  large["encoder_layers"] = large["decoder_layers"] = 12;
+  large["encoder_attention_heads"] = large["decoder_attention_heads"] = 16;
+  large["encoder_ffn_dim"] = large["decoder_ffn_dim"] = 4096;
+  CHECK(from_config(large, 128).parameters() == 406291456);
+  // Learned positions: a longer sequence than the table is an error.
+  require_error(predict_config(Json::parse(kBartBase), {{"seq_len", 2048}}), "training.seq_len", "1024");
+  // Post-norm: each block ends in a LayerNorm; the decoder cross-attends to the encoder output.
+  const Layer& cross = layer(base, "decoder.0.cross_attn");
+  REQUIRE(cross.input_shapes.size() == 2);
+  CHECK(cross.input_shapes[1] == Shape{128, 768});
+  CHECK(layer(base, "encoder.5.stream").type == LayerType::LayerNorm);
+}
+
+TEST_CASE("Marian and FSMT: sinusoidal positions add no parameters; v3 switches make a pre-norm model",
+          "[hf_config][seq2seq]") {
+  // Helsinki-NLP/opus-mt-en-de: d 512, 6 + 6 layers, FFN 2048, 58,101 tokens. Hugging Face's num_parameters()
+  // also counts the two frozen 512 x 512 sinusoidal tables (73,886,208 + 524,288 = 74,410,496); they do not train.
+  Json marian = {{"model_type", "marian"},        {"d_model", 512},
+                 {"encoder_layers", 6},           {"decoder_layers", 6},
+                 {"encoder_attention_heads", 8},  {"decoder_attention_heads", 8},
+                 {"encoder_ffn_dim", 2048},       {"decoder_ffn_dim", 2048},
+                 {"vocab_size", 58101},           {"max_position_embeddings", 512},
+                 {"activation_function", "swish"}};
+  Network m = from_config(marian, 64);
+  CHECK(m.parameters() == seq2seq_parameters(58101, 0, 512, 2048, 6, 0));
+  CHECK(m.parameters() == 73886208);
+  // Sinusoidal positions extrapolate: a longer sequence only warns.
+  std::vector<std::string> warnings;
+  from_config(marian, 1024, &warnings);
+  CHECK(warnings.size() == 1);
+  // normalize_before + add_final_layer_norm: LayerNorms before each sublayer and one after each stack.
+  marian["normalize_before"] = true;
+  marian["add_final_layer_norm"] = true;
+  Network pre = from_config(marian, 64);
+  CHECK(pre.parameters() == seq2seq_parameters(58101, 0, 512, 2048, 6, 2));
+  CHECK(layer(pre, "encoder.0.self_attn").inputs.size() == 1);
+  CHECK(pre.layers[static_cast<std::size_t>(layer(pre, "encoder.0.self_attn").inputs[0])].type == LayerType::LayerNorm);
+  CHECK(layer(pre, "encoder_out").type == LayerType::LayerNorm);
+  // FSMT: separate source and target tables, the output projection tied to the target one.
+  Json fsmt = marian;
+  fsmt["model_type"] = "fsmt";
+  fsmt.erase("vocab_size");
+  fsmt["src_vocab_size"] = 1000;
+  fsmt["tgt_vocab_size"] = 2000;
+  fsmt.erase("normalize_before");
+  fsmt.erase("add_final_layer_norm");
+  CHECK(from_config(fsmt, 64).parameters() == seq2seq_parameters(1000, 0, 512, 2048, 6, 0) + 2000 * 512);
+  require_error(predict_config([&] {
+                  Json j = fsmt;
+                  j.erase("tgt_vocab_size");
+                  return j;
+                }()),
+                "model.hf_config.tgt_vocab_size", "required field is missing");
+  Json bad = marian;
+  bad["decoder_attention_heads"] = 7;
+  require_error(predict_config(bad), "model.hf_config.decoder_attention_heads", "must divide d_model");
+}

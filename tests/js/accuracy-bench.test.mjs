@@ -215,14 +215,30 @@ describe('DeepLearningExamples rows', () => {
     assert.deepEqual(planOf(eight).request.parallel, { data: 8, micro_batches: 1 });
     assert.equal(planOf(eight).request.training?.batch_size, 8 * 112);
     assert.equal(planOf(eight).samplesPerStep, 8 * 112);
-    for (const model of ['Transformer-XL base', 'SSD300', 'Transformer (WMT)']) {
-      const item = dleRowToCase(dleRecord({ model, unit: 'tokens/s' }), 'e2e:20');
-      assert.equal(item.plan, null);
-      assert.match(item.skip ?? '', /^unsupported: /);
-    }
+    const unknown = dleRowToCase(dleRecord({ model: 'Mask R-CNN', unit: 'img/s' }), 'e2e:20');
+    assert.equal(unknown.plan, null);
+    assert.match(unknown.skip ?? '', /^unsupported: /);
     assert.throws(() => dleRowToCase(dleRecord({ gpu: 'A100 80GB' }), 'e2e:9'), /unknown GPU "DLE:A100 80GB"/);
     assert.throws(() => dleRowToCase(dleRecord({ precision: 'INT8' }), 'e2e:9'), /unknown precision "INT8"/);
     assert.throws(() => dleRowToCase(dleRecord({ unit: 'ms' }), 'e2e:9'), /unknown throughput unit/);
+  });
+
+  test('Transformer-XL counts batch x tgt_len tokens; SSD300 at 300 px with momentum; WMT from the token budget', () => {
+    const xl = planOf(dleRowToCase(dleRecord({ model: 'Transformer-XL base', batch: '16', precision: 'AMP', unit: 'tokens/s' }), 'e2e:20'));
+    assert.deepEqual(xl.request.training, { batch_size: 16, seq_len: 192, precision: 'fp16', optimizer: 'adam' });
+    assert.equal(xl.samplesPerStep, 16 * 192);
+    const ssd = planOf(dleRowToCase(dleRecord({ model: 'SSD300', batch: '32', unit: 'img/s' }), 'e2e:21'));
+    assert.deepEqual(ssd.request.model, { preset: 'ssd300' });
+    assert.deepEqual(ssd.request.training, { batch_size: 32, image_size: 300, precision: 'fp32', optimizer: 'momentum' });
+    assert.equal(ssd.samplesPerStep, 32);
+    // DLE's scripts: 2560 tokens per GPU in FP32, 5120 with AMP, whatever the batch column says.
+    for (const [precision, budget] of /** @type {[string, number][]} */ ([['FP32', 2560], ['AMP', 5120]])) {
+      const item = dleRowToCase(dleRecord({ model: 'Transformer (WMT)', batch: '5120 tokens', precision, unit: 'tokens/s' }), 'e2e:22');
+      const wmt = planOf(item);
+      assert.equal(wmt.samplesPerStep, budget);
+      assert.equal((wmt.request.training?.batch_size ?? 0) * (wmt.request.training?.seq_len ?? 0), budget);
+      assert.equal(item.notes.some((n) => n.includes('batch column says')), budget !== 5120);
+    }
   });
 
   test('batch column forms', () => {

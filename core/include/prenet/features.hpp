@@ -88,6 +88,10 @@ struct StepWork {
 /// Everything one optimizer step of `net` does for `batch` samples at `precision` with `optimizer`.
 StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer);
 
+/// Share of an adaptive_softmax layer's tokens whose target falls in each tail cluster: the layer's
+/// `tail_shares` when given, else Zipf's law (exponent 1) over the vocabulary ranks.
+std::vector<double> adaptive_softmax_tail_shares(const LayerAttrs& a);
+
 /// PreNeT's CO for one layer and batch (operations, following the paper's per-type formulas).
 double prenet_co(const Layer& layer, std::int64_t batch);
 /// PreNeT's CM for one layer and batch (elements: weights + input + output, doubled when training).

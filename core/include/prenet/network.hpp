@@ -55,6 +55,7 @@ enum class LayerType {
   CrossEntropy,
   Multiply,   // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
   Parameter,  // a learned tensor used as an activation (ViT's class token); reads no input
+  AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
@@ -80,6 +81,10 @@ struct LayerAttrs {
   std::int64_t axis = -1;         // concat
   std::int64_t experts = 1;       // dense: mixture of experts, each with its own weights
   std::int64_t top_k = 1;         // dense: experts each token is routed to
+  std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
+  bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
+  std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
+  std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter
   bool bias = true;
   bool out_bias = true;  // attention: bias of the output projection (Qwen2 has QKV bias only)

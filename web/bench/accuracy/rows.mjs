@@ -239,23 +239,37 @@ export const BERT_PRETRAIN_ACCUMULATION = Object.freeze({ 128: { fp32: 128, fp16
 /** DLE's scripts/run_squad.sh fixes `--max_seq_length=384`. */
 export const SQUAD_SEQ_LEN = 384;
 
-/** Models DeepLearningExamples rows name that no preset or config can express yet. */
-const DLE_UNSUPPORTED = [
-  {
-    test: /^Transformer-XL/,
-    reason:
-      'unsupported: no preset or config expresses Transformer-XL (segment-level recurrence memory, relative positional attention, adaptive softmax); tokens/s also depends on the target length per step',
-  },
-  {
-    test: /^SSD300/,
-    reason: 'unsupported: no preset for SSD300 (ResNet-50 backbone + multibox heads at 300×300, box matching and loss on the host)',
-  },
-  {
-    test: /^Transformer \(WMT\)/,
-    reason:
-      'unsupported: no preset for the fairseq Transformer (encoder-decoder), and its batch is a token budget over sentences of varying length, not a fixed batch × sequence',
-  },
-];
+/**
+ * Transformer-XL base (PyTorch/LanguageModeling/Transformer-XL, wt103_base.yaml): tgt_len 192 tokens per
+ * sequence (with mem_len 192 cached positions, which the preset's attention carries); tokens/s counts the
+ * batch x tgt_len target tokens of a step.
+ */
+export const TRANSFORMER_XL_TGT_LEN = 192;
+
+/**
+ * WMT14 en-de Transformer (PyTorch/Translation/Transformer): `--max-tokens` per GPU in DLE's single-node
+ * scripts, scripts/run_DGX1_FP32.sh (BS=2560) and run_DGX1_AMP.sh (BS=5120); the README table's
+ * "5120/2560" column is AMP/FP32 ("using mixed precision we could fit a larger batch size").
+ * @type {Readonly<{fp32: number, fp16: number}>}
+ */
+export const WMT_TOKEN_BUDGET = Object.freeze({ fp32: 2560, fp16: 5120 });
+
+/**
+ * fairseq batches sentences of similar length up to the token budget, so a step is modelled as
+ * budget / WMT_SENTENCE_LEN sentence pairs of WMT_SENTENCE_LEN source and target tokens. An assumed round
+ * length, not a published statistic: tokens per step are fixed by the budget, so it only moves the
+ * attention share (docs: accuracy benchmark notes).
+ */
+export const WMT_SENTENCE_LEN = 32;
+
+/**
+ * @param {string} text "5120 tokens"
+ * @returns {number} the token budget, NaN when the text is not one
+ */
+export function parseTokenBudget(text) {
+  const match = /^(\d+)\s+tokens$/.exec(text.trim());
+  return match ? Number(match[1]) : NaN;
+}
 
 /**
  * @param {string} text e.g. "112", "accum-batch 4096 (128/64 accumulation steps)"
@@ -304,7 +318,6 @@ export function dleRowToCase(record, origin) {
     origin,
   };
   if (!Number.isInteger(gpus) || gpus < 1) throw new Error(`${origin}: n_gpus "${record.n_gpus}" is not a positive integer`);
-  for (const { test, reason } of DLE_UNSUPPORTED) if (test.test(model)) return { ...base, skip: reason };
 
   const batch = parseDleBatch(record.batch ?? '');
   const stepsKey = precision === 'fp32' || precision === 'tf32' ? 'fp32' : 'fp16';
@@ -336,6 +349,32 @@ export function dleRowToCase(record, origin) {
       `sequence ${seq} (run_squad.sh --max_seq_length)${Number(record.seq) > 0 ? '' : ', not in the row'}; Adam; the preset keeps the masked-LM head that BertForQuestionAnswering does not have`,
     );
     return { ...base, plan: plan({ preset: 'bert-large' }, { seq_len: seq }, batch.batch, 1, precision, 'adam', hardware) };
+  }
+  if (/^Transformer-XL base/.test(model)) {
+    if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: Transformer-XL batch "${record.batch}" is not an integer`);
+    const seq = TRANSFORMER_XL_TGT_LEN;
+    base.notes.push(
+      `${batch.batch} x ${seq} target tokens per step (tgt_len), attending to ${seq} cached positions; JIT LAMB → "adam" (same two states per parameter); adaptive softmax tail work from Zipf's law`,
+    );
+    const p = plan({ preset: 'transformer-xl-base' }, { seq_len: seq }, batch.batch, 1, precision, 'adam', hardware);
+    return { ...base, plan: { ...p, samplesPerStep: batch.batch * seq } };
+  }
+  if (/^SSD300/.test(model)) {
+    if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: SSD300 batch "${record.batch}" is not an integer`);
+    base.notes.push('SGD with momentum → "momentum"; 300×300; box encoding, hard negative mining and data loading are not costed');
+    return { ...base, plan: plan({ preset: 'ssd300' }, { image_size: 300 }, batch.batch, 1, precision, 'momentum', hardware) };
+  }
+  if (/^Transformer \(WMT\)/.test(model)) {
+    const budget = WMT_TOKEN_BUDGET[stepsKey];
+    const rowBudget = parseTokenBudget(record.batch ?? '');
+    const seq = WMT_SENTENCE_LEN;
+    base.notes.push(
+      `--max-tokens ${budget} (DLE's ${stepsKey === 'fp32' ? 'run_DGX1_FP32.sh' : 'run_DGX1_AMP.sh'})` +
+        `${rowBudget === budget ? '' : `; the row's batch column says ${record.batch ?? '?'}`}` +
+        ` ≈ ${budget / seq} sentence pairs of ${seq} tokens (assumed length; padding and fairseq's max(source, target) budget rule not modelled); Adam`,
+    );
+    const p = plan({ preset: 'transformer-big-wmt' }, { seq_len: seq }, budget / seq, 1, precision, 'adam', hardware);
+    return { ...base, plan: { ...p, samplesPerStep: budget } };
   }
   return { ...base, skip: `unsupported: no preset or config mapped for "${model}"` };
 }
