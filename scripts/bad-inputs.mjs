@@ -51,6 +51,130 @@ const custom = (/** @type {number} */ i) => ({
 
 const HUNDRED_MB = 100 * 1024 * 1024;
 
+// A minimal ONNX (protobuf wire format) writer, enough for small graphs built by hand; mirrors
+// tests/core/onnx_writer.hpp. Field numbers are ONNX's (onnx.proto3).
+/** @param {number|bigint} v @returns {Buffer} */
+function varint(v) {
+  let x = BigInt.asUintN(64, BigInt(v));
+  const out = [];
+  while (x >= 0x80n) {
+    out.push(Number((x & 0x7fn) | 0x80n));
+    x >>= 7n;
+  }
+  out.push(Number(x));
+  return Buffer.from(out);
+}
+/** @typedef {Buffer|number[]|string} Bytes */
+/** @param {Bytes} v */
+const bytesOf = (v) => (Buffer.isBuffer(v) ? v : typeof v === 'string' ? Buffer.from(v, 'latin1') : Buffer.from(v));
+/** @param {Bytes[]} parts */
+const cat = (...parts) => Buffer.concat(parts.map(bytesOf));
+/**
+ * A field of a message: a varint for numbers, else length-delimited bytes (strings are written byte per
+ * char code, so '\xff' is the raw byte FF).
+ * @param {number} field @param {number|bigint|Bytes} value
+ */
+function pb(field, value) {
+  if (typeof value === 'number' || typeof value === 'bigint') return cat(varint(field << 3), varint(value));
+  const bytes = bytesOf(value);
+  return cat(varint((field << 3) | 2), varint(bytes.length), bytes);
+}
+/** A float32 field. @param {number} field @param {number} v */
+function pbFloat(field, v) {
+  const b = Buffer.alloc(4);
+  b.writeFloatLE(v);
+  return cat(varint((field << 3) | 5), b);
+}
+/** A tensor's ValueInfoProto; dims < 0 are the symbolic batch. @param {string} name @param {number[]} dims @param {number} [elemType] */
+function valueInfo(name, dims, elemType = 1) {
+  const shape = cat(...dims.map((d) => pb(1, d < 0 ? pb(2, 'N') : pb(1, d))));
+  return cat(pb(1, name), pb(2, pb(1, cat(pb(1, elemType), pb(2, shape)))));
+}
+/** A float initializer with dims only (no weight bytes). @param {string} name @param {(number|bigint)[]} dims */
+const initializer = (name, dims) => cat(pb(1, cat(...dims.map((d) => varint(d)))), pb(2, 1), pb(8, name));
+/** @param {string} op @param {string[]} inputs @param {string[]} outputs @param {Buffer[]} [attrs] @param {string} [name] */
+const onnxNode = (op, inputs, outputs, attrs = [], name = '') =>
+  cat(...inputs.map((i) => pb(1, i)), ...outputs.map((o) => pb(2, o)), name ? pb(3, name) : [], pb(4, op), ...attrs.map((a) => pb(5, a)));
+/** @param {string} name @param {number} v */
+const attrFloat = (name, v) => cat(pb(1, name), pbFloat(2, v), pb(20, 1));
+/** @param {string} name @param {number[]} v */
+const attrInts = (name, v) => cat(pb(1, name), pb(8, cat(...v.map((x) => varint(x)))), pb(20, 7));
+/** A ModelProto (IR 8, opset 17) around a GraphProto's bytes, base64. @param {Buffer} graph */
+const onnxFile = (graph) => cat(pb(1, 8), pb(7, graph), pb(8, cat(pb(1, ''), pb(2, 17)))).toString('base64');
+/** @param {{nodes: Buffer[], inits?: Buffer[], inputs: Buffer[], outputs: Buffer[]}} g */
+const onnxModel = ({ nodes, inits = [], inputs, outputs }) =>
+  onnxFile(cat(...nodes.map((n) => pb(1, n)), pb(2, 'g'), ...inits.map((t) => pb(5, t)), ...inputs.map((v) => pb(11, v)), ...outputs.map((v) => pb(12, v))));
+/**
+ * A graph whose one node is an If whose then_branch is such a graph, `depth` times. Built from the inside
+ * out with only the framing bytes per level, so depth 10,000 costs one final copy.
+ * @param {number} depth
+ */
+function nestedIfGraph(depth) {
+  const inner = cat(pb(1, onnxNode('Relu', ['x'], ['y'])), pb(2, 'inner'));
+  /** @type {Buffer[]} */ const heads = [];
+  /** @type {Buffer[]} */ const tails = [];
+  let length = inner.length;
+  for (let i = 0; i < depth; i++) {
+    // attr = name, g (field 6) = <graph>, type GRAPH (5); node = input, output, op, attribute (field 5) = <attr>;
+    // graph = node (field 1) = <node>, name.
+    const attrHead = cat(pb(1, 'then_branch'), varint((6 << 3) | 2), varint(length));
+    const attrTail = pb(20, 5);
+    const attrLength = attrHead.length + length + attrTail.length;
+    const nodeHead = cat(pb(1, 'c'), pb(2, 'y'), pb(4, 'If'), varint((5 << 3) | 2), varint(attrLength));
+    const nodeLength = nodeHead.length + attrLength;
+    const graphHead = cat(varint((1 << 3) | 2), varint(nodeLength));
+    const graphTail = pb(2, 'g');
+    heads.push(cat(graphHead, nodeHead, attrHead));
+    tails.push(cat(attrTail, graphTail));
+    length = graphHead.length + nodeLength + graphTail.length;
+  }
+  return cat(...heads.reverse(), inner, ...tails);
+}
+/** x [N, 32] → MatMul(w [32, units]) → y, plus `extra` nodes; the base of the ONNX rows. */
+const onnxMlp = (units = 10, extra = /** @type {Buffer[]} */ ([]), output = 'y', inputDims = [-1, 32]) =>
+  req({
+    onnx_base64: onnxModel({
+      nodes: [onnxNode('MatMul', ['x', 'w'], ['y'], [], 'fc'), ...extra],
+      inits: [initializer('w', [inputDims[inputDims.length - 1] ?? 32, units])],
+      inputs: [valueInfo('x', inputDims)],
+      outputs: [valueInfo(output, [-1, units])],
+    }),
+  });
+
+// Keras: a Sequential model of `layers` after an InputLayer [null, 8], and a Keras 2 Functional model.
+/** @param {object[]} layers @param {(number|null)[]} [shape] */
+const kerasSeq = (layers, shape = [null, 8]) =>
+  req({ keras: { class_name: 'Sequential', config: { name: 's', layers: [{ class_name: 'InputLayer', config: { batch_input_shape: shape, name: 'in' } }, ...layers] } } });
+/** @param {string} cls @param {object} config */
+const kl = (cls, config) => ({ class_name: cls, config: { name: `l_${cls.toLowerCase()}`, ...config } });
+/** Functional layers: [name, class, config, inputs]; input "in" is [null, 8]. @param {[string, string, object, string[]][]} layers @param {string} out */
+const kerasFn = (layers, out) =>
+  req({
+    keras: {
+      class_name: 'Functional',
+      config: {
+        name: 'f',
+        layers: [
+          { class_name: 'InputLayer', name: 'in', config: { batch_input_shape: [null, 8], name: 'in' }, inbound_nodes: [] },
+          ...layers.map(([name, cls, config, inputs]) => ({ class_name: cls, name, config: { name, ...config }, inbound_nodes: [inputs.map((i) => [i, 0, 0, {}])] })),
+        ],
+        input_layers: [['in', 0, 0]],
+        output_layers: [[out, 0, 0]],
+      },
+    },
+  });
+
+// Hugging Face: a small GPT-2 config with `changes`.
+const HF_GPT2 = { model_type: 'gpt2', n_embd: 64, n_layer: 2, n_head: 4, vocab_size: 1000, n_positions: 128 };
+/** @param {object} changes */
+const hf = (changes) => req({ hf_config: { ...HF_GPT2, ...changes } });
+/** @param {number} n depth of text_config nesting */
+const hfNested = (n) => {
+  /** @type {object} */ let c = { ...HF_GPT2 };
+  for (let i = 0; i < n; i++) c = { model_type: 'llava', text_config: c };
+  return req({ hf_config: c });
+};
+
 /** @type {{group: string, name: string, input: () => string, native?: boolean}[]} */
 const CASES = [
   // Malformed JSON.
@@ -151,16 +275,72 @@ const CASES = [
   { group: 'many accelerators', name: '65 accelerators', input: () => JSON.stringify({ model: { preset: 'gpt2' }, hardware: Array.from({ length: 65 }, () => 't4') }) },
   { group: 'many accelerators', name: '100,000 accelerators', input: () => JSON.stringify({ model: { preset: 'gpt2' }, hardware: Array.from({ length: 100000 }, () => 't4') }) },
   { group: 'many accelerators', name: '64 × llama-2-70b (largest preset) on all of the catalogue', input: () => JSON.stringify({ model: { preset: 'llama-2-70b' }, training: { precision: 'bf16' }, hardware: Array.from({ length: 64 }, () => 'h100-sxm') }) },
-  // Model formats.
-  { group: 'ONNX', name: 'base64 of random garbage (4 KiB)', input: () => req({ onnx_base64: Buffer.from(pseudoRandomBytes(4096)).toString('base64') }) },
-  { group: 'ONNX', name: 'not base64 at all (`!!!`)', input: () => req({ onnx_base64: '!!!not base64!!!' }) },
-  { group: 'ONNX', name: 'empty string', input: () => req({ onnx_base64: '' }) },
-  { group: 'ONNX', name: 'protobuf field with a 2^60 length', input: () => req({ onnx_base64: Buffer.from([0x3a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]).toString('base64') }) },
-  { group: 'ONNX', name: 'over 12 MiB decoded (13 MiB of zeros)', input: () => req({ onnx_base64: Buffer.alloc(13 * 1024 * 1024).toString('base64') }) },
-  { group: 'Keras', name: 'unknown class "Lambda"', input: () => req({ keras: { class_name: 'Sequential', config: { layers: [{ class_name: 'InputLayer', config: { batch_input_shape: [null, 8] } }, { class_name: 'Lambda', config: { name: 'lambda_1' } }] } } }) },
-  { group: 'Keras', name: 'unknown model class "Frobnicator"', input: () => req({ keras: { class_name: 'Frobnicator', config: {} } }) },
-  { group: 'Keras', name: 'Keras JSON as malformed text', input: () => req({ keras: '{"class_name": "Sequential", ' }) },
-  { group: 'Hugging Face', name: 'hf_config with num_hidden_layers 10^6', input: () => req({ hf_config: { model_type: 'gpt2', n_embd: 768, n_layer: 1000000, n_head: 12, vocab_size: 50257 } }) },
+  // Model formats: the same kinds of bad input, in each format's own fields.
+  { group: 'ONNX: malformed', name: 'base64 of random garbage (4 KiB)', input: () => req({ onnx_base64: Buffer.from(pseudoRandomBytes(4096)).toString('base64') }) },
+  { group: 'ONNX: malformed', name: 'not base64 at all (`!!!`)', input: () => req({ onnx_base64: '!!!not base64!!!' }) },
+  { group: 'ONNX: malformed', name: 'empty string', input: () => req({ onnx_base64: '' }) },
+  { group: 'ONNX: malformed', name: 'protobuf field with a 2^60 length', input: () => req({ onnx_base64: Buffer.from([0x3a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]).toString('base64') }) },
+  { group: 'ONNX: malformed', name: 'a good file cut in half', input: () => { const b64 = JSON.parse(onnxMlp()).model.onnx_base64; return req({ onnx_base64: Buffer.from(b64, 'base64').subarray(0, 40).toString('base64') }); } },
+  { group: 'ONNX: malformed', name: 'a varint of 11 bytes (0xFF × 10, 0x01)', input: () => req({ onnx_base64: Buffer.from([0x08, ...Array(10).fill(0xff), 0x01]).toString('base64') }) },
+  { group: 'ONNX: deep nesting', name: 'graph attribute nested 10,000 deep (an If in an If ...)', input: () => req({ onnx_base64: onnxFile(cat(nestedIfGraph(10000), pb(11, valueInfo('x', [-1, 8])), pb(12, valueInfo('y', [-1, 8])))) }) },
+  { group: 'ONNX: huge numbers', name: 'weight dims [2^62, 10]', input: () => req({ onnx_base64: onnxModel({ nodes: [onnxNode('MatMul', ['x', 'w'], ['y'])], inits: [initializer('w', [2n ** 62n, 10])], inputs: [valueInfo('x', [-1, 32])], outputs: [valueInfo('y', [-1, 10])] }) }) },
+  { group: 'ONNX: huge numbers', name: 'input dim 2^40', input: () => onnxMlp(10, [], 'y', [-1, 2 ** 40]) },
+  { group: 'ONNX: huge numbers', name: 'MatMul to 2^31 units', input: () => onnxMlp(2 ** 31) },
+  { group: 'ONNX: zero/negative', name: 'input dim 0', input: () => onnxMlp(10, [], 'y', [-1, 0]) },
+  { group: 'ONNX: zero/negative', name: 'weight dims [32, -5]', input: () => onnxMlp(-5) },
+  { group: 'ONNX: zero/negative', name: 'Conv kernel_shape [0, 0], strides [-1, -1]', input: () => req({ onnx_base64: onnxModel({ nodes: [onnxNode('Conv', ['x', 'k'], ['y'], [attrInts('kernel_shape', [0, 0]), attrInts('strides', [-1, -1])])], inits: [initializer('k', [4, 3, 0, 0])], inputs: [valueInfo('x', [-1, 3, 8, 8])], outputs: [valueInfo('y', [-1, 4, 8, 8])] }) }) },
+  { group: 'ONNX: NaN/Infinity', name: 'LeakyRelu alpha NaN, then Gemm alpha Infinity', input: () => req({ onnx_base64: onnxModel({ nodes: [onnxNode('MatMul', ['x', 'w'], ['y']), onnxNode('LeakyRelu', ['y'], ['z'], [attrFloat('alpha', NaN)]), onnxNode('Gemm', ['z', 'w2'], ['o'], [attrFloat('alpha', Infinity)])], inits: [initializer('w', [32, 10]), initializer('w2', [10, 4])], inputs: [valueInfo('x', [-1, 32])], outputs: [valueInfo('o', [-1, 4])] }) }) },
+  { group: 'ONNX: unknown enums', name: 'operator "FrobnicateV9" (costed as elementwise, with a warning)', input: () => onnxMlp(10, [onnxNode('FrobnicateV9', ['y'], ['z'])], 'z') },
+  { group: 'ONNX: unknown enums', name: 'tensor elem_type 999 on the input', input: () => req({ onnx_base64: onnxModel({ nodes: [onnxNode('MatMul', ['x', 'w'], ['y'])], inits: [initializer('w', [32, 10])], inputs: [valueInfo('x', [-1, 32], 999)], outputs: [valueInfo('y', [-1, 10])] }) }) },
+  { group: 'ONNX: 100 MB input', name: '100 MiB of base64 (75 MiB decoded)', input: () => req({ onnx_base64: 'A'.repeat(HUNDRED_MB) }) },
+  { group: 'ONNX: 100 MB input', name: 'over 12 MiB decoded (13 MiB of zeros)', input: () => req({ onnx_base64: Buffer.alloc(13 * 1024 * 1024).toString('base64') }) },
+  { group: 'ONNX: cyclic graph', name: 'a node reading its own output', input: () => onnxMlp(10, [onnxNode('Add', ['y', 'z'], ['z'])], 'z') },
+  { group: 'ONNX: cyclic graph', name: 'two nodes reading each other, off the path from the input', input: () => onnxMlp(10, [onnxNode('Relu', ['b'], ['a']), onnxNode('Relu', ['a'], ['b'])], 'b') },
+  { group: 'ONNX: cyclic graph', name: 'two nodes reading each other, on the path from the input', input: () => onnxMlp(10, [onnxNode('Add', ['y', 'b'], ['a']), onnxNode('Relu', ['a'], ['b'])], 'b') },
+  { group: 'ONNX: cyclic graph', name: 'a node reading a tensor nobody makes', input: () => onnxMlp(10, [onnxNode('Add', ['y', 'ghost'], ['z'])], 'z') },
+  { group: 'ONNX: disconnected graph', name: 'a branch nobody reads', input: () => onnxMlp(10, [onnxNode('Relu', ['x'], ['dead'])]) },
+  { group: 'ONNX: disconnected graph', name: 'graph output that no node makes', input: () => onnxMlp(10, [], 'nowhere') },
+  { group: 'ONNX: disconnected graph', name: 'no nodes at all', input: () => req({ onnx_base64: onnxModel({ nodes: [], inputs: [valueInfo('x', [-1, 32])], outputs: [valueInfo('x', [-1, 32])] }) }) },
+  { group: 'ONNX: non-UTF-8', name: 'node name and op_type with raw bytes FF FE C0 AF (binary, so through wasm)', input: () => onnxMlp(10, [onnxNode('F\xff\xfe\xc0\xaf', ['y'], ['z'], [], '\xff\xfe')], 'z') },
+  { group: 'ONNX: non-UTF-8', name: 'input tensor name with raw bytes FF FE, read by a Reshape with no shape', input: () => req({ onnx_base64: onnxModel({ nodes: [onnxNode('Reshape', ['x\xff', 's'], ['y'], [], 'r')], inputs: [valueInfo('x\xff', [-1, 32])], outputs: [valueInfo('y', [-1, 32])] }) }) },
+  { group: 'Keras: malformed', name: 'Keras JSON as malformed text', input: () => req({ keras: '{"class_name": "Sequential", ' }) },
+  { group: 'Keras: malformed', name: 'layers is a number', input: () => req({ keras: { class_name: 'Sequential', config: { layers: 7 } } }) },
+  { group: 'Keras: malformed', name: 'unknown model class "Frobnicator"', input: () => req({ keras: { class_name: 'Frobnicator', config: {} } }) },
+  { group: 'Keras: deep nesting', name: 'Keras text with 10,000 nested arrays', input: () => req({ keras: `{"class_name": "Sequential", "config": {"layers": ${nestedArrays(10000)}}}` }) },
+  { group: 'Keras: deep nesting', name: 'a Sequential inside a Sequential (nested model)', input: () => kerasSeq([{ class_name: 'Sequential', config: { name: 'inner', layers: [kl('Dense', { units: 4 })] } }]) },
+  { group: 'Keras: huge numbers', name: 'Dense units 1e12', input: () => kerasSeq([kl('Dense', { units: 1e12 })]) },
+  { group: 'Keras: huge numbers', name: 'input shape [null, 2^40]', input: () => kerasSeq([kl('Dense', { units: 4 })], [null, 2 ** 40]) },
+  { group: 'Keras: zero/negative', name: 'Dense units 0', input: () => kerasSeq([kl('Dense', { units: 0 })]) },
+  { group: 'Keras: zero/negative', name: 'Conv2D kernel_size [-3, -3]', input: () => kerasSeq([kl('Conv2D', { filters: 4, kernel_size: [-3, -3], strides: [1, 1], padding: 'valid' })], [null, 8, 8, 3]) },
+  { group: 'Keras: zero/negative', name: 'Dropout rate -0.5, Dense units 2.5', input: () => kerasSeq([kl('Dropout', { rate: -0.5 }), kl('Dense', { units: 2.5 })]) },
+  { group: 'Keras: NaN/Infinity', name: 'Dense units "NaN" (text)', input: () => kerasSeq([kl('Dense', { units: 'NaN' })]) },
+  { group: 'Keras: NaN/Infinity', name: 'units NaN (bare token in Keras text)', input: () => req({ keras: '{"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"units": NaN}}]}}' }) },
+  { group: 'Keras: unknown enums', name: 'unknown class "Lambda"', input: () => kerasSeq([kl('Lambda', { name: 'lambda_1' })]) },
+  { group: 'Keras: unknown enums', name: 'activation "swish2"', input: () => kerasSeq([kl('Dense', { units: 4, activation: 'swish2' })]) },
+  { group: 'Keras: unknown enums', name: 'padding "full"', input: () => kerasSeq([kl('Conv2D', { filters: 4, kernel_size: [3, 3], padding: 'full' })], [null, 8, 8, 3]) },
+  { group: 'Keras: 100 MB input', name: '100 MiB layer name', input: () => kerasSeq([kl('Dense', { units: 4, name: 'n'.repeat(HUNDRED_MB) })]) },
+  { group: 'Keras: cyclic graph', name: 'a layer reading itself', input: () => kerasFn([['a', 'Dense', { units: 8 }, ['a']]], 'a') },
+  { group: 'Keras: cyclic graph', name: 'two layers reading each other', input: () => kerasFn([['a', 'Dense', { units: 8 }, ['b']], ['b', 'Dense', { units: 8 }, ['a']]], 'b') },
+  { group: 'Keras: cyclic graph', name: 'a layer reading an unknown layer', input: () => kerasFn([['a', 'Dense', { units: 8 }, ['ghost']]], 'a') },
+  { group: 'Keras: disconnected graph', name: 'a branch nobody reads', input: () => kerasFn([['dead', 'Dense', { units: 4096 }, ['in']], ['a', 'Dense', { units: 8 }, ['in']]], 'a') },
+  { group: 'Keras: disconnected graph', name: 'output layer that does not exist', input: () => kerasFn([['a', 'Dense', { units: 8 }, ['in']]], 'nowhere') },
+  { group: 'Keras: non-UTF-8', name: 'raw bytes FF FE in a layer name (native driver)', native: true, input: () => kerasSeq([kl('Lambda', { name: 'x@@BAD@@' })]) },
+  { group: 'Hugging Face: malformed', name: 'hf_config is a string', input: () => req({ hf_config: '{"model_type": "gpt2"' }) },
+  { group: 'Hugging Face: malformed', name: 'hf_config is an empty object', input: () => req({ hf_config: {} }) },
+  { group: 'Hugging Face: malformed', name: 'n_embd is an array', input: () => hf({ n_embd: [768] }) },
+  { group: 'Hugging Face: deep nesting', name: 'text_config nested 100 deep', input: () => hfNested(100) },
+  { group: 'Hugging Face: huge numbers', name: 'num_hidden_layers 10^6', input: () => hf({ n_layer: 1000000 }) },
+  { group: 'Hugging Face: huge numbers', name: 'n_embd 2^31, vocab 2^31', input: () => hf({ n_embd: 2 ** 31, n_head: 1, vocab_size: 2 ** 31 }) },
+  { group: 'Hugging Face: huge numbers', name: 'n_positions 1e300', input: () => hf({ n_positions: 1e300 }) },
+  { group: 'Hugging Face: zero/negative', name: 'n_head 0', input: () => hf({ n_head: 0 }) },
+  { group: 'Hugging Face: zero/negative', name: 'n_embd 64 with n_head 5 (not divisible)', input: () => hf({ n_head: 5 }) },
+  { group: 'Hugging Face: zero/negative', name: 'llama num_key_value_heads -1', input: () => req({ hf_config: { model_type: 'llama', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: -1, intermediate_size: 128, vocab_size: 1000 } }) },
+  { group: 'Hugging Face: NaN/Infinity', name: 'layer_norm_epsilon "NaN", n_embd "Infinity" (text)', input: () => hf({ layer_norm_epsilon: 'NaN', n_embd: 'Infinity' }) },
+  { group: 'Hugging Face: unknown enums', name: 'model_type "frobnicator" with the usual fields (GPT-2 fallback, warned)', input: () => req({ hf_config: { model_type: 'frobnicator', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 256, vocab_size: 1000 } }) },
+  { group: 'Hugging Face: unknown enums', name: 'hidden_act "swish2"', input: () => hf({ activation_function: 'swish2' }) },
+  { group: 'Hugging Face: unknown enums', name: 't5 feed_forward_proj "gated-frob"', input: () => req({ hf_config: { model_type: 't5', d_model: 64, num_layers: 2, num_heads: 4, d_ff: 128, d_kv: 16, vocab_size: 1000, feed_forward_proj: 'gated-frob' } }) },
+  { group: 'Hugging Face: 100 MB input', name: '100 MiB architectures string', input: () => hf({ architectures: ['A'.repeat(HUNDRED_MB)] }) },
+  { group: 'Hugging Face: non-UTF-8', name: 'raw bytes FF FE in model_type (native driver)', native: true, input: () => req({ hf_config: { ...HF_GPT2, model_type: 'gpt@@BAD@@' } }) },
 ];
 
 /** Deterministic bytes (so the document does not change between runs). @param {number} n */
@@ -296,6 +476,8 @@ async function main() {
     const openProblems = problems.length
       ? problems.map((p) => `- **${cell(p.group)} — ${cell(p.name)}** (${p.via}): ${cell(p.problem)}. Gets: ${cell(p.summary)}`).join('\n')
       : 'None found in this run: no input crashed or poisoned the wasm module, none took over a second, and every error message starts with its field.';
+    const hundred = rows.filter((r) => /100 MB input/.test(r.group) && /100 MiB/.test(r.name) && r.via === 'wasm').map((r) => r.ms);
+    const hundredRange = hundred.length ? `${(Math.min(...hundred) / 1000).toFixed(2)}–${(Math.max(...hundred) / 1000).toFixed(2)} s over ${hundred.length} such inputs` : 'not measured';
     const doc = `# Robustness: bad inputs
 
 Generated by \`npm run bench:robustness\` (\`node scripts/bad-inputs.mjs --write\`) on ${date}, Node ${process.version},
@@ -309,8 +491,13 @@ request (\`gpt2\` on \`t4\`) is run again and must give the same answer, so a ca
 the module would show. The bar: nothing throws or crashes, nothing takes more than a second
 (${TIME_LIMIT_MS} ms), and every error message starts with its field (\`docs/API.md\`).
 
-The fuzz targets (\`npm run test:fuzz\`) and the property tests (\`tests/core/test_properties.cpp\`,
-\`tests/js/properties.test.mjs\`) cover the same ground at random; this table is the readable record.
+Every kind of bad input is tried in each model format too (rows "ONNX: …", "Keras: …", "Hugging Face: …"):
+malformed, deeply nested, huge, zero or negative, NaN/Infinity, unknown enums, 100 MiB, cyclic or
+disconnected graphs, and bytes that are not UTF-8.
+
+The fuzz targets and the property tests (\`tests/core/test_properties.cpp\`, \`tests/js/properties.test.mjs\`)
+cover the same ground at random; this table is the readable record. See "Fuzzing and sanitizers" and "The
+page" below for the rest of what \`npm test\` checks.
 
 ## Documented limits (docs/API.md, docs/MODEL_FORMAT.md)
 
@@ -347,14 +534,59 @@ ${openProblems}
   A framework would not run it in the backward pass; a warning naming it would help.
 - **Cycles cannot be written**: \`inputs\` may only name *earlier* layers, so a layer naming itself or a later
   layer gets "no earlier layer is named …" (a clear error, but it does not say "cycle").
-- **Element limit, docs vs code**: \`docs/MODEL_FORMAT.md\` says at most 2^40 elements per sample; the check
-  reports "more than 2^37 elements". There is also an undocumented "more than 2^50 parameters" check per layer.
 - **The 12 MiB ONNX limit is shadowed by the 16 MiB request limit**: 12 MiB of base64 is exactly 16 MiB of
   text, so any ONNX file near the limit fails first as \`request: input is … bytes\`.
-- **The 100 MiB input is rejected by size, but only after Node copies it into wasm memory**: about 0.5–0.7 s
-  on this machine, close to the one-second bar; a caller (the page) could check \`text.length\` first.
+- **A 100 MiB input is rejected by its size, but only after the text is copied into wasm memory** (embind's
+  UTF-8 copy of the whole string before the core sees it): ${hundredRange} in this run, depending on the load
+  of this shared machine; over the one-second bar when it is busy. Callers can refuse it for the price of
+  \`text.length\` first (a string's UTF-16 length never exceeds its UTF-8 size): the page does so for pastes
+  and files; \`web/src/engine.js\` (\`requestText\`) and the CLI do not yet.
+- **ONNX: nodes off the input's path are not costed, silently.** Two nodes reading each other's output (a
+  cycle) but not the input, a branch nobody reads (a \`Relu\` of the input into nothing) and a graph output
+  no node makes all give the same answer as the graph without them, with no warning. On the input's path, a
+  cycle is an error naming the node ("input … is not produced by any earlier node").
+- **ONNX: a dimension of 0 is read as symbolic**: \`[N, 0]\` on the input gets "has a symbolic dimension; give
+  training.features" rather than "must be positive".
+- **ONNX: element types are not checked** (\`elem_type\` 999 is accepted; only shapes are read).
+- **ONNX: names that are not UTF-8** (raw bytes in a node name or operator type) go through the binary file
+  to the core unchanged and come back in warnings with U+FFFD in their place: no crash, no invalid JSON.
+- **Keras: an output layer that does not exist is ignored** (the network ends at its last layer); a Keras
+  branch nobody reads is costed, like the layer list's.
 - The learned predictor is not monotone in batch size (see \`tests/js/properties.test.mjs\`): for small
   models its step time can fall by up to ~8% when the batch doubles, and be lower at batch 512 than at 1.
+
+## Fuzzing and sanitizers (\`npm test\`)
+
+- \`npm run test:fuzz\` (\`tests/fuzz/run.sh --smoke\`): libFuzzer (clang 14, \`-fsanitize=fuzzer,address,undefined\`)
+  for 30 s per target from a fixed seed, over six targets: \`request\` (the whole roofline path, text in,
+  JSON out), \`learned\` (the learned path: \`learned_prepare\`, every feature row finite, \`learned_finish\`),
+  and each model parser: \`layer_list\`, \`hf_config\`, \`keras\`, \`onnx\` (raw file bytes). Seeds come from the
+  tests' material (\`tests/fuzz/make_seeds.cpp\`); inputs that once failed are replayed first from
+  \`tests/fuzz/regressions/<target>/\`. Longer runs on demand: \`npm run fuzz -- 600\` (every target, 10 min
+  each) or \`npm run fuzz -- 600 onnx\`.
+- \`npm run test:sanitize\` (\`SANITIZE=1 scripts/test-native.sh\`): the core's Catch2 tests built with clang 14's
+  AddressSanitizer and UBSan (\`-fsanitize=address,undefined -fno-sanitize-recover=all\`, LeakSanitizer on)
+  in \`build/native-asan\`; any report fails the run. The trainer's tests are left out of \`npm test\` for
+  time (\`SANITIZE_TRAINER=1\` adds them).
+
+## The page
+
+\`tests/browser/robustness.test.mjs\` pastes pathological configs into the served page (engine in a Web
+Worker) and records every main-thread task over 50 ms (Long Tasks API) until the page shows the outcome; the
+bar is no task over 200 ms after the paste's own. Its diagnostics print the numbers of each run.
+
+- **A 100 MiB paste is refused at the paste** (\`config: the pasted text is 100.0 MiB or more; …16 MiB\`), before
+  it reaches the box: Chromium's \`<textarea>\` itself crashes the tab at about 100 MiB of text (an empty page
+  with one textarea does too), so the page must not insert it. Dropped text and files over 16 MiB are
+  refused the same way.
+- **10,000 layers** (the limit) are computed with the learned predictors in the worker; no main-thread task
+  over the bar. JSON nested 100,000 deep and 10^9 layers by nested repeats are refused within tens of ms.
+- **Open problem: a config of several MiB that is under the limit freezes the page for seconds** — not the
+  engine (it reads and computes it in the worker) but Chromium's layout of the textarea's text, which runs on
+  the page's thread and which the page's charts force when they read their width. Measured on this machine
+  with a plain textarea: about 3–4 s for 15 MiB of one long line, 0.45 s for 0.3 MiB and 1.5 s for 1.2 MiB of
+  pretty-printed JSON. The test keeps it as a \`todo\` (reported, not failing). The fix is in the page: keep a
+  config over a few hundred KiB out of the textarea (hold the text, show its size and kind in its place).
 `;
     writeFileSync(DOC, doc);
     console.log(`wrote ${DOC}`);

@@ -124,19 +124,19 @@ TEST_CASE("hardware list errors", "[api][errors]") {
   check_error(call(request), "hardware[1].memory_gb", "required number is missing");
   Json no_fp32 = custom;
   no_fp32["peak_tflops"] = {{"fp16", 100}};
-  request["hardware"] = {no_fp32};
+  request["hardware"] = Json::array({no_fp32});  // not {x}: clang reads a one-element brace as a copy
   check_error(call(request), "hardware[0].peak_tflops.fp32", "missing");
   Json negative = custom;
   negative["memory_bandwidth_gbs"] = -1;
-  request["hardware"] = {negative};
+  request["hardware"] = Json::array({negative});
   check_error(call(request), "hardware[0].memory_bandwidth_gbs", "got -1");
   Json typo = custom;
   typo["bandwidth"] = 100;
-  request["hardware"] = {typo};
+  request["hardware"] = Json::array({typo});
   check_error(call(request), "hardware[0].bandwidth", "unknown field");
   Json bad_precision = custom;
   bad_precision["peak_tflops"]["fp4"] = 1000;
-  request["hardware"] = {bad_precision};
+  request["hardware"] = Json::array({bad_precision});
   check_error(call(request), "hardware[0].peak_tflops.fp4", "unknown field");
 }
 

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang++, -fsanitize=fuzzer,address,undefined) into build/fuzz, writes the seed
 # corpora from the tests' material, and fuzzes each parser.
-#   tests/fuzz/run.sh --smoke            20 s per target (the test suite's mode)
+#   tests/fuzz/run.sh --smoke            30 s per target (the test suite's mode, about 3.5 min in all)
 #   tests/fuzz/run.sh [seconds] [target] longer runs on demand (default 300 s, every target)
-# Targets: request layer_list hf_config keras onnx. Needs Debian's clang and libclang-rt-14-dev.
+# Targets: request (the whole roofline path), learned (the learned path's feature rows and finish),
+# layer_list, hf_config, keras, onnx (each model format's parser). Needs Debian's clang and libclang-rt-14-dev.
 # Exits non-zero on any crash, sanitizer report, leak, timeout (> 10 s per input) or memory blow-up (> 2 GB).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=300
-targets="request layer_list hf_config keras onnx"
+targets="request learned layer_list hf_config keras onnx"
 seed_args=()
 if [ "${1:-}" = "--smoke" ]; then
-  seconds=20
+  seconds=30
   # The test suite's run starts from a fixed seed, so a CI run repeats the same mutations instead of
   # drawing new ones each time; longer runs on demand explore with fresh seeds.
   seed_args=(-seed=1)
@@ -42,8 +43,14 @@ for t in $targets; do
   echo "fuzz: $t for ${seconds}s"
   # Inputs that once crashed a target are replayed first and forever (tests/fuzz/regressions/<target>/).
   regressions=()
-  [ -d "tests/fuzz/regressions/$t" ] && regressions=("tests/fuzz/regressions/$t")
-  if ! build/fuzz/fuzz_$t "$corpus" "build/fuzz/seeds/$t" "${regressions[@]}" "${seed_args[@]}" -max_total_time="$seconds" -timeout=10 \
+  inputs_of=$t
+  [ "$t" = "learned" ] && inputs_of=request  # the same requests, down the learned path
+  seeds=build/fuzz/seeds/$inputs_of
+  [ -d "tests/fuzz/regressions/$t" ] && regressions+=("tests/fuzz/regressions/$t")
+  if [ "$inputs_of" != "$t" ] && [ -d "tests/fuzz/regressions/$inputs_of" ]; then
+    regressions+=("tests/fuzz/regressions/$inputs_of")
+  fi
+  if ! build/fuzz/fuzz_$t "$corpus" "$seeds" "${regressions[@]}" "${seed_args[@]}" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=$max_len -print_final_stats=1 \
       -artifact_prefix="build/fuzz/crash-$t-" >"build/fuzz/$t.log" 2>&1; then
     echo "fuzz: $t FAILED (see build/fuzz/$t.log and build/fuzz/crash-$t-*)" >&2

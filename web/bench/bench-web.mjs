@@ -9,32 +9,25 @@
 //                               the new numbers (the page's `prenet:recompute` measures)
 //   transfer size               gzip -9 of what a first visit downloads, of the whole site, of the
 //                               single file and of embed.js
+//   peak memory of the page     after the learned result is shown: the peak resident set (VmHWM in
+//                               /proc/<pid>/status) of the page's renderer process, which also runs its
+//                               engine worker, ONNX Runtime and both wasm memories; its resident set then
+//                               (VmRSS); and the page's main-thread JS heap (CDP Performance.getMetrics)
 //
 // Needs: npm run build:wasm && npm run build:web, and /usr/bin/chromium.
 
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
+import { gzipBytes, median, percentile, size as kb, verdict } from './core/stats.mjs';
 
 const COLD_RUNS = 7;
 const RECOMPUTES = 40;
-const TARGETS = { firstResultMs: 1500, recomputeMs: 100, singleFileGzipBytes: 6 * 1024 * 1024, firstVisitGzipBytes: 4.5 * 1024 * 1024 };
+const MEMORY_RUNS = 3;
+const TARGETS = { firstResultMs: 1500, recomputeMs: 100, singleFileGzipBytes: 6 * 1024 * 1024, firstVisitGzipMB: 4.5 };
 const write = process.argv.includes('--write');
-
-/** @param {number[]} values */
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? NaN) : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
-}
-
-/** @param {number[]} values @param {number} p */
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
 
 /** @param {import('playwright-core').Page} page */
 async function waitSettled(page) {
@@ -108,11 +101,6 @@ async function recomputes(url, offline, hash) {
   }
 }
 
-/** @param {string} file */
-function gzipBytes(file) {
-  return gzipSync(readFileSync(file), { level: 9 }).length;
-}
-
 /** @param {string} folder @returns {string[]} */
 function filesUnder(folder) {
   return readdirSync(folder).flatMap((name) => {
@@ -139,20 +127,66 @@ async function firstVisitFiles(url) {
   }
 }
 
-/** @param {number} bytes */
-function kb(bytes) {
-  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
-}
-
 /** @param {number} ms */
 const ms = (ms) => `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
 
-/** @param {boolean} ok */
-const verdict = (ok) => (ok ? 'met' : '**missed**');
+/** @param {number} pid @param {string} field e.g. VmHWM @returns {number} bytes (NaN when unreadable) */
+function procStatusBytes(pid, field) {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Peak memory of the page after the learned result is shown, in a fresh browser per run. The page's
+ * renderer is found through the browser's CDP SystemInfo.getProcessInfo (type "renderer"); with one tab
+ * open, the largest renderer is the page's (Chromium may keep a small spare one). A dedicated worker
+ * runs inside its page's renderer process, so the engine, ONNX Runtime and its sessions are counted.
+ * @param {string} url
+ * @param {boolean} offline
+ */
+async function pageMemory(url, offline) {
+  /** @type {{peak: number, rss: number, heap: number}[]} */
+  const runs = [];
+  for (let run = 0; run < MEMORY_RUNS; run += 1) {
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      if (offline) {
+        await context.setOffline(true);
+        await context.route(/^https?:/, (route) => route.abort('internetdisconnected'));
+      }
+      const page = await context.newPage();
+      await page.goto(url);
+      await waitSettled(page);
+      await page.waitForTimeout(500); // let the last paint and the worker's replies settle
+      const session = await context.newCDPSession(page);
+      await session.send('Performance.enable');
+      const { metrics } = await session.send('Performance.getMetrics');
+      const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
+      const system = await browser.newBrowserCDPSession();
+      const { processInfo } = await system.send('SystemInfo.getProcessInfo');
+      const renderers = processInfo
+        .filter((p) => p.type === 'renderer')
+        .map((p) => ({ peak: procStatusBytes(p.id, 'VmHWM'), rss: procStatusBytes(p.id, 'VmRSS') }))
+        .sort((x, y) => y.peak - x.peak);
+      const page0 = renderers[0];
+      if (!page0 || !Number.isFinite(page0.peak)) throw new Error(`no readable renderer process: ${JSON.stringify(processInfo)}`);
+      runs.push({ peak: page0.peak, rss: page0.rss, heap });
+    } finally {
+      await browser.close();
+    }
+  }
+  return { peak: median(runs.map((r) => r.peak)), peakMax: Math.max(...runs.map((r) => r.peak)), rss: median(runs.map((r) => r.rss)), heap: median(runs.map((r) => r.heap)) };
+}
 
 async function main() {
   requireBuilt();
   const server = await startServer();
+  const loadBefore = loadavg()[0] ?? NaN;
   try {
     const single = singleFileTarget().url;
     const bigScenario = '#preset=gpt2-large&hardware=h100-sxm,a100-sxm4-80gb,v100-sxm2-32gb,mi300x,tpu-v5p,rtx-4090,l4,b200&batch=8';
@@ -164,6 +198,9 @@ async function main() {
     const servedRecompute = await recomputes(server.url, false, '');
     const servedRecomputeBig = await recomputes(server.url, false, bigScenario);
     const singleRecompute = await recomputes(single, true, '');
+    process.stderr.write('memory…\n');
+    const servedMemory = await pageMemory(server.url, false);
+    const singleMemory = await pageMemory(single, true);
 
     const visit = await firstVisitFiles(server.url);
     const visitGzip = visit.reduce((sum, file) => sum + gzipBytes(file), 0);
@@ -174,7 +211,6 @@ async function main() {
     const singleGzip = gzipBytes(singleFile);
     const embedFile = join(DIST, 'embed.js');
 
-    const chromium = (await import('playwright-core')).chromium;
     const probe = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
     const version = probe.version();
     await probe.close();
@@ -185,7 +221,8 @@ async function main() {
       '## Web',
       '',
       `Measured ${date} with \`npm run bench:web\` (web/bench/bench-web.mjs): headless Chromium ${version}, ` +
-        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise), page served by ` +
+        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise: ` +
+        `1-minute load average ${loadBefore.toFixed(1)} at the start, ${(loadavg()[0] ?? NaN).toFixed(1)} at the end), page served by ` +
         'web/serve.mjs on localhost.',
       '',
       '| measure | served site | single file (file://, offline) | target |',
@@ -195,11 +232,14 @@ async function main() {
       `| cold load to the learned result (ONNX Runtime loaded after the first result), median (max) | ${ms(servedCold.learnedMedian)} (${ms(servedCold.learnedMax)}) | ${ms(singleCold.learnedMedian)} (${ms(singleCold.learnedMax)}) | |`,
       `| recompute after a batch change, bert-base × 3 accelerators, median (p95) of ${servedRecompute.count} | ${ms(servedRecompute.median)} (${ms(servedRecompute.p95)}) | ${ms(singleRecompute.median)} (${ms(singleRecompute.p95)}) | ≤ ${TARGETS.recomputeMs} ms: ${verdict(Math.max(servedRecompute.p95, singleRecompute.p95) <= TARGETS.recomputeMs)} |`,
       `| recompute, gpt2-large × 8 accelerators with per-layer chart, median (p95) | ${ms(servedRecomputeBig.median)} (${ms(servedRecomputeBig.p95)}) | | ≤ ${TARGETS.recomputeMs} ms: ${verdict(servedRecomputeBig.p95 <= TARGETS.recomputeMs)} |`,
+      `| peak memory of the page's renderer process after the learned result (VmHWM), median (max) of ${MEMORY_RUNS} | ${kb(servedMemory.peak)} (${kb(servedMemory.peakMax)}) | ${kb(singleMemory.peak)} (${kb(singleMemory.peakMax)}) | |`,
+      `| the renderer's resident memory then (VmRSS), median | ${kb(servedMemory.rss)} | ${kb(singleMemory.rss)} | |`,
+      `| the page's main-thread JS heap then (used), median | ${kb(servedMemory.heap)} | ${kb(singleMemory.heap)} | |`,
       `| engine ran in | ${servedCold.engine === 'worker' ? 'a Web Worker' : "the page's thread"} | ${singleCold.engine === 'worker' ? 'a Web Worker (blob:, classic)' : "the page's thread"} | |`,
       '',
       '| transfer size (gzip -9) | bytes | raw |',
       '|---|---|---|',
-      `| first visit to the site, ONNX Runtime and models included (target ≤ 4.5 MiB: ${verdict(visitGzip <= TARGETS.firstVisitGzipBytes)}; ${visit.map((file) => relative(DIST, file).replace(/-[\w-]{8}\./, '-*.')).join(', ')}) | ${kb(visitGzip)} | ${kb(visitRaw)} |`,
+      `| first visit to the site, ONNX Runtime and models included (target ≤ ${TARGETS.firstVisitGzipMB} MB: ${(visitGzip / 1e6).toFixed(2)} MB; read as ${TARGETS.firstVisitGzipMB} MiB: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1024 * 1024)}, read as ${TARGETS.firstVisitGzipMB} × 10⁶ bytes: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1e6)}; ${visit.map((file) => relative(DIST, file).replace(/-[\w-]{8}\./, '-*.')).join(', ')}) | ${kb(visitGzip)} | ${kb(visitRaw)} |`,
       `| whole static site (dist/ without the single file and embed.js) | ${kb(siteGzip)} | ${kb(siteFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       `| single file dist/prenet-calculator.html (target ≤ 6 MiB: ${verdict(singleGzip <= TARGETS.singleFileGzipBytes)}) | ${kb(singleGzip)} | ${kb(statSync(singleFile).size)} |`,
       `| dist/embed.js | ${kb(gzipBytes(embedFile))} | ${kb(statSync(embedFile).size)} |`,
@@ -211,7 +251,12 @@ async function main() {
         "Web (wasm backend, one thread, no proxy; its 14 MB wasm is 3.6 MiB gzip, and the single file carries it gzip + " +
         'base64, unpacked with DecompressionStream) and the seven class models, and the same inputs are computed again: ' +
         'the learned numbers, with 80% intervals, replace the roofline\'s. Recomputes are measured after that, on the ' +
-        'learned predictor. The first visit\'s transfer includes ORT\'s wasm and the models.',
+        'learned predictor. The first visit\'s transfer includes ORT\'s wasm and the models. Memory: each run opens the page ' +
+        'in a fresh headless Chromium, waits for the learned result, then reads the page\'s renderer process from CDP ' +
+        '`SystemInfo.getProcessInfo` and its peak and current resident set from `/proc/<pid>/status` (VmHWM, VmRSS); the ' +
+        'engine worker, the wasm core, ONNX Runtime\'s wasm and its sessions live in that process. The JS heap is the ' +
+        "page's main thread only (CDP `Performance.getMetrics` JSHeapUsedSize), not the worker's. The browser and GPU " +
+        'processes are not counted.',
       '',
     ];
     const section = lines.join('\n');

@@ -62,6 +62,18 @@ export function wireConfigInput(events: ConfigInputEvents): void {
     events.loaded(reading.text, file.name);
   };
 
+  // Text far over the limit is refused before it reaches the box: Chromium's textarea itself crashes the
+  // tab at about 100 MiB (tests/browser/robustness.test.mjs), and the core could not read it anyway. A
+  // string's length in UTF-16 units never exceeds its UTF-8 size, so nothing readable is refused.
+  const refuseText = (chars: number, what: string): boolean => {
+    if (chars <= MAX_FILE_BYTES) return false;
+    events.rejected(`config: ${what} is ${sizeText(chars)} or more; the largest config the calculator reads is 16 MiB`);
+    return true;
+  };
+  textarea.addEventListener('paste', (event) => {
+    if (refuseText(event.clipboardData?.getData('text/plain').length ?? 0, 'the pasted text')) event.preventDefault();
+  });
+
   upload.addEventListener('click', () => picker.click());
   picker.addEventListener('change', () => {
     const file = picker.files?.[0];
@@ -95,7 +107,7 @@ export function wireConfigInput(events: ConfigInputEvents): void {
       return;
     }
     const text = event.dataTransfer?.getData('text/plain');
-    if (text) {
+    if (text && !refuseText(text.length, 'the dropped text')) {
       textarea.value = text;
       events.loaded(text, 'dropped text');
     }
