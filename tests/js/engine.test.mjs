@@ -160,6 +160,7 @@ const ERROR_CASES = [
   { name: 'sequence length over the limit', request: { model: { preset: 'bert-base' }, training: { seq_len: 1048577 } }, field: 'training.seq_len' },
   { name: 'image size over the limit', request: { model: { preset: 'resnet50' }, training: { image_size: 16385 } }, field: 'training.image_size' },
   { name: 'more than 64 accelerators', request: { model: { preset: 'bert-base' }, hardware: Array(65).fill('h100-sxm') }, field: 'hardware' },
+  { name: 'request text over 16 MiB (refused before it is copied into wasm)', request: `{"model": {"preset": "gpt2"}, "x": "${'a'.repeat(17 << 20)}"}`, field: 'request', mentions: /limit is 16777216 bytes/ },
   { name: 'fp8 on an accelerator without it', request: { model: { preset: 'bert-base' }, training: { precision: 'fp8' }, hardware: ['v100-sxm2-32gb'] }, field: 'training.precision', mentions: /v100/i },
 ];
 

@@ -16,6 +16,9 @@
  * @typedef {import('./types').ModelRunner} ModelRunner
  */
 
+/** The core's limit on request text (core/src/json_util.cpp, kMaxTextBytes; docs/API.md "Limits"). */
+export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
 /** A request the core rejected. `field` is a dotted path into the request, or "request". */
 export class PrenetError extends Error {
   /**
@@ -71,7 +74,13 @@ export function unwrap(text) {
  *   (so malformed text gets the core's own "request" error)
  */
 function requestText(request) {
-  return typeof request === 'string' ? request : JSON.stringify(request);
+  const text = typeof request === 'string' ? request : JSON.stringify(request);
+  // The core refuses the same text after copying it into wasm memory; refusing here saves a 100 MiB copy.
+  // UTF-16 length never exceeds the UTF-8 byte count, so this only catches texts the core would refuse.
+  if (text.length > MAX_REQUEST_BYTES) {
+    throw new PrenetError('request', `request: input is ${text.length} bytes or more; the limit is ${MAX_REQUEST_BYTES} bytes`);
+  }
+  return text;
 }
 
 /**
