@@ -87,7 +87,10 @@ predictor had a value on fewer rows). Signed errors in the appendix are + for ov
   without the optimizer step: optimizer \`none\`, compared with \`step_ms\` (= forward + backward).
   \`inf\` labels are forward only: compared with \`forward_ms\`. \`-fusion\` rows ran fused kernels,
   which a request cannot express: they are predicted like the others but kept in their own group.
-  \`dpN\`/\`tpN\`/\`ppN_M\` rows are 4-GPU runs: not predicted until parallelism exists (issue 7).
+  \`dpN\`/\`tpN\`/\`ppN_M\` rows are 4-GPU runs of Megatron-LM's \`train_step\` (through Accelerate):
+  the batch is the global batch, \`ppN_M\` is N pipeline stages with M micro-batches, and the timed step
+  includes the gradient all-reduce and the Adam update, so they are predicted with \`parallel\` and
+  optimizer \`adamw\` (the CSV's "no optimizer step" describes the single-GPU labels only).
 - **DeepLearningExamples** (\`e2e-dev.csv\`, source "NVIDIA DLE"): training throughput on V100 of a
   DGX-1 (SXM2: 16 GB → \`v100-sxm2-16gb\`, 32 GB → \`v100-sxm2-32gb\`); FP32 → \`fp32\`, AMP → \`fp16\`
   (mixed precision). Predicted throughput = samples per optimizer step / step time. ResNet-50 v1.5 →
@@ -97,7 +100,12 @@ predictor had a value on fewer rows). Signed errors in the appendix are + for ov
   512/256 micro-batches for FP32/AMP, README "Pre-training NVIDIA DGX-1 With 32G"): step time =
   accumulation × (forward + backward at the micro-batch, optimizer \`none\`) + one optimizer update
   (the difference between the micro-batch step with \`adam\` and with \`none\`). SQuAD fine-tuning:
-  sequence 384 (\`run_squad.sh --max_seq_length=384\`), Adam. 8-GPU rows: issue 7.
+  sequence 384 (\`run_squad.sh --max_seq_length=384\`), Adam. 8-GPU ResNet-50 rows: data parallel over 8
+  GPUs with the table's per-GPU batch (global batch 8 × batch). Transformer-XL base → preset
+  \`transformer-xl-base\` (16 × 192 target tokens per step attending to 192 cached positions; LAMB →
+  \`adam\`); SSD300 → preset \`ssd300\` at 300 px, \`momentum\` (box encoding and hard-negative mining on
+  the host are not costed); Transformer (WMT) → preset \`transformer-big-wmt\`, the token budget of DLE's
+  DGX-1 scripts (2,560 FP32, 5,120 AMP) as sentence pairs of an assumed 32 tokens, Adam.
 - **Justus et al.** (\`benchmark_VGG16_V100_{FW,sgd,adam}_*.csv\`): TensorFlow 1.x time per batch,
   V100 → \`v100-sxm2-16gb\` (Google Cloud's 2018 V100, \`models/data/SOURCES.md\`); preset \`vgg16\` at
   the row's image size, FP32. FW = forward only (\`forward_ms\`); sgd / adam = a training step with

@@ -16,9 +16,9 @@ import { MULTI_GPU_SKIP } from './rows.mjs';
 
 /** @type {Readonly<Record<import('./rows.mjs').SourceId, string>>} */
 export const SOURCE_TITLES = Object.freeze({
-  neusight: 'NeuSight, single GPU (PyTorch, strict FP32)',
+  neusight: 'NeuSight (PyTorch, strict FP32; one GPU unless the group says otherwise)',
   'neusight-fusion': 'NeuSight, fused kernels (own group, in no target)',
-  dle: 'DeepLearningExamples, V100 training throughput',
+  dle: 'DeepLearningExamples, V100 training throughput (one GPU unless the group says otherwise)',
   justus: 'Justus et al., VGG-16 on V100 (TensorFlow 1.x, FP32)',
 });
 
