@@ -80,9 +80,11 @@ void require_same_layers(const Network& a, const Network& b) {
 
 /// Same kernels, in order (class, phase, FLOPs, bytes), and the same PreNeT CO and CM per layer.
 void require_same_features(const Network& a, const Network& b) {
+  // Both without their loss, and the per-layer rows read from those (a loss shifts no index but ends the list).
+  const Network wa = without_loss(a), wb = without_loss(b);
   for (Precision p : {Precision::FP32, Precision::BF16}) {
-    StepWork x = step_work(without_loss(a), 8, p, Optimizer::Adam);
-    StepWork y = step_work(without_loss(b), 8, p, Optimizer::Adam);
+    StepWork x = step_work(wa, 8, p, Optimizer::Adam);
+    StepWork y = step_work(wb, 8, p, Optimizer::Adam);
     REQUIRE(x.kernels.size() == y.kernels.size());
     for (std::size_t k = 0; k < x.kernels.size(); ++k) {
       INFO("kernel " << k << " of layer " << a.layers[static_cast<std::size_t>(x.kernels[k].layer)].name);
@@ -95,12 +97,12 @@ void require_same_features(const Network& a, const Network& b) {
       CHECK(x.flops[static_cast<std::size_t>(ph)] == y.flops[static_cast<std::size_t>(ph)]);
     }
     std::map<std::string, std::pair<double, double>> by_name;
-    for (std::size_t l = 0; l < a.layers.size(); ++l) by_name[a.layers[l].name] = {x.layers[l].co, x.layers[l].cm};
-    for (std::size_t l = 0; l < b.layers.size(); ++l) {
-      if (is_view(b.layers[l]) || !by_name.count(b.layers[l].name)) continue;
-      INFO(b.layers[l].name);
-      CHECK(by_name[b.layers[l].name].first == y.layers[l].co);
-      CHECK(by_name[b.layers[l].name].second == y.layers[l].cm);
+    for (std::size_t l = 0; l < wa.layers.size(); ++l) by_name[wa.layers[l].name] = {x.layers[l].co, x.layers[l].cm};
+    for (std::size_t l = 0; l < wb.layers.size(); ++l) {
+      if (is_view(wb.layers[l]) || !by_name.count(wb.layers[l].name)) continue;
+      INFO(wb.layers[l].name);
+      CHECK(by_name[wb.layers[l].name].first == y.layers[l].co);
+      CHECK(by_name[wb.layers[l].name].second == y.layers[l].cm);
     }
   }
 }
@@ -121,68 +123,106 @@ Json keras_layer(const std::string& cls, const std::string& name, Json config, J
           {"registered_name", nullptr}, {"name", name},      {"inbound_nodes", std::move(inbound)}};
 }
 
-/// The decoder in Keras: Embedding + PositionEmbedding (KerasHub), pre-LN blocks of MultiHeadAttention and Dense.
-Json keras_gpt(std::int64_t layers) {
-  Json seq = {nullptr, kSeq, kWidth};
+/// The decoder in Keras: Embedding + PositionEmbedding (KerasHub), pre-LN blocks of MultiHeadAttention and Dense,
+/// sized by `c` (the ONNX writer's sizes). `dropout` > 0 adds the Dropout layers and MHA dropout that KerasHub's
+/// GPT-2 has, named as the Hugging Face translation names them.
+Json keras_gpt(const onnxw::TinyGpt& c, double dropout = 0) {
+  const std::int64_t D = c.width;
+  Json seq = {nullptr, c.seq, D};
   auto t = [&](const std::string& n) { return keras_tensor(n, seq); };
   Json ls = Json::array();
-  ls.push_back(keras_layer("InputLayer", "input_ids", {{"batch_shape", {nullptr, kSeq}}, {"dtype", "int32"}}, nullptr));
-  ls.push_back(keras_layer("Embedding", "wte", {{"input_dim", kVocab}, {"output_dim", kWidth}},
-                           Json::array({keras_tensor("input_ids", {nullptr, kSeq})})));
-  Json pe = keras_layer("PositionEmbedding", "wpe", {{"sequence_length", kPositions}}, Json::array({t("wte")}));
+  ls.push_back(
+      keras_layer("InputLayer", "input_ids", {{"batch_shape", {nullptr, c.seq}}, {"dtype", "int32"}}, nullptr));
+  ls.push_back(keras_layer("Embedding", "wte", {{"input_dim", c.vocab}, {"output_dim", D}},
+                           Json::array({keras_tensor("input_ids", {nullptr, c.seq})})));
+  Json pe = keras_layer("PositionEmbedding", "wpe", {{"sequence_length", c.positions}}, Json::array({t("wte")}));
   pe["module"] = "keras_hub.layers";
   ls.push_back(pe);
   ls.push_back(keras_layer("Add", "embed", Json::object(), Json::array({Json::array({t("wte"), t("wpe")})})));
   std::string x = "embed";
-  for (std::int64_t l = 0; l < layers; ++l) {
+  auto drop = [&](const std::string& name, const std::string& from) {
+    if (dropout <= 0) return from;
+    ls.push_back(keras_layer("Dropout", name, {{"rate", dropout}}, Json::array({t(from)})));
+    return name;
+  };
+  x = drop("stream", x);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
     std::string p = "h." + std::to_string(l) + ".";
     ls.push_back(
         keras_layer("LayerNormalization", p + "ln_1", {{"axis", {-1}}, {"center", true}}, Json::array({t(x)})));
     ls.push_back(keras_layer("MultiHeadAttention", p + "attn",
-                             {{"num_heads", kHeads},
-                              {"key_dim", kWidth / kHeads},
-                              {"value_dim", kWidth / kHeads},
-                              {"dropout", 0.0},
+                             {{"num_heads", c.heads},
+                              {"key_dim", D / c.heads},
+                              {"value_dim", D / c.heads},
+                              {"dropout", dropout},
                               {"use_bias", true},
                               {"output_shape", nullptr},
                               {"attention_axes", nullptr}},
                              Json::array({t(p + "ln_1"), t(p + "ln_1")})));
-    ls.push_back(
-        keras_layer("Add", p + "attn_residual", Json::object(), Json::array({Json::array({t(x), t(p + "attn")})})));
+    std::string a = drop(p + "attn_dropout", p + "attn");
+    ls.push_back(keras_layer("Add", p + "attn_residual", Json::object(), Json::array({Json::array({t(x), t(a)})})));
     ls.push_back(keras_layer("LayerNormalization", p + "ln_2", {{"axis", {-1}}, {"center", true}},
                              Json::array({t(p + "attn_residual")})));
-    ls.push_back(keras_layer("Dense", p + "mlp_up", {{"units", 4 * kWidth}, {"activation", "gelu"}, {"use_bias", true}},
+    ls.push_back(keras_layer("Dense", p + "mlp_up", {{"units", 4 * D}, {"activation", "gelu"}, {"use_bias", true}},
                              Json::array({t(p + "ln_2")})));
-    ls.push_back(keras_layer("Dense", p + "mlp_down", {{"units", kWidth}, {"activation", "linear"}, {"use_bias", true}},
-                             Json::array({keras_tensor(p + "mlp_up", {nullptr, kSeq, 4 * kWidth})})));
-    ls.push_back(keras_layer("Add", p + "stream", Json::object(),
-                             Json::array({Json::array({t(p + "attn_residual"), t(p + "mlp_down")})})));
+    ls.push_back(keras_layer("Dense", p + "mlp_down", {{"units", D}, {"activation", "linear"}, {"use_bias", true}},
+                             Json::array({keras_tensor(p + "mlp_up", {nullptr, c.seq, 4 * D})})));
+    std::string m = drop(p + "mlp_dropout", p + "mlp_down");
+    ls.push_back(
+        keras_layer("Add", p + "stream", Json::object(), Json::array({Json::array({t(p + "attn_residual"), t(m)})})));
     x = p + "stream";
   }
   ls.push_back(keras_layer("LayerNormalization", "ln_f", {{"axis", {-1}}, {"center", true}}, Json::array({t(x)})));
-  ls.push_back(keras_layer("Dense", "lm_head", {{"units", kVocab}, {"activation", "linear"}, {"use_bias", false}},
+  ls.push_back(keras_layer("Dense", "lm_head", {{"units", c.vocab}, {"activation", "linear"}, {"use_bias", false}},
                            Json::array({t("ln_f")})));
   return {{"module", "keras.src.models.functional"},
           {"class_name", "Functional"},
           {"config",
-           {{"name", "tiny_gpt"},
+           {{"name", "gpt"},
             {"layers", ls},
             {"input_layers", {{"input_ids", 0, 0}}},
             {"output_layers", {{"lm_head", 0, 0}}}}}};
 }
 
-Json hf_gpt(std::int64_t layers) {
-  return {{"model_type", "gpt2"},
-          {"n_embd", kWidth},
-          {"n_layer", layers},
-          {"n_head", kHeads},
-          {"vocab_size", kVocab},
-          {"n_positions", kPositions},
-          {"activation_function", "gelu"},
-          {"resid_pdrop", 0.0},
-          {"embd_pdrop", 0.0},
-          {"attn_pdrop", 0.0},
-          {"tie_word_embeddings", false}};
+/// A Hugging Face GPT-2 config.json of the sizes `c`; untied and without dropout unless asked.
+Json hf_gpt(const onnxw::TinyGpt& c, double dropout = 0, bool tied = false, const std::string& act = "gelu") {
+  return {{"model_type", "gpt2"},  {"n_embd", c.width},          {"n_layer", c.layers},        {"n_head", c.heads},
+          {"vocab_size", c.vocab}, {"n_positions", c.positions}, {"activation_function", act}, {"resid_pdrop", dropout},
+          {"embd_pdrop", dropout}, {"attn_pdrop", dropout},      {"tie_word_embeddings", tied}};
+}
+
+/// `net` with Keras's and ONNX's "gelu" named "gelu_new": Keras to_json writes gelu(approximate=True) as
+/// "gelu" and the opset-17 Gelu node has no tanh form; both are costed as GELU_new is (8 FLOPs an element).
+Network gelu_as_tanh(Network net) {
+  for (auto& l : net.layers) {
+    if (l.attrs.activation == "gelu") l.attrs.activation = "gelu_new";
+  }
+  return net;
+}
+
+int count_type(const Network& net, LayerType type) {
+  int n = 0;
+  for (const auto& l : net.layers) n += l.type == type ? 1 : 0;
+  return n;
+}
+
+/// Per-layer rows of two predict_json answers agree for every layer `b` has (by name), except `skip`; returns how
+/// many rows of `b` were found in `a`.
+std::size_t same_rows(const Json& a, const Json& b, const std::string& skip) {
+  std::map<std::string, const Json*> by_name;
+  for (const auto& r : a["layers"]) by_name[r["name"].get<std::string>()] = &r;
+  std::size_t found = 0;
+  for (const auto& r : b["layers"]) {
+    auto it = by_name.find(r["name"].get<std::string>());
+    if (it == by_name.end()) continue;
+    ++found;
+    if (r["name"] == skip) continue;
+    INFO("layer " << r["name"]);
+    for (const char* k : {"type", "output_shape", "parameters", "flops", "bytes", "features"}) {
+      CHECK((*it->second)[k] == r[k]);
+    }
+  }
+  return found;
 }
 
 }  // namespace
@@ -234,8 +274,9 @@ TEST_CASE("one decoder as layer list, HF config, Keras JSON and ONNX: same layer
           "[formats][hf_config][keras][onnx]") {
   TrainingConfig training;
   training.seq_len = kSeq;
-  Network hf = resolve_model({{"hf_config", hf_gpt(2)}}, training);
-  Network keras = keras_to_network(keras_gpt(2), "model.keras", {});
+  const onnxw::TinyGpt tiny;
+  Network hf = resolve_model({{"hf_config", hf_gpt(tiny)}}, training);
+  Network keras = keras_to_network(keras_gpt(tiny), "model.keras", {});
   Network onnx = from_onnx(onnxw::tiny_gpt());
   Json block = Json::parse(R"J([
     {"type": "layernorm", "name": "ln_1", "inputs": ["stream"]},
@@ -289,8 +330,8 @@ TEST_CASE("one decoder as layer list, HF config, Keras JSON and ONNX: same layer
         Json({{"model", std::move(model_json)}, {"training", req_training}, {"options", {{"per_layer", false}}}})
             .dump()));
   };
-  Json by_hf = predict({{"hf_config", hf_gpt(2)}});
-  Json by_keras = predict({{"keras", keras_gpt(2)}});
+  Json by_hf = predict({{"hf_config", hf_gpt(tiny)}});
+  Json by_keras = predict({{"keras", keras_gpt(tiny)}});
   Json by_onnx = predict({{"onnx_base64", onnxw::base64(onnxw::tiny_gpt())}});
   REQUIRE_FALSE(by_hf.contains("error"));
   for (const Json* r : {&by_keras, &by_onnx}) {
@@ -301,4 +342,101 @@ TEST_CASE("one decoder as layer list, HF config, Keras JSON and ONNX: same layer
     CHECK((*r)["model"]["flops_per_step"]["backward"].get<double>() ==
           Approx(by_hf["model"]["flops_per_step"]["backward"].get<double>()).epsilon(0.01));
   }
+}
+
+TEST_CASE("GPT-2 (124M) as preset, HF config, Keras JSON and ONNX: same layers, same features",
+          "[formats][hf_config][keras][onnx][gpt2]") {
+  // GPT-2 small's sizes, given once to every builder: the Keras and ONNX files are the same generators as above.
+  onnxw::TinyGpt g2;
+  g2.vocab = 50257, g2.positions = 1024, g2.seq = 1024, g2.width = 768, g2.heads = 12, g2.layers = 12;
+  const std::int64_t V = g2.vocab, D = g2.width;
+  const std::int64_t tied = 124439808, untied = tied + V * D;  // the preset's published count; + an own lm_head
+  TrainingConfig training;                                     // seq_len from the model: 1024
+
+  // 1. Preset and the Hugging Face config.json of gpt2 (tied head, dropout 0.1, gelu_new): identical.
+  Network preset = resolve_model({{"preset", "gpt2"}}, training);
+  Network hf = resolve_model({{"hf_config", hf_gpt(g2, 0.1, true, "gelu_new")}}, training);
+  CHECK(preset.parameters() == tied);
+  CHECK(hf.parameters() == tied);
+  CHECK(preset.input.shape() == Shape{1024});
+  require_same_layers(preset, hf);
+  require_same_features(preset, hf);
+
+  // 2. Keras JSON (KerasHub's layers, dropout 0.1) is the same decoder with an untied head: KerasHub ties by
+  // calling its ReversibleEmbedding twice, a shared layer that model.to_json() cannot express as one Dense.
+  // Against the same config untied: identical layers and kernels.
+  Network hf_untied = resolve_model({{"hf_config", hf_gpt(g2, 0.1, false, "gelu_new")}}, training);
+  Network keras = keras_to_network(keras_gpt(g2, 0.1), "model.keras", {});
+  CHECK(keras.warnings.empty());
+  CHECK(keras.parameters() == untied);
+  CHECK(hf_untied.parameters() == untied);
+  require_same_layers(hf_untied, gelu_as_tanh(keras));
+  require_same_features(hf_untied, keras);
+  CHECK(layer(keras, "h.0.mlp_up").attrs.activation == "gelu");  // the stated naming difference
+  CHECK(layer(preset, "h.0.mlp_up").attrs.activation == "gelu_new");
+  CHECK_FALSE(layer(keras, "h.0.attn").attrs.causal);  // use_causal_mask is a call argument, not in to_json
+  CHECK(layer(preset, "h.0.attn").attrs.causal);
+
+  // 3. ONNX as torch.onnx.export writes it in eval mode: no Dropout nodes, untied, dims without weight bytes.
+  std::string bytes = onnxw::tiny_gpt(g2);
+  CHECK(bytes.size() < 64 * 1024);
+  Network onnx = from_onnx(bytes);
+  CHECK(onnx.warnings.empty());
+  CHECK(onnx.parameters() == untied);
+  Network hf_eval = resolve_model({{"hf_config", hf_gpt(g2, 0.0, false, "gelu_new")}}, training);
+  require_same_layers(hf_eval, gelu_as_tanh(onnx));
+  require_same_features(hf_eval, onnx);
+  CHECK(layer(onnx, "h.11.attn").attrs.causal);
+
+  // The two stated differences, measured against the preset: (a) the tied head holds no matrix of its own and
+  // has no optimizer update, nothing else changes; (b) dropout adds 25 dropout layers and no parameters.
+  CHECK(layer(preset, "lm_head").attrs.tied_to == "wte");
+  CHECK(layer(preset, "lm_head").parameters == 0);
+  CHECK(layer(hf_untied, "lm_head").parameters == V * D);
+  {
+    StepWork t = step_work(preset, 8, Precision::FP32, Optimizer::Adam);
+    StepWork u = step_work(hf_untied, 8, Precision::FP32, Optimizer::Adam);
+    for (Phase ph : {Phase::Forward, Phase::Backward}) {
+      CHECK(t.flops[static_cast<std::size_t>(ph)] == u.flops[static_cast<std::size_t>(ph)]);
+    }
+    const auto opt = static_cast<std::size_t>(Phase::Optimizer);
+    CHECK(t.flops[opt] / static_cast<double>(tied) == Approx(u.flops[opt] / static_cast<double>(untied)));
+  }
+  CHECK(count_type(hf_untied, LayerType::Dropout) == 1 + 2 * 12);
+  CHECK(count_type(keras, LayerType::Dropout) == 1 + 2 * 12);
+  CHECK(count_type(onnx, LayerType::Dropout) == 0);
+  CHECK(count_type(hf_eval, LayerType::Dropout) == 0);
+
+  // 4. Through the API with per-layer rows: every layer of the Keras and ONNX answers is found by name with the
+  // same type, shape, parameters, FLOPs, bytes and CO/CM; only the HF side adds the loss (and its views).
+  auto predict = [&](Json model) {
+    Json r = Json::parse(predict_json(Json({{"model", std::move(model)},
+                                            {"training", {{"batch_size", 8}}},
+                                            {"hardware", {"h100-sxm"}},
+                                            {"options", {{"per_layer", true}}}})
+                                          .dump()));
+    INFO(r.dump().substr(0, 300));
+    REQUIRE_FALSE(r.contains("error"));
+    return r;
+  };
+  Json by_preset = predict({{"preset", "gpt2"}});
+  Json by_keras = predict({{"keras", keras_gpt(g2, 0.1)}});
+  Json by_onnx = predict({{"onnx_base64", onnxw::base64(bytes)}});
+  Json by_eval = predict({{"hf_config", hf_gpt(g2, 0.0, false, "gelu_new")}});
+  CHECK(by_preset["model"]["parameters"] == tied);
+  CHECK(by_keras["model"]["parameters"] == untied);
+  CHECK(by_onnx["model"]["parameters"] == untied);
+  // Keras against the preset itself: all rows equal but lm_head (tied in the preset, its own in Keras).
+  CHECK(same_rows(by_preset, by_keras, "lm_head") == by_keras["layers"].size());
+  const Json* keras_head = nullptr;
+  for (const auto& r : by_keras["layers"]) keras_head = r["name"] == "lm_head" ? &r : keras_head;
+  for (const auto& r : by_preset["layers"]) {
+    if (r["name"] != "lm_head" || !keras_head) continue;
+    CHECK(r["parameters"] == 0);
+    CHECK((*keras_head)["parameters"] == V * D);
+    CHECK(r["flops"]["forward"] == (*keras_head)["flops"]["forward"]);
+    CHECK(r["flops"]["backward"] == (*keras_head)["flops"]["backward"]);
+  }
+  // ONNX against the eval-mode, untied config: all rows equal.
+  CHECK(same_rows(by_eval, by_onnx, "") == by_onnx["layers"].size());
 }
