@@ -66,7 +66,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta(), learnedAssets('inline')],
+        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('embedded')],
         build: {
           write: false,
           target: 'es2022',
@@ -156,6 +156,60 @@ export const learnedAssets = { datasets: ${datasets}, wasm: () => unpack(packed[
   };
 }
 
+const CORE_MJS = fromRoot('build/wasm/prenet_core.mjs');
+/** Where Emscripten 3.1.6's -sSINGLE_FILE output keeps its binary: one data: URI string. */
+const CORE_DATA_URI = /(wasmBinaryFile\s*=\s*)"data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)"/;
+
+/** The core's wasm bytes, decoded from the data: URI inside build/wasm/prenet_core.mjs. */
+function coreWasmBytes(code = readFileSync(CORE_MJS, 'utf8')): Buffer {
+  const match = CORE_DATA_URI.exec(code);
+  if (match?.[2] === undefined) throw new Error(`${CORE_MJS}: no embedded wasm data: URI (was it built without -sSINGLE_FILE=1?)`);
+  return Buffer.from(match[2], 'base64');
+}
+
+/**
+ * `virtual:prenet-core-wasm` for the engine bundle, and what the core's module looks like in it.
+ *   file      (the site) prenet_core.mjs loses its base64 copy of the binary, which is written once
+ *             as a hashed assets/prenet_core-[hash].wasm (by the page's build, `emit`); the engine
+ *             fetches it and passes it as `wasmBinary`. Gzipped, base64 costs about 40% more than
+ *             the binary it encodes (docs/PERFORMANCE.md, "Sizes").
+ *   embedded  (one file, embed.js, dev server) prenet_core.mjs as built: it decodes itself
+ */
+function coreWasm(mode: 'file' | 'embedded', emit = false): Plugin {
+  const id = 'virtual:prenet-core-wasm';
+  const name = () => hashedName('prenet_core.wasm', coreWasmBytes());
+  let active = false;
+  return {
+    name: 'prenet-core-wasm',
+    buildStart() {
+      active = mode === 'file' && !this.meta.watchMode;
+    },
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    load(source) {
+      if (source !== `\0${id}`) return null;
+      if (!active) return 'export const coreWasm = null;';
+      return `
+const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
+const url = new URL(${JSON.stringify(name())}, base);
+export async function coreWasm() {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error('the wasm core: HTTP ' + response.status + ' for ' + url);
+  return new Uint8Array(await response.arrayBuffer());
+}
+`;
+    },
+    transform(code, source) {
+      if (!active || source.split('?')[0] !== CORE_MJS) return null;
+      coreWasmBytes(code); // fails loudly if this Emscripten output keeps its binary elsewhere
+      // Any non-data: name: given wasmBinary, Emscripten never fetches it.
+      return { code: code.replace(CORE_DATA_URI, '$1"prenet_core.wasm"'), map: null };
+    },
+    generateBundle() {
+      if (emit && active) this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
+    },
+  };
+}
+
 /** sha256 CSP sources for every inline <script> and <style> of a page. */
 function inlineHashes(html: string, tag: 'script' | 'style'): string[] {
   const hashes = new Set<string>();
@@ -203,7 +257,7 @@ function siteConfig(): UserConfig {
     define: { __PRENET_BUILD__: JSON.stringify('site') },
     // The engine worker is a classic script with the core inside: the same file then also serves
     // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
-    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files')] },
+    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file')] },
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: true,
@@ -212,7 +266,7 @@ function siteConfig(): UserConfig {
       // size is expected. ORT's wasm and the models are separate hashed files (learnedAssets).
       chunkSizeWarningLimit: 2048,
     },
-    plugins: [siteCsp(), learnedAssets('files', true)],
+    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true)],
   };
 }
 

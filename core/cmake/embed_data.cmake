@@ -1,6 +1,13 @@
-# Writes OUTPUT: a C++ file holding HARDWARE and each PRESETS file as byte arrays.
+# Writes OUTPUT: a C++ file holding HARDWARE and each PRESETS file as byte arrays, whitespace
+# between JSON tokens removed (about a third of the bytes; the files stay indented for people).
 function(prenet_bytes path out_var)
-  file(READ "${path}" hex HEX)
+  file(READ "${path}" text)
+  # Each match is a run of tokens (characters outside strings, or whole strings) and the whitespace
+  # after it; only the tokens are kept. A string is consumed whole from its opening quote (an escaped
+  # quote cannot end it), so spaces inside strings stay. The added newline makes the last match end
+  # at the end of the text, so scanning never restarts inside a string. Valid JSON in, equal JSON out.
+  string(REGEX REPLACE "(([^\" \t\r\n]|\"([^\"\\]|\\\\.)*\")*)[ \t\r\n]+" "\\1" text "${text}\n")
+  string(HEX "${text}" hex)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
   set(${out_var} "${bytes}" PARENT_SCOPE)
 endfunction()

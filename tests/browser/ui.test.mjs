@@ -53,8 +53,8 @@ describe('when the learned models cannot load', () => {
   test('the served page stays on the roofline and says why', async () => {
     const browser = await launch();
     try {
-      // ONNX Runtime's wasm is the only .wasm file (the core's binary is inside the engine script).
-      await browser.context.route(/\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
+      // ONNX Runtime's wasm only: the core's own binary (assets/prenet_core-[hash].wasm) still loads.
+      await browser.context.route(/\/ort-wasm[^/]*\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
       await browser.page.goto(server.url);
       await browser.page.waitForFunction(() => /did not load/.test(document.querySelector('#predictor')?.textContent ?? ''));
       await settled(browser.page);

@@ -6,6 +6,7 @@
 // One file for both keeps a single copy of the core (and later ONNX Runtime) in the one-file build.
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
+import { coreWasm } from 'virtual:prenet-core-wasm';
 import { learnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
@@ -40,7 +41,8 @@ function loadLearned(): Promise<ModelRunner | null> {
 
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
 // nothing to do before the core is there anyway.
-const engine = createEngine(() => createPrenetCore(), loadLearned);
+// The site fetches the core's binary as its own file (coreWasm); other builds carry it inside the core.
+const engine = createEngine(async () => createPrenetCore(coreWasm === null ? {} : { wasmBinary: await coreWasm() }), loadLearned);
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 

@@ -44,3 +44,11 @@ declare module 'virtual:prenet-learned-assets' {
   }
   export const learnedAssets: LearnedAssets | null;
 }
+
+/**
+ * The wasm core's binary as a separate file (vite.config.ts, the site's build); null where the core
+ * module carries its binary itself (the one-file build, embed.js, the dev server).
+ */
+declare module 'virtual:prenet-core-wasm' {
+  export const coreWasm: (() => Promise<Uint8Array>) | null;
+}
