@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
@@ -337,66 +339,130 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
   return advice;
 }
 
-/// A double as JSON text, as the rest of the response writes it.
-std::string number_text(double v) { return Json(v).dump(); }
+/// Appends a double as JSON text, as the rest of the response writes it.
+void append_number(std::string& out, double v) { out += Json(v).dump(); }
 
-/// Each result's per-layer timings as JSON text. Repeated blocks repeat their timings, so the text of
-/// each distinct timing is built once per accelerator and reused; names are escaped once. This keeps a
-/// full-catalogue prediction with per-layer results cheap (docs/PERFORMANCE.md).
-class LayerTextWriter {
- public:
-  explicit LayerTextWriter(const Network& net) {
-    names_.reserve(net.layers.size());
-    for (const Layer& l : net.layers)
-      names_.push_back(Json(l.name).dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-
-  /// `[{"backward_ms", "bound", "compute_ms", "ct_ms", "forward_ms", "memory_ms", "name", "optimizer_ms"}, ...]`
-  void write(std::string& out, const Timing& t, double factor) const {
-    std::unordered_map<Key, std::pair<std::string, std::string>, KeyHash> cache;
-    out += '[';
-    for (std::size_t i = 0; i < names_.size(); ++i) {
-      const LayerTiming& lt = t.layers[i];
-      const Key values = {lt.ms[0] * factor,
-                          lt.ms[1] * factor,
-                          lt.ms[2] * factor,
-                          lt.compute_ms,
-                          lt.memory_ms,
-                          lt.ct_ms,
-                          static_cast<double>(lt.bound)};
-      auto it = cache.find(values);
-      if (it == cache.end()) {
-        std::string head = "{\"backward_ms\":" + number_text(round6(values[1])) + ",\"bound\":\"" +
-                           to_string(lt.bound) + "\",\"compute_ms\":" + number_text(round6(values[3])) +
-                           ",\"ct_ms\":" + number_text(round6(values[5])) +
-                           ",\"forward_ms\":" + number_text(round6(values[0])) +
-                           ",\"memory_ms\":" + number_text(round6(values[4])) + ",\"name\":";
-        std::string tail = ",\"optimizer_ms\":" + number_text(round6(values[2])) + "}";
-        it = cache.emplace(values, std::make_pair(std::move(head), std::move(tail))).first;
-      }
-      if (i > 0) out += ',';
-      out += it->second.first;
-      out += names_[i];
-      out += it->second.second;
+/// Equal rows of a row-major table: each row's group (numbered by first appearance) and each group's
+/// first row. Rows are equal when all their values compare equal (so 0 and -0 are, and NaN never is).
+struct RowGroups {
+  std::vector<std::size_t> of_row;
+  std::vector<std::size_t> first;
+};
+RowGroups group_rows(const std::vector<double>& table, std::size_t width) {
+  RowGroups g;
+  const std::size_t n = width == 0 ? 0 : table.size() / width;
+  g.of_row.resize(n);
+  auto row = [&](std::size_t i) { return table.begin() + static_cast<std::ptrdiff_t>(i * width); };
+  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;  // row hash -> group
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values' bits
+    for (auto v = row(i); v != row(i) + static_cast<std::ptrdiff_t>(width); ++v) {
+      double x = *v == 0 ? 0.0 : *v;
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
     }
-    out += ']';
+    std::size_t found = g.first.size();
+    for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
+      if (std::equal(row(i), row(i) + static_cast<std::ptrdiff_t>(width), row(g.first[it->second]))) {
+        found = it->second;
+        break;
+      }
+    }
+    if (found == g.first.size()) {
+      g.first.push_back(i);
+      by_hash.emplace(h, found);
+    }
+    g.of_row[i] = found;
+  }
+  return g;
+}
+
+/// Per-layer timings in the columnar form of docs/API.md: layers whose (rounded) timings are equal on
+/// every accelerator share one column, so a model's repeated blocks are written once per result and a
+/// full-catalogue response stays small (docs/PERFORMANCE.md). The layer table names each layer's column.
+class LayerColumns {
+ public:
+  static constexpr std::size_t kFields = 7;  // 3 phases, compute, memory, CT, bound
+
+  /// Groups the layers of `times` (one Timing per accelerator, each over the same layers; phase times
+  /// scaled by that accelerator's `factors` entry).
+  LayerColumns(const std::vector<Timing>& times, const std::vector<double>& factors) : accelerators_(times.size()) {
+    const std::size_t n = times.empty() ? 0 : times.front().layers.size();
+    const std::size_t width = accelerators_ * kFields;
+    // Unrounded first (cheap), then the few distinct timings rounded as written and grouped again.
+    std::vector<double> raw(n * width);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t h = 0; h < accelerators_; ++h) fill(&raw[i * width + h * kFields], times[h].layers[i], 1.0);
+    }
+    const RowGroups exact = group_rows(raw, width);
+    std::vector<double> rounded(exact.first.size() * width);
+    for (std::size_t c = 0; c < exact.first.size(); ++c) {
+      for (std::size_t h = 0; h < accelerators_; ++h) {
+        double* v = &rounded[c * width + h * kFields];
+        fill(v, times[h].layers[exact.first[c]], factors[h]);
+        for (std::size_t k = 0; k + 1 < kFields; ++k) v[k] = round6(v[k]);
+      }
+    }
+    const RowGroups shown = group_rows(rounded, width);
+    values_.reserve(shown.first.size() * width);
+    for (std::size_t r : shown.first) {
+      values_.insert(values_.end(), rounded.begin() + static_cast<std::ptrdiff_t>(r * width),
+                     rounded.begin() + static_cast<std::ptrdiff_t>((r + 1) * width));
+    }
+    column_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) column_[i] = shown.of_row[exact.of_row[i]];
   }
 
-  /// Bytes write() appends for `t`, roughly (to reserve the output once).
-  std::size_t estimate() const { return names_.size() * 200; }
+  /// `{"backward_ms": [...], "bound": [...], "compute_ms", "ct_ms", "forward_ms", "memory_ms", "optimizer_ms"}`,
+  /// one entry per column, for accelerator `h`.
+  void write(std::string& out, std::size_t h) const {
+    const std::size_t width = accelerators_ * kFields, columns = column_.empty() ? 0 : values_.size() / width;
+    // Field index in fill()'s order, by key in the order written (keys sorted, as in the rest of the response).
+    static const std::pair<const char*, std::size_t> keys[] = {
+        {"{\"backward_ms\":[", 1}, {",\"bound\":[", 6},     {",\"compute_ms\":[", 3},  {",\"ct_ms\":[", 5},
+        {",\"forward_ms\":[", 0},  {",\"memory_ms\":[", 4}, {",\"optimizer_ms\":[", 2}};
+    for (const auto& [key, k] : keys) {
+      out += key;
+      for (std::size_t c = 0; c < columns; ++c) {
+        if (c > 0) out += ',';
+        const double v = values_[c * width + h * kFields + k];
+        if (k == 6) {
+          out += '"';
+          out += to_string(static_cast<Bound>(static_cast<int>(v)));
+          out += '"';
+        } else {
+          append_number(out, v);
+        }
+      }
+      out += ']';
+    }
+    out += '}';
+  }
 
-  /// The response's layer table (docs/API.md, `layers`), as text; identical layers are written once.
+  /// Bytes write() appends, roughly (to reserve the output once).
+  std::size_t estimate() const { return 120 + (accelerators_ == 0 ? 0 : values_.size() / accelerators_) * 12; }
+
+  /// The response's layer table (docs/API.md, `layers`), as text; identical entries are built once.
   std::string table(const Network& net, const StepWork& work) const {
     std::unordered_map<std::string, std::pair<std::string, std::string>> cache;
     std::string out = "[";
-    out.reserve(names_.size() * 300);
-    for (std::size_t i = 0; i < names_.size(); ++i) {
+    out.reserve(net.layers.size() * 300);
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
       const Layer& l = net.layers[i];
       const LayerWork& w = work.layers[i];
       std::string key = to_string(l.type);
-      const double values[] = {
-          static_cast<double>(l.parameters), w.flops[0], w.flops[1], w.flops[2], w.bytes[0], w.bytes[1], w.bytes[2],
-          static_cast<double>(w.kernels),    w.co,       w.cm};
+      const double values[] = {static_cast<double>(l.parameters),
+                               w.flops[0],
+                               w.flops[1],
+                               w.flops[2],
+                               w.bytes[0],
+                               w.bytes[1],
+                               w.bytes[2],
+                               static_cast<double>(w.kernels),
+                               w.co,
+                               w.cm,
+                               static_cast<double>(column_[i])};
       key.append(reinterpret_cast<const char*>(values), sizeof values);
       key.append(reinterpret_cast<const char*>(l.output_shape.data()), l.output_shape.size() * sizeof(std::int64_t));
       auto it = cache.find(key);
@@ -410,14 +476,16 @@ class LayerTextWriter {
                                  {"features", {{"co", round6(w.co)}, {"cm", round6(w.cm)}}}});
         head.back() = ',';  // keys sort: bytes, features, flops, intensity, kernels < name < the rest
         head += "\"name\":";
-        std::string tail =
-            dump({{"type", to_string(l.type)}, {"output_shape", l.output_shape}, {"parameters", l.parameters}});
+        std::string tail = dump({{"type", to_string(l.type)},
+                                 {"output_shape", l.output_shape},
+                                 {"parameters", l.parameters},
+                                 {"timing", column_[i]}});
         tail.front() = ',';
         it = cache.emplace(std::move(key), std::make_pair(std::move(head), std::move(tail))).first;
       }
       if (i > 0) out += ',';
       out += it->second.first;
-      out += names_[i];
+      out += dump(l.name);
       out += it->second.second;
     }
     out += ']';
@@ -425,15 +493,21 @@ class LayerTextWriter {
   }
 
  private:
-  using Key = std::array<double, 7>;
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      std::size_t h = 0;
-      for (double v : k) h = h * 1000003u ^ std::hash<double>()(v);
-      return h;
-    }
-  };
-  std::vector<std::string> names_;
+  /// One layer's values on one accelerator in the order 3 phases (scaled by `factor`), compute,
+  /// memory, CT, bound.
+  static void fill(double* v, const LayerTiming& l, double factor) {
+    v[0] = l.ms[0] * factor;
+    v[1] = l.ms[1] * factor;
+    v[2] = l.ms[2] * factor;
+    v[3] = l.compute_ms;
+    v[4] = l.memory_ms;
+    v[5] = l.ct_ms;
+    v[6] = static_cast<double>(static_cast<int>(l.bound));
+  }
+
+  std::size_t accelerators_;
+  std::vector<std::size_t> column_;  // by layer
+  std::vector<double> values_;       // by column, then accelerator, then field (fill()'s order), rounded
 };
 
 /// The response for `p` timed by `main` (roofline or learned), with optional 80% bands.
@@ -461,9 +535,9 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
   }
   std::vector<Json> results;
   results.reserve(H);
-  // Per-layer results are written as text and spliced in (LayerTextWriter).
-  std::optional<LayerTextWriter> layer_writer;
-  if (p.req.per_layer) layer_writer.emplace(p.shard ? p.shard->net : p.net);
+  // Per-layer results are written as text and spliced in (LayerColumns).
+  std::optional<LayerColumns> layer_writer;
+  if (p.req.per_layer) layer_writer.emplace(main, factors);
   for (std::size_t h = 0; h < H; ++h) {
     ResultExtras extras;
     extras.baselines = baselines_for(p, h);
@@ -555,7 +629,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
     if (layer_writer) {
       out.append(parts[h], 0, parts[h].size() - 1);  // all but the result's closing brace
       out += ",\"layers\":";
-      layer_writer->write(out, main[h], factors[h]);
+      layer_writer->write(out, h);
       out += '}';
     } else {
       out += parts[h];
