@@ -342,41 +342,42 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
 /// Appends a double as JSON text, as the rest of the response writes it.
 void append_number(std::string& out, double v) { out += Json(v).dump(); }
 
-/// Equal rows of a row-major table: each row's group (numbered by first appearance) and each group's
-/// first row. Rows are equal when all their values compare equal (so 0 and -0 are, and NaN never is).
-struct RowGroups {
-  std::vector<std::size_t> of_row;
+/// Equal items among `hashes.size()` items: each item's group (numbered by first appearance) and each
+/// group's first item. `equal(a, b)` decides; `hashes` must agree with it (equal items, equal hashes).
+struct Groups {
+  std::vector<std::size_t> of_item;
   std::vector<std::size_t> first;
 };
-RowGroups group_rows(const std::vector<double>& table, std::size_t width) {
-  RowGroups g;
-  const std::size_t n = width == 0 ? 0 : table.size() / width;
-  g.of_row.resize(n);
-  auto row = [&](std::size_t i) { return table.begin() + static_cast<std::ptrdiff_t>(i * width); };
-  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;  // row hash -> group
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values' bits
-    for (auto v = row(i); v != row(i) + static_cast<std::ptrdiff_t>(width); ++v) {
-      double x = *v == 0 ? 0.0 : *v;
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &x, sizeof bits);
-      h = (h ^ bits) * 1099511628211ull;
-    }
+template <typename Equal>
+Groups group_equal(const std::vector<std::uint64_t>& hashes, Equal&& equal) {
+  Groups g;
+  g.of_item.resize(hashes.size());
+  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;  // hash -> group
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
     std::size_t found = g.first.size();
-    for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
-      if (std::equal(row(i), row(i) + static_cast<std::ptrdiff_t>(width), row(g.first[it->second]))) {
+    for (auto [it, end] = by_hash.equal_range(hashes[i]); it != end; ++it) {
+      if (equal(i, g.first[it->second])) {
         found = it->second;
         break;
       }
     }
     if (found == g.first.size()) {
       g.first.push_back(i);
-      by_hash.emplace(h, found);
+      by_hash.emplace(hashes[i], found);
     }
-    g.of_row[i] = found;
+    g.of_item[i] = found;
   }
   return g;
 }
+
+/// One FNV-1a step over a double's bits; -0 hashes as 0, since the two compare equal.
+std::uint64_t mix(std::uint64_t h, double v) {
+  if (v == 0) v = 0;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return (h ^ bits) * 1099511628211ull;
+}
+constexpr std::uint64_t kHashSeed = 1469598103934665603ull;
 
 /// Per-layer timings in the columnar form of docs/API.md: layers whose (rounded) timings are equal on
 /// every accelerator share one column, so a model's repeated blocks are written once per result and a
@@ -390,28 +391,50 @@ class LayerColumns {
   LayerColumns(const std::vector<Timing>& times, const std::vector<double>& factors) : accelerators_(times.size()) {
     const std::size_t n = times.empty() ? 0 : times.front().layers.size();
     const std::size_t width = accelerators_ * kFields;
-    // Unrounded first (cheap), then the few distinct timings rounded as written and grouped again.
-    std::vector<double> raw(n * width);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t h = 0; h < accelerators_; ++h) fill(&raw[i * width + h * kFields], times[h].layers[i], 1.0);
-    }
-    const RowGroups exact = group_rows(raw, width);
-    std::vector<double> rounded(exact.first.size() * width);
-    for (std::size_t c = 0; c < exact.first.size(); ++c) {
-      for (std::size_t h = 0; h < accelerators_; ++h) {
-        double* v = &rounded[c * width + h * kFields];
-        fill(v, times[h].layers[exact.first[c]], factors[h]);
-        for (std::size_t k = 0; k + 1 < kFields; ++k) v[k] = round6(v[k]);
+    // Unrounded first: hashed accelerator by accelerator (independent per layer, so it pipelines) and
+    // compared in place; then the few distinct timings, rounded as written, grouped again.
+    std::vector<std::uint64_t> hashes(n, kHashSeed);
+    for (const Timing& t : times) {
+      for (std::size_t i = 0; i < n; ++i) {
+        double v[kFields];
+        fill(v, t.layers[i], 1.0);
+        for (double x : v) hashes[i] = mix(hashes[i], x);
       }
     }
-    const RowGroups shown = group_rows(rounded, width);
+    const Groups exact = group_equal(hashes, [&times](std::size_t a, std::size_t b) {
+      for (const Timing& t : times) {
+        const LayerTiming& x = t.layers[a];
+        const LayerTiming& y = t.layers[b];
+        if (x.ms != y.ms || x.compute_ms != y.compute_ms || x.memory_ms != y.memory_ms || x.ct_ms != y.ct_ms ||
+            x.bound != y.bound) {
+          return false;
+        }
+      }
+      return true;
+    });
+    const std::size_t m = exact.first.size();
+    std::vector<double> rounded(m * width);
+    std::vector<std::uint64_t> rounded_hashes(m, kHashSeed);
+    for (std::size_t c = 0; c < m; ++c) {
+      double* v = &rounded[c * width];
+      for (std::size_t h = 0; h < accelerators_; ++h) {
+        fill(v + h * kFields, times[h].layers[exact.first[c]], factors[h]);
+        for (std::size_t k = 0; k + 1 < kFields; ++k) v[h * kFields + k] = round6(v[h * kFields + k]);
+      }
+      for (std::size_t k = 0; k < width; ++k) rounded_hashes[c] = mix(rounded_hashes[c], v[k]);
+    }
+    const Groups shown = group_equal(rounded_hashes, [&rounded, width](std::size_t a, std::size_t b) {
+      return std::equal(rounded.begin() + static_cast<std::ptrdiff_t>(a * width),
+                        rounded.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
+                        rounded.begin() + static_cast<std::ptrdiff_t>(b * width));
+    });
     values_.reserve(shown.first.size() * width);
     for (std::size_t r : shown.first) {
       values_.insert(values_.end(), rounded.begin() + static_cast<std::ptrdiff_t>(r * width),
                      rounded.begin() + static_cast<std::ptrdiff_t>((r + 1) * width));
     }
     column_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) column_[i] = shown.of_row[exact.of_row[i]];
+    for (std::size_t i = 0; i < n; ++i) column_[i] = shown.of_item[exact.of_item[i]];
   }
 
   /// `{"backward_ms": [...], "bound": [...], "compute_ms", "ct_ms", "forward_ms", "memory_ms", "optimizer_ms"}`,
