@@ -175,7 +175,11 @@ describe('the served page, further', () => {
     const exported = JSON.parse(readFileSync(/** @type {string} */ (await json.path()), 'utf8'));
     assert.equal(exported.request.model.hf_config.n_embd, 1024, 'the request carries the config, not the preset');
     assert.equal(exported.response.results.length, (await rowIds(page)).length);
-    assert.ok(exported.response.results.every((/** @type {{ layers?: unknown[] }} */ r) => (r.layers?.length ?? 0) > 0), 'per-layer timings for every accelerator');
+    const columns = Math.max(...exported.response.layers.map((/** @type {{ timing: number }} */ l) => l.timing)) + 1;
+    assert.ok(
+      exported.response.results.every((/** @type {{ layers?: { forward_ms: number[] } }} */ r) => r.layers?.forward_ms.length === columns),
+      'per-layer timings for every accelerator, a column for each timing the layer table names',
+    );
   });
 
   test('the theme toggle switches to dark and is remembered', async () => {

@@ -262,22 +262,70 @@ TEST_CASE("success responses obey the documented identities", "[api]") {
     CHECK(bounds.count(res["bottleneck"].get<std::string>()) == 1);
     const Json& split = res["time_split_ms"];
     CHECK(num(split["compute"]) + num(split["memory"]) + num(split["overhead"]) == Approx(step).epsilon(1e-4));
-    // Per-layer breakdown sums to the phase totals.
-    REQUIRE(res["layers"].size() == r["layers"].size());
-    double fwd = 0, bwd = 0;
-    for (const auto& l : res["layers"]) {
-      fwd += num(l["forward_ms"]);
-      bwd += num(l["backward_ms"]);
-      CHECK(bounds.count(l["bound"].get<std::string>()) == 1);
+    // Per-layer breakdown: one column per distinct timing, named by the layer table; sums to the phase totals.
+    const Json& cols = res["layers"];
+    REQUIRE(cols.is_object());
+    CHECK(cols.size() == 7);
+    const std::size_t n = cols["forward_ms"].size();
+    for (const char* key : {"forward_ms", "backward_ms", "optimizer_ms", "compute_ms", "memory_ms", "ct_ms", "bound"}) {
+      INFO(key);
+      REQUIRE(cols[key].size() == n);
+    }
+    for (const auto& b : cols["bound"]) CHECK(bounds.count(b.get<std::string>()) == 1);
+    double fwd = 0, bwd = 0, opt = 0;
+    for (const auto& l : r["layers"]) {
+      const auto c = l["timing"].get<std::size_t>();
+      REQUIRE(c < n);
+      fwd += num(cols["forward_ms"][c]);
+      bwd += num(cols["backward_ms"][c]);
+      opt += num(cols["optimizer_ms"][c]);
     }
     CHECK(fwd == Approx(num(res["forward_ms"])).epsilon(1e-4));
     CHECK(bwd == Approx(num(res["backward_ms"])).epsilon(1e-4));
+    CHECK(opt == Approx(num(res["optimizer_ms"])).epsilon(1e-4).margin(1e-9));
   }
   CHECK(r["results"][2]["price_per_hour_usd"].is_null());  // k80 is not rented
   CHECK(r["results"][3]["price_per_hour_usd"] == 1.25);
   CHECK(r["results"][3]["name"] == "Mine");
   // Faster hardware is faster.
   CHECK(num(r["results"][0]["step_ms"]) < num(r["results"][1]["step_ms"]));
+}
+
+/// Layer `i`'s seven per-layer values in result `res` of response `r` (docs/API.md, per-layer columns).
+Json layer_row(const Json& r, const Json& res, std::size_t i) {
+  const auto c = r["layers"][i]["timing"].get<std::size_t>();
+  Json row = Json::object();
+  for (auto it = res["layers"].begin(); it != res["layers"].end(); ++it) row[it.key()] = it.value()[c];
+  return row;
+}
+
+TEST_CASE("per-layer columns: repeated blocks share a column, and each layer reads as alone", "[api]") {
+  // BERT-base repeats one encoder block 12 times: its layers are written once per result.
+  Json both = call({{"model", {{"preset", "bert-base"}}}, {"hardware", {"h100-sxm", "t4"}}});
+  REQUIRE_FALSE(both.contains("error"));
+  const std::size_t layers = both["layers"].size();
+  std::set<std::size_t> used;
+  for (const auto& l : both["layers"]) used.insert(l["timing"].get<std::size_t>());
+  const std::size_t columns = both["results"][0]["layers"]["forward_ms"].size();
+  CHECK(used.size() == columns);  // every column is some layer's
+  CHECK(columns * 5 < layers);
+  // Grouping over two accelerators gives each layer the same numbers as a request for one alone.
+  Json alone = call({{"model", {{"preset", "bert-base"}}}, {"hardware", {"t4"}}});
+  REQUIRE_FALSE(alone.contains("error"));
+  REQUIRE(alone["layers"].size() == layers);
+  for (std::size_t i = 0; i < layers; ++i) {
+    INFO("layer " << i);
+    CHECK(layer_row(both, both["results"][1], i) == layer_row(alone, alone["results"][0], i));
+  }
+  // Columns are distinct: no two hold the same values on both accelerators.
+  std::set<std::string> seen;
+  for (std::size_t c = 0; c < columns; ++c) {
+    std::string key;
+    for (const auto& res : both["results"]) {
+      for (auto it = res["layers"].begin(); it != res["layers"].end(); ++it) key += it.value()[c].dump() + ";";
+    }
+    CHECK(seen.insert(key).second);
+  }
 }
 
 TEST_CASE("defaults: a100, batch 32, 100 steps, adam, fp32, per-layer on", "[api]") {

@@ -3,6 +3,7 @@
 // the JSON response (see tests/cases/README.md for the format).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -25,6 +26,38 @@ Json load_manifest() {
   Json cases = Json::parse(text.str());
   REQUIRE(cases.is_array());
   return cases;
+}
+
+/// Per-layer results, when present, follow docs/API.md: one table entry per layer, per result seven
+/// columns of one length, every column some layer's, and (one GPU) the layers adding up to the phases.
+void check_layer_columns(const Json& r) {
+  const Json& table = r["layers"];
+  REQUIRE(table.size() == r["model"]["layer_count"].get<std::size_t>());
+  std::set<std::size_t> used;
+  for (const auto& layer : table) used.insert(layer["timing"].get<std::size_t>());
+  const std::set<std::string> bounds = {"compute", "memory", "overhead"};
+  for (const auto& res : r["results"]) {
+    INFO("result " << res["hardware"]);
+    REQUIRE(res.contains("layers"));
+    const Json& cols = res["layers"];
+    CHECK(cols.size() == 7);
+    const std::size_t n = cols["forward_ms"].size();
+    for (const char* key : {"backward_ms", "optimizer_ms", "compute_ms", "memory_ms", "ct_ms", "bound"}) {
+      INFO(key);
+      REQUIRE(cols[key].size() == n);
+    }
+    CHECK(used.size() == n);
+    CHECK((n == 0 || *used.rbegin() == n - 1));  // with the size: exactly 0..n-1
+    for (const auto& b : cols["bound"]) CHECK(bounds.count(b.get<std::string>()) == 1);
+    if (res.contains("parallel")) continue;
+    for (const char* phase : {"forward_ms", "backward_ms", "optimizer_ms"}) {
+      double sum = 0;
+      for (const auto& layer : table) sum += cols[phase][layer["timing"].get<std::size_t>()].get<double>();
+      const double want = res[phase].get<double>();
+      INFO(phase << ": layers add up to " << sum << ", result says " << want);
+      CHECK(std::fabs(sum - want) <= 1e-4 * std::max(want, 1e-6));
+    }
+  }
 }
 
 /// Checks one case's response against its expectations.
@@ -56,6 +89,7 @@ void check_case(const Json& c) {
     CHECK(std::isfinite(step));
     CHECK(step > 0);
   }
+  if (r.contains("layers")) check_layer_columns(r);
   if (e.contains("parameters")) CHECK(r["model"]["parameters"] == e["parameters"]);
   if (e.contains("results")) CHECK(r["results"].size() == e["results"].get<std::size_t>());
   if (e.contains("layer_count")) CHECK(r["model"]["layer_count"] == e["layer_count"]);

@@ -16,6 +16,30 @@ import { REPO_ROOT, engine, requireBuiltCore } from './helpers.mjs';
 /** @type {Case[]} */
 const cases = JSON.parse(readFileSync(join(REPO_ROOT, 'tests', 'cases', 'requests.json'), 'utf8'));
 
+/**
+ * Per-layer results, when present, follow docs/API.md: one table entry per layer, per result seven
+ * columns of one length, every column some layer's, and (one GPU) the layers adding up to the phases.
+ * @param {import('../../web/src/types').PredictResponse} r
+ */
+function checkLayerColumns(r) {
+  const table = r.layers ?? [];
+  assert.equal(table.length, r.model.layer_count, 'one table entry per layer');
+  const used = new Set(table.map((layer) => layer.timing));
+  for (const res of r.results) {
+    const cols = res.layers;
+    assert.ok(cols !== undefined, `${res.hardware}: per-layer results`);
+    const n = cols.forward_ms.length;
+    for (const key of /** @type {const} */ (['backward_ms', 'optimizer_ms', 'compute_ms', 'memory_ms', 'ct_ms', 'bound'])) assert.equal(cols[key].length, n, `${res.hardware}: ${key}`);
+    assert.deepEqual([...used].sort((a, b) => a - b), Array.from({ length: n }, (_, k) => k), `${res.hardware}: every column is some layer's`);
+    assert.ok(cols.bound.every((b) => ['compute', 'memory', 'overhead'].includes(b)));
+    if (res.parallel !== undefined) continue;
+    for (const phase of /** @type {const} */ (['forward_ms', 'backward_ms', 'optimizer_ms'])) {
+      const sum = table.reduce((s, layer) => s + (cols[phase][layer.timing] ?? NaN), 0);
+      assert.ok(Math.abs(sum - res[phase]) <= 1e-4 * Math.max(res[phase], 1e-6), `${res.hardware}: layers' ${phase} ${sum} add up to ${res[phase]}`);
+    }
+  }
+}
+
 test('the manifest has cases', () => {
   assert.ok(cases.length >= 20);
 });
@@ -40,6 +64,7 @@ for (const c of cases) {
     const r = await engine.predict(request);
     assert.ok(r.results.length > 0);
     for (const res of r.results) assert.ok(Number.isFinite(res.step_ms) && res.step_ms > 0, `step_ms ${res.step_ms}`);
+    if (r.layers !== undefined) checkLayerColumns(r);
     if (e.parameters !== undefined) assert.equal(r.model.parameters, e.parameters);
     if (e.results !== undefined) assert.equal(r.results.length, e.results);
     if (e.hardware !== undefined) assert.deepEqual(r.results.map((x) => x.hardware), e.hardware);

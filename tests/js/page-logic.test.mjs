@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { exportFileName, exportJson, resultsCsv } from '../../web/src/export.js';
 import { runJob, runPlan } from '../../web/src/jobs.js';
-import { topLayers } from '../../web/src/layers.js';
+import { layerTimings, topLayers } from '../../web/src/layers.js';
 import {
   MAX_LINK_CONFIG_CHARS,
   decodeConfig,
@@ -280,6 +280,18 @@ describe('engine jobs', () => {
       assert.equal(row.step_ms, all.response.results[index]?.step_ms, `${row.hardware}: same step time`);
     }
     assert.equal(chart.response.layers?.length, all.response.layers?.length);
+    // Read out of its columns, the charted accelerator's per-layer timings are those of the full response.
+    const rowsOf = (/** @type {import('../../web/src/types').PredictResponse} */ response) => {
+      const result = response.results.find((r) => r.hardware === 'h100-sxm');
+      assert.ok(result?.layers !== undefined && response.layers !== undefined);
+      return layerTimings(response.layers, result.layers);
+    };
+    const rows = rowsOf(chart.response);
+    assert.equal(rows.length, chart.response.model.layer_count);
+    assert.deepEqual(rows, rowsOf(all.response));
+    const sum = rows.reduce((s, r) => s + r.forward_ms, 0);
+    const h100 = chart.response.results.find((r) => r.hardware === 'h100-sxm');
+    assert.ok(Math.abs(sum - (h100?.forward_ms ?? NaN)) <= 1e-4 * sum, `per-layer forward ${sum} adds up to ${h100?.forward_ms}`);
     // Without a choice, the first row in the table's order (total time, ascending): the fastest.
     const fastest = await runJob(engine, scenarioToJob(scenario, { perLayer: 'chart' }));
     assert.ok(fastest.ok);
@@ -360,8 +372,25 @@ describe('sorting, top layers and exports', () => {
     assert.deepEqual(ids(sortResults(rows, { column: 'fits', descending: false })), ['a', 'b', 'c', 'd']);
   });
 
+  test('per-layer rows are read out of the columns the layer table points to', () => {
+    // Layers 0 and 2 share column 1 (the same timings), as the core writes repeated blocks.
+    const table = /** @type {import('../../web/src/types').LayerInfo[]} */ (
+      [1, 0, 1].map((timing, i) => ({ name: `l${i}`, type: 'dense', output_shape: [4], parameters: 1, flops: { forward: 0, backward: 0, optimizer: 0 }, bytes: { forward: 0, backward: 0, optimizer: 0 }, features: { co: 0, cm: 0 }, timing }))
+    );
+    /** @type {import('../../web/src/types').LayerColumns} */
+    const columns = { forward_ms: [1, 2], backward_ms: [3, 4], optimizer_ms: [0, 0.5], compute_ms: [5, 6], memory_ms: [7, 8], ct_ms: [0.1, 0.2], bound: ['memory', 'compute'] };
+    const rows = layerTimings(table, columns);
+    assert.deepEqual(rows.map((r) => [r.name, r.forward_ms, r.backward_ms, r.optimizer_ms, r.compute_ms, r.memory_ms, r.ct_ms, r.bound]), [
+      ['l0', 2, 4, 0.5, 6, 8, 0.2, 'compute'],
+      ['l1', 1, 3, 0, 5, 7, 0.1, 'memory'],
+      ['l2', 2, 4, 0.5, 6, 8, 0.2, 'compute'],
+    ]);
+    assert.throws(() => layerTimings(table.map((layer) => ({ ...layer, timing: 2 })), columns), /layers\[0\]\.timing: column 2/);
+  });
+
   test('the top layers and the rest add up to the step', () => {
-    const layers = Array.from({ length: 10 }, (_, i) => ({ name: `l${i}`, forward_ms: i, backward_ms: 2 * i, optimizer_ms: 0.5, bound: 'compute', ct_ms: 0 }));
+    /** @type {import('../../web/src/types').LayerTiming[]} */
+    const layers = Array.from({ length: 10 }, (_, i) => ({ name: `l${i}`, forward_ms: i, backward_ms: 2 * i, optimizer_ms: 0.5, compute_ms: 0, memory_ms: 0, bound: 'compute', ct_ms: 0 }));
     const { bars, rest, total_ms } = topLayers(layers, 3);
     assert.deepEqual(bars.map((bar) => bar.name), ['l9', 'l8', 'l7']);
     assert.equal(rest?.layers, 7);

@@ -19,7 +19,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../src/engine.js';
@@ -77,6 +77,8 @@ function nativeRun(file, devNull) {
 
 async function main() {
   buildNative();
+  // The machine is shared: its load, before and after the timed runs, is reported with the numbers.
+  const loadBefore = loadavg()[0] ?? NaN;
   const core = await loadNodeCore();
   /** @type {import('../src/types').Catalog} */
   const catalog = JSON.parse(core.catalog());
@@ -184,14 +186,19 @@ async function main() {
   for (const { preset, text } of [...requests, ...totalsOnly]) {
     /** @type {string} */
     let predictor = '';
+    /** @type {unknown} */
+    let response = null;
     const first = await timeMsAsync(async () => {
-      predictor = (await engine.predict(text)).predictor;
+      response = await engine.predict(text);
     });
+    // The parsed response written back compactly: about the size of the text the core returned.
+    const bytes = JSON.stringify(response).length;
+    predictor = /** @type {{ predictor: string }} */ (response).predictor;
     for (let i = 0; i < WARMUP; i += 1) await engine.predict(text);
     /** @type {number[]} */
     const times = [];
     for (let i = 0; i < E2E_RUNS; i += 1) times.push(await timeMsAsync(() => engine.predict(text)));
-    e2e.push({ preset, predictor, first, median: median(times), p95: percentile(times, 95) });
+    e2e.push({ preset, predictor, bytes, first, median: median(times), p95: percentile(times, 95) });
   }
 
   // ---- sizes
@@ -226,6 +233,7 @@ async function main() {
   const webMeasuresMemory = /memory/i.test(readFileSync(join(ROOT, 'web/bench/bench-web.mjs'), 'utf8'));
 
   // ---- report
+  const loadAfter = loadavg()[0] ?? NaN;
   const cpu = cpus();
   const date = new Date().toISOString().slice(0, 10);
   const llama = e2e.find((row) => row.preset === 'llama-2-70b');
@@ -236,7 +244,8 @@ async function main() {
     '## Core',
     '',
     `Measured ${date} with \`npm run bench\` (web/bench/bench-core.mjs): Node ${process.version}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} ` +
-      `(shared with other work, so expect noise). Requests: each preset on all ${ids.length} catalogue accelerators` +
+      `(shared with other work, so expect noise; 1-minute load average ${loadBefore.toFixed(2)} before the timed runs, ${loadAfter.toFixed(2)} after). ` +
+      `Requests: each preset on all ${ids.length} catalogue accelerators` +
       `${skipped ? ` (${skipped} skipped: no fp32 peak)` : ' (none skipped: all have an fp32 peak)'}, default training settings, per-layer table on (the default).`,
     '',
     '### Core work, native vs wasm (roofline `predict`: parse, features, assembly)',
@@ -260,12 +269,14 @@ async function main() {
     '',
     '### End to end in Node, learned path (wasm core + ONNX Runtime Web, one thread)',
     '',
-    `| model | predictor | first call (loads ORT and the class models) | median (p95) of ${E2E_RUNS} after ${WARMUP} warm-up |`,
-    '|---|---|---|---|',
-    ...e2e.map((row) => `| ${row.preset} | ${row.predictor} | ${ms(row.first)} | ${ms(row.median)} (${ms(row.p95)}) |`),
+    `| model | predictor | response (its JSON.stringify length) | first call (loads ORT and the class models) | median (p95) of ${E2E_RUNS} after ${WARMUP} warm-up |`,
+    '|---|---|---|---|---|',
+    ...e2e.map((row) => `| ${row.preset} | ${row.predictor} | ${size(row.bytes)} | ${ms(row.first)} | ${ms(row.median)} (${ms(row.p95)}) |`),
     '',
     `A fresh engine from web/src/engine.js with web/cli/node-engine.mjs's loaders; loading the wasm core (\`engine.ready()\`) took ${ms(loadMs)} before the first call. ` +
-      'Each call is `engine.predict` on the request text: learnedPrepare, the feature copies, one ONNX batch per layer class, learnedFinish and JSON.parse of the response.',
+      'Each call is `engine.predict` on the request text: learnedPrepare, the feature copies, one ONNX batch per layer class, learnedFinish and JSON.parse of the response. ' +
+      "Per-layer results are columnar (docs/API.md): each result carries one column per distinct layer timing and the layer table says which column is each layer's, " +
+      "so a model's repeated blocks cost one column per accelerator, not one object per layer per accelerator (the object-per-layer form made Llama-2-70B's response 4.11 MiB).",
     '',
     '### Plan mode (wasm core)',
     '',
@@ -289,7 +300,7 @@ async function main() {
     '',
     '### Memory',
     '',
-    `Node process after all the runs above (wasm core, ONNX Runtime and its sessions, the 4 MB responses): peak RSS ${size(peakRss)}, ` +
+    `Node process after all the runs above (wasm core, ONNX Runtime and its sessions, the responses above): peak RSS ${size(peakRss)}, ` +
       `RSS ${size(memory.rss)}, JS heap used ${size(memory.heapUsed)} of ${size(memory.heapTotal)}, external ${size(memory.external)} ` +
       `(array buffers ${size(memory.arrayBuffers)}, which include the two wasm memories). ` +
       (webMeasuresMemory ? "The page's peak memory: see the Web section." : "The page's peak memory is not measured (`npm run bench:web` does not record it)."),

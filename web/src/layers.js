@@ -4,9 +4,36 @@
 
 /**
  * @typedef {import('./types').LayerTiming} LayerTiming
+ * @typedef {import('./types').LayerInfo} LayerInfo
+ * @typedef {import('./types').LayerColumns} LayerColumns
  * @typedef {{ name: string, forward_ms: number, backward_ms: number, optimizer_ms: number,
  *   total_ms: number, layers: number }} LayerBar one bar: a layer, or `layers` layers folded together
  */
+
+/**
+ * One result's per-layer timings as rows, one per layer of the response's table, read out of the
+ * result's columns (docs/API.md: `layers[i].timing` is layer i's column).
+ * @param {readonly LayerInfo[]} table the response's `layers`
+ * @param {LayerColumns} columns the result's `layers`
+ * @returns {LayerTiming[]}
+ * @throws {Error} when a layer names a column the result does not have (a malformed response)
+ */
+export function layerTimings(table, columns) {
+  return table.map((layer, index) => {
+    const k = layer.timing;
+    const forward = columns.forward_ms[k];
+    const backward = columns.backward_ms[k];
+    const optimizer = columns.optimizer_ms[k];
+    const compute = columns.compute_ms[k];
+    const memory = columns.memory_ms[k];
+    const ct = columns.ct_ms[k];
+    const bound = columns.bound[k];
+    if (forward === undefined || backward === undefined || optimizer === undefined || compute === undefined || memory === undefined || ct === undefined || bound === undefined) {
+      throw new Error(`layers[${index}].timing: column ${k} is not in the result's per-layer columns`);
+    }
+    return { name: layer.name, forward_ms: forward, backward_ms: backward, optimizer_ms: optimizer, compute_ms: compute, memory_ms: memory, ct_ms: ct, bound };
+  });
+}
 
 /** @param {LayerTiming} layer */
 function totalOf(layer) {

@@ -30,7 +30,7 @@ import {
 } from './form';
 import { createHardwarePicker, type HardwarePicker } from './hardware-picker';
 import type { Job, JobResult } from './jobs.js';
-import { topLayers } from './layers.js';
+import { layerTimings, topLayers } from './layers.js';
 import { readModelConfig } from './model-config.js';
 import { drawMemoryChart, drawStepChart, renderMemory, renderStepParts } from './parallel-view';
 import { applyPlan, findPlan, readPlan, renderPlan, showPlanError, type PlanParts } from './plan-view';
@@ -333,10 +333,10 @@ function drawLayers(app: App): void {
   // The engine sent per-layer timings for one accelerator only (jobs.js): the chosen one, or the
   // first row of the table.
   const result = results.find((r) => r.layers !== undefined);
-  if (result === undefined) return;
+  if (result?.layers === undefined) return;
   select.value = result.hardware;
   const count = Number(byId('layers-top', HTMLSelectElement).value);
-  const { bars, rest, total_ms } = topLayers(result.layers ?? [], count);
+  const { bars, rest, total_ms } = topLayers(layerTimings(shown.response.layers ?? [], result.layers), count);
   const covered = bars.reduce((sum, bar) => sum + bar.total_ms, 0);
   byId('layers-note', HTMLElement).textContent =
     rest === null

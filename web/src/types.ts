@@ -152,18 +152,38 @@ export interface LayerInfo {
   bytes: Phases;
   features: { co: number; cm: number };
   kernels?: number;
+  intensity?: number;
+  /** The column of every result's per-layer `layers` that holds this layer's timings. */
+  timing: number;
 }
 
+export type Bottleneck = 'compute' | 'memory' | 'overhead';
+
+/**
+ * A result's per-layer timings, by column (docs/API.md): layers with the same timings on every
+ * accelerator share a column, and the top-level table's `layers[i].timing` says which is layer i's.
+ */
+export interface LayerColumns {
+  forward_ms: number[];
+  backward_ms: number[];
+  optimizer_ms: number[];
+  compute_ms: number[];
+  memory_ms: number[];
+  ct_ms: number[];
+  bound: Bottleneck[];
+}
+
+/** One layer's timings on one accelerator, read out of the columns (layers.js, layerTimings). */
 export interface LayerTiming {
   name: string;
   forward_ms: number;
   backward_ms: number;
   optimizer_ms: number;
-  bound: string;
+  compute_ms: number;
+  memory_ms: number;
   ct_ms: number;
+  bound: Bottleneck;
 }
-
-export type Bottleneck = 'compute' | 'memory' | 'overhead';
 
 export interface MemoryBreakdown {
   weights_gb: number;
@@ -247,7 +267,8 @@ export interface HardwareResult {
   mfu: number;
   bottleneck: Bottleneck;
   time_split_ms?: TimeSplit;
-  layers?: LayerTiming[];
+  /** With `options.per_layer`: this accelerator's per-layer timings, by column (see LayerColumns). */
+  layers?: LayerColumns;
   /** When the request had `calibration`: the factor applied to this accelerator's times. */
   calibration_factor?: number;
   /** With a `parallel` request: the step's parts and the links used. */
