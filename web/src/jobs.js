@@ -17,8 +17,8 @@ import { sortResults } from './sort.js';
  *   layersFor?: { id: string, sort: import('./scenario.js').Sort } }} Job
  *   `configText`, when not blank, replaces `request.model` (read by model-config.js).
  *   `layersFor` asks for per-layer timings on one accelerator only (the one the page's chart
- *   shows: `id`, or else the first row in `sort` order): per-layer timings for every accelerator
- *   cost ten times the computation and a response ten times larger.
+ *   shows: `id`, or else the first row in `sort` order). Since per-layer results became columns
+ *   (docs/API.md), asking for every accelerator would cost little more, so this split could go.
  * @typedef {{ ok: true, response: PredictResponse, understood: string | null }
  *   | { ok: false, field: string, message: string, understood: string | null }} JobResult
  *   `understood` describes how the config text was read ("Hugging Face config (model_type "gpt2")"),
