@@ -226,6 +226,8 @@ async function main() {
   const perfPath = join(ROOT, 'docs/PERFORMANCE.md');
   const perfText = existsSync(perfPath) ? readFileSync(perfPath, 'utf8') : '';
   const webVisit = /\| first visit to the site[^|]*\| ([\d.]+) MiB \|/.exec(perfText)?.[1];
+  // The Web section states the exact bytes in MB; re-deriving them from its rounded MiB could differ in the last digit.
+  const webVisitMB = /first visit to the site[^|]*target ≤ 4\.5 MB: ([\d.]+) MB/.exec(perfText)?.[1];
 
   // ---- memory of this process
   const memory = process.memoryUsage();
@@ -240,6 +242,8 @@ async function main() {
   const llamaTotals = e2e.find((row) => row.preset === 'llama-2-70b, per_layer false');
   const ratios = wasm.map((w, i) => w.median / (native[i]?.net ?? NaN));
   const firstVisitMiB = webVisit !== undefined ? Number(webVisit) : siteGzip / 1024 / 1024;
+  const firstVisitMB =
+    webVisit !== undefined && webVisitMB !== undefined ? Number(webVisitMB) : (firstVisitMiB * 1024 * 1024) / 1e6;
   const lines = [
     '## Core',
     '',
@@ -313,8 +317,8 @@ async function main() {
     `| full-catalogue prediction for Llama-2-70B ≤ ${TARGETS.llamaCatalogueMs} ms after load (learned, end to end, median, per-layer table on) | ${ms(llama?.median ?? NaN)} | ${verdict((llama?.median ?? Infinity) <= TARGETS.llamaCatalogueMs)} |`,
     `| the same, per_layer false | ${ms(llamaTotals?.median ?? NaN)} | ${verdict((llamaTotals?.median ?? Infinity) <= TARGETS.llamaCatalogueMs)} |`,
     ...planRows.map((row) => `| plan mode ≤ 1 s for llama-2-70b over 1–1024 GPUs (wasm, ${row.hw.length} accelerator${row.hw.length > 1 ? 's' : ''}) | ${ms(row.median)} | ${verdict(row.median <= TARGETS.planMs)} |`),
-    `| initial transfer of the served site ≤ 4.5 MB gzip including ONNX Runtime | ${firstVisitMiB.toFixed(2)} MiB = ${(firstVisitMiB * 1.048576).toFixed(2)} MB (${webVisit !== undefined ? "the Web section's first visit" : 'dist/ recomputed'}) | ` +
-      `read as 4.5 MiB: ${verdict(firstVisitMiB <= TARGETS.firstVisitGzipMiB)}; read as 4.5 × 10⁶ bytes: ${verdict(firstVisitMiB * 1024 * 1024 <= 4.5e6)} |`,
+    `| initial transfer of the served site ≤ 4.5 MB gzip including ONNX Runtime | ${firstVisitMiB.toFixed(2)} MiB = ${firstVisitMB.toFixed(2)} MB (${webVisit !== undefined ? "the Web section's first visit" : 'dist/ recomputed'}) | ` +
+      `read as 4.5 MiB: ${verdict(firstVisitMiB <= TARGETS.firstVisitGzipMiB)}; read as 4.5 × 10⁶ bytes: ${verdict(firstVisitMB <= 4.5)} |`,
     '',
   ];
   const section = lines.join('\n');
