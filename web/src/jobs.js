@@ -26,21 +26,28 @@ import { sortResults } from './sort.js';
  */
 
 /**
+ * The job's request with the pasted config, when there is one, in place of its model.
+ * @template {{ model?: unknown }} R
+ * @param {{ request: R, configText?: string }} job
+ * @returns {{ ok: true, request: R, understood: string | null } | { ok: false, field: string, message: string, understood: null }}
+ */
+function withConfig(job) {
+  const text = job.configText ?? '';
+  if (text.trim() === '') return { ok: true, request: job.request, understood: null };
+  const reading = readModelConfig(text);
+  if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
+  return { ok: true, request: { ...job.request, model: reading.model }, understood: reading.description };
+}
+
+/**
  * @param {{ predict(request: PredictRequest): Promise<PredictResponse> }} engine
  * @param {Job} job
  * @returns {Promise<JobResult>} rejects only when the core itself fails (not for a bad request)
  */
 export async function runJob(engine, job) {
-  let request = job.request;
-  /** @type {string | null} */
-  let understood = null;
-  const text = job.configText ?? '';
-  if (text.trim() !== '') {
-    const reading = readModelConfig(text);
-    if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
-    request = { ...request, model: reading.model };
-    understood = reading.description;
-  }
+  const configured = withConfig(job);
+  if (!configured.ok) return configured;
+  const { request, understood } = configured;
   try {
     const response = job.layersFor === undefined ? await engine.predict(request) : await predictWithLayersForOne(engine, request, job.layersFor);
     return { ok: true, response, understood };
@@ -100,16 +107,9 @@ async function predictWithLayersForOne(engine, request, layersFor) {
  * @returns {Promise<PlanResult>} rejects only when the core itself fails
  */
 export async function runPlan(planner, job) {
-  let request = job.request;
-  /** @type {string | null} */
-  let understood = null;
-  const text = job.configText ?? '';
-  if (text.trim() !== '') {
-    const reading = readModelConfig(text);
-    if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
-    request = { ...request, model: reading.model };
-    understood = reading.description;
-  }
+  const configured = withConfig(job);
+  if (!configured.ok) return configured;
+  const { request, understood } = configured;
   try {
     return { ok: true, response: await planner.plan(request), understood };
   } catch (error) {
