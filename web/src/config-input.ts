@@ -2,14 +2,16 @@
 // Files are read locally (File.text(), or File.slice for ONNX); nothing is uploaded anywhere.
 
 import { byId } from './dom';
+import { LARGE_CONFIG_CHARS } from './form';
 import { MAX_SKIMMED_BYTES, blobReader, skimOnnx, toBase64 } from './onnx-skim.js';
 
 /** The API's request limit (docs/API.md); a bigger text file could never be computed. */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 export interface ConfigInputEvents {
-  /** The box now holds `text` (from a file); the page recomputes. */
-  loaded(text: string, fileName: string): void;
+  /** `text` (from a file, a drop or a large paste) is the config now: the page puts it in the box (form.ts
+   * setConfig: a large one is held in memory) and recomputes. */
+  loaded(text: string, name: string): void;
   /** A file that cannot be used; `message` starts with "config:" like every model error. */
   rejected(message: string): void;
 }
@@ -47,6 +49,7 @@ async function readConfigFile(file: File): Promise<{ ok: true; text: string } | 
 
 export function wireConfigInput(events: ConfigInputEvents): void {
   const textarea = byId('config', HTMLTextAreaElement);
+  const held = byId('config-held', HTMLElement);
   const picker = byId('config-file', HTMLInputElement);
   const upload = byId('config-upload', HTMLButtonElement);
   const zone = byId('drop-zone', HTMLElement);
@@ -58,7 +61,6 @@ export function wireConfigInput(events: ConfigInputEvents): void {
       events.rejected(reading.message);
       return;
     }
-    textarea.value = reading.text;
     events.loaded(reading.text, file.name);
   };
 
@@ -70,9 +72,20 @@ export function wireConfigInput(events: ConfigInputEvents): void {
     events.rejected(`config: ${what} is ${sizeText(chars)} or more; the largest config the calculator reads is 16 MiB`);
     return true;
   };
-  textarea.addEventListener('paste', (event) => {
-    if (refuseText(event.clipboardData?.getData('text/plain').length ?? 0, 'the pasted text')) event.preventDefault();
-  });
+  // A large paste never reaches the textarea either (its layout would block the page, form.ts
+  // LARGE_CONFIG_CHARS): it replaces the config and is held in memory. Pasting onto the held config's
+  // summary replaces it too, whatever the size.
+  const paste = (event: ClipboardEvent, always: boolean): void => {
+    const text = event.clipboardData?.getData('text/plain') ?? '';
+    if (refuseText(text.length, 'the pasted text')) {
+      event.preventDefault();
+    } else if (always || text.length > LARGE_CONFIG_CHARS) {
+      event.preventDefault();
+      events.loaded(text, 'pasted text');
+    }
+  };
+  textarea.addEventListener('paste', (event) => paste(event, false));
+  held.addEventListener('paste', (event) => paste(event, true));
 
   upload.addEventListener('click', () => picker.click());
   picker.addEventListener('change', () => {
@@ -107,9 +120,6 @@ export function wireConfigInput(events: ConfigInputEvents): void {
       return;
     }
     const text = event.dataTransfer?.getData('text/plain');
-    if (text && !refuseText(text.length, 'the dropped text')) {
-      textarea.value = text;
-      events.loaded(text, 'dropped text');
-    }
+    if (text && !refuseText(text.length, 'the dropped text')) events.loaded(text, 'dropped text');
   });
 }

@@ -25,6 +25,10 @@ export interface FormParts {
   presetList: HTMLElement;
   presetNote: HTMLElement;
   config: HTMLTextAreaElement;
+  /** Shown instead of the textarea while a large config is held (setConfig). */
+  configHeld: HTMLElement;
+  /** A config too large for the textarea, kept here instead; null while the textarea holds the config. */
+  held: { text: string; name: string } | null;
   configKind: HTMLElement;
   configClear: HTMLButtonElement;
   numbers: Record<NumberField, HTMLInputElement>;
@@ -49,6 +53,8 @@ export function findForm(): FormParts {
     presetList: byId('preset-list', HTMLElement),
     presetNote: byId('preset-note', HTMLElement),
     config: byId('config', HTMLTextAreaElement),
+    configHeld: byId('config-held', HTMLElement),
+    held: null,
     configKind: byId('config-kind', HTMLElement),
     configClear: byId('config-clear', HTMLButtonElement),
     numbers,
@@ -136,8 +142,44 @@ function presetRadios(parts: FormParts): HTMLInputElement[] {
   return [...parts.presetList.querySelectorAll<HTMLInputElement>('input[type=radio]')];
 }
 
+/**
+ * Configs longer than this (UTF-16 units) are held in memory and never put in the textarea: Chromium lays
+ * a textarea's text out on the page's thread, about 1.8 ms per KiB of pretty-printed JSON (docs/UI.md), so
+ * 64 KiB costs ~120 ms, under the 200 ms a task may take, and 15 MiB several seconds.
+ */
+export const LARGE_CONFIG_CHARS = 64 * 1024;
+
+function sizeText(chars: number): string {
+  return chars >= 1024 * 1024 ? `${(chars / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(chars / 1024)} KiB`;
+}
+
+/** The config the page uses: the held one, else the textarea's text. */
+export function configText(parts: FormParts): string {
+  return parts.held?.text ?? parts.config.value;
+}
+
+/**
+ * Puts a config in the Model box: a small one into the textarea, as typed; a large one into memory, with a
+ * one-line summary shown where the textarea was. `name` says where it came from ("config.json", "pasted text").
+ */
+export function setConfig(parts: FormParts, text: string, name: string): void {
+  if (text.length > LARGE_CONFIG_CHARS) {
+    const keepName = parts.held?.text === text ? parts.held.name : name; // re-applying the same scenario
+    parts.held = { text, name: keepName };
+    parts.config.value = '';
+    parts.configHeld.textContent = `${keepName} — ${sizeText(text.length)}, too large to show here; it is used as it is. Clear to remove it.`;
+  } else {
+    parts.held = null;
+    parts.config.value = text;
+    parts.configHeld.textContent = '';
+  }
+  parts.config.hidden = parts.held !== null;
+  parts.configHeld.hidden = parts.held === null;
+  updatePresetNote(parts);
+}
+
 function usingConfig(parts: FormParts): boolean {
-  return parts.config.value.trim() !== '';
+  return parts.held !== null || parts.config.value.trim() !== '';
 }
 
 /** While a config is in the box the presets are disabled, and the note says why. */
@@ -161,12 +203,12 @@ export function readModelAndTraining(parts: FormParts, fallbackPreset: string): 
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
   }
-  return { preset: checked?.value ?? fallbackPreset, config: parts.config.value, training };
+  return { preset: checked?.value ?? fallbackPreset, config: configText(parts), training };
 }
 
 export function applyModelAndTraining(parts: FormParts, scenario: Scenario): void {
   for (const radio of presetRadios(parts)) radio.checked = radio.value === scenario.preset;
-  parts.config.value = scenario.config;
+  setConfig(parts, scenario.config, 'the config from the link');
   for (const field of NUMBER_FIELDS) {
     const value = scenario.training[field];
     parts.numbers[field].value = value === undefined ? '' : String(value);

@@ -22,6 +22,7 @@ import {
   readCalibration,
   readModelAndTraining,
   readParallel,
+  setConfig,
   showDefaults,
   showParallelDefaults,
   syncMeasuredOn,
@@ -521,6 +522,8 @@ function wireInputs(app: App): void {
     if (event.target instanceof HTMLInputElement && event.target.type === 'file') return; // config-input.ts reads it
     if (event.target === app.form.config || (event.target instanceof HTMLInputElement && event.target.name === 'preset')) {
       refusedFile = null;
+      // Text typed into the box (only a script can, while a large config hides it) replaces a held config.
+      if (event.target === app.form.config && app.form.held !== null) setConfig(app.form, app.form.config.value, 'config');
       updatePresetNote(app.form);
     }
     changed(event);
@@ -533,15 +536,17 @@ function wireInputs(app: App): void {
   });
   app.form.configClear.addEventListener('click', (event) => {
     refusedFile = null;
-    app.form.config.value = '';
-    updatePresetNote(app.form);
+    setConfig(app.form, '', ''); // drops a held config too
     app.form.config.focus();
     changed(event);
   });
   wireConfigInput({
-    loaded: () => {
+    loaded: (text, name) => {
       refusedFile = null;
-      updatePresetNote(app.form);
+      const hadFocus = document.activeElement === app.form.config || document.activeElement === app.form.configHeld;
+      setConfig(app.form, text, name);
+      // The textarea is hidden while a large config is held: keep the keyboard where the config is.
+      if (hadFocus) (app.form.held === null ? app.form.config : app.form.configHeld).focus();
       request(app, readScenario(app), performance.now());
     },
     rejected: (message) => {

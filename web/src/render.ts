@@ -29,6 +29,7 @@ function parallelTargets(field: string): { box: HTMLElement; control: HTMLElemen
 
 function usingConfig(): boolean {
   const config = document.getElementById('config');
+  if (document.getElementById('config-held')?.hidden === false) return true; // a large config, held by form.ts
   return config instanceof HTMLTextAreaElement && config.value.trim() !== '';
 }
 
@@ -51,7 +52,8 @@ function targetsFor(field: string): { box: HTMLElement; control: HTMLElement | n
   if (parallel !== null) return parallel;
   if (field.startsWith('hardware')) return { box: byId('hardware-error', HTMLElement), control: document.getElementById('hardware-list') };
   if (/^(model|config|request)\b/.test(field)) {
-    const control = field === 'model.preset' || !usingConfig() ? 'preset-list' : 'config';
+    const held = document.getElementById('config-held')?.hidden === false;
+    const control = field === 'model.preset' || !usingConfig() ? 'preset-list' : held ? 'config-held' : 'config';
     return { box: byId('model-error', HTMLElement), control: document.getElementById(control) };
   }
   return { box: byId('status', HTMLElement), control: null };

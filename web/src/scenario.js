@@ -154,6 +154,13 @@ const NUMBER_PARAMS = /** @type {const} */ ([
 /** Longest config text put into a link, after compression. Longer configs are left out with a note. */
 export const MAX_LINK_CONFIG_CHARS = 24_000;
 
+/**
+ * Longest config text even tried for a link. Encoding and compressing runs on the page's thread and costs
+ * ~10 ms per MiB to encode and 10-40 ms per MiB to compress (Chromium, 15 MiB), and JSON over 64 KiB
+ * rarely compresses under MAX_LINK_CONFIG_CHARS anyway; the page holds such configs out of its box too.
+ */
+export const MAX_LINK_SOURCE_CHARS = 64 * 1024;
+
 // ------------------------------------------------------------------ text <-> base64url
 
 /** @param {Uint8Array} bytes */
@@ -220,8 +227,8 @@ export async function scenarioToParams(scenario) {
   let configLeftOut = false;
   params.set('preset', scenario.preset);
   if (scenario.config.trim() !== '') {
-    const encoded = await encodeConfig(scenario.config);
-    if (encoded.length <= MAX_LINK_CONFIG_CHARS) params.set('config', encoded);
+    const encoded = scenario.config.length > MAX_LINK_SOURCE_CHARS ? null : await encodeConfig(scenario.config);
+    if (encoded !== null && encoded.length <= MAX_LINK_CONFIG_CHARS) params.set('config', encoded);
     else configLeftOut = true;
   }
   params.set('hardware', scenario.hardware.join(','));
