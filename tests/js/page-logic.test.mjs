@@ -9,6 +9,7 @@ import { runJob, runPlan } from '../../web/src/jobs.js';
 import { layerTimings, topLayers } from '../../web/src/layers.js';
 import {
   MAX_LINK_CONFIG_CHARS,
+  MAX_LINK_SOURCE_CHARS,
   decodeConfig,
   defaultScenario,
   encodeConfig,
@@ -174,6 +175,16 @@ describe('links', () => {
     const { params, configLeftOut } = await scenarioToParams(scenario);
     assert.equal(configLeftOut, true);
     assert.equal(params.has('config'), false);
+  });
+
+  test('a config over the held-config size is left out of links without being compressed', async () => {
+    // Highly compressible, so only the size rule (not the compressed budget) can leave it out.
+    const scenario = { ...defaultScenario(), config: 'a'.repeat(MAX_LINK_SOURCE_CHARS + 1) };
+    const { params, configLeftOut } = await scenarioToParams(scenario);
+    assert.equal(configLeftOut, true);
+    assert.equal(params.has('config'), false);
+    const small = await scenarioToParams({ ...defaultScenario(), config: 'a'.repeat(MAX_LINK_SOURCE_CHARS) });
+    assert.equal(small.configLeftOut, false);
   });
 });
 
