@@ -141,6 +141,18 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       if (!std::isfinite(y)) throw InputError("outputs", classes[c].dataset + ": a model returned a non-finite value");
     }
   }
+  // Each row's time and each class's band factors once: rows are shared by the kernels of repeated
+  // layers and by every accelerator, and exp dominated this function when taken per kernel.
+  std::vector<std::vector<double>> row_ms(classes.size());
+  std::vector<double> low_factor(classes.size()), high_factor(classes.size());
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    row_ms[c].resize(outputs[c].size());
+    for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
+      row_ms[c][r] = std::max(batch.roofline_ms[c][r] * std::exp(static_cast<double>(outputs[c][r])), batch.floor_ms[c][r]);
+    }
+    low_factor[c] = std::exp(classes[c].q10);
+    high_factor[c] = std::exp(classes[c].q90);
+  }
   std::vector<Timing> out;
   step_interval_ms.clear();
   for (std::size_t h = 0; h < batch.kernel_rows.size(); ++h) {
@@ -151,20 +163,20 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       const Kernel& k = work.kernels[i];
       auto [cls, row] = batch.kernel_rows[h][i];
       auto phase = static_cast<std::size_t>(k.phase);
-      double ms = 0, q10 = 0, q90 = 0;
+      double ms = 0, to_low = 1, to_high = 1;  // a fallback kernel has no band: exp(0)
       if (cls < 0) {
         ms = batch.fallback_ms[row];
       } else {
         auto c = static_cast<std::size_t>(cls);
-        ms = std::max(batch.roofline_ms[c][row] * std::exp(static_cast<double>(outputs[c][row])), batch.floor_ms[c][row]);
-        q10 = classes[c].q10;
-        q90 = classes[c].q90;
+        ms = row_ms[c][row];
+        to_low = low_factor[c];
+        to_high = high_factor[c];
       }
       t.ms[phase] += ms;
       t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;
       // Errors of one class are correlated within a step (same shapes, same hardware), so bands add up.
-      low += ms * std::exp(q10);
-      high += ms * std::exp(q90);
+      low += ms * to_low;
+      high += ms * to_high;
     }
     t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
     step_interval_ms.push_back({low, high});

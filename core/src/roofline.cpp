@@ -1,7 +1,11 @@
 #include "prenet/roofline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
 
 #include <Eigen/Core>
 
@@ -82,16 +86,39 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
     launches(i) = k.repeats;
   }
 
+  // A matrix kernel's rate depends only on its class and shape, which repeated layers share: each
+  // distinct one is rated once per accelerator (keyed by bits, so equal keys always mean equal rates).
+  std::vector<std::size_t> shape_of(work.kernels.size());
+  std::vector<const Kernel*> shapes;
+  {
+    std::map<std::array<std::uint64_t, 5>, std::size_t> index;
+    for (std::size_t i = 0; i < work.kernels.size(); ++i) {
+      const Kernel& k = work.kernels[i];
+      if (!is_matmul(k.cls)) continue;
+      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch};
+      std::array<std::uint64_t, 5> key{};
+      std::memcpy(key.data(), fields, sizeof fields);
+      auto [it, inserted] = index.emplace(key, shapes.size());
+      if (inserted) shapes.push_back(&k);
+      shape_of[i] = it->second;
+    }
+  }
+  std::vector<double> shape_rate(shapes.size());
+
   std::vector<Timing> out;
   out.reserve(accelerators.size());
   for (const Accelerator& acc : accelerators) {
     // Achieved FLOP/s per kernel: matrix kernels at the training precision, the rest on the FP32 vector units.
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+      const Kernel& k = *shapes[s];
+      shape_rate[s] = matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+                      tiling_efficiency(k, acc.compute_units, params.tile);
+    }
+    const double vector_rate = *acc.peak(Precision::FP32) * 1e12;
     Eigen::ArrayXd rate(kernels);
     for (Eigen::Index i = 0; i < kernels; ++i) {
-      const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
-      rate(i) = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
-                                       tiling_efficiency(k, acc.compute_units, params.tile)
-                                 : *acc.peak(Precision::FP32) * 1e12;
+      const auto u = static_cast<std::size_t>(i);
+      rate(i) = is_matmul(work.kernels[u].cls) ? shape_rate[shape_of[u]] : vector_rate;
     }
     Eigen::ArrayXd compute_ms = flops / rate * 1e3;
     Eigen::ArrayXd memory_ms = bytes / (acc.memory_bandwidth_gbs * 1e9 * params.memory_efficiency) * 1e3;
