@@ -148,7 +148,8 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
   for (std::size_t c = 0; c < classes.size(); ++c) {
     row_ms[c].resize(outputs[c].size());
     for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
-      row_ms[c][r] = std::max(batch.roofline_ms[c][r] * std::exp(static_cast<double>(outputs[c][r])), batch.floor_ms[c][r]);
+      row_ms[c][r] =
+          std::max(batch.roofline_ms[c][r] * std::exp(static_cast<double>(outputs[c][r])), batch.floor_ms[c][r]);
     }
     low_factor[c] = std::exp(classes[c].q10);
     high_factor[c] = std::exp(classes[c].q90);
