@@ -1,9 +1,12 @@
 #include "prenet/learned.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include "prenet/embedded_data.hpp"
 #include "prenet/error.hpp"
@@ -74,23 +77,32 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   b.features.resize(classes.size());
   b.roofline_ms.resize(classes.size());
   b.floor_ms.resize(classes.size());
-  std::vector<std::map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
+  std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
-  std::map<std::string, std::size_t> distinct;
+  // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
+  std::map<std::array<std::uint64_t, 11>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
+  kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
+  std::vector<int> distinct_class;
   for (const Kernel& k : work.kernels) {
     const double fields[] = {static_cast<double>(k.cls), static_cast<double>(k.phase), k.flops, k.bytes, k.m, k.n,
                              k.k, k.batch, k.repeats, k.window, k.stride};
-    std::string key(reinterpret_cast<const char*>(fields), sizeof fields);
+    std::array<std::uint64_t, 11> key{};
+    std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
-    if (inserted) distinct_kernels.push_back(&k);
+    if (inserted) {
+      distinct_kernels.push_back(&k);
+      distinct_class.push_back(learned_class_for(k.cls));
+    }
     kernel_to_distinct.push_back(it->second);
   }
   for (const Accelerator& acc : accelerators) {
     std::vector<std::pair<int, std::size_t>> distinct_refs;
-    for (const Kernel* k : distinct_kernels) {
-      int cls = learned_class_for(k->cls);
+    distinct_refs.reserve(distinct_kernels.size());
+    for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
+      const Kernel* k = distinct_kernels[d];
+      int cls = distinct_class[d];
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
         b.fallback_ms.push_back(roofline_ms({*k}, acc, precision));
@@ -100,7 +112,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       std::vector<double> f = item_features({*k}, acc, precision, FeatureSet::Roofline);
       std::vector<float> row(f.begin(), f.end());
       std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
-      auto [it, inserted] = seen[c].emplace(key, b.roofline_ms[c].size());
+      auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
       if (inserted) {
         b.features[c].insert(b.features[c].end(), row.begin(), row.end());
         b.roofline_ms[c].push_back(roofline_ms({*k}, acc, precision));
