@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -190,22 +191,52 @@ Prepared prepare(const Json& doc) {
   return p;
 }
 
+/// Layers that the PreNeT baseline times alike: same family (conv or dense) and same CO, so the same CT
+/// on every accelerator. Each layer's group, and each group's first layer.
+struct CtGroups {
+  std::vector<std::size_t> of_layer;
+  std::vector<std::size_t> first;
+};
+CtGroups ct_groups(const Prepared& p) {
+  CtGroups g;
+  g.of_layer.resize(p.net.layers.size());
+  std::map<std::pair<bool, std::uint64_t>, std::size_t> index;  // by the bits of CO: equal bits, equal CT
+  for (std::size_t l = 0; l < p.net.layers.size(); ++l) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &p.work.layers[l].co, sizeof bits);
+    auto [it, inserted] =
+        index.emplace(std::make_pair(p.net.layers[l].type == LayerType::Conv2d, bits), g.first.size());
+    if (inserted) g.first.push_back(l);
+    g.of_layer[l] = it->second;
+  }
+  return g;
+}
+
 /// The three baselines of docs/ACCURACY.md, forward and whole step, for one accelerator.
-Json baselines_for(const Prepared& p, std::size_t h) {
+Json baselines_for(const Prepared& p, std::size_t h, const CtGroups& groups) {
   const Accelerator& acc = p.req.hardware[h];
   const Timing& roof = p.roofline[h];
   const LearnedManifest& lm = learned_manifest();
   // PreNeT-faithful: each layer's time from its CT alone (log-log fit on whole-layer measurements).
-  double prenet_forward = 0, prenet_step = 0;
-  for (std::size_t l = 0; l < p.net.layers.size(); ++l) {
+  // The fits are evaluated once per group of equal layers (exp and log per layer dominated here),
+  // then added layer by layer in order, as before.
+  std::vector<std::array<double, 2>> group_ms(groups.first.size());
+  for (std::size_t g = 0; g < groups.first.size(); ++g) {
+    const std::size_t l = groups.first[g];
     double ct = roof.layers[l].ct_ms;
     if (!(ct > 0)) continue;
     bool conv = p.net.layers[l].type == LayerType::Conv2d;
     const auto& fwd = conv ? lm.prenet_conv_forward : lm.prenet_dense_forward;
     const auto& step = conv ? lm.prenet_conv_step : lm.prenet_dense_step;
     // The fits are log-log lines through small layers; never let them undercut the layer's CT (its time at peak).
-    prenet_forward += std::max(ct, std::exp(fwd[0] + fwd[1] * std::log(ct)));
-    prenet_step += std::max(ct, std::exp(step[0] + step[1] * std::log(ct)));
+    group_ms[g] = {std::max(ct, std::exp(fwd[0] + fwd[1] * std::log(ct))),
+                   std::max(ct, std::exp(step[0] + step[1] * std::log(ct)))};
+  }
+  double prenet_forward = 0, prenet_step = 0;
+  for (std::size_t l = 0; l < p.net.layers.size(); ++l) {
+    if (!(roof.layers[l].ct_ms > 0)) continue;
+    prenet_forward += group_ms[groups.of_layer[l]][0];
+    prenet_step += group_ms[groups.of_layer[l]][1];
   }
   // FLOPs at 40% of the dense peak for the training precision.
   double peak = matmul_peak_tflops(acc, p.req.training.precision, KernelClass::Gemm) * 1e12 * 0.4;
@@ -561,9 +592,10 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
   // Per-layer results are written as text and spliced in (LayerColumns).
   std::optional<LayerColumns> layer_writer;
   if (p.req.per_layer) layer_writer.emplace(main, factors);
+  const CtGroups groups = ct_groups(p);
   for (std::size_t h = 0; h < H; ++h) {
     ResultExtras extras;
-    extras.baselines = baselines_for(p, h);
+    extras.baselines = baselines_for(p, h, groups);
     if (intervals) extras.interval_ms = (*intervals)[h];
     extras.calibration_factor = factors[h];
     const Accelerator& acc = p.req.hardware[h];

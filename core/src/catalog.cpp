@@ -1,5 +1,9 @@
 #include "prenet/catalog.hpp"
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "prenet/embedded_data.hpp"
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
@@ -67,6 +71,57 @@ const Preset* find_preset(const std::string& id) {
   return nullptr;
 }
 
+namespace {
+
+/// The network of preset `id` under the request's name and size overrides (the only inputs it depends on).
+Network build_preset(const std::string& id, const std::string& name, const TrainingConfig& training,
+                     const std::string& path) {
+  const Preset* preset = find_preset(id);
+  if (!preset) {
+    std::string ids;
+    for (const auto& p : presets()) ids += (ids.empty() ? "" : ", ") + p.id;
+    throw InputError(join(path, "preset"), "unknown preset \"" + id + "\"; expected one of " + ids);
+  }
+  if (preset->model.contains("hf_config")) {
+    std::int64_t seq = training.seq_len.value_or(preset->input.value("seq_len", std::int64_t{0}));
+    return from_hf_config(preset->model["hf_config"], "presets." + id, training, seq, name.empty() ? id : name);
+  }
+  Json layered = preset->model;
+  layered["input"] = preset->input;
+  layered["name"] = name.empty() ? id : name;
+  try {
+    return parse_layer_list(layered, "presets." + id, overrides_of(training));
+  } catch (const InputError& e) {
+    // A built-in preset only fails through the user's size override; name that field, not the preset's insides.
+    const char* field = training.image_size ? "training.image_size" : training.seq_len ? "training.seq_len" : nullptr;
+    if (!field) throw;
+    std::string detail = e.what();
+    throw InputError(field, "does not fit preset " + id + ": " + detail.substr(detail.find(": ") + 2));
+  }
+}
+
+/// build_preset, remembered: building a large preset from its configuration (Llama-2-70B: 565 layers)
+/// cost as much as the rest of a prediction's core work, and the page asks for the same few models
+/// again and again. Successes only, a few entries; thread_local because the trainer runs jobs on threads.
+Network resolve_preset(const std::string& id, const std::string& name, const TrainingConfig& training,
+                       const std::string& path) {
+  constexpr std::size_t kEntries = 8;
+  thread_local std::vector<std::pair<std::string, Network>> cache;
+  auto part = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
+  // Lengths first, so no id or name (any text) can make two different requests share a key.
+  const std::string key = std::to_string(id.size()) + ':' + id + std::to_string(name.size()) + ':' + name +
+                          part(training.seq_len) + ',' + part(training.image_size);
+  for (const auto& [k, net] : cache) {
+    if (k == key) return net;
+  }
+  Network net = build_preset(id, name, training, path);
+  if (cache.size() == kEntries) cache.erase(cache.begin());
+  cache.emplace_back(key, net);
+  return net;
+}
+
+}  // namespace
+
 Network resolve_model(const Json& model, const TrainingConfig& training) {
   const std::string path = "model";
   require_object(model, path);
@@ -78,31 +133,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
   if (forms != 1) throw InputError(path, "expected exactly one of preset, hf_config, keras, onnx_base64 or layers");
 
   std::string name = get_string(model, "name", path, "");
-  if (model.contains("preset")) {
-    std::string id = require_string(model, "preset", path);
-    const Preset* preset = find_preset(id);
-    if (!preset) {
-      std::string ids;
-      for (const auto& p : presets()) ids += (ids.empty() ? "" : ", ") + p.id;
-      throw InputError(join(path, "preset"), "unknown preset \"" + id + "\"; expected one of " + ids);
-    }
-    if (preset->model.contains("hf_config")) {
-      std::int64_t seq = training.seq_len.value_or(preset->input.value("seq_len", std::int64_t{0}));
-      return from_hf_config(preset->model["hf_config"], "presets." + id, training, seq, name.empty() ? id : name);
-    }
-    Json layered = preset->model;
-    layered["input"] = preset->input;
-    layered["name"] = name.empty() ? id : name;
-    try {
-      return parse_layer_list(layered, "presets." + id, overrides_of(training));
-    } catch (const InputError& e) {
-      // A built-in preset only fails through the user's size override; name that field, not the preset's insides.
-      const char* field = training.image_size ? "training.image_size" : training.seq_len ? "training.seq_len" : nullptr;
-      if (!field) throw;
-      std::string detail = e.what();
-      throw InputError(field, "does not fit preset " + id + ": " + detail.substr(detail.find(": ") + 2));
-    }
-  }
+  if (model.contains("preset")) return resolve_preset(require_string(model, "preset", path), name, training, path);
   if (model.contains("hf_config")) {
     return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);
   }

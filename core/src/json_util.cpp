@@ -40,22 +40,28 @@ const Json* member(const Json& obj, const std::string& key) {
 }
 
 std::int64_t to_int(const Json& v, const std::string& path, std::int64_t min, std::int64_t max) {
-  std::string expected = "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!v.is_number()) throw InputError(path, expected + ", got " + describe_type(v));
+  auto expected = [min, max] {
+    return "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  };
+  if (!v.is_number()) throw InputError(path, expected() + ", got " + describe_type(v));
   double d = v.get<double>();
-  if (!std::isfinite(d) || std::floor(d) != d) throw InputError(path, expected + ", got " + show(v));
+  if (!std::isfinite(d) || std::floor(d) != d) throw InputError(path, expected() + ", got " + show(v));
   if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
-    throw InputError(path, expected + ", got " + show(v));
+    throw InputError(path, expected() + ", got " + show(v));
   }
   return v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
 }
 
 double to_number(const Json& v, const std::string& path, double min, double max) {
-  std::ostringstream expected;
-  expected << "expected a number in [" << min << ", " << max << "]";
-  if (!v.is_number()) throw InputError(path, expected.str() + ", got " + describe_type(v));
+  // The message is built only on failure: this runs for every number of every request.
+  auto expected = [min, max] {
+    std::ostringstream out;
+    out << "expected a number in [" << min << ", " << max << "]";
+    return out.str();
+  };
+  if (!v.is_number()) throw InputError(path, expected() + ", got " + describe_type(v));
   double d = v.get<double>();
-  if (!std::isfinite(d) || d < min || d > max) throw InputError(path, expected.str() + ", got " + show(v));
+  if (!std::isfinite(d) || d < min || d > max) throw InputError(path, expected() + ", got " + show(v));
   return d;
 }
 

@@ -1,9 +1,12 @@
 #include "prenet/learned.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include "prenet/embedded_data.hpp"
 #include "prenet/error.hpp"
@@ -74,23 +77,32 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   b.features.resize(classes.size());
   b.roofline_ms.resize(classes.size());
   b.floor_ms.resize(classes.size());
-  std::vector<std::map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
+  std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
-  std::map<std::string, std::size_t> distinct;
+  // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
+  std::map<std::array<std::uint64_t, 11>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
+  kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
+  std::vector<int> distinct_class;
   for (const Kernel& k : work.kernels) {
     const double fields[] = {static_cast<double>(k.cls), static_cast<double>(k.phase), k.flops, k.bytes, k.m, k.n,
                              k.k, k.batch, k.repeats, k.window, k.stride};
-    std::string key(reinterpret_cast<const char*>(fields), sizeof fields);
+    std::array<std::uint64_t, 11> key{};
+    std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
-    if (inserted) distinct_kernels.push_back(&k);
+    if (inserted) {
+      distinct_kernels.push_back(&k);
+      distinct_class.push_back(learned_class_for(k.cls));
+    }
     kernel_to_distinct.push_back(it->second);
   }
   for (const Accelerator& acc : accelerators) {
     std::vector<std::pair<int, std::size_t>> distinct_refs;
-    for (const Kernel* k : distinct_kernels) {
-      int cls = learned_class_for(k->cls);
+    distinct_refs.reserve(distinct_kernels.size());
+    for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
+      const Kernel* k = distinct_kernels[d];
+      int cls = distinct_class[d];
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
         b.fallback_ms.push_back(roofline_ms({*k}, acc, precision));
@@ -100,7 +112,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       std::vector<double> f = item_features({*k}, acc, precision, FeatureSet::Roofline);
       std::vector<float> row(f.begin(), f.end());
       std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
-      auto [it, inserted] = seen[c].emplace(key, b.roofline_ms[c].size());
+      auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
       if (inserted) {
         b.features[c].insert(b.features[c].end(), row.begin(), row.end());
         b.roofline_ms[c].push_back(roofline_ms({*k}, acc, precision));
@@ -141,6 +153,19 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       if (!std::isfinite(y)) throw InputError("outputs", classes[c].dataset + ": a model returned a non-finite value");
     }
   }
+  // Each row's time and each class's band factors once: rows are shared by the kernels of repeated
+  // layers and by every accelerator, and exp dominated this function when taken per kernel.
+  std::vector<std::vector<double>> row_ms(classes.size());
+  std::vector<double> low_factor(classes.size()), high_factor(classes.size());
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    row_ms[c].resize(outputs[c].size());
+    for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
+      row_ms[c][r] =
+          std::max(batch.roofline_ms[c][r] * std::exp(static_cast<double>(outputs[c][r])), batch.floor_ms[c][r]);
+    }
+    low_factor[c] = std::exp(classes[c].q10);
+    high_factor[c] = std::exp(classes[c].q90);
+  }
   std::vector<Timing> out;
   step_interval_ms.clear();
   for (std::size_t h = 0; h < batch.kernel_rows.size(); ++h) {
@@ -151,20 +176,20 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       const Kernel& k = work.kernels[i];
       auto [cls, row] = batch.kernel_rows[h][i];
       auto phase = static_cast<std::size_t>(k.phase);
-      double ms = 0, q10 = 0, q90 = 0;
+      double ms = 0, to_low = 1, to_high = 1;  // a fallback kernel has no band: exp(0)
       if (cls < 0) {
         ms = batch.fallback_ms[row];
       } else {
         auto c = static_cast<std::size_t>(cls);
-        ms = std::max(batch.roofline_ms[c][row] * std::exp(static_cast<double>(outputs[c][row])), batch.floor_ms[c][row]);
-        q10 = classes[c].q10;
-        q90 = classes[c].q90;
+        ms = row_ms[c][row];
+        to_low = low_factor[c];
+        to_high = high_factor[c];
       }
       t.ms[phase] += ms;
       t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;
       // Errors of one class are correlated within a step (same shapes, same hardware), so bands add up.
-      low += ms * std::exp(q10);
-      high += ms * std::exp(q90);
+      low += ms * to_low;
+      high += ms * to_high;
     }
     t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
     step_interval_ms.push_back({low, high});

@@ -1,7 +1,11 @@
 #include "prenet/roofline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
 
 #include <Eigen/Core>
 
@@ -82,29 +86,63 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
     launches(i) = k.repeats;
   }
 
+  // A matrix kernel's rate depends only on its class and shape, which repeated layers share: each
+  // distinct one is rated once per accelerator (keyed by bits, so equal keys always mean equal rates).
+  std::vector<std::size_t> shape_of(work.kernels.size());
+  std::vector<const Kernel*> shapes;
+  {
+    std::map<std::array<std::uint64_t, 5>, std::size_t> index;
+    for (std::size_t i = 0; i < work.kernels.size(); ++i) {
+      const Kernel& k = work.kernels[i];
+      if (!is_matmul(k.cls)) continue;
+      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch};
+      std::array<std::uint64_t, 5> key{};
+      std::memcpy(key.data(), fields, sizeof fields);
+      auto [it, inserted] = index.emplace(key, shapes.size());
+      if (inserted) shapes.push_back(&k);
+      shape_of[i] = it->second;
+    }
+  }
+  std::vector<double> shape_rate(shapes.size());
+  // Launch overheads do not depend on the accelerator: their per-kernel, per-layer and total sums once.
+  const Eigen::ArrayXd overhead_ms = launches * params.launch_overhead_ms;
+  std::vector<double> layer_overhead(work.layers.size(), 0.0);
+  double total_overhead = 0;
+  std::vector<std::uint32_t> kernel_phase(work.kernels.size()), kernel_layer(work.kernels.size());
+  for (Eigen::Index i = 0; i < kernels; ++i) {
+    const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
+    kernel_phase[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(k.phase);
+    kernel_layer[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(k.layer);
+    total_overhead += overhead_ms(i);
+    layer_overhead[static_cast<std::size_t>(k.layer)] += overhead_ms(i);
+  }
+
   std::vector<Timing> out;
   out.reserve(accelerators.size());
   for (const Accelerator& acc : accelerators) {
     // Achieved FLOP/s per kernel: matrix kernels at the training precision, the rest on the FP32 vector units.
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+      const Kernel& k = *shapes[s];
+      shape_rate[s] = matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+                      tiling_efficiency(k, acc.compute_units, params.tile);
+    }
+    const double vector_rate = *acc.peak(Precision::FP32) * 1e12;
     Eigen::ArrayXd rate(kernels);
     for (Eigen::Index i = 0; i < kernels; ++i) {
-      const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
-      rate(i) = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
-                                       tiling_efficiency(k, acc.compute_units, params.tile)
-                                 : *acc.peak(Precision::FP32) * 1e12;
+      const auto u = static_cast<std::size_t>(i);
+      rate(i) = is_matmul(work.kernels[u].cls) ? shape_rate[shape_of[u]] : vector_rate;
     }
     Eigen::ArrayXd compute_ms = flops / rate * 1e3;
     Eigen::ArrayXd memory_ms = bytes / (acc.memory_bandwidth_gbs * 1e9 * params.memory_efficiency) * 1e3;
-    Eigen::ArrayXd overhead_ms = launches * params.launch_overhead_ms;
     Eigen::ArrayXd total_ms = compute_ms.max(memory_ms) + overhead_ms;
 
     Timing t;
     t.layers.resize(work.layers.size());
-    std::vector<std::array<double, 3>> by_bound(work.layers.size(), std::array<double, 3>{});
+    t.overhead_ms = total_overhead;
+    std::vector<std::array<double, 2>> by_bound(work.layers.size(), std::array<double, 2>{});  // compute, memory
     for (Eigen::Index i = 0; i < kernels; ++i) {
-      const Kernel& k = work.kernels[static_cast<std::size_t>(i)];
-      auto phase = static_cast<std::size_t>(k.phase);
-      auto layer = static_cast<std::size_t>(k.layer);
+      const std::size_t phase = kernel_phase[static_cast<std::size_t>(i)];
+      const std::size_t layer = kernel_layer[static_cast<std::size_t>(i)];
       t.ms[phase] += total_ms(i);
       t.layers[layer].ms[phase] += total_ms(i);
       t.layers[layer].compute_ms += compute_ms(i);
@@ -112,15 +150,14 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
       bool compute_bound = compute_ms(i) >= memory_ms(i);
       double dominant = std::max(compute_ms(i), memory_ms(i));
       (compute_bound ? t.compute_ms : t.memory_ms) += dominant;
-      t.overhead_ms += overhead_ms(i);
       by_bound[layer][compute_bound ? 0 : 1] += dominant;
-      by_bound[layer][2] += overhead_ms(i);
     }
     double fp32_flops_per_ms = *acc.peak(Precision::FP32) * 1e9;
     for (std::size_t l = 0; l < work.layers.size(); ++l) {
       t.layers[l].ct_ms = work.layers[l].co / fp32_flops_per_ms;
       const auto& b = by_bound[l];
-      t.layers[l].bound = b[0] >= b[1] && b[0] >= b[2] ? Bound::Compute : b[1] >= b[2] ? Bound::Memory : Bound::Overhead;
+      const double o = layer_overhead[l];
+      t.layers[l].bound = b[0] >= b[1] && b[0] >= o ? Bound::Compute : b[1] >= o ? Bound::Memory : Bound::Overhead;
     }
     t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
     t.bottleneck = t.compute_ms >= t.memory_ms && t.compute_ms >= t.overhead_ms ? Bound::Compute
