@@ -263,8 +263,9 @@ async function main() {
     '',
     `Method. Wasm: build/wasm/prenet_core.mjs loaded once in Node, then ${WARMUP} warm-up and ${WASM_RUNS} timed calls of \`predict\` ` +
       '(string in, string out, including the copy of the JSON across the wasm boundary). Native: build/native/core/prenet_native ' +
-      '(scripts/build-native.sh, Release), which reads one request file and prints one response, so it cannot repeat a request inside ' +
-      `one process without changing core/tools. Each native timing is a whole process (spawnSync from Node, stdout to /dev/null); ` +
+      '(scripts/build-native.sh, Release), one request file in, one response out, one process per timing like one CLI call ' +
+      '(its `--repeat N` option is for profiling and not used here), so the native figure redoes per-process work that the warm wasm ' +
+      `module keeps (the parsed catalogue, the preset cache), which flatters the wasm/native ratio. Each native timing is a whole process (spawnSync from Node, stdout to /dev/null); ` +
       `the start-up is estimated by a trivial request (${smallest.id} on ${ids[0]}, per_layer false), timed interleaved with the real ones: ` +
       `median ${ms(baseline)}, subtracted from the real medians. Limits: the trivial request still does a little core work and its own ` +
       'static initialisation (embedded catalogue), both subtracted as "start-up"; process start varies by a few tenths of a millisecond run to run, ' +
