@@ -505,3 +505,28 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), the pr
   REQUIRE_FALSE(r.contains("error"));
   CHECK(r["results"].size() == ids.size());
 }
+
+// The core remembers built presets per process (core/src/catalog.cpp, resolve_preset). A response must not
+// depend on what was asked before it: same request, same bytes; other sizes or names, their own networks.
+TEST_CASE("remembered presets never change a response", "[api][presets]") {
+  auto request = [](int seq_len, const std::string& name) {
+    Json model = {{"preset", "gpt2"}};
+    if (!name.empty()) model["name"] = name;
+    return Json{{"model", model}, {"training", {{"seq_len", seq_len}}}, {"hardware", Json::array({"a100-sxm4-80gb"})}}
+        .dump();
+  };
+  const std::string first = predict_json(request(128, ""));
+  const Json first_doc = Json::parse(first);
+  REQUIRE_FALSE(first_doc.contains("error"));
+  const std::string longer = predict_json(request(256, ""));
+  CHECK(longer != first);
+  CHECK(Json::parse(longer)["model"]["input"]["seq_len"] == 256);
+  const Json named = Json::parse(predict_json(request(128, "mine")));
+  CHECK(named["model"]["name"] == "mine");
+  CHECK(named["results"] == first_doc["results"]);
+  // More distinct requests than the cache holds, then the first again.
+  for (int seq = 64; seq <= 64 * 12; seq += 64)
+    CHECK_FALSE(Json::parse(predict_json(request(seq, ""))).contains("error"));
+  CHECK(predict_json(request(128, "")) == first);
+  CHECK(predict_json(request(256, "")) == longer);
+}
