@@ -203,8 +203,8 @@ export interface Link {
 
 type LinkUse = 'intra_node' | 'inter_node' | null;
 
-/** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
-export interface ParallelResult {
+/** A parallel layout as the core reports it, in results and in plans. */
+export interface Layout {
   gpus: number;
   data: number;
   tensor: number;
@@ -213,6 +213,10 @@ export interface ParallelResult {
   micro_batches: number;
   zero_stage: number;
   recompute: string;
+}
+
+/** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
+export interface ParallelResult extends Layout {
   compute_ms: number;
   communication_ms: { data: number; tensor: number; pipeline: number; zero: number };
   bubble_ms: number;
@@ -288,15 +292,7 @@ export interface PredictResponse {
 }
 
 /** One layout the planner found (it fits in memory by construction). */
-export interface PlanLayout {
-  gpus: number;
-  data: number;
-  tensor: number;
-  pipeline: number;
-  micro_batch_size: number;
-  micro_batches: number;
-  zero_stage: number;
-  recompute: string;
+export interface PlanLayout extends Layout {
   step_ms: number;
   total_s: number;
   cost_usd: number | null;
