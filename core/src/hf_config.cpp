@@ -114,6 +114,66 @@ struct Seq {
   }
 };
 
+/// The task head on top of the network: Hugging Face builds the class named in `architectures`.
+enum class Head { LanguageModel, SequenceClassification, TokenClassification, QuestionAnswering, None };
+
+struct HeadChoice {
+  Head head = Head::LanguageModel;
+  std::int64_t labels = 2;  // classes of a classification head (Hugging Face's default num_labels)
+  double dropout = -1;      // classifier_dropout when the config gives it (< 0: the family's default)
+};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The head named by `architectures[0]` (e.g. "BertForSequenceClassification"); the language-model head
+/// when the config names none, with a warning when it names a head this parser does not know.
+HeadChoice read_head(const Cfg& c, std::vector<std::string>& warnings) {
+  HeadChoice h;
+  if (!c.has("architectures")) return h;
+  const Json& names = c.json()["architectures"];
+  if (!names.is_array() || (!names.empty() && !names[0].is_string())) {
+    throw InputError(c.field("architectures"), "expected an array of class names, e.g. [\"BertForMaskedLM\"]");
+  }
+  if (names.empty()) return h;
+  const std::string name = names[0].get<std::string>();
+  static const std::vector<std::pair<std::string, Head>> suffixes = {
+      {"ForSequenceClassification", Head::SequenceClassification},
+      {"ForTokenClassification", Head::TokenClassification},
+      {"ForQuestionAnswering", Head::QuestionAnswering},
+      {"ForMaskedLM", Head::LanguageModel},
+      {"ForPreTraining", Head::LanguageModel},
+      {"ForCausalLM", Head::LanguageModel},
+      {"LMHeadModel", Head::LanguageModel},
+      {"WithLMHead", Head::LanguageModel},
+      {"ForConditionalGeneration", Head::LanguageModel},
+      {"Model", Head::None}};
+  auto known = std::find_if(suffixes.begin(), suffixes.end(), [&](const auto& s) { return ends_with(name, s.first); });
+  if (known == suffixes.end()) {
+    warnings.push_back("architectures[0] \"" + printable(name) +
+                       "\" names a head this calculator does not know; the language-model head is assumed");
+    return h;
+  }
+  h.head = known->second;
+  if (c.has("num_labels")) {
+    h.labels = c.opt({"num_labels"}, 2, 1, kMaxVocab);
+  } else if (c.has("id2label") && c.json()["id2label"].is_object() && !c.json()["id2label"].empty()) {
+    h.labels = static_cast<std::int64_t>(c.json()["id2label"].size());
+  }
+  if (c.has("classifier_dropout")) h.dropout = c.rate({"classifier_dropout"}, 0.0);
+  return h;
+}
+
+/// Appends a per-token head (token classification: `labels` classes after a dropout; question answering:
+/// start and end logits) reading the previous layer, and its loss.
+void token_head(Seq& s, const HeadChoice& h, double rate) {
+  bool qa = h.head == Head::QuestionAnswering;
+  if (!qa && rate > 0) s.push(dropout("classifier_dropout", rate));
+  s.push({{"type", "dense"}, {"name", qa ? "qa_outputs" : "classifier"}, {"units", qa ? 2 : h.labels}});
+  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+}
+
 /// The shape of a decoder-only transformer, covering GPT-2, GPT-NeoX, GPT-J, OPT, Llama and relatives.
 struct Decoder {
   std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, inner = 0, vocab = 0;
@@ -171,7 +231,7 @@ Json attention(const Decoder& dm, const std::string& name, const std::string& in
   return a;
 }
 
-Json decoder_layers(const Decoder& dm) {
+Json decoder_layers(const Decoder& dm, const HeadChoice& h) {
   Seq block;
   const std::string x = "stream";
   if (dm.post_norm) {
@@ -222,20 +282,47 @@ Json decoder_layers(const Decoder& dm) {
   if (dm.final_norm) s.push(norm(dm, "ln_f", "stream"));
   if (embed_dim != dm.hidden)
     s.push({{"type", "dense"}, {"name", "project_out"}, {"units", embed_dim}, {"bias", false}});
-  Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", dm.vocab}, {"bias", dm.head_bias}};
-  if (dm.tied) head["tied_to"] = "wte";
-  s.push(head);
-  s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+  switch (h.head) {
+    case Head::None: break;
+    case Head::TokenClassification:
+    case Head::QuestionAnswering: token_head(s, h, h.dropout >= 0 ? h.dropout : dm.dropout); break;
+    case Head::SequenceClassification:
+      // Scores every token, then keeps the last one's (the sequence is taken as unpadded).
+      s.push({{"type", "dense"}, {"name", "score"}, {"units", h.labels}, {"bias", false}});
+      s.push({{"type", "reshape"}, {"name", "by_label"}, {"shape", {h.labels, -1}}});
+      s.push({{"type", "global_avg_pool"}, {"name", "last_token"}});
+      s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+      break;
+    case Head::LanguageModel: {
+      Json head = {{"type", "dense"}, {"name", "lm_head"}, {"units", dm.vocab}, {"bias", dm.head_bias}};
+      if (dm.tied) head["tied_to"] = "wte";
+      s.push(head);
+      s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+      break;
+    }
+  }
   return s.layers;
 }
 
-/// Post-LayerNorm encoder with word, position and token-type embeddings and the masked-LM head
-/// (BERT, RoBERTa, DistilBERT).
+/// Post-LayerNorm encoder with word, position and token-type embeddings and a task head (masked LM unless
+/// `architectures` names another) (BERT, RoBERTa, DistilBERT).
 struct Encoder {
   std::int64_t hidden = 0, layers = 0, heads = 0, inner = 0, vocab = 0, positions = 0, type_vocab = 0;
   std::string act = "gelu";
   double dropout = 0.1, attn_dropout = 0.1;
+  // The dense layer on the first token under a sequence classifier (BERT's pooler, RoBERTa's head.dense:
+  // tanh; DistilBERT's pre_classifier: ReLU), and whether the bare model keeps it (DistilBERT has none).
+  std::string pooler_act = "tanh";
+  bool bare_pooler = true;
+  HeadChoice head;
 };
+
+/// Appends the dense layer that reads the first ([CLS]) token; costed as a pooling over the tokens.
+void pooler(const Encoder& dm, Seq& s, const std::string& input) {
+  s.push({{"type", "reshape"}, {"name", "by_feature"}, {"shape", {dm.hidden, -1}}, {"inputs", {input}}});
+  s.push({{"type", "global_avg_pool"}, {"name", "cls_select"}});
+  s.push({{"type", "dense"}, {"name", "pooler"}, {"units", dm.hidden}, {"activation", dm.pooler_act}});
+}
 
 Json encoder_layers(const Encoder& dm) {
   Json block = Json::array({
@@ -275,11 +362,31 @@ Json encoder_layers(const Encoder& dm) {
   layers.push_back({{"type", "layernorm"}, {"name", "embeddings_norm"}});
   layers.push_back(dropout("stream", dm.dropout));
   layers.push_back({{"type", "repeat"}, {"name", "layer"}, {"count", dm.layers}, {"layers", block}});
-  layers.push_back({{"type", "dense"}, {"name", "mlm_transform"}, {"units", dm.hidden}, {"activation", dm.act}});
-  layers.push_back({{"type", "layernorm"}, {"name", "mlm_norm"}});
-  layers.push_back({{"type", "dense"}, {"name", "mlm_decoder"}, {"units", dm.vocab}, {"tied_to", "word_embeddings"}});
-  layers.push_back({{"type", "cross_entropy"}, {"name", "loss"}});
-  return layers;
+  Seq s;
+  s.layers = std::move(layers);
+  const HeadChoice& h = dm.head;
+  double classifier_dropout = h.dropout >= 0 ? h.dropout : dm.dropout;
+  switch (h.head) {
+    case Head::None:
+      if (dm.bare_pooler) pooler(dm, s, "stream");
+      break;
+    case Head::TokenClassification:
+    case Head::QuestionAnswering: token_head(s, h, classifier_dropout); break;
+    case Head::SequenceClassification: {
+      pooler(dm, s, "stream");
+      std::string cur = s.maybe_dropout("classifier_dropout", "pooler", classifier_dropout);
+      s.push({{"type", "dense"}, {"name", "classifier"}, {"units", h.labels}, {"inputs", {cur}}});
+      s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+      break;
+    }
+    case Head::LanguageModel:
+      s.push({{"type", "dense"}, {"name", "mlm_transform"}, {"units", dm.hidden}, {"activation", dm.act}});
+      s.push({{"type", "layernorm"}, {"name", "mlm_norm"}});
+      s.push({{"type", "dense"}, {"name", "mlm_decoder"}, {"units", dm.vocab}, {"tied_to", "word_embeddings"}});
+      s.push({{"type", "cross_entropy"}, {"name", "loss"}});
+      break;
+  }
+  return s.layers;
 }
 
 /// T5: encoder and decoder stacks of RMS-normalised pre-norm blocks without biases, relative position
@@ -630,6 +737,14 @@ Json build_encoder(const Cfg& c, const std::string& type, std::int64_t seq_len, 
   }
   e.vocab = c.req({"vocab_size"}, 1, kMaxVocab);
   e.positions = c.opt({"max_position_embeddings"}, 512, 1, 1 << 24);
+  e.head = read_head(c, warnings);
+  if (distil) {
+    e.pooler_act = "relu";
+    e.bare_pooler = false;
+    if (e.head.dropout < 0 && e.head.head == Head::SequenceClassification) {
+      e.head.dropout = c.rate({"seq_classif_dropout"}, 0.2);
+    }
+  }
   check_heads(c, e.hidden, e.heads, e.heads, false, {distil ? "n_heads" : "num_attention_heads"}, "");
   std::int64_t seq = choose_seq(seq_len, e.positions, true, warnings);
   return tokens_model(type, seq, encoder_layers(e));
@@ -909,7 +1024,7 @@ Json build_decoder(const Cfg& c, const std::string& type, std::int64_t seq_len, 
 
   std::int64_t seq = choose_seq(seq_len, max_positions, learned_positions, warnings);
   if (learned_positions) dm.positions = max_positions > 0 ? max_positions : seq;
-  return tokens_model(family, seq, decoder_layers(dm));
+  return tokens_model(family, seq, decoder_layers(dm, read_head(c, warnings)));
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // Hugging Face config.json import: parameter counts equal the published Hugging Face numbers (with the
 // formula written out), default and overridden sequence lengths, and errors naming config fields.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -52,7 +51,8 @@ Json predict(const Json& request) { return Json::parse(predict_json(request.dump
 
 /// Sends {"model": {"hf_config": config}} with `training`; returns the response.
 Json predict_config(const Json& config, const Json& training = Json::object()) {
-  Json request = {{"model", {{"hf_config", config}}}, {"hardware", {"a100-sxm4-80gb"}}, {"options", {{"per_layer", false}}}};
+  Json request = {
+      {"model", {{"hf_config", config}}}, {"hardware", {"a100-sxm4-80gb"}}, {"options", {{"per_layer", false}}}};
   if (!training.empty()) request["training"] = training;
   return predict(request);
 }
@@ -70,8 +70,8 @@ void require_error(const Json& response, const std::string& field, const std::st
 // MLP h*4h + 4h and 4h*h + h  =>  12 h^2 + 13 h.
 std::int64_t gpt2_parameters(std::int64_t vocab, std::int64_t positions, std::int64_t h, std::int64_t layers) {
   std::int64_t block = 12 * h * h + 13 * h;
-  return vocab * h        // wte (the LM head is tied to it)
-         + positions * h  // wpe
+  return vocab * h                  // wte (the LM head is tied to it)
+         + positions * h            // wpe
          + layers * block + 2 * h;  // final LayerNorm
 }
 
@@ -123,6 +123,75 @@ TEST_CASE("bert defaults to the config's 512 positions, and roberta has one toke
   CHECK(from_config(roberta, 128).parameters() == expected);
   roberta["type_vocab_size"] = 1;
   CHECK(from_config(roberta, 128).parameters() == expected);
+}
+
+TEST_CASE("the class in architectures picks the head, with Hugging Face's parameter counts", "[hf_config][heads]") {
+  const std::int64_t h = 768;
+  const std::int64_t pooler = h * h + h;
+  // BertModel (bert-base-uncased): embeddings, 12 layers and the pooler.
+  const std::int64_t bert_model = 109482240;
+  auto bert_as = [&](const std::string& cls) {
+    Json config = Json::parse(kBertBase);
+    config["architectures"] = {cls};
+    return config;
+  };
+  SECTION("BertModel: the pooler, no head and no loss") {
+    Network net = from_config(bert_as("BertModel"), 128);
+    CHECK(net.parameters() == bert_model);
+    CHECK(net.layers.back().name == "pooler");
+    CHECK(layer(net, "pooler").output_shape == Shape{768});
+  }
+  SECTION("BertForSequenceClassification: pooler on [CLS], dropout, 2 labels by default (109,483,778)") {
+    Network net = from_config(bert_as("BertForSequenceClassification"), 128);
+    CHECK(net.parameters() == bert_model + (h * 2 + 2));
+    CHECK(net.parameters() == 109483778);
+    CHECK(layer(net, "classifier").output_shape == Shape{2});
+    CHECK(layer(net, "classifier_dropout").type == LayerType::Dropout);
+    CHECK(net.layers.back().type == LayerType::CrossEntropy);
+    Json config = bert_as("BertForSequenceClassification");
+    config["id2label"] = {{"0", "NEGATIVE"}, {"1", "NEUTRAL"}, {"2", "POSITIVE"}};
+    CHECK(layer(from_config(config, 128), "classifier").output_shape == Shape{3});
+    config["num_labels"] = 5;  // num_labels wins over id2label
+    CHECK(layer(from_config(config, 128), "classifier").output_shape == Shape{5});
+  }
+  SECTION("BertForQuestionAnswering: start and end logits per token, no pooler (108,893,186)") {
+    Network net = from_config(bert_as("BertForQuestionAnswering"), 384);
+    CHECK(net.parameters() == bert_model - pooler + (h * 2 + 2));
+    CHECK(net.parameters() == 108893186);
+    CHECK(layer(net, "qa_outputs").output_shape == Shape{384, 2});
+  }
+  SECTION("BertForTokenClassification: a classifier per token") {
+    Json config = bert_as("BertForTokenClassification");
+    config["num_labels"] = 9;
+    Network net = from_config(config, 128);
+    CHECK(net.parameters() == bert_model - pooler + (h * 9 + 9));
+    CHECK(layer(net, "classifier").output_shape == Shape{128, 9});
+  }
+  SECTION("masked-LM and pre-training classes keep the MLM head (BertForPreTraining's NSP pair is not costed)") {
+    for (const char* cls : {"BertForMaskedLM", "BertForPreTraining", "BertLMHeadModel"}) {
+      CHECK(from_config(bert_as(cls), 128).parameters() == 109514298);
+    }
+  }
+  SECTION("GPT2ForSequenceClassification: an unbiased score layer, the last token's scores") {
+    Json config = Json::parse(kGpt2);
+    config["architectures"] = {"GPT2ForSequenceClassification"};
+    Network net = from_config(config, 256);
+    CHECK(net.parameters() == gpt2_parameters(50257, 1024, 768, 12) + h * 2);
+    CHECK(layer(net, "score").output_shape == Shape{256, 2});
+    CHECK(layer(net, "last_token").output_shape == Shape{2});
+    config["architectures"] = {"GPT2Model"};
+    CHECK(from_config(config, 256).layers.back().name == "ln_f");
+  }
+  SECTION("an unknown class keeps the language-model head and says so; a malformed list is an error") {
+    std::vector<std::string> warnings;
+    Network net = from_config(bert_as("BertForSomethingNew"), 128, &warnings);
+    CHECK(net.parameters() == 109514298);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains("BertForSomethingNew"));
+    Json bad = Json::parse(kBertBase);
+    bad["architectures"] = "BertModel";
+    require_error(predict_config(bad), "model.hf_config.architectures", "expected an array of class names");
+  }
 }
 
 TEST_CASE("GPT-2 family parameter counts equal Hugging Face's", "[hf_config]") {
@@ -179,7 +248,8 @@ TEST_CASE("a sequence longer than the learned positions is an error on training.
   CHECK(ok["training"]["seq_len"] == 512);
 }
 
-TEST_CASE("missing sizes and heads that do not divide the hidden size are errors naming the field", "[hf_config][errors]") {
+TEST_CASE("missing sizes and heads that do not divide the hidden size are errors naming the field",
+          "[hf_config][errors]") {
   Json no_hidden = Json::parse(kBertBase);
   no_hidden.erase("hidden_size");
   require_error(predict_config(no_hidden), "model.hf_config.hidden_size", "required field is missing (hidden_size)");
@@ -202,7 +272,8 @@ TEST_CASE("missing sizes and heads that do not divide the hidden size are errors
 
   Json bad_bert_heads = Json::parse(kBertBase);
   bad_bert_heads["num_attention_heads"] = 7;
-  require_error(predict_config(bad_bert_heads), "model.hf_config.num_attention_heads", "must divide the hidden size 768");
+  require_error(predict_config(bad_bert_heads), "model.hf_config.num_attention_heads",
+                "must divide the hidden size 768");
 
   Json string_size = Json::parse(kBertBase);
   string_size["hidden_size"] = "768";
@@ -217,10 +288,11 @@ TEST_CASE("missing sizes and heads that do not divide the hidden size are errors
 
 TEST_CASE("an unknown model_type with the usual fields works as a decoder, with a warning", "[hf_config]") {
   // A Llama-like config: grouped-query attention, untied head. Treated as GPT-2-style (learned positions).
-  Json cfg = {{"model_type", "mystery"},        {"hidden_size", 256},         {"num_hidden_layers", 2},
-              {"num_attention_heads", 8},       {"num_key_value_heads", 2},   {"intermediate_size", 512},
-              {"vocab_size", 1000},             {"max_position_embeddings", 128}, {"hidden_act", "silu"},
-              {"tie_word_embeddings", false}};
+  Json cfg = {{"model_type", "mystery"},  {"hidden_size", 256},
+              {"num_hidden_layers", 2},   {"num_attention_heads", 8},
+              {"num_key_value_heads", 2}, {"intermediate_size", 512},
+              {"vocab_size", 1000},       {"max_position_embeddings", 128},
+              {"hidden_act", "silu"},     {"tie_word_embeddings", false}};
   const std::int64_t h = 256, V = 1000, P = 128, I = 512, kv = 2 * (256 / 8);
   const std::int64_t attention = h * (h + 2 * kv) + h * h + (h + 2 * kv + h);
   const std::int64_t block = 2 * h + attention + 2 * h + (h * I + I) + (I * h + h);
@@ -257,12 +329,13 @@ TEST_CASE("an unknown model_type with the usual fields works as a decoder, with 
   CHECK(open.parameters() == expected + (1024 - P) * h);
 }
 
-// Regression test (fixed): num_key_value_heads that does not divide num_attention_heads is accepted by the config reader and
-// only fails inside the generated layer list, so the error names a path that does not exist in the
-// request ("model.hf_config.layers[4].layers[1].num_kv_heads") instead of the config field.
+// Regression test (fixed): num_key_value_heads that does not divide num_attention_heads is accepted by the config
+// reader and only fails inside the generated layer list, so the error names a path that does not exist in the request
+// ("model.hf_config.layers[4].layers[1].num_kv_heads") instead of the config field.
 TEST_CASE("num_key_value_heads not dividing the heads names the config field", "[hf_config][errors]") {
-  Json cfg = {{"model_type", "mystery"}, {"hidden_size", 256}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
-              {"num_key_value_heads", 3}, {"vocab_size", 1000}, {"max_position_embeddings", 128}};
+  Json cfg = {{"model_type", "mystery"},       {"hidden_size", 256},       {"num_hidden_layers", 2},
+              {"num_attention_heads", 8},      {"num_key_value_heads", 3}, {"vocab_size", 1000},
+              {"max_position_embeddings", 128}};
   require_error(predict_config(cfg), "model.hf_config.num_key_value_heads", "must divide");
 }
 
