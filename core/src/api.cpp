@@ -51,6 +51,7 @@ struct ResultExtras {
   Json baselines;
   std::optional<std::array<double, 2>> interval_ms;  // of the compute the timing covers (before calibration)
   double calibration_factor = 1.0;
+  std::optional<double> calibration_share;  // with a calibration: the exponent of its factor used here
 };
 
 /// One result's step in the parts of docs/API.md, each already rounded, so the parts add up exactly.
@@ -122,6 +123,7 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
     r["total_s_interval"] = {std::min(low, step_ms) * scale, std::max(high, step_ms) * scale};
   }
   if (f != 1.0) r["calibration_factor"] = round6(f);
+  if (extras.calibration_share) r["calibration_share"] = round6(*extras.calibration_share);
   if (par) {
     r["parallel"] = par->parallel;
     if (!par->advice.is_null()) r["memory_advice"] = par->advice;
@@ -569,7 +571,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
                      const std::vector<std::array<double, 2>>* intervals) {
   const TrainingConfig& tr = p.req.training;
   const std::size_t H = p.req.hardware.size();
-  std::vector<double> factors(H, 1.0);
+  std::vector<double> factors(H, 1.0), shares(H, 1.0);
   // With `parallel`, per-layer times of one micro-batch become the step of the critical stage.
   auto compose = [&](std::size_t h, double f) {
     const ParallelConfig& cfg = *p.req.parallel;
@@ -580,12 +582,15 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
     return compose_parallel(layer_ms, *p.shard, cfg, resolve_fabric(p.req.hardware[h], cfg), tr.precision);
   };
   if (p.req.calibration) {
-    // The measured accelerator takes the full correction; the others half of it in log space, since part of
-    // the error is the model's (shared) and part the accelerator's own (docs/PREDICTION.md, Calibration).
+    // The measured accelerator takes the full correction; the others the share of it in log space that
+    // errors of different GPUs have in common (docs/PREDICTION.md, Calibration).
     const std::size_t c = p.req.calibration->hardware_index;
     double predicted = p.req.parallel ? compose(c, 1.0).step_ms() : main[c].step_ms;
     double f = p.req.calibration->step_ms / predicted;
-    for (std::size_t h = 0; h < H; ++h) factors[h] = h == c ? f : std::sqrt(f);
+    for (std::size_t h = 0; h < H; ++h) {
+      shares[h] = h == c ? 1.0 : main[h].calibration_share;
+      factors[h] = std::pow(f, shares[h]);
+    }
   }
   std::vector<Json> results;
   results.reserve(H);
@@ -598,6 +603,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
     extras.baselines = baselines_for(p, h, groups);
     if (intervals) extras.interval_ms = (*intervals)[h];
     extras.calibration_factor = factors[h];
+    if (p.req.calibration) extras.calibration_share = shares[h];
     const Accelerator& acc = p.req.hardware[h];
     if (!p.req.parallel) {
       const double f = factors[h];
@@ -767,6 +773,7 @@ std::string learned_finish(const std::vector<std::vector<float>>& outputs) {
     for (std::size_t h = 0; h < merged.size(); ++h) {
       merged[h].ms = learned[h].ms;
       merged[h].step_ms = learned[h].step_ms;
+      merged[h].calibration_share = learned[h].calibration_share;
       for (std::size_t l = 0; l < merged[h].layers.size(); ++l) merged[h].layers[l].ms = learned[h].layers[l].ms;
     }
     std::string out = assemble(s.prepared, merged, "learned", &intervals);

@@ -40,6 +40,7 @@ const LearnedManifest& learned_manifest() {
       lc.features = c.at("features").get<std::vector<std::string>>();
       lc.q10 = c.at("interval_log_ratio").at(0).get<double>();
       lc.q90 = c.at("interval_log_ratio").at(1).get<double>();
+      lc.calibration_share = std::clamp(c.value("calibration_share", 0.5), 0.0, 1.0);
       if (lc.features != feature_names(FeatureSet::Roofline)) {
         throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
                                  " differ from the core's; retrain with npm run train");
@@ -86,8 +87,17 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<const Kernel*> distinct_kernels;
   std::vector<int> distinct_class;
   for (const Kernel& k : work.kernels) {
-    const double fields[] = {static_cast<double>(k.cls), static_cast<double>(k.phase), k.flops, k.bytes, k.m, k.n,
-                             k.k, k.batch, k.repeats, k.window, k.stride};
+    const double fields[] = {static_cast<double>(k.cls),
+                             static_cast<double>(k.phase),
+                             k.flops,
+                             k.bytes,
+                             k.m,
+                             k.n,
+                             k.k,
+                             k.batch,
+                             k.repeats,
+                             k.window,
+                             k.stride};
     std::array<std::uint64_t, 11> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
@@ -171,12 +181,12 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
   for (std::size_t h = 0; h < batch.kernel_rows.size(); ++h) {
     Timing t;
     t.layers.resize(work.layers.size());
-    double low = 0, high = 0;
+    double low = 0, high = 0, shared = 0;
     for (std::size_t i = 0; i < work.kernels.size(); ++i) {
       const Kernel& k = work.kernels[i];
       auto [cls, row] = batch.kernel_rows[h][i];
       auto phase = static_cast<std::size_t>(k.phase);
-      double ms = 0, to_low = 1, to_high = 1;  // a fallback kernel has no band: exp(0)
+      double ms = 0, to_low = 1, to_high = 1, share = 0.5;  // a fallback kernel has no band: exp(0)
       if (cls < 0) {
         ms = batch.fallback_ms[row];
       } else {
@@ -184,7 +194,9 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         ms = row_ms[c][row];
         to_low = low_factor[c];
         to_high = high_factor[c];
+        share = classes[c].calibration_share;
       }
+      shared += ms * share;
       t.ms[phase] += ms;
       t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;
       // Errors of one class are correlated within a step (same shapes, same hardware), so bands add up.
@@ -192,6 +204,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       high += ms * to_high;
     }
     t.step_ms = t.ms[0] + t.ms[1] + t.ms[2];
+    if (t.step_ms > 0) t.calibration_share = shared / t.step_ms;
     step_interval_ms.push_back({low, high});
     out.push_back(std::move(t));
   }

@@ -1,13 +1,14 @@
 #include "trainer/evaluation.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <set>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <numeric>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -18,7 +19,8 @@ using prenet::FeatureSet;
 
 Matrix rows_of(const Matrix& m, const std::vector<std::size_t>& idx) {
   Matrix out(static_cast<Eigen::Index>(idx.size()), m.cols());
-  for (std::size_t i = 0; i < idx.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = m.row(static_cast<Eigen::Index>(idx[i]));
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    out.row(static_cast<Eigen::Index>(i)) = m.row(static_cast<Eigen::Index>(idx[i]));
   return out;
 }
 
@@ -38,12 +40,55 @@ Design subset(const Design& d, const std::vector<std::size_t>& idx) {
   return s;
 }
 
-/// Fits on `train` (with `val` for early stopping) and returns test metrics in milliseconds.
+/// Fits on `train` (with `val` for early stopping) and returns test metrics in milliseconds; with
+/// `log_ratio`, also each test row's log(measured / predicted).
 Metrics fit_and_score(const std::string& kind, const ModelOptions& mo, FeatureSet set, const Design& train,
-                      const Design& val, const Design& test) {
+                      const Design& val, const Design& test, Vector* log_ratio = nullptr) {
   auto model = make_model(kind, mo);
   model->fit(train.x, train.target, val.x, val.target);
-  return compute_metrics(test.time_ms, to_time_ms(model->predict(test.x), test, set));
+  Vector predicted = to_time_ms(model->predict(test.x), test, set);
+  if (log_ratio) *log_ratio = (test.time_ms.array() / predicted.array()).log().matrix();
+  return compute_metrics(test.time_ms, predicted);
+}
+
+/// What a sample measured, without the accelerator: rows of different GPUs with equal keys timed the same work.
+std::string shape_key(const Sample& s) {
+  std::string key = s.source + '|' + std::to_string(static_cast<int>(s.precision));
+  for (const auto& k : s.item) {
+    for (double v : {static_cast<double>(k.cls), static_cast<double>(k.phase), k.flops, k.bytes, k.m, k.n, k.k, k.batch,
+                     k.repeats, k.window, k.stride}) {
+      key += '|' + std::to_string(v);
+    }
+  }
+  return key;
+}
+
+/// Pearson correlation of held-out log errors of one shape on two different GPUs, over every such pair.
+std::pair<double, std::size_t> cross_gpu_correlation(const Dataset& d, const std::vector<std::size_t>& rows,
+                                                     const Vector& log_ratio) {
+  std::map<std::string, std::vector<std::pair<std::string, double>>> by_shape;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Sample& s = d.samples[rows[i]];
+    by_shape[shape_key(s)].emplace_back(s.accelerator->id, log_ratio(static_cast<Eigen::Index>(i)));
+  }
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  std::size_t n = 0;
+  for (const auto& [key, errors] : by_shape) {
+    for (std::size_t a = 0; a < errors.size(); ++a) {
+      for (std::size_t b = 0; b < errors.size(); ++b) {
+        if (a == b || errors[a].first == errors[b].first) continue;
+        double x = errors[a].second, y = errors[b].second;
+        sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+        ++n;
+      }
+    }
+  }
+  if (n < 2) return {0.0, n};
+  const double m = static_cast<double>(n);
+  double cov = sxy / m - (sx / m) * (sy / m);
+  double vx = sxx / m - (sx / m) * (sx / m), vy = syy / m - (sy / m) * (sy / m);
+  if (vx <= 0 || vy <= 0) return {0.0, n};
+  return {cov / std::sqrt(vx * vy), n};
 }
 
 /// Splits indices 0..n-1 into train / validation / test by a seeded permutation (80/10/10).
@@ -118,7 +163,8 @@ Design build_design(const Dataset& d, FeatureSet set) {
     for (Eigen::Index c = 0; c < cols; ++c) out.x(r, c) = f[static_cast<std::size_t>(c)];
     out.time_ms(r) = s.time_ms;
     out.roofline_ms(r) = prenet::roofline_ms(s.item, *s.accelerator, s.precision);
-    out.target(r) = prenet::predicts_roofline_ratio(set) ? std::log(s.time_ms / out.roofline_ms(r)) : std::log(s.time_ms);
+    out.target(r) =
+        prenet::predicts_roofline_ratio(set) ? std::log(s.time_ms / out.roofline_ms(r)) : std::log(s.time_ms);
     out.gpu.push_back(s.accelerator->id);
   }
   return out;
@@ -212,28 +258,50 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
       Design held_any = subset(any, f.held);
       e.roofline_only_logo[gpu] = compute_metrics(held_any.time_ms, held_any.roofline_ms);
     }
+    // Held-out log errors of every roofline-feature fit, kept to measure how GPUs share errors.
+    std::map<std::pair<std::string, std::string>, Vector> residuals;
     auto logo_jobs = [&](const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets) {
       std::vector<std::function<Metrics()>> js;
       std::vector<std::tuple<std::string, std::string, std::string>> ks;
+      std::vector<Vector> rv(kinds.size() * sets.size() * held_out.size());
       for (const auto& kind : kinds) {
         for (FeatureSet set : sets) {
           const Design* all = &designs[prenet::to_string(set)];
           for (const auto& gpu : held_out) {
             const Fold* f = &folds[gpu];
-            js.push_back([=] { return fit_and_score(kind, mo, set, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held)); });
+            Vector* out = set == FeatureSet::Roofline ? &rv[js.size()] : nullptr;
+            js.push_back([=] {
+              return fit_and_score(kind, mo, set, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held),
+                                   out);
+            });
             ks.emplace_back(kind, prenet::to_string(set), gpu);
           }
         }
       }
       auto rs = run_parallel(js, workers);
-      for (std::size_t i = 0; i < ks.size(); ++i) e.logo[std::get<0>(ks[i])][std::get<1>(ks[i])][std::get<2>(ks[i])] = rs[i];
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        e.logo[std::get<0>(ks[i])][std::get<1>(ks[i])][std::get<2>(ks[i])] = rs[i];
+        if (rv[i].size() > 0) residuals[{std::get<0>(ks[i]), std::get<2>(ks[i])}] = std::move(rv[i]);
+      }
     };
     // Every model with the roofline features decides the export; the chosen one is then also run with
     // PreNeT's feature sets, so the report shows what the roofline features add on unseen hardware.
     logo_jobs(model_kinds(), {FeatureSet::Roofline});
     choose(e);
+    {
+      std::vector<std::size_t> rows;
+      std::vector<double> errors;
+      for (const auto& gpu : held_out) {
+        const Vector& r = residuals.at({e.chosen_model, gpu});
+        rows.insert(rows.end(), folds[gpu].held.begin(), folds[gpu].held.end());
+        errors.insert(errors.end(), r.data(), r.data() + r.size());
+      }
+      Vector all_errors = Eigen::Map<const Vector>(errors.data(), static_cast<Eigen::Index>(errors.size()));
+      std::tie(e.cross_gpu_correlation, e.cross_gpu_pairs) = cross_gpu_correlation(d, rows, all_errors);
+    }
     std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
-    if (options.logo_all_feature_sets) comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
+    if (options.logo_all_feature_sets)
+      comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
     logo_jobs({e.chosen_model}, comparison);
   } else {
     choose(e);

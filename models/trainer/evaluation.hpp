@@ -12,8 +12,8 @@ namespace trainer {
 
 struct Metrics {
   double rmse_ms = 0;
-  double mape = 0;   // mean absolute percentage error, %
-  double mdape = 0;  // median absolute percentage error, %
+  double mape = 0;                              // mean absolute percentage error, %
+  double mdape = 0;                             // median absolute percentage error, %
   double log_ratio_q10 = 0, log_ratio_q90 = 0;  // quantiles of log(measured / predicted): the 80% band
   std::size_t n = 0;
 };
@@ -24,7 +24,7 @@ Metrics compute_metrics(const Vector& measured_ms, const Vector& predicted_ms);
 /// A dataset turned into a design matrix for one feature set.
 struct Design {
   Matrix x;
-  Vector target;       // log(time) or log(time / roofline)
+  Vector target;  // log(time) or log(time / roofline)
   Vector time_ms;
   Vector roofline_ms;
   std::vector<std::string> gpu;
@@ -42,9 +42,13 @@ struct Experiment {
   std::map<std::string, std::map<std::string, Metrics>> random_split;
   // leave-one-GPU-out: model -> feature set -> held-out gpu -> metrics
   std::map<std::string, std::map<std::string, std::map<std::string, Metrics>>> logo;
-  Metrics roofline_only_random;                   // the analytic predictor on the random test rows
+  Metrics roofline_only_random;                       // the analytic predictor on the random test rows
   std::map<std::string, Metrics> roofline_only_logo;  // ... and per GPU
-  std::vector<std::string> held_out_gpus;  // GPUs with enough rows to be held out
+  std::vector<std::string> held_out_gpus;             // GPUs with enough rows to be held out
+  // Correlation of the chosen model's held-out log(measured / predicted) between two held-out GPUs on the
+  // same shape: the part of an error one GPU shares with another (what a calibration may transfer).
+  double cross_gpu_correlation = 0;
+  std::size_t cross_gpu_pairs = 0;
   std::string chosen_model;
   std::string chosen_feature_set = "roofline";
   std::string selection_rule;

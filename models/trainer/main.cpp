@@ -1,3 +1,4 @@
+#include <algorithm>
 // prenet_train: trains and evaluates the per-class predictors, exports ONNX models, a manifest,
 // parity samples and models/REPORT.md. Deterministic for a given data folder and mode.
 #include <chrono>
@@ -5,11 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "prenet/kernel_features.hpp"
 #include "prenet/version.hpp"
@@ -29,7 +29,7 @@ struct Args {
   std::string out = "models/artifacts";
   std::string report = "models/REPORT.md";
   std::vector<std::string> only;
-  std::string dump_design;  // folder for per-dataset feature CSVs (inspection only)
+  std::string dump_design;       // folder for per-dataset feature CSVs (inspection only)
   std::size_t rows_per_gpu = 0;  // 0: mode default
 };
 
@@ -231,12 +231,16 @@ int run(const Args& args) {
           {{"random_split_test", metrics_json(e.random_split.at(e.chosen_model).at("roofline"))},
            {"leave_one_gpu_out", logo}}},
          {"interval_log_ratio", {std::round(q10 * 1e4) / 1e4, std::round(q90 * 1e4) / 1e4}},
+         // Without held-out GPUs nothing says how errors carry over: half, the analytic path's judgement.
+         {"calibration_share",
+          e.cross_gpu_pairs > 0 ? std::round(std::clamp(e.cross_gpu_correlation, 0.0, 1.0) * 1e4) / 1e4 : 0.5},
          {"size_bytes", bytes}});
     if (d.name == "layer_dense" || d.name == "layer_conv") {
       auto fwd = trainer::fit_prenet_baseline(d, false);
       auto step = trainer::fit_prenet_baseline(d, true);
       auto r4 = [](double v) { return std::round(v * 1e6) / 1e6; };
-      prenet_baseline[d.name] = {{"forward", {r4(fwd.first), r4(fwd.second)}}, {"step", {r4(step.first), r4(step.second)}}};
+      prenet_baseline[d.name] = {{"forward", {r4(fwd.first), r4(fwd.second)}},
+                                 {"step", {r4(step.first), r4(step.second)}}};
     }
     std::cerr << d.name << ": " << d.samples.size() << " rows, chosen " << e.chosen_model << " in "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() << " s\n";
@@ -249,11 +253,15 @@ int run(const Args& args) {
       {"version", prenet::version()},
       {"quick", args.quick},
       {"data_hash", hash},
-      {"roofline", {{"matmul_efficiency", rp.matmul_efficiency}, {"memory_efficiency", rp.memory_efficiency},
-                    {"launch_overhead_ms", rp.launch_overhead_ms}, {"tile", rp.tile}}},
+      {"roofline",
+       {{"matmul_efficiency", rp.matmul_efficiency},
+        {"memory_efficiency", rp.memory_efficiency},
+        {"launch_overhead_ms", rp.launch_overhead_ms},
+        {"tile", rp.tile}}},
       {"prenet_baseline",
-       {{"description", "log(time_ms) = a + b log(CT_ms) per layer, CT = FLOPs / FP32 peak; fitted on whole-layer "
-                        "forward and training-step measurements (Justus et al.); [a, b]"},
+       {{"description",
+         "log(time_ms) = a + b log(CT_ms) per layer, CT = FLOPs / FP32 peak; fitted on whole-layer "
+         "forward and training-step measurements (Justus et al.); [a, b]"},
         {"fits", prenet_baseline}}},
       {"classes", manifest_classes}};
   if (!args.dump_design.empty()) return 0;

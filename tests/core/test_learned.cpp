@@ -1,7 +1,6 @@
 // The learned-prediction path of the core: the rows it asks the models to time, and how it turns
 // their outputs back into a response. ONNX Runtime is not here; outputs are supplied directly.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -91,8 +90,9 @@ TEST_CASE("wrong output counts and finishing without preparing are errors, not c
   CHECK(r["error"]["field"] == "request");
 }
 
-TEST_CASE("calibration: the measured accelerator matches the measurement, others move half-way in log space",
-          "[learned][calibration]") {
+TEST_CASE(
+    "calibration (roofline path): the measured accelerator matches the measurement, others move half-way in log space",
+    "[learned][calibration]") {
   Json plain = Json::parse(prenet::predict_json(kRequest));
   double predicted = plain["results"][0]["step_ms"].get<double>();
   Json req = Json::parse(kRequest);
@@ -102,6 +102,8 @@ TEST_CASE("calibration: the measured accelerator matches the measurement, others
   CHECK(cal["results"][0]["step_ms"].get<double>() == Approx(2 * predicted).epsilon(1e-5));
   CHECK(cal["results"][1]["step_ms"].get<double>() ==
         Approx(std::sqrt(2.0) * plain["results"][1]["step_ms"].get<double>()).epsilon(1e-5));
+  CHECK(cal["results"][0]["calibration_share"] == 1.0);
+  CHECK(cal["results"][1]["calibration_share"] == 0.5);
   req["calibration"]["hardware"] = "t4";
   Json bad = Json::parse(prenet::predict_json(req.dump()));
   REQUIRE(bad.contains("error"));

@@ -222,9 +222,13 @@ describe('engine jobs', () => {
     const v100 = outcome.response.results.find((r) => r.hardware === 'v100-sxm2-32gb');
     assert.ok(Math.abs((v100?.step_ms ?? 0) - 500) < 1e-3, `calibrated step ${v100?.step_ms}`);
     const f = v100?.calibration_factor ?? NaN;
+    assert.equal(v100?.calibration_share, 1);
     for (const row of outcome.response.results) {
       if (row.hardware === 'v100-sxm2-32gb') continue;
-      assert.ok(Math.abs((row.calibration_factor ?? NaN) - Math.sqrt(f)) < 1e-4, `${row.hardware}: factor ${row.calibration_factor} is √${f}`);
+      // Each other accelerator takes the share of the correction its kernels' errors have in common.
+      const share = row.calibration_share ?? NaN;
+      assert.ok(share >= 0 && share <= 1, `${row.hardware}: share ${share}`);
+      assert.ok(Math.abs((row.calibration_factor ?? NaN) - f ** share) < 1e-4, `${row.hardware}: factor ${row.calibration_factor} is ${f}^${share}`);
     }
     assert.equal(plain.response.results[0]?.calibration_factor, undefined);
     // The chart asks again for one accelerator with per-layer timings: the same calibrated numbers.

@@ -275,6 +275,8 @@ export interface HardwareResult {
   layers?: LayerColumns;
   /** When the request had `calibration`: the factor applied to this accelerator's times. */
   calibration_factor?: number;
+  /** With a calibration: the exponent s of its factor f used here (factor = f^s; 1 on the measured accelerator). */
+  calibration_share?: number;
   /** With a `parallel` request: the step's parts and the links used. */
   parallel?: ParallelResult;
   /** With a `parallel` request that does not fit: single changes that would. */

@@ -19,6 +19,7 @@ struct LearnedClass {
   std::vector<std::string> serves;    // kernel classes it times
   std::vector<std::string> features;  // names, in input order
   double q10 = 0, q90 = 0;            // 80% band of log(measured / predicted) on unseen GPUs
+  double calibration_share = 0.5;     // share of one GPU's log error another GPU has (held-out correlation)
 };
 
 struct LearnedManifest {

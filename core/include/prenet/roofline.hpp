@@ -35,6 +35,9 @@ struct Timing {
   double compute_ms = 0, memory_ms = 0, overhead_ms = 0;  // what dominated each kernel, summed
   Bound bottleneck = Bound::Compute;
   std::vector<LayerTiming> layers;
+  // Exponent of another accelerator's calibration correction carried over to this one (docs/PREDICTION.md,
+  // Calibration): the learned path weighs its classes' measured shares by time; the analytic path uses 0.5.
+  double calibration_share = 0.5;
 };
 
 /// The peak (TFLOP/s) used for matrix kernels of class `cls` at `precision`; throws InputError naming
