@@ -7,12 +7,14 @@ import { describe, test } from 'node:test';
 import { parseCsvObjects, parseCsvRows } from '../../web/bench/accuracy/csv.mjs';
 import { ape, mean, median, signedError, summarize } from '../../web/bench/accuracy/metrics.mjs';
 import { caseValue, flopsBaseline, intervalFor, readPredictors } from '../../web/bench/accuracy/predictors.mjs';
+import { presetHfConfig } from '../../web/bench/accuracy/load.mjs';
 import { TARGETS, judgeTarget } from '../../web/bench/accuracy/report.mjs';
 import {
   classifyE2eRow,
   dleRowToCase,
   gpuToCatalogId,
   justusRowToCase,
+  neusightModelConfig,
   neusightRowToCase,
   parseDleBatch,
   parseNeusightConfig,
@@ -135,6 +137,23 @@ describe('NeuSight rows', () => {
     assert.ok(fused.plan);
   });
 
+  test("the model is the class NeuSight's script builds: BERT pre-training / sequence classification, eval-mode dropout", () => {
+    const bert = { architectures: ['BertLMHeadModel'], model_type: 'bert', hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1 };
+    assert.deepEqual(neusightModelConfig(bert, 'train'), { ...bert, architectures: ['BertForPreTraining'] });
+    assert.deepEqual(neusightModelConfig(bert, 'inf'), {
+      architectures: ['BertForSequenceClassification'],
+      model_type: 'bert',
+      hidden_dropout_prob: 0,
+      attention_probs_dropout_prob: 0,
+    });
+    const gpt = { architectures: ['GPT2LMHeadModel'], resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1, n_embd: 1280 };
+    assert.deepEqual(neusightModelConfig(gpt, 'train'), gpt);
+    assert.deepEqual(neusightModelConfig(gpt, 'inf'), { ...gpt, resid_pdrop: 0, embd_pdrop: 0, attn_pdrop: 0 });
+    assert.equal(bert.hidden_dropout_prob, 0.1, 'the loaded config is not modified');
+    const item = neusightRowToCase(neusightRecord('Tesla_T4', 'bert_large-inf-512-8', '694.5'), () => bert, 'l:4');
+    assert.deepEqual(/** @type {any} */ (planOf(item).request.model).hf_config.architectures, ['BertForSequenceClassification']);
+  });
+
   test('multi-GPU rows are whole Megatron steps over the global batch; a missing model config is unsupported', () => {
     const expected = {
       'gpt2_large-train-1024-4-dp4': { data: 4, micro_batches: 1 },
@@ -206,8 +225,14 @@ describe('DeepLearningExamples rows', () => {
   });
 
   test('SQuAD fine-tuning runs at sequence 384 with Adam', () => {
-    const item = dleRowToCase(dleRecord({ model: 'BERT-large SQuAD', batch: '8', gpu: 'V100 32GB', value: '12', unit: 'seq/s' }), 'e2e:18');
+    const squadRow = dleRecord({ model: 'BERT-large SQuAD', batch: '8', gpu: 'V100 32GB', value: '12', unit: 'seq/s' });
+    const item = dleRowToCase(squadRow, 'e2e:18', presetHfConfig);
     assert.deepEqual(planOf(item).request.training, { batch_size: 8, seq_len: 384, precision: 'fp32', optimizer: 'adam' });
+    // run_squad.py trains BertForQuestionAnswering on the bert-large config (no masked-LM head).
+    const model = /** @type {any} */ (planOf(item).request.model);
+    assert.deepEqual(model.hf_config.architectures, ['BertForQuestionAnswering']);
+    assert.equal(model.hf_config.hidden_size, 1024);
+    assert.throws(() => dleRowToCase(squadRow, 'e2e:18'), /needs the bert-large preset's config/);
   });
 
   test('8-GPU ResNet-50 rows are data parallel over the per-GPU batch; unsupported models have a reason; bad rows fail', () => {

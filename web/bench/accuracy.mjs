@@ -85,7 +85,13 @@ predictor had a value on fewer rows). Signed errors in the appendix are + for ov
   model = \`validation/models/<model>.json\` as \`{"hf_config": ...}\`, \`seq_len\` and \`batch_size\`
   from the config, precision \`fp32\` (strict FP32, TF32 off). \`train\` labels are forward + backward
   without the optimizer step: optimizer \`none\`, compared with \`step_ms\` (= forward + backward).
-  \`inf\` labels are forward only: compared with \`forward_ms\`. \`-fusion\` rows ran fused kernels,
+  \`inf\` labels are forward only: compared with \`forward_ms\`. The model is the class NeuSight's label
+  script builds (\`neusight/Tracing/trace.py\`, \`get_model\`): BERT trains as \`BertForPreTraining\` and
+  infers as \`BertForSequenceClassification\` (pooler and a 2-way classifier, no MLM head), named in the
+  config's \`architectures\`; the others keep their causal-LM / seq2seq class. Inference runs
+  \`model.eval()\` under \`torch.no_grad()\`, so dropout is an identity: the config's dropout rates are sent
+  as 0. (The causal LMs' inference computes logits but no loss; the request's forward still includes the
+  loss's softmax, a small over-count.) \`-fusion\` rows ran fused kernels,
   which a request cannot express: they are predicted like the others but kept in their own group.
   \`dpN\`/\`tpN\`/\`ppN_M\` rows are 4-GPU runs of Megatron-LM's \`train_step\` (through Accelerate):
   the batch is the global batch, \`ppN_M\` is N pipeline stages with M micro-batches, and the timed step
@@ -144,9 +150,11 @@ ${provenanceText(results)}
 - DeepLearningExamples BERT pre-training computes the masked-LM head only on the masked positions and
   bins phase-2 sequences by length (LDDL), so it does less work than a dense 512-token step; the
   preset computes the head on every token. LAMB's extra per-layer norm work is not modelled (Adam
-  stands in). SQuAD uses BertForQuestionAnswering, without the masked-LM head the preset has.
-- NeuSight \`inf\` rows are compared with the training-mode \`forward_ms\` (dropout kernels, activations
-  saved); the request cannot ask for an inference forward (appendix B compares the two labels).
+  stands in). SQuAD is predicted as BertForQuestionAnswering (the bert-large preset's config with that
+  class in \`architectures\`).
+- NeuSight \`inf\` rows: the request has no inference mode; eval mode is expressed by dropout rates of 0
+  (what \`model.eval()\` does), but \`forward_ms\` still includes the loss and the autograd bookkeeping of a
+  training forward is not separated (appendix B compares the two labels).
 - Host-side work: data loading and augmentation (DALI for ResNet-50), TensorFlow 1.x session
   overhead in the Justus rows (visible at small batches), Python dispatch between steps.
 - Only what is in \`../shared/data/validation\`: five NVIDIA GPUs from P4 to A100 and the V100;
@@ -181,8 +189,9 @@ ${notesText(results)}
 
 The NeuSight training labels also give the forward and the backward time; the main predictor's split
 of the same request. "inf label" is the forward-only label of the same model, shape and GPU where the
-data have one: an inference forward (no autograd bookkeeping, probably without dropout) can be faster
-than the forward inside a training step, while the core predicts one training-mode forward for both.
+data have one: an inference forward (\`torch.no_grad()\`, \`model.eval()\`: no autograd bookkeeping, no
+dropout; for BERT a sequence classifier instead of the pre-training head) can be faster than the forward
+inside a training step. The main predictor's forward is that of the training request.
 
 ${appendixPhases(results)}
 

@@ -87,7 +87,8 @@ export function calibrationText(rows) {
       `| ${r.row} | \`${r.hardware}\` | ${r.measured.toFixed(1)} | ${r.before.toFixed(1)} (${signed(r.before, r.measured)}) | ${r.after.toFixed(1)} (${signed(r.after, r.measured)}) |`,
   );
   return `Calibrating on the \`${CALIBRATION_GPU}\` measurement of the same model, shape and batch (the core applies
-the full correction to that accelerator and its square root to the others): MAPE on the other GPUs
+the full correction f to that accelerator and f^s to each other one, s the share of an error GPUs have in
+common as the trainer measured it per kernel class — docs/PREDICTION.md, Calibration): MAPE on the other GPUs
 **${before.toFixed(1)}% → ${after.toFixed(1)}%** over ${rows.length} rows — must not get worse on average: **${verdict}**.
 
 | row | accelerator | measured ms | without calibration | calibrated on V100 |

@@ -2,6 +2,7 @@
 
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseCsvObjects } from './csv.mjs';
 import { classifyE2eRow, dleRowToCase, justusRowToCase, neusightRowToCase, parseJustusFileName } from './rows.mjs';
 
@@ -85,7 +86,7 @@ export function loadCases(dir) {
     const kind = classifyE2eRow(record);
     const value = Number(record.value);
     if (kind.kind === 'dle') {
-      dle.push(dleRowToCase(record, origin));
+      dle.push(dleRowToCase(record, origin, presetHfConfig));
     } else if (kind.kind === 'neusight') {
       const twin = neusightRecords.find((other) => other.gpu === kind.gpu && other.config === kind.config);
       const twinValue = Number(twin?.e2e_latency_ms);
@@ -115,4 +116,16 @@ export function loadCases(dir) {
 function justusOrder(file) {
   const kind = parseJustusFileName(file)?.kind;
   return kind === 'fw' ? 0 : kind === 'sgd' ? 1 : 2;
+}
+
+/**
+ * The Hugging Face config a catalogue preset is written as (core/data/presets/<id>.json).
+ * @param {string} id
+ * @returns {JsonObject}
+ */
+export function presetHfConfig(id) {
+  const preset = JSON.parse(readText(fileURLToPath(new URL(`../../../core/data/presets/${id}.json`, import.meta.url))));
+  const config = preset?.model?.hf_config;
+  if (!config || typeof config !== 'object') throw new Error(`preset ${id} is not written as a Hugging Face config`);
+  return /** @type {JsonObject} */ (config);
 }

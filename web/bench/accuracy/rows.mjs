@@ -143,6 +143,31 @@ function positive(value, what) {
 }
 
 /**
+ * The model NeuSight's label script instantiates for a mode (`neusight/Tracing/trace.py`, `get_model` and
+ * `measure_e2e`): a BERT config becomes `AutoModelForPreTraining` for training and
+ * `AutoModelForSequenceClassification` for inference (the class name is how the request says so); the
+ * other models keep their causal-LM / seq2seq class. Inference runs `model.eval()` under `torch.no_grad()`,
+ * so every dropout is an identity: the rates are sent as 0.
+ * @param {JsonObject} hfConfig validation/models/<model>.json
+ * @param {'train' | 'inf'} mode
+ * @returns {JsonObject}
+ */
+export function neusightModelConfig(hfConfig, mode) {
+  const config = { ...hfConfig };
+  const architectures = Array.isArray(config.architectures) ? config.architectures : [];
+  const name = typeof architectures[0] === 'string' ? architectures[0].toLowerCase() : '';
+  if (name.includes('bert')) {
+    config.architectures = [mode === 'train' ? 'BertForPreTraining' : 'BertForSequenceClassification'];
+  }
+  if (mode === 'inf') {
+    for (const [key, value] of Object.entries(config)) {
+      if (typeof value === 'number' && /dropout|pdrop/.test(key)) config[key] = 0;
+    }
+  }
+  return config;
+}
+
+/**
  * One row of neusight-labels-dev.csv. `train` labels are forward + backward without the optimizer
  * step (→ optimizer "none", compare step_ms); `inf` labels are forward only (compare forward_ms);
  * strict FP32.
@@ -175,9 +200,10 @@ export function neusightRowToCase(record, modelConfig, origin) {
   const fw = Number(record.fw_latency_ms);
   const bw = Number(record.bwall_latency_ms);
   if (parsed.mode === 'train' && fw > 0 && bw > 0) base.measuredPhases = { forward_ms: fw, backward_ms: bw };
-  const hfConfig = modelConfig(parsed.model);
-  if (!hfConfig) return { ...base, skip: `unsupported: no model config validation/models/${parsed.model}.json` };
+  const modelJson = modelConfig(parsed.model);
+  if (!modelJson) return { ...base, skip: `unsupported: no model config validation/models/${parsed.model}.json` };
   if (parsed.fusion) base.notes.push('measured with fused kernels; the request cannot say so');
+  const hfConfig = neusightModelConfig(modelJson, parsed.mode);
   if (parsed.parallel) {
     if (parsed.mode !== 'train') throw new Error(`${origin}: NeuSight parallel rows are training runs`);
     const { kind, degree, micro } = parsed.parallel;
@@ -290,9 +316,11 @@ export function parseDleBatch(text) {
  * One NVIDIA DeepLearningExamples row of e2e-dev.csv: single-GPU training throughput on V100.
  * @param {Record<string, string>} record
  * @param {string} origin
+ * @param {(preset: string) => JsonObject} [presetConfig] the Hugging Face config a catalogue preset is
+ *   written as (core/data/presets/<id>.json), for rows whose script trains another head on it
  * @returns {Case}
  */
-export function dleRowToCase(record, origin) {
+export function dleRowToCase(record, origin, presetConfig) {
   const model = record.model ?? '';
   const gpu = record.gpu ?? '';
   const precisionName = record.precision ?? '';
@@ -346,9 +374,11 @@ export function dleRowToCase(record, origin) {
     if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: SQuAD batch "${record.batch}" is not an integer`);
     const seq = Number(record.seq) > 0 ? Number(record.seq) : SQUAD_SEQ_LEN;
     base.notes.push(
-      `sequence ${seq} (run_squad.sh --max_seq_length)${Number(record.seq) > 0 ? '' : ', not in the row'}; Adam; the preset keeps the masked-LM head that BertForQuestionAnswering does not have`,
+      `sequence ${seq} (run_squad.sh --max_seq_length)${Number(record.seq) > 0 ? '' : ', not in the row'}; Adam; the bert-large preset's config as BertForQuestionAnswering (run_squad.py's class)`,
     );
-    return { ...base, plan: plan({ preset: 'bert-large' }, { seq_len: seq }, batch.batch, 1, precision, 'adam', hardware) };
+    if (!presetConfig) throw new Error(`${origin}: a SQuAD row needs the bert-large preset's config`);
+    const squad = { hf_config: { ...presetConfig('bert-large'), architectures: ['BertForQuestionAnswering'] }, name: 'bert-large' };
+    return { ...base, plan: plan(squad, { seq_len: seq }, batch.batch, 1, precision, 'adam', hardware) };
   }
   if (/^Transformer-XL base/.test(model)) {
     if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: Transformer-XL batch "${record.batch}" is not an integer`);
@@ -380,7 +410,7 @@ export function dleRowToCase(record, origin) {
 }
 
 /**
- * @param {{preset: string}} model
+ * @param {PredictRequest['model']} model
  * @param {{seq_len?: number, image_size?: number}} shape
  * @param {number} micro micro-batch
  * @param {number} accumulation
