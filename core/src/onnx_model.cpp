@@ -358,6 +358,7 @@ struct Value {
   std::string origin;       // Unknown: the operator that produced it
   std::string view;         // Activation: the node that last changed the shape without a layer
   int pattern = -1;         // Activation inside a recognised attention pattern: its index (no layer)
+  std::string initializer;  // Weight: the initializer it is (a view of), to find weights shared by two layers
 };
 
 /// An exported attention block recognised in the graph (see find_attention): translated as one layer.
@@ -423,6 +424,7 @@ class Translator {
     skipped_.clear();
     unsupported_.clear();
     notes_.clear();
+    embedding_of_.clear();
     current_ = 0;
   }
 
@@ -438,6 +440,7 @@ class Translator {
         v.has_ints = true;
       }
       v.shape = t.dims;
+      v.initializer = t.name;
       values_[t.name] = v;
     }
     setup_input();
@@ -1248,8 +1251,19 @@ class Translator {
           out.ints.push_back(a->ints[static_cast<std::size_t>(j)]);
         }
       }
-    } else if (a->kind == Value::Weight && (op == "Expand" || op == "Identity" || op == "Cast" || op == "Reshape" ||
-                                            op == "Unsqueeze" || op == "Transpose")) {
+    } else if (a->kind == Value::Weight && op == "Transpose") {
+      out = *a;  // a transposed weight (a head tied to the token table reads it so): the same weights
+      auto perm = n.attr_ints("perm");
+      if (perm.empty()) {
+        std::reverse(out.shape.begin(), out.shape.end());
+      } else if (perm.size() == a->shape.size()) {
+        for (std::size_t k = 0; k < perm.size(); ++k) {
+          if (perm[k] < 0 || perm[k] >= static_cast<std::int64_t>(a->shape.size())) fail(n, "bad perm");
+          out.shape[k] = a->shape[static_cast<std::size_t>(perm[k])];
+        }
+      }
+    } else if (a->kind == Value::Weight &&
+               (op == "Expand" || op == "Identity" || op == "Cast" || op == "Reshape" || op == "Unsqueeze")) {
       out = *a;  // weight preprocessing (a class token broadcast to the batch, ...): still that weight
     }
     if (out.has_ints) out.shape = {static_cast<std::int64_t>(out.ints.size())};
@@ -1293,10 +1307,16 @@ class Translator {
     x.shape = {k};
     std::string fused;
     std::string act = fuse_activation(n.outputs[0], current_, &fused);
-    set_fused(n,
-              emit({{"type", "dense"}, {"units", units}, {"bias", !n.in(2).empty()}, {"activation", act}},
-                   unique_name(n), {x}),
-              fused);
+    Json spec = {{"type", "dense"}, {"units", units}, {"bias", !n.in(2).empty()}, {"activation", act}};
+    tie_to_embedding(spec, w);
+    set_fused(n, emit(spec, unique_name(n), {x}), fused);
+  }
+
+  /// A dense layer whose weight is the table an embedding looks up (GPT-2's tied LM head, exported as
+  /// MatMul by Transpose(wte) or Gemm with transB) reuses that embedding's matrix instead of its own.
+  void tie_to_embedding(Json& spec, const Value& weight) const {
+    auto it = weight.initializer.empty() ? embedding_of_.end() : embedding_of_.find(weight.initializer);
+    if (it != embedding_of_.end()) spec["tied_to"] = it->second;
   }
 
   void matmul(const Node& n, std::size_t i) {
@@ -1330,7 +1350,9 @@ class Translator {
     if (bias) skipped_.insert(add_node);
     std::string fused;
     std::string act = fuse_activation(bias ? g_.nodes[add_node].outputs[0] : n.outputs[0], bias ? add_node : i, &fused);
-    Value out = emit({{"type", "dense"}, {"units", units}, {"bias", bias}, {"activation", act}}, unique_name(n), {x});
+    Json spec = {{"type", "dense"}, {"units", units}, {"bias", bias}, {"activation", act}};
+    tie_to_embedding(spec, *b);
+    Value out = emit(spec, unique_name(n), {x});
     set_fused(n, out, fused);
     if (bias) values_[g_.nodes[add_node].outputs[0]] = out;
   }
@@ -1488,9 +1510,11 @@ class Translator {
     if (data && data->kind == Value::Weight && data->shape.size() == 2 && is_activation(n.in(1))) {
       Value idx = activation(n, n.in(1));
       if (n.attr_i("axis", 0) != 0) fail(n, "an embedding lookup gathers rows (axis 0)");
-      set(n, 0,
-          emit({{"type", "embedding"}, {"vocab_size", data->shape[0]}, {"dim", data->shape[1]}}, unique_name(n),
-               {idx}));
+      std::string table = data->initializer;
+      Value out =
+          emit({{"type", "embedding"}, {"vocab_size", data->shape[0]}, {"dim", data->shape[1]}}, unique_name(n), {idx});
+      if (!table.empty()) embedding_of_.emplace(table, out.layer);
+      set(n, 0, out);
       return;
     }
     const Value* idx = find(n.in(1));
@@ -1516,6 +1540,7 @@ class Translator {
   std::map<std::string, Value> values_;
   std::map<std::string, int> uses_;
   std::set<std::size_t> skipped_;
+  std::map<std::string, std::string> embedding_of_;  // initializer -> the embedding layer that looks rows up in it
   std::size_t current_ = 0;
   std::map<std::string, std::pair<int, std::int64_t>> unsupported_;  // op -> (nodes, elements)
   std::vector<std::string> notes_;

@@ -1,7 +1,6 @@
 // Model formats beyond the layer list: Keras model.to_json(), ONNX files, and the acceptance test that one
 // network given as preset, layer list, Keras JSON and ONNX yields the same layers and the same features.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -128,7 +127,8 @@ TEST_CASE("LeNet-5 as preset, layer list, Keras JSON and ONNX: same layers, same
   Json training = {{"batch_size", 64}};
   Json by_preset = predict({{"model", {{"preset", "lenet5"}}}, {"training", training}});
   Json by_keras = predict({{"model", {{"keras", fixture("lenet5_sequential.json")}}}, {"training", training}});
-  Json by_keras_text = predict({{"model", {{"keras", fixture("lenet5_sequential.json").dump()}}}, {"training", training}});
+  Json by_keras_text =
+      predict({{"model", {{"keras", fixture("lenet5_sequential.json").dump()}}}, {"training", training}});
   Json by_onnx = predict({{"model", {{"onnx_base64", onnxw::base64(onnxw::lenet5())}}}, {"training", training}});
   for (const Json* r : {&by_keras, &by_keras_text, &by_onnx}) {
     INFO(r->dump().substr(0, 400));
@@ -152,9 +152,11 @@ TEST_CASE("the HF leg: a preset, its hf_config and the same layers written out a
   require_same_features(by_preset, by_config);
 
   // A tiny Llama config against the layer list it stands for: RMSNorm, GQA, SwiGLU, untied head.
-  Json cfg = {{"model_type", "llama"},        {"hidden_size", 64},         {"intermediate_size", 172},
-              {"num_hidden_layers", 2},       {"num_attention_heads", 4},  {"num_key_value_heads", 2},
-              {"vocab_size", 500},            {"max_position_embeddings", 128}, {"tie_word_embeddings", false}};
+  Json cfg = {{"model_type", "llama"},       {"hidden_size", 64},
+              {"intermediate_size", 172},    {"num_hidden_layers", 2},
+              {"num_attention_heads", 4},    {"num_key_value_heads", 2},
+              {"vocab_size", 500},           {"max_position_embeddings", 128},
+              {"tie_word_embeddings", false}};
   Network llama = resolve_model({{"hf_config", cfg}}, t);
   Json block = Json::parse(R"J([
     {"type": "rmsnorm", "name": "ln_1", "inputs": ["stream"]},
@@ -181,7 +183,8 @@ TEST_CASE("the HF leg: a preset, its hf_config and the same layers written out a
   CHECK(llama.parameters() == 500 * 64 + 2 * (64 + 64 * 128 + 64 * 64 + 64 + 3 * 64 * 172) + 64 + 64 * 500);
 }
 
-TEST_CASE("Keras Functional (Keras 3): embedding, attention, Conv1D, BiLSTM, pooling, concatenate", "[formats][keras]") {
+TEST_CASE("Keras Functional (Keras 3): embedding, attention, Conv1D, BiLSTM, pooling, concatenate",
+          "[formats][keras]") {
   Network net = from_keras(fixture("text_classifier_functional.json"));
   CHECK(net.name == "text_classifier");
   CHECK(net.input.kind == InputKind::Tokens);
@@ -210,7 +213,8 @@ TEST_CASE("Keras Functional (Keras 3): embedding, attention, Conv1D, BiLSTM, poo
   InputOverrides longer;
   longer.seq_len = 64;
   CHECK(layer(from_keras(fixture("text_classifier_functional.json"), longer), "pool").output_shape == Shape{32, 16});
-  Json r = predict({{"model", {{"keras", fixture("text_classifier_functional.json")}}}, {"training", {{"batch_size", 8}}}});
+  Json r =
+      predict({{"model", {{"keras", fixture("text_classifier_functional.json")}}}, {"training", {{"batch_size", 8}}}});
   INFO(r.dump().substr(0, 300));
   CHECK_FALSE(r.contains("error"));
 }
@@ -249,7 +253,8 @@ TEST_CASE("Keras errors name the layer, its class and the field", "[formats][ker
 
   require_input_error([&] { from_keras(Json("{not json")); }, "model.keras", "malformed JSON");
   require_input_error([&] { from_keras(Json::object()); }, "model.keras.class_name", "required string is missing");
-  Json response = predict({{"model", {{"keras", {{"class_name", "Sequential"}, {"config", {{"layers", Json::array()}}}}}}}});
+  Json response =
+      predict({{"model", {{"keras", {{"class_name", "Sequential"}, {"config", {{"layers", Json::array()}}}}}}}});
   CHECK(response["error"]["field"] == "model.keras.config.layers");
 }
 
@@ -257,9 +262,12 @@ TEST_CASE("ONNX: MatMul + Add becomes a dense layer with bias; unsupported opera
           "[formats][onnx]") {
   onnxw::Graph g;
   g.inputs.push_back(onnxw::value_info("x", {-1, 8, 32}));
-  g.initializers = {onnxw::tensor("w1", {32, 64}, onnxw::kFloat, false), onnxw::tensor("b1", {64}),
-                    onnxw::tensor("ln.scale", {64}), onnxw::tensor("ln.bias", {64}),
-                    onnxw::tensor("w2", {64, 32}), onnxw::int64s("shape", {0, -1})};
+  g.initializers = {onnxw::tensor("w1", {32, 64}, onnxw::kFloat, false),
+                    onnxw::tensor("b1", {64}),
+                    onnxw::tensor("ln.scale", {64}),
+                    onnxw::tensor("ln.bias", {64}),
+                    onnxw::tensor("w2", {64, 32}),
+                    onnxw::int64s("shape", {0, -1})};
   g.nodes = {onnxw::node("MatMul", {"x", "w1"}, {"h"}, "fc1"),
              onnxw::node("Add", {"h", "b1"}, {"hb"}, "fc1_bias"),
              onnxw::node("Relu", {"hb"}, {"hr"}, "relu"),
@@ -321,6 +329,53 @@ TEST_CASE("ONNX: embeddings, convolutions, pooling, batch norm, concat and a cla
   CHECK(layer(cnn, "gap").output_shape == Shape{16});
 }
 
+TEST_CASE("ONNX: a head tied to the token table (MatMul by Transpose(table), Gemm transB) reuses its weights",
+          "[formats][onnx]") {
+  // GPT-2's LM head as exporters write it when the weights are tied and not folded.
+  onnxw::Graph g;
+  g.inputs.push_back(onnxw::value_info("ids", {-1, 10}, onnxw::kInt64));
+  g.initializers = {onnxw::tensor("table", {100, 16}), onnxw::tensor("head_bias", {100})};
+  g.nodes = {onnxw::node("Gather", {"table", "ids"}, {"emb"}, "embed"),
+             onnxw::node("Transpose", {"table"}, {"table_t"}, "tie", {onnxw::attr_ints("perm", {1, 0})}),
+             onnxw::node("MatMul", {"emb", "table_t"}, {"logits"}, "lm_head")};
+  Network net = from_onnx(g.model());
+  CHECK(layer(net, "lm_head").type == LayerType::Dense);
+  CHECK(layer(net, "lm_head").attrs.tied_to == "embed");
+  CHECK(layer(net, "lm_head").output_shape == Shape{10, 100});
+  CHECK(layer(net, "lm_head").parameters == 0);
+  CHECK(net.parameters() == 100 * 16);
+
+  // With a bias (an Add after the MatMul), only the bias is the head's own.
+  g.nodes.push_back(onnxw::node("Add", {"logits", "head_bias"}, {"biased"}, "lm_head_bias"));
+  Network biased = from_onnx(g.model());
+  CHECK(layer(biased, "lm_head").parameters == 100);
+  CHECK(biased.parameters() == 100 * 16 + 100);
+
+  // A Transpose without perm reverses the axes too.
+  g.nodes.pop_back();
+  g.nodes[1] = onnxw::node("Transpose", {"table"}, {"table_t"}, "tie");
+  CHECK(from_onnx(g.model()).parameters() == 100 * 16);
+
+  // Gemm with transB reading the table directly (a vector input, so Gemm's 2-D form applies).
+  onnxw::Graph v;
+  v.inputs.push_back(onnxw::value_info("ids", {-1, 1}, onnxw::kInt64));
+  v.initializers = {onnxw::tensor("table", {100, 16}), onnxw::int64s("flat", {0, -1})};
+  v.nodes = {onnxw::node("Gather", {"table", "ids"}, {"emb"}, "embed"),
+             onnxw::node("Reshape", {"emb", "flat"}, {"x"}, "flatten"),
+             onnxw::node("Gemm", {"x", "table"}, {"logits"}, "lm_head", {onnxw::attr_i("transB", 1)})};
+  Network gemm = from_onnx(v.model());
+  CHECK(layer(gemm, "lm_head").attrs.tied_to == "embed");
+  CHECK(layer(gemm, "lm_head").output_shape == Shape{100});
+  CHECK(gemm.parameters() == 100 * 16);
+
+  // A transposed weight no embedding reads is the layer's own.
+  g.initializers.push_back(onnxw::tensor("proj", {100, 16}));
+  g.nodes[1] = onnxw::node("Transpose", {"proj"}, {"table_t"}, "untied", {onnxw::attr_ints("perm", {1, 0})});
+  Network own = from_onnx(g.model());
+  CHECK(layer(own, "lm_head").attrs.tied_to.empty());
+  CHECK(own.parameters() == 2 * 100 * 16);
+}
+
 TEST_CASE("ONNX and base64 rejections are clear messages naming the field", "[formats][onnx][errors]") {
   const std::string field = "model.onnx_base64";
   require_input_error([&] { from_onnx(""); }, field, "empty");
@@ -352,8 +407,10 @@ TEST_CASE("model forms are exclusive", "[formats][errors]") {
 TEST_CASE("docs/layer-list.schema.json names every layer type the parser accepts", "[formats][docs]") {
   Json schema = Json::parse(read_file("docs/layer-list.schema.json"));
   std::set<std::string> documented;
-  for (const auto& alt : schema["$defs"]["item"]["oneOf"]) documented.insert(alt["properties"]["type"]["const"].get<std::string>());
+  for (const auto& alt : schema["$defs"]["item"]["oneOf"])
+    documented.insert(alt["properties"]["type"]["const"].get<std::string>());
   std::set<std::string> parsed = {"repeat"};
-  for (int t = 0; t <= static_cast<int>(LayerType::AdaptiveSoftmax); ++t) parsed.insert(to_string(static_cast<LayerType>(t)));
+  for (int t = 0; t <= static_cast<int>(LayerType::AdaptiveSoftmax); ++t)
+    parsed.insert(to_string(static_cast<LayerType>(t)));
   CHECK(documented == parsed);
 }
