@@ -64,9 +64,10 @@ function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: n
     const measured = result.hardware === calibratedOn;
     const badge = element('span', `calibrated ×${result.calibration_factor.toFixed(2)}`, 'badge calibrated');
     badge.dataset.factor = String(result.calibration_factor);
+    if (result.calibration_share !== undefined) badge.dataset.share = String(result.calibration_share);
     badge.title = measured
       ? `times scaled by ${sig3(result.calibration_factor)} to match the step you measured on this accelerator`
-      : `times scaled by ${sig3(result.calibration_factor)}, the square root of the correction from the step you measured`;
+      : `times scaled by ${sig3(result.calibration_factor)}: the share (${sig3(result.calibration_share ?? 0)} in log space) of the correction from the step you measured that this accelerator's errors have in common with it`;
     name.append(badge);
   }
   name.title = result.custom ? 'custom accelerator' : result.hardware;
