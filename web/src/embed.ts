@@ -232,14 +232,15 @@ export class PrenetCalculatorElement extends HTMLElement {
       const pending = learned && !learnedSettled;
       const result = scenario.hardware.length === 0 ? null : await runJob(learned && !pending ? engine : roofline, scenarioToJob(scenario, { perLayer: 'none' }));
       if (generation !== this.#generation) return;
-      if (pending) {
-        if (learnedSettled) this.#schedule();
-        else waiting.add(this.#recompute);
-      }
       if (result === null || !result.ok) {
         const message = result?.ok === false ? result.message : problems.join('; ');
         this.#showError(message, result?.ok === false ? result.field : 'hardware');
         return;
+      }
+      // Roofline numbers shown while the models load are replaced once they have (or have failed to).
+      if (pending) {
+        if (learnedSettled) this.#schedule();
+        else waiting.add(this.#recompute);
       }
       this.result = result.response;
       const { model } = result.response;
