@@ -83,7 +83,7 @@ function engineCode(): Plugin {
 }
 
 /** How a build carries the learned predictors (ONNX Runtime's wasm and the class models). */
-type LearnedMode = 'files' | 'inline' | 'none';
+type LearnedMode = 'files' | 'inline';
 
 const ORT_WASM = fromRoot('node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm');
 const MODELS = fromRoot('models/artifacts/');
@@ -106,13 +106,16 @@ function hashedName(path: string, bytes: Buffer): string {
 
 /**
  * `virtual:prenet-learned-assets` for the engine bundle.
- *   files   (the site) the bytes are fetched from hashed files in assets/, next to the engine script;
- *           `emit` writes those files (the page's build does, the worker's build only names them)
+ *   files   (the site, embed.js) the bytes are fetched, when first asked for, from hashed files in
+ *           assets/ resolved against the engine script's own URL (document.currentScript at
+ *           evaluation; self.location in a worker); `emit` writes those files (the page's and
+ *           embed's builds do, the worker's build only names them); `from` is the path from
+ *           the script's folder to assets/ ('' for the worker, which lives in assets/)
  *   inline  (the one-file build) each file is embedded once, gzip + base64, and unpacked with
  *           DecompressionStream: 14 MB of ORT wasm become about 5 MB of text, 3.8 MB gzip
- *   none    (embed.js, dev server) no learned models: the roofline
+ * The dev server gets no learned models (null): the roofline.
  */
-function learnedAssets(mode: LearnedMode, emit = false): Plugin {
+function learnedAssets(mode: LearnedMode, emit = false, from = ''): Plugin {
   const id = 'virtual:prenet-learned-assets';
   const files = () => [{ dataset: '', path: ORT_WASM }, ...servedModels()].map((f) => ({ ...f, bytes: readFileSync(f.path) }));
   return {
@@ -120,20 +123,21 @@ function learnedAssets(mode: LearnedMode, emit = false): Plugin {
     resolveId: (source) => (source === id ? `\0${id}` : null),
     load(source) {
       if (source !== `\0${id}`) return null;
-      if (mode === 'none' || this.meta.watchMode) return 'export const learnedAssets = null;';
+      if (this.meta.watchMode) return 'export const learnedAssets = null;';
       const all = files();
       const datasets = JSON.stringify(all.slice(1).map((f) => f.dataset));
       if (mode === 'files') {
-        const names = Object.fromEntries(all.map((f) => [f.dataset, hashedName(f.path, f.bytes)]));
+        const names = Object.fromEntries(all.map((f) => [f.dataset, `${from}${hashedName(f.path, f.bytes)}`]));
         return `
-const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
+const script = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || '';
+const base = script || self.location.href;
 const names = ${JSON.stringify(names)};
 async function get(name) {
   const response = await fetch(new URL(name, base));
   if (!response.ok) throw new Error(name + ': HTTP ' + response.status);
   return new Uint8Array(await response.arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, wasm: () => get(names['']), model: (d) => get(names[d]) };
+export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasm: () => get(names['']), model: (d) => get(names[d]) };
 `;
       }
       const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
@@ -146,7 +150,7 @@ async function unpack(text) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
+export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
 `;
     },
     generateBundle() {
@@ -275,7 +279,9 @@ function embedConfig(): UserConfig {
     ...shared,
     publicDir: false,
     define: { __PRENET_BUILD__: JSON.stringify('embed') },
-    plugins: [noImportMeta(), learnedAssets('none')],
+    // ORT's wasm and the class models: the same hashed files as the site's (same bytes, same
+    // names), fetched by the first element that predicts (embed.ts).
+    plugins: [noImportMeta(), learnedAssets('files', true, 'assets/')],
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: false,

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CSP_HEADER, CSP_HEADER_EMBED } from './csp.mjs';
 
@@ -54,6 +54,11 @@ function resolvePath(urlPath) {
   return full.startsWith(ROOT) ? full : null;
 }
 
+/** @param {string} path a file under ROOT @returns {string} its path below ROOT, with forward slashes */
+function relativeToRoot(path) {
+  return path.slice(ROOT.length).split(sep).join('/');
+}
+
 /**
  * @param {import('node:http').ServerResponse} res
  * @param {number} status
@@ -78,6 +83,9 @@ async function handle(req, res) {
   if (info === null || !info.isFile()) return sendText(res, 404, 'not found');
   res.writeHead(200, {
     ...(url.searchParams.get('embed') === '1' ? EMBED_HEADERS : SECURITY_HEADERS),
+    // The <prenet-calculator> element (dist/embed.js) fetches ORT's wasm and the models from assets/
+    // on pages of other sites; these files are public and hashed, so any origin may read them.
+    ...(relativeToRoot(path).startsWith('assets/') ? { 'Access-Control-Allow-Origin': '*' } : {}),
     'Content-Type': MIME[extname(path).toLowerCase()] ?? 'application/octet-stream',
     'Content-Length': info.size,
     'Cache-Control': 'no-cache',

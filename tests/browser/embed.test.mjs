@@ -1,6 +1,8 @@
 // Embedding: the <prenet-calculator> element (dist/embed.js) on a plain documentation page, once
 // served from another origin under a strict host CSP and once from file:// offline; and the iframe
-// mode (`?embed=1`) framed by another site.
+// mode (`?embed=1`) framed by another site. The element predicts with the learned models (ORT's wasm
+// and the class models fetched from beside embed.js), with the Node engine's numbers, and falls
+// back to the roofline, saying so, where those files cannot be fetched.
 
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ARTIFACTS, DIST, FIXTURES, isInMemory, launch, requireBuilt, startServer } from './helpers.mjs';
+import { engine as nodeEngine } from '../../web/cli/node-engine.mjs';
+import { runJob } from '../../web/src/jobs.js';
+import { defaultScenario, paramsToScenario, scenarioToJob } from '../../web/src/scenario.js';
+
+/** The learned predictors' files, as the element asks for them. */
+const LEARNED_FILE = /\/assets\/[^/]+\.(onnx|wasm)$/;
 
 /**
  * The documentation site: a second server, on another port and so another origin, serving the
@@ -43,20 +51,77 @@ function fixture(name, values) {
 }
 
 /**
- * Waits for an element to finish and returns its shadow table's rows.
+ * Waits for an element to finish with the given predictor and returns its shadow table's rows.
  * @param {import('playwright-core').Page} page
  * @param {string} id
+ * @param {'learned' | 'roofline'} [predictor]
  */
-async function elementRows(page, id) {
-  await page.waitForFunction((elementId) => document.getElementById(elementId)?.dataset.state === 'ready', id);
+async function elementRows(page, id, predictor = 'learned') {
+  await page.waitForFunction(
+    ([elementId, wanted]) => {
+      const element = document.getElementById(elementId ?? '');
+      return element?.dataset.state === 'ready' && element.dataset.predictor === wanted;
+    },
+    [id, predictor],
+  );
   return page.evaluate((elementId) => {
     const root = document.getElementById(elementId)?.shadowRoot;
-    return [...(root?.querySelectorAll('tbody tr') ?? [])].map((row) => ({
-      hardware: row.getAttribute('data-hardware'),
-      total: row.querySelector('td[data-col="total_s"]')?.textContent ?? '',
-      step: Number(row.querySelector('td[data-col="step_ms"]')?.getAttribute('data-value')),
-    }));
+    /** @param {Element | null | undefined} td */
+    const numbers = (td) => ['data-value', 'data-low', 'data-high'].map((name) => (td?.hasAttribute(name) ? Number(td.getAttribute(name)) : null));
+    return [...(root?.querySelectorAll('tbody tr') ?? [])].map((row) => {
+      const stepCell = row.querySelector('td[data-col="step_ms"]');
+      const totalCell = row.querySelector('td[data-col="total_s"]');
+      return {
+        hardware: row.getAttribute('data-hardware'),
+        total: totalCell?.childNodes[0]?.textContent ?? '',
+        step: Number(stepCell?.getAttribute('data-value')),
+        /** [value, low, high] of the step and total cells; low and high null without an interval */
+        stepCell: numbers(stepCell),
+        totalCell: numbers(totalCell),
+        ranges: [...row.querySelectorAll('.range')].map((small) => small.textContent ?? ''),
+      };
+    });
   }, id);
+}
+
+/**
+ * What the element computes, computed in Node: its attributes read by the same scenario code, the
+ * same job, the Node engine (web/cli/node-engine.mjs, learned models from models/artifacts).
+ * @param {Record<string, string>} attributes
+ * @param {string} [configText] an inline config
+ */
+async function nodeResponse(attributes, configText = '') {
+  const catalog = await nodeEngine.catalog();
+  const known = { presets: catalog.presets.map((p) => p.id), hardware: catalog.hardware.map((h) => h.id), precisions: catalog.precisions, optimizers: catalog.optimizers };
+  const { scenario } = await paramsToScenario(new URLSearchParams(attributes), known, defaultScenario());
+  scenario.config = configText;
+  const result = await runJob(nodeEngine, scenarioToJob(scenario, { perLayer: 'none' }));
+  assert.ok(result.ok, `Node refused the element's scenario: ${JSON.stringify(result)}`);
+  return result.response;
+}
+
+/** The numbers the team requires to be identical in the browser and Node. */
+const pick = (/** @type {import('../../web/src/types').PredictResponse} */ r) =>
+  r.results.map((x) => ({
+    hardware: x.hardware,
+    step_ms: x.step_ms,
+    step_ms_interval: x.step_ms_interval,
+    total_s: x.total_s,
+    total_s_interval: x.total_s_interval,
+    memory_gb: x.memory_gb,
+    cost_usd: x.cost_usd,
+    calibration_factor: x.calibration_factor,
+    roofline: x.baselines?.['roofline']?.step_ms,
+  }));
+
+/** @param {import('playwright-core').Page} page @param {string} id */
+async function elementResult(page, id) {
+  return page.evaluate((elementId) => /** @type {any} */ (document.getElementById(elementId))?.result, id);
+}
+
+/** @param {import('playwright-core').Page} page @param {string} id */
+async function predictorNote(page, id) {
+  return page.evaluate((elementId) => document.getElementById(elementId)?.shadowRoot?.querySelector('.foot .predictor')?.textContent ?? '', id);
 }
 
 /** @param {import('playwright-core').Page} page @param {string} id */
@@ -78,8 +143,9 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     server = await startServer();
     browser = await launch();
     const origin = new URL(server.url).origin;
-    // What docs/EMBED.md asks of a host page's policy: the script's origin and 'wasm-unsafe-eval'.
-    const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${origin} 'wasm-unsafe-eval'; connect-src data:; img-src data:" />`;
+    // What docs/EMBED.md asks of a host page's policy: the script's origin and 'wasm-unsafe-eval'
+    // for the script, that origin in connect-src for the learned models' files.
+    const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${origin} 'wasm-unsafe-eval'; connect-src data: ${origin}; img-src data:" />`;
     docs = await startDocsSite((path) => {
       if (path === '/docs/guide.html') return fixture('embed-host.html', { CSP: csp, EMBED_SRC: `${origin}/embed.js` });
       if (path === '/docs/iframe.html') {
@@ -108,6 +174,60 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.deepEqual(inline.map((r) => r.hardware).sort(), ['h100-sxm', 'rtx-4090']);
     assert.match(await elementText(page, 'inline'), /gpt2/);
     await page.screenshot({ path: join(ARTIFACTS, 'embed-element.png'), fullPage: true });
+  });
+
+  test('predicts with the learned models, shows their 80% interval, and loads them once for the page', async () => {
+    const { page } = browser;
+    for (const id of ['preset', 'inline']) {
+      const response = await elementResult(page, id);
+      assert.equal(response.predictor, 'learned', `${id}: the learned predictor`);
+      for (const row of await elementRows(page, id)) {
+        for (const [column, [value, low, high]] of /** @type {const} */ ([['step', row.stepCell], ['total', row.totalCell]])) {
+          assert.ok(low != null && high != null && value != null && low > 0 && low <= value && value <= high, `${id} ${row.hardware} ${column}: ${low} ≤ ${value} ≤ ${high}`);
+        }
+        assert.equal(row.ranges.length, 2, `${id} ${row.hardware}: a range under the step and the total`);
+        for (const range of row.ranges) assert.match(range, /^\d[\d.,]*( \w+)?–\d[\d.,]* (ms|s|min|h|days)$/);
+      }
+      assert.match(await predictorNote(page, id), /^learned models; small figures: 80% interval$/);
+    }
+    const origin = new URL(server.url).origin;
+    const learnedFiles = browser.requests.filter((url) => LEARNED_FILE.test(url));
+    assert.ok(learnedFiles.length > 1 && learnedFiles.every((url) => url.startsWith(`${origin}/assets/`)), `from beside embed.js: ${learnedFiles}`);
+    assert.equal(new Set(learnedFiles).size, learnedFiles.length, `each file once, for both elements: ${learnedFiles}`);
+  });
+
+  test('the element\'s numbers are the Node engine\'s, preset and inline config', async () => {
+    const { page } = browser;
+    const presetAttributes = { preset: 'bert-base', hardware: 'h100-sxm,a100-sxm4-80gb', batch: '32', precision: 'bf16' };
+    const node = await nodeResponse(presetAttributes);
+    assert.equal(node.predictor, 'learned');
+    assert.deepEqual(pick(await elementResult(page, 'preset')), pick(node), 'identical numbers from the element and Node');
+    const config = await page.evaluate(() => document.querySelector('#inline script[type="application/json"]')?.textContent?.trim() ?? '');
+    const inlineNode = await nodeResponse({ hardware: 'h100-sxm,rtx-4090', batch: '8' }, config);
+    assert.deepEqual(pick(await elementResult(page, 'inline')), pick(inlineNode), 'identical numbers for the inline config');
+  });
+
+  test('measured and measured_on calibrate the element, as they do the page\'s links', async () => {
+    const { page } = browser;
+    await page.evaluate(() => {
+      const element = document.getElementById('preset');
+      element?.setAttribute('measured', '150');
+      element?.setAttribute('measured_on', 'a100-sxm4-80gb');
+    });
+    await page.waitForFunction(() => /** @type {any} */ (document.getElementById('preset'))?.result?.results?.[0]?.calibration_factor !== undefined);
+    await elementRows(page, 'preset');
+    const calibrated = await elementResult(page, 'preset');
+    const node = await nodeResponse({ preset: 'bert-base', hardware: 'h100-sxm,a100-sxm4-80gb', batch: '32', precision: 'bf16', measured: '150', measured_on: 'a100-sxm4-80gb' });
+    assert.deepEqual(pick(calibrated), pick(node), 'identical calibrated numbers from the element and Node');
+    const a100 = calibrated.results.find((/** @type {any} */ r) => r.hardware === 'a100-sxm4-80gb');
+    assert.ok(Math.abs(a100.step_ms - 150) < 1e-6 * 150, `calibrated to the measured step on its accelerator: ${a100.step_ms}`);
+    assert.match(await elementText(page, 'preset'), /calibrated to 150 ms measured on a100-sxm4-80gb/);
+    await page.evaluate(() => {
+      const element = document.getElementById('preset');
+      element?.removeAttribute('measured');
+      element?.removeAttribute('measured_on');
+    });
+    await page.waitForFunction(() => /** @type {any} */ (document.getElementById('preset'))?.result?.results?.[0]?.calibration_factor === undefined);
   });
 
   test('recomputes when an attribute changes, and tells the host page', async () => {
@@ -164,6 +284,94 @@ describe('the <prenet-calculator> element on a page of another site, under a str
   });
 });
 
+describe('the <prenet-calculator> element without the learned models', () => {
+  /** @type {{ url: string, stop: () => void }} */
+  let server;
+  /** @type {Awaited<ReturnType<typeof launch>>} */
+  let browser;
+  /** @type {{ origin: string, stop: () => void }} */
+  let docs;
+
+  before(async () => {
+    requireBuilt();
+    server = await startServer();
+    browser = await launch();
+    const origin = new URL(server.url).origin;
+    /** @param {string} connect the host page's connect-src */
+    const csp = (connect) => `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${origin} 'wasm-unsafe-eval'; connect-src ${connect}; img-src data:" />`;
+    docs = await startDocsSite((path) => {
+      // A policy written before the element fetched anything: its files' origin is not allowed.
+      if (path === '/docs/no-connect.html') return fixture('embed-host.html', { CSP: csp('data:'), EMBED_SRC: `${origin}/embed.js` });
+      if (path === '/docs/allowed.html') return fixture('embed-host.html', { CSP: csp(`data: ${origin}`), EMBED_SRC: `${origin}/embed.js` });
+      if (path === '/docs/roofline.html') {
+        return `<!doctype html><html lang="en"><head><meta charset="utf-8" />${csp('data:')}<link rel="icon" href="data:," /><title>roofline</title></head><body>
+<prenet-calculator id="preset" predictor="roofline" preset="bert-base" hardware="h100-sxm,a100-sxm4-80gb" batch="32" precision="bf16"></prenet-calculator>
+<script src="${origin}/embed.js"></script></body></html>`;
+      }
+      return null;
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+    docs?.stop();
+  });
+
+  test('predictor="roofline" computes analytically and fetches nothing', async () => {
+    const { page } = browser;
+    const first = browser.requests.length;
+    await page.goto(`${docs.origin}/docs/roofline.html`);
+    const rows = await elementRows(page, 'preset', 'roofline');
+    assert.equal(rows.length, 2);
+    for (const row of rows) assert.deepEqual(row.ranges, [], 'no interval without the learned models');
+    assert.equal((await elementResult(page, 'preset')).predictor, 'roofline');
+    assert.match(await predictorNote(page, 'preset'), /^roofline, the analytic model$/);
+    // A moment for any stray fetch to show up.
+    await page.waitForTimeout(300);
+    assert.deepEqual(browser.requests.slice(first).filter((url) => LEARNED_FILE.test(url)), [], 'no learned model file requested');
+    assert.deepEqual(browser.problems, []);
+  });
+
+  test('a host policy without connect-src for its origin: the roofline, with a note, and nothing breaks', async () => {
+    const { page } = browser;
+    const first = browser.problems.length;
+    await page.goto(`${docs.origin}/docs/no-connect.html`);
+    for (const id of ['preset', 'inline']) {
+      assert.equal((await elementRows(page, id, 'roofline')).length, 2);
+      assert.equal((await elementResult(page, id)).predictor, 'roofline', `${id}: the response says roofline`);
+      assert.match(await predictorNote(page, id), /^roofline, because the learned models did not load: /);
+    }
+    // The browser itself reports the refused fetch (a CSP violation); nothing else may go wrong.
+    const problems = browser.problems.slice(first);
+    assert.ok(problems.length >= 1, 'the refused fetch is reported by the browser');
+    const refused = /^console error: (Connecting to '[^']+\/assets\/[^']+' violates the following Content Security Policy directive: "connect-src data:"|Fetch API cannot load \S+\/assets\/\S+ Refused to connect because it violates the document's Content Security Policy)/;
+    assert.deepEqual(problems.filter((text) => !refused.test(text)), []);
+  });
+
+  test('the files failing to load (aborted requests): the roofline, with a note', async () => {
+    const { page } = browser;
+    const first = browser.problems.length;
+    await page.route(LEARNED_FILE, (route) => route.abort('failed'));
+    try {
+      await page.goto(`${docs.origin}/docs/allowed.html`);
+      for (const id of ['preset', 'inline']) {
+        assert.equal((await elementRows(page, id, 'roofline')).length, 2);
+        assert.match(await predictorNote(page, id), /^roofline, because the learned models did not load: /);
+      }
+      // Then a change recomputes, still on the roofline, without a second attempt.
+      const requests = browser.requests.length;
+      await page.evaluate(() => document.getElementById('preset')?.setAttribute('batch', '64'));
+      await page.waitForFunction(() => /** @type {any} */ (document.getElementById('preset'))?.result?.training?.batch_size === 64);
+      assert.equal((await elementResult(page, 'preset')).predictor, 'roofline');
+      assert.deepEqual(browser.requests.slice(requests).filter((url) => LEARNED_FILE.test(url)), [], 'the failure is kept for the page');
+    } finally {
+      await page.unroute(LEARNED_FILE);
+    }
+    assert.deepEqual(browser.problems.slice(first).filter((text) => !/^console error: Failed to load resource: net::ERR_FAILED$/.test(text)), []);
+  });
+});
+
 describe('the <prenet-calculator> element from file://, offline', () => {
   /** @type {Awaited<ReturnType<typeof launch>>} */
   let browser;
@@ -183,11 +391,12 @@ describe('the <prenet-calculator> element from file://, offline', () => {
     if (folder) rmSync(folder, { recursive: true, force: true });
   });
 
-  test('renders with no network at all', async () => {
+  test('renders with no network at all, on the roofline, saying why', async () => {
     const { page } = browser;
     await page.goto(pathToFileURL(join(folder, 'guide.html')).href);
-    assert.deepEqual((await elementRows(page, 'preset')).map((r) => r.hardware).sort(), ['a100-sxm4-80gb', 'h100-sxm']);
-    assert.equal((await elementRows(page, 'inline')).length, 2);
+    assert.deepEqual((await elementRows(page, 'preset', 'roofline')).map((r) => r.hardware).sort(), ['a100-sxm4-80gb', 'h100-sxm']);
+    assert.equal((await elementRows(page, 'inline', 'roofline')).length, 2);
+    assert.match(await predictorNote(page, 'preset'), /^roofline, because the learned models did not load: they cannot be fetched from file:\/\/$/);
     assert.deepEqual(browser.blocked, [], 'network requests attempted');
     const files = browser.requests.filter((url) => !isInMemory(url));
     assert.ok(files.every((url) => url.startsWith(pathToFileURL(folder).href)), `only the folder's files: ${files}`);

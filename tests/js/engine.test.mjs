@@ -134,6 +134,19 @@ describe('predict', () => {
   test('is deterministic', async () => {
     assert.deepEqual(await engine.predict(exampleRequest()), await engine.predict(exampleRequest()));
   });
+
+  test('concurrent learned predictions (several embedded elements) each get their own answer', async () => {
+    // The core holds one learned request between prepare and finish, and the models run in between.
+    const first = exampleRequest({ batch_size: 8 });
+    const requests = [first, { model: { preset: 'gpt2' }, hardware: ['h100-sxm'] }, exampleRequest({ batch_size: 64 })];
+    const one = [];
+    for (const request of requests) one.push(await engine.predict(request));
+    assert.equal(one[0]?.predictor, 'learned', 'this test needs the learned models (models/artifacts)');
+    const together = await Promise.all([...requests, exampleRequest({ batch_size: -4 })].map((request) => engine.predict(request).catch((error) => error)));
+    assert.deepEqual(together.slice(0, 3), one);
+    assert.ok(together[3] instanceof PrenetError && together[3].field === 'training.batch_size', 'a bad request among them is refused alone');
+    assert.deepEqual(await engine.predict(first), one[0], 'and the engine still answers afterwards');
+  });
 });
 
 /**

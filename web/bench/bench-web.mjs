@@ -8,7 +8,7 @@
 //   recompute latency           from the input event of a batch-size change to the frame showing
 //                               the new numbers (the page's `prenet:recompute` measures)
 //   transfer size               gzip -9 of what a first visit downloads, of the whole site, of the
-//                               single file and of embed.js
+//                               single file, of embed.js and of the learned files it fetches
 //   peak memory of the page     after the learned result is shown: the peak resident set (VmHWM in
 //                               /proc/<pid>/status) of the page's renderer process, which also runs its
 //                               engine worker, ONNX Runtime and both wasm memories; its resident set then
@@ -18,7 +18,7 @@
 
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
 import { gzipBytes, median, percentile, size as kb, verdict } from './core/stats.mjs';
@@ -210,6 +210,7 @@ async function main() {
     const singleFile = join(DIST, 'prenet-calculator.html');
     const singleGzip = gzipBytes(singleFile);
     const embedFile = join(DIST, 'embed.js');
+    const learnedFiles = siteFiles.filter((file) => /assets\/(ort-wasm-simd-threaded-[\w-]{8}\.wasm|[\w]+-[\w-]{8}\.onnx)$/.test(file.split(sep).join('/')));
 
     const probe = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
     const version = probe.version();
@@ -243,6 +244,7 @@ async function main() {
       `| whole static site (dist/ without the single file and embed.js) | ${kb(siteGzip)} | ${kb(siteFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       `| single file dist/prenet-calculator.html (target ≤ 6 MiB: ${verdict(singleGzip <= TARGETS.singleFileGzipBytes)}) | ${kb(singleGzip)} | ${kb(statSync(singleFile).size)} |`,
       `| dist/embed.js | ${kb(gzipBytes(embedFile))} | ${kb(statSync(embedFile).size)} |`,
+      `| what the element fetches when it first predicts (the site's ${learnedFiles.length} files: ORT's wasm and the class models) | ${kb(learnedFiles.reduce((sum, file) => sum + gzipBytes(file), 0))} | ${kb(learnedFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       '',
       'Cold load includes starting the engine worker and compiling the wasm core in it; the first result is the ' +
         'default example (bert-base on three accelerators, with the per-layer chart). Recompute latency is from the ' +

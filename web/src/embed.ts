@@ -8,21 +8,72 @@
 // The element shows a compact comparison (step, total, memory, cost) in a shadow root, recomputes
 // when an attribute changes, and fires `prenet-result` / `prenet-error` events.
 //
+// Predictor: the learned models, like the page. ONNX Runtime's JS is inside embed.js; its wasm and
+// the class models are hashed files in assets/ beside embed.js, fetched when the first element
+// predicts (once per page). Until they are there the elements show the roofline and say so; if they
+// cannot be fetched or instantiated (file://, no CORS, the host's CSP) the roofline stays, with a
+// note. `predictor="roofline"` asks for the roofline and fetches nothing.
+//
 // Why the engine runs on the page's thread here: a worker started by a script from another origin
 // would need a blob: worker allowed by the host page's CSP, and a compact request (no per-layer
 // timings) takes a few milliseconds. All elements on a page share one engine.
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
+import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import css from './embed.css?inline';
 import { element, svg } from './dom';
 import { createEngine } from './engine.js';
-import { formatCost, formatDuration, formatGB, formatMs, formatSI } from './format.js';
+import { formatCost, formatDuration, formatGB, formatMs, formatRange, formatSI } from './format.js';
 import { runJob } from './jobs.js';
+import { loadOrtModels } from './ort-runner';
 import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, type Known } from './scenario.js';
 import { sortResults } from './sort.js';
-import type { Catalog, PredictResponse } from './types';
+import type { Catalog, ModelRunner, PredictRequest, PredictResponse } from './types';
 
-const engine = createEngine(() => createPrenetCore());
+/** Why the learned predictors are not in use; null while they load and once they have. */
+let learnedProblem: string | null = null;
+/** True once the learned models have loaded or failed to. */
+let learnedSettled = false;
+let learnedLoad: Promise<ModelRunner | null> | undefined;
+/** Elements showing roofline numbers while the learned models load: each recomputes once they settle. */
+const waiting = new Set<() => void>();
+
+/** Why the learned models cannot even be asked for from where embed.js came, or null. */
+function unreachable(assets: LearnedAssets | null): string | null {
+  if (assets === null) return 'this build carries no learned models';
+  if (!assets.fromScript || assets.base === null) return 'the address of embed.js is unknown (was it loaded as a classic <script src>?)';
+  const { protocol } = new URL(assets.base);
+  // Fetch cannot read file: URLs; trying would only log an error on the host page.
+  if (protocol !== 'http:' && protocol !== 'https:') return `they cannot be fetched from ${protocol}//`;
+  return null;
+}
+
+/**
+ * ONNX Runtime and the class models, loaded once per page when the first element asks. Never
+ * rejects: a failure is kept in learnedProblem and predictions stay on the roofline.
+ */
+function loadLearned(): Promise<ModelRunner | null> {
+  learnedLoad ??= (async () => {
+    const problem = unreachable(learnedAssets);
+    if (problem !== null) throw new Error(problem);
+    return loadOrtModels(learnedAssets as LearnedAssets);
+  })()
+    .catch((error: unknown) => {
+      learnedProblem = `the learned models did not load: ${error instanceof Error ? error.message : String(error)}`;
+      console.warn(`prenet-calculator: ${learnedProblem}; predicting with the roofline`);
+      return null;
+    })
+    .finally(() => {
+      learnedSettled = true;
+      for (const recompute of waiting) recompute();
+      waiting.clear();
+    });
+  return learnedLoad;
+}
+
+const engine = createEngine(() => createPrenetCore(), loadLearned);
+/** The analytic roofline alone: asked for with predictor="roofline", and shown while the models load. */
+const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 let known: Promise<Known & { presetNames: Map<string, string> }> | undefined;
 
 function loadKnown(): Promise<Known & { presetNames: Map<string, string> }> {
@@ -53,6 +104,8 @@ const SCENARIO_ATTRIBUTES = [
   'epochs',
   'precision',
   'optimizer',
+  'measured',
+  'measured_on',
   'sort',
 ] as const;
 
@@ -84,8 +137,19 @@ function cell(column: string, text: string, value: number | boolean | null, clas
   return td;
 }
 
+/** The learned predictor's 80% interval, small under the value (data-low, data-high, and a title). */
+function withInterval(td: HTMLTableCellElement, interval: [number, number] | undefined, format: (value: number) => string): HTMLTableCellElement {
+  if (interval === undefined) return td;
+  td.dataset.low = String(interval[0]);
+  td.dataset.high = String(interval[1]);
+  const range = formatRange(interval[0], interval[1], format);
+  td.title = `80% interval: ${range}`;
+  td.append(element('small', range, 'range'));
+  return td;
+}
+
 export class PrenetCalculatorElement extends HTMLElement {
-  static observedAttributes = [...SCENARIO_ATTRIBUTES, 'calculator'];
+  static observedAttributes = [...SCENARIO_ATTRIBUTES, 'calculator', 'predictor'];
 
   /** The latest response, for scripts on the host page; null until the first result. */
   result: PredictResponse | null = null;
@@ -98,6 +162,7 @@ export class PrenetCalculatorElement extends HTMLElement {
   readonly #box = element('div', undefined, 'box');
   #scheduled = false;
   #generation = 0;
+  readonly #recompute = (): void => this.#schedule();
 
   constructor() {
     super();
@@ -160,19 +225,31 @@ export class PrenetCalculatorElement extends HTMLElement {
       const { scenario, problems } = await paramsToScenario(this.#params(), catalogue, defaultScenario());
       scenario.config = this.#inlineConfig();
       if (scenario.hardware.length === 0) problems.push('hardware: name at least one accelerator');
-      const result = scenario.hardware.length === 0 ? null : await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
+      const asked = this.getAttribute('predictor');
+      if (asked !== null && asked !== 'learned' && asked !== 'roofline') problems.push(`predictor: expected learned or roofline, got "${asked}"`);
+      const learned = asked !== 'roofline';
+      if (learned) void loadLearned();
+      const pending = learned && !learnedSettled;
+      const result = scenario.hardware.length === 0 ? null : await runJob(learned && !pending ? engine : roofline, scenarioToJob(scenario, { perLayer: 'none' }));
       if (generation !== this.#generation) return;
       if (result === null || !result.ok) {
         const message = result?.ok === false ? result.message : problems.join('; ');
         this.#showError(message, result?.ok === false ? result.field : 'hardware');
         return;
       }
+      // Roofline numbers shown while the models load are replaced once they have (or have failed to).
+      if (pending) {
+        if (learnedSettled) this.#schedule();
+        else waiting.add(this.#recompute);
+      }
       this.result = result.response;
       const { model } = result.response;
-      this.#render(result.response, scenario.sort, model.source === 'preset' ? (catalogue.presetNames.get(model.name) ?? model.name) : model.name);
+      this.#render(result.response, scenario, model.source === 'preset' ? (catalogue.presetNames.get(model.name) ?? model.name) : model.name);
       this.#status.classList.remove('error');
       this.#status.textContent = problems.length > 0 ? `Ignored: ${problems.join('; ')}` : '';
-      await this.#footer(scenario);
+      await this.#footer(scenario, this.#predictorNote(result.response, learned, pending));
+      if (generation !== this.#generation) return;
+      this.dataset.predictor = result.response.predictor;
       this.dataset.state = 'ready';
       this.dispatchEvent(new CustomEvent('prenet-result', { detail: result.response }));
     } catch (error) {
@@ -189,16 +266,26 @@ export class PrenetCalculatorElement extends HTMLElement {
     this.dispatchEvent(new CustomEvent('prenet-error', { detail: { field, message } }));
   }
 
+  /** Which predictor computed the numbers shown, and why when it is not the one asked for. */
+  #predictorNote(response: PredictResponse, learned: boolean, pending: boolean): string {
+    if (response.predictor === 'learned') return 'learned models; small figures: 80% interval';
+    if (!learned) return `${response.predictor}, the analytic model`;
+    if (pending) return `${response.predictor} for now; loading the learned models`;
+    return `${response.predictor}, because ${learnedProblem ?? 'the learned models are not available'}`;
+  }
+
   /** @param title the preset's catalogue name, or the model's name for a config */
-  #render(response: PredictResponse, sort: ReturnType<typeof defaultScenario>['sort'], title: string): void {
+  #render(response: PredictResponse, scenario: ReturnType<typeof defaultScenario>, title: string): void {
     const { model, training } = response;
+    const { sort, calibration } = scenario;
     this.#box.classList.remove('stale');
     this.#head.replaceChildren(
       element('strong', title),
       element(
         'span',
         `${formatSI(model.parameters)} parameters · ${formatSI(model.flops_per_step.total, 'FLOP')} per step · batch ${training.batch_size} · ` +
-          `${training.precision} · ${training.optimizer} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}`,
+          `${training.precision} · ${training.optimizer} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
+          (calibration === null ? '' : ` · calibrated to ${formatMs(calibration.step_ms)} measured on ${calibration.hardware}`),
         'meta',
       ),
     );
@@ -213,16 +300,18 @@ export class PrenetCalculatorElement extends HTMLElement {
         const best = r.total_s === fastest && response.results.length > 1;
         const total = cell('total_s', formatDuration(r.total_s), r.total_s, best ? 'num best' : 'num');
         total.append(spark(r.total_s / longest));
+        withInterval(total, r.total_s_interval, formatDuration);
         const memory = cell('memory_gb', `${formatGB(r.memory_gb)}${r.fits ? '' : ' ✗ too big'}`, r.memory_gb, r.fits ? 'num' : 'num no');
-        row.append(name, cell('step_ms', formatMs(r.step_ms), r.step_ms), total, memory, cell('cost_usd', r.cost_usd === null ? '—' : formatCost(r.cost_usd), r.cost_usd));
+        const step = withInterval(cell('step_ms', formatMs(r.step_ms), r.step_ms), r.step_ms_interval, formatMs);
+        row.append(name, step, total, memory, cell('cost_usd', r.cost_usd === null ? '—' : formatCost(r.cost_usd), r.cost_usd));
         return row;
       }),
     );
   }
 
   /** Credits the calculator and, with a `calculator="URL"` attribute, links to it with the same scenario. */
-  async #footer(scenario: Awaited<ReturnType<typeof paramsToScenario>>['scenario']): Promise<void> {
-    this.#foot.replaceChildren(`Predicted in your browser by the PreNeT training-time calculator (${this.result?.predictor ?? 'analytic'}).`);
+  async #footer(scenario: Awaited<ReturnType<typeof paramsToScenario>>['scenario'], predictor: string): Promise<void> {
+    this.#foot.replaceChildren(`Predicted in your browser by the PreNeT training-time calculator (`, element('span', predictor, 'predictor'), ').');
     const base = this.getAttribute('calculator');
     if (base === null || base === '') return;
     let url: URL;

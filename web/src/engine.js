@@ -121,6 +121,26 @@ export function createEngine(load, loadModels) {
   /** @type {Promise<ModelRunner | null> | undefined} */
   let modelsPromise;
 
+  /**
+   * The core keeps one learned request between learnedPrepare and learnedFinish, and the models run
+   * asynchronously in between: without taking turns, two callers (two embedded elements, a plan and
+   * a prediction) would finish each other's requests.
+   * @type {Promise<unknown>}
+   */
+  let learnedTurn = Promise.resolve();
+
+  /**
+   * @param {PrenetCoreModule} module
+   * @param {ModelRunner} runner
+   * @param {string} text
+   * @returns {Promise<PredictResponse>}
+   */
+  function learnedInTurn(module, runner, text) {
+    const run = learnedTurn.then(() => predictLearned(module, runner, text));
+    learnedTurn = run.catch(() => undefined);
+    return run;
+  }
+
   function models() {
     modelsPromise ??= loadModels ? loadModels().catch(() => null) : Promise.resolve(null);
     return modelsPromise;
@@ -145,7 +165,7 @@ export function createEngine(load, loadModels) {
     async predict(request) {
       const [module, runner] = await Promise.all([core(), models()]);
       const text = requestText(request);
-      return runner ? predictLearned(module, runner, text) : unwrap(module.predict(text));
+      return runner ? learnedInTurn(module, runner, text) : unwrap(module.predict(text));
     },
 
     /**
@@ -186,7 +206,7 @@ export function createEngine(load, loadModels) {
         options: { per_layer: false },
       });
       const roofline = unwrap(module.predict(base));
-      const learned = await predictLearned(module, runner, base);
+      const learned = await learnedInTurn(module, runner, base);
       /** @type {Record<string, number>} */
       const scale = {};
       roofline.results.forEach((/** @type {any} */ r, /** @type {number} */ i) => {

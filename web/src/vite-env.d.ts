@@ -33,12 +33,16 @@ interface ImportMeta {
 
 /**
  * The learned predictors' bytes (vite.config.ts): ONNX Runtime's wasm and the class models the core
- * uses. Null where a build carries none (the embed build, the dev server).
+ * uses. Null where a build carries none (the dev server).
  */
 declare module 'virtual:prenet-learned-assets' {
   export interface LearnedAssets {
     /** The model datasets, as the core names them (manifest.json classes with a non-empty `serves`). */
     readonly datasets: readonly string[];
+    /** The URL the files are resolved against (the engine script's, else the page's); null when inlined. */
+    readonly base: string | null;
+    /** True when `base` is the URL of the script that carries this code (document.currentScript). */
+    readonly fromScript: boolean;
     wasm(): Promise<Uint8Array>;
     model(dataset: string): Promise<Uint8Array>;
   }
