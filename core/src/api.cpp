@@ -167,7 +167,7 @@ Prepared prepare(const Json& doc) {
   p.net = resolve_model(p.req.model, tr);
   if (p.req.parallel) {
     const ParallelConfig& cfg = *p.req.parallel;
-    p.shard = shard_network(p.net, cfg.tensor);
+    p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
     p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer);
     StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
     p.model_flops = whole.flops;
@@ -284,6 +284,7 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
           {"micro_batches", cfg.micro_batches},
           {"zero_stage", cfg.zero_stage},
           {"recompute", to_string(cfg.recompute)},
+          {"sequence_parallel", cfg.sequence_parallel},
           {"compute_ms", parts.compute_ms()},
           {"communication_ms",
            {{"data", parts.data_ms},
@@ -311,7 +312,9 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
   auto memory_of = [&](const ParallelConfig& c) -> std::optional<MemoryEstimate> {
     try {
       std::optional<ShardedNetwork> own;
-      if (c.tensor != cfg.tensor) own = shard_network(p.net, c.tensor);
+      if (c.tensor != cfg.tensor || c.sequence_parallel != cfg.sequence_parallel) {
+        own = shard_network(p.net, c.tensor, c.sequence_parallel);
+      }
       const ShardedNetwork& shard = own ? *own : *p.shard;
       const bool same_work = !own && c.micro_batch_size == cfg.micro_batch_size;
       StepWork work = same_work ? StepWork{} : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer);
@@ -337,6 +340,11 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
     advice.push_back({{"change", std::move(change)}, {"gpus", c.gpus}, {"memory_gb", round6(m->total_gb())}});
     return true;
   };
+  if (cfg.tensor > 1 && !cfg.sequence_parallel) {
+    ParallelConfig c = cfg;
+    c.sequence_parallel = true;
+    consider(c, {{"sequence_parallel", true}});
+  }
   for (Recompute r : {Recompute::Selective, Recompute::Full}) {
     if (static_cast<int>(r) <= static_cast<int>(cfg.recompute)) continue;
     ParallelConfig c = cfg;

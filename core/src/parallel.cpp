@@ -72,6 +72,62 @@ double latency_hops(std::int64_t n) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+/// What a layer is to the tensor-parallel layout: its input is gathered over the group (QKV, an MLP's
+/// first matrix, the vocabulary head), its output is summed over the group (attention's output
+/// projection, an MLP's second matrix, the token embedding), or it lies between an MLP's two matrices.
+enum : unsigned { kGathersInput = 1, kScattersOutput = 2, kInner = 4 };
+
+/// Layers whose work is the same for every token, so a GPU can run its slice of the sequence alone.
+bool is_token_wise(LayerType t) {
+  switch (t) {
+    case LayerType::LayerNorm:
+    case LayerType::RmsNorm:
+    case LayerType::Dropout:
+    case LayerType::Add:
+    case LayerType::Multiply:
+    case LayerType::Activation:
+    case LayerType::Identity:
+    case LayerType::Dense: return true;
+    default: return false;
+  }
+}
+
+/// Sequence parallelism over `t` GPUs (Korthikanti et al. 2022): the replicated token-wise layers whose
+/// leading dimension is a sequence that the tensor-parallel layers read get 1/t of it; the tensor-
+/// parallel layers keep their shapes (all-gather before, reduce-scatter after, the same traffic as the
+/// all-reduce they replace) but save and hand on only 1/t of the sequence. Sequences are the leading
+/// dimensions of the tensor-parallel layers' inputs of rank >= 2.
+void split_sequence(ShardedNetwork& s, std::int64_t t, const std::vector<unsigned>& roles) {
+  const std::size_t n = s.net.layers.size();
+  std::vector<std::int64_t> sequences;
+  for (std::size_t l = 0; l < n; ++l) {
+    const Shape& in = s.net.layers[l].input_shapes.front();
+    if ((roles[l] & (kGathersInput | kScattersOutput)) && in.size() >= 2) sequences.push_back(in[0]);
+  }
+  auto is_sequence = [&](const Shape& shape) {
+    return shape.size() >= 2 && std::find(sequences.begin(), sequences.end(), shape[0]) != sequences.end();
+  };
+  for (std::size_t l = 0; l < n; ++l) {
+    Layer& L = s.net.layers[l];
+    ShardLayer& sl = s.layers[l];
+    if (roles[l] & kGathersInput && is_sequence(L.input_shapes.front())) sl.saved_input_split = t;
+    if (roles[l] & kScattersOutput && is_sequence(L.output_shape)) sl.output_split = t;
+    if (roles[l] != 0 || !is_token_wise(L.type) || !is_sequence(L.output_shape)) continue;
+    const std::int64_t seq = L.output_shape[0];
+    if (seq % t != 0) {
+      throw InputError("parallel.sequence_parallel",
+                       "tensor degree " + str(t) + " does not divide the sequence of " + str(seq) +
+                           " positions of layer \"" + printable(L.name) +
+                           "\"; turn sequence_parallel off or pick a tensor degree that divides it");
+    }
+    for (Shape& in : L.input_shapes) {
+      if (!in.empty() && in[0] == seq) in[0] /= t;
+    }
+    L.output_shape[0] /= t;
+    sl.sequence_split = true;
+  }
+}
+
 }  // namespace
 
 const char* to_string(Recompute r) {
@@ -88,7 +144,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   const Json& p = require_object(section, path);
   reject_unknown_keys(p, path,
                       {"gpus", "data", "tensor", "pipeline", "micro_batch_size", "micro_batches", "zero_stage", "fsdp",
-                       "recompute", "gpus_per_node", "intra_node", "inter_node"});
+                       "recompute", "sequence_parallel", "gpus_per_node", "intra_node", "inter_node"});
   ParallelConfig c;
   auto gpus = opt_int(p, "gpus", 1, kMaxGpus);
   auto data = opt_int(p, "data", 1, kMaxGpus);
@@ -160,6 +216,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
     }
     c.zero_stage = 3;
   }
+  c.sequence_parallel = get_bool(p, "sequence_parallel", path, false);
   std::string rc = get_enum(p, "recompute", path, "none", {"none", "selective", "full"});
   c.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
   c.gpus_per_node = get_int(p, "gpus_per_node", path, 0, 1, 1 << 16);
@@ -210,7 +267,7 @@ double p2p_ms(double bytes, const Link& link) {
   return bytes / (link.bandwidth_gbs * 1e9 * kLinkEfficiency) * 1e3 + link.latency_us * 1e-3;
 }
 
-ShardedNetwork shard_network(const Network& net, std::int64_t t) {
+ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_parallel) {
   ShardedNetwork s{net, std::vector<ShardLayer>(net.layers.size())};
   const std::size_t n = net.layers.size();
   // Blocks: consecutive layers expanded from the same repeat instance.
@@ -243,6 +300,7 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
     return v / t;
   };
   std::vector<bool> row(n, false);
+  std::vector<unsigned> roles(n, 0);
   for (std::size_t l = 0; l < n; ++l) {
     Layer& L = s.net.layers[l];
     ShardLayer& sl = s.layers[l];
@@ -266,6 +324,7 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
         sl.forward_allreduces = 1;
         sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
         sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+        roles[l] = kGathersInput | kScattersOutput;
         break;
       }
       case LayerType::Dense: {
@@ -275,6 +334,7 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
           L.parameters = a.experts * mats * k * a.units + (a.bias ? a.experts * mats * a.units : 0);
           sl.forward_allreduces = 1;
           sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+          roles[l] = kScattersOutput;
           break;
         }
         // Follow a single-consumer chain of elementwise layers to a dense layer that maps back.
@@ -305,12 +365,14 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
             Layer& cl = s.net.layers[c];
             cl.input_shapes.front().back() = units;
             cl.output_shape.back() = units;
+            roles[c] = kInner;
           }
           Layer& rl = s.net.layers[*partner];
           rl.input_shapes.front().back() = units;
           row[*partner] = true;
           sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
           sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
+          roles[l] = kGathersInput;
         } else if (head) {
           // Vocabulary-parallel output layer; Megatron pads the vocabulary to a multiple of the group.
           std::int64_t units = ceil_div(a.units, t);
@@ -321,6 +383,7 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
           ce.input_shapes.front().back() = units;
           sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
           sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
+          roles[l] = kGathersInput;
         }
         break;
       }
@@ -331,11 +394,13 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t) {
         L.parameters = a.vocab_size * a.dim;
         sl.forward_allreduces = 1;
         sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+        roles[l] = kScattersOutput;
         break;
       }
       default: break;
     }
   }
+  if (sequence_parallel) split_sequence(s, t, roles);
   return s;
 }
 
@@ -374,6 +439,12 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
   for (std::size_t l = 0; l < n; ++l) {
     const Layer& L = shard.net.layers[l];
     double bytes = work.layers[l].saved_activation_bytes;
+    if (shard.layers[l].saved_input_split > 1) {
+      // Sequence parallelism: the input saved for the weight gradient is this GPU's slice of the sequence.
+      const double top_k = L.type == LayerType::Dense ? d(L.attrs.top_k) : 1.0;
+      const double input = e * b * d(elements(L.input_shapes.front())) * top_k;
+      bytes -= input * (1.0 - 1.0 / d(shard.layers[l].saved_input_split));
+    }
     if (mode == Recompute::Selective && L.type == LayerType::Attention) {
       // Drop what scales with s^2: softmax output, and with dropout its mask and output.
       double s = d(L.input_shapes.front()[0]);
@@ -487,7 +558,8 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     }
     if (s > 0) {
       const Layer& last = shard.net.layers[sp.bounds[s] - 1];
-      sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)));
+      const double split = d(shard.layers[sp.bounds[s] - 1].output_split);
+      sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
   for (std::size_t s = 0; s < stages; ++s) {

@@ -68,6 +68,7 @@ Json layout_json(const Layout& l) {
           {"micro_batches", l.cfg.micro_batches},
           {"zero_stage", l.cfg.zero_stage},
           {"recompute", to_string(l.cfg.recompute)},
+          {"sequence_parallel", l.cfg.sequence_parallel},
           {"step_ms", round6(l.step_ms)},
           {"total_s", round6(l.total_s)},
           {"cost_usd", l.cost_usd ? Json(round6(*l.cost_usd)) : Json()},
@@ -141,9 +142,18 @@ Json plan_document(const Json& doc) {
     std::size_t considered = 0;
     const std::int64_t max_tensor = std::min<std::int64_t>({opt.max_gpus, fabric.gpus_per_node, 64});
     for (std::int64_t t : powers(max_tensor)) {
+      // Sequence parallelism is always on where the sequence splits: in this model it divides the
+      // replicated layers' time and activations by t for the same tensor traffic, so it is never worse.
       std::optional<ShardedNetwork> shard;
+      bool sequence_parallel = t > 1;
       try {
-        shard = shard_network(net, t);
+        try {
+          shard = shard_network(net, t, sequence_parallel);
+        } catch (const InputError& e) {
+          if (!sequence_parallel || e.field() != "parallel.sequence_parallel") throw;
+          sequence_parallel = false;
+          shard = shard_network(net, t);
+        }
       } catch (const InputError&) {
         continue;  // the model does not split that way
       }
@@ -178,6 +188,7 @@ Json plan_document(const Json& doc) {
             cfg.pipeline = p;
             cfg.micro_batch_size = mbs;
             cfg.recompute = rc;
+            cfg.sequence_parallel = sequence_parallel;
             const StagePlan sp = plan_stages(layer_ms, *shard, cfg, fabric, tr.precision);
             std::vector<StageInputs> inputs;
             for (std::size_t s = 0; s + 1 < sp.bounds.size(); ++s) {

@@ -102,6 +102,24 @@ describe('GPUs and parallelism on the served page', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'parallel-8-gpus.png'), fullPage: true });
   });
 
+  test('sequence parallelism on with tensor 2: fewer activations per GPU, the same tensor communication', async () => {
+    const activations = await column(page, 'memory-table', 'activations_gb');
+    const tensor = await column(page, 'step-parts', 'comm_tensor_ms');
+    await page.locator('#parallel-sequence_parallel').selectOption('on');
+    await within('sequence parallelism never rendered', () => settledLearned(page));
+    assert.match((await page.locator('#summary').textContent()) ?? '', /, sequence parallelism/);
+    const after = await column(page, 'memory-table', 'activations_gb');
+    for (const id of Object.keys(activations)) {
+      assert.ok((after[id] ?? NaN) < (activations[id] ?? NaN), `${id}: activations ${after[id]} < ${activations[id]} GB`);
+    }
+    assert.deepEqual(await column(page, 'step-parts', 'comm_tensor_ms'), tensor, 'reduce-scatter + all-gather move what the all-reduce did');
+    await page.locator('#share').click();
+    assert.match(page.url(), /[#&]sp=1/);
+    await page.locator('#parallel-sequence_parallel').selectOption('off');
+    await settled(page);
+    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /sequence parallelism/);
+  });
+
   test('degrees that do not multiply to the GPU count: the core\'s error beside GPUs', async () => {
     await page.locator('#parallel-data').fill('2');
     await settled(page);
@@ -165,6 +183,7 @@ describe('GPUs and parallelism on the served page', () => {
   test('the parallel settings survive a shared link', async () => {
     await page.locator('#parallel-zero_stage').selectOption('1');
     await page.locator('#parallel-recompute').selectOption('selective');
+    await page.locator('#parallel-sequence_parallel').selectOption('on');
     await page.locator('#parallel-inter_node-latency_us').fill('9');
     await settled(page);
     const expected = await page.evaluate(() =>

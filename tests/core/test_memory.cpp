@@ -134,6 +134,51 @@ TEST_CASE("GPT layer activations match Korthikanti et al. for each recomputation
   }
 }
 
+TEST_CASE("with sequence parallelism every term of the GPT layer activations is divided by t", "[memory]") {
+  // Korthikanti et al. (2022), sequence parallelism: none s·b·h·(34 + 5·a·s/h)/t, selective 34·s·b·h/t; full
+  // keeps the block input, which Megatron holds sequence-split: 2·s·b·h/t. The layer norms' row
+  // statistics (8 bytes per token, see above) are split with the sequence too. At t = 1 nothing changes.
+  const double s = kSeq, h = kHidden, a = kHeads;
+  Network net = gpt(Precision::BF16);
+  for (std::int64_t b : {1, 3}) {
+    for (std::int64_t t : {1, 2, 4}) {
+      ShardedNetwork shard = shard_network(net, t, true);
+      StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+      const double sbh = s * d(b) * h, td = d(t), stats = 2 * 8 * s * d(b) / td;
+      INFO("micro-batch " << b << ", tensor " << t);
+      auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
+      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
+      auto full = saved_activation_bytes(shard, work, Recompute::Full, b, Precision::BF16);
+      for (int layer = 0; layer < kLayers; ++layer) {
+        CHECK(block_bytes(shard, none, layer) == Approx(sbh * (34 + 5 * a * s / h) / td + stats));
+        CHECK(block_bytes(shard, selective, layer) == Approx(sbh * 34 / td + stats));
+        CHECK(block_bytes(shard, full, layer) == Approx(2 * sbh / td));
+      }
+    }
+  }
+}
+
+TEST_CASE("sequence parallelism never keeps more activations than tensor parallelism alone", "[memory]") {
+  Network net = gpt(Precision::BF16);
+  for (std::int64_t t : {2, 4}) {
+    ShardedNetwork off = shard_network(net, t), on = shard_network(net, t, true);
+    StepWork w_off = step_work(off.net, 2, Precision::BF16, Optimizer::Adam);
+    StepWork w_on = step_work(on.net, 2, Precision::BF16, Optimizer::Adam);
+    for (Recompute mode : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+      auto a = saved_activation_bytes(off, w_off, mode, 2, Precision::BF16);
+      auto b = saved_activation_bytes(on, w_on, mode, 2, Precision::BF16);
+      double total_a = 0, total_b = 0;
+      for (std::size_t l = 0; l < a.size(); ++l) {
+        INFO("tensor " << t << ", mode " << to_string(mode) << ", layer " << net.layers[l].name);
+        CHECK(b[l] <= a[l]);
+        total_a += a[l];
+        total_b += b[l];
+      }
+      CHECK(total_b < total_a);
+    }
+  }
+}
+
 TEST_CASE("without dropout the attention keeps only the softmax output", "[memory]") {
   // Korthikanti's 5as/h term is 2as/h (softmax) + as/h (mask) + 2as/h (dropout output); no dropout: 2as/h,
   // and the two residual dropout masks (sbh each) go too.

@@ -1,5 +1,6 @@
 // Training on more than one GPU (docs/PREDICTION.md, "More than one GPU"): the `parallel` section,
 // Megatron sharding, the 1F1B pipeline, collectives, and the response identities.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -299,4 +300,171 @@ TEST_CASE("the catalogue gives every accelerator a fabric", "[parallel]") {
   CHECK(f.intra.bandwidth_gbs == 123);
   CHECK(f.intra.kind == "nvlink4");
   CHECK(f.gpus_per_node == 4);
+}
+
+TEST_CASE("sequence parallelism splits the replicated layers by the sequence and keeps the tensor traffic",
+          "[parallel]") {
+  TrainingConfig tr;
+  tr.seq_len = 256;
+  Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
+  for (std::int64_t t : {2, 4}) {
+    ShardedNetwork off = shard_network(net, t), on = shard_network(net, t, true);
+    StepWork w_off = step_work(off.net, 2, Precision::BF16, Optimizer::Adam);
+    StepWork w_on = step_work(on.net, 2, Precision::BF16, Optimizer::Adam);
+    int split = 0;
+    for (std::size_t l = 0; l < net.layers.size(); ++l) {
+      const Layer& layer = net.layers[l];
+      INFO("tensor " << t << ", layer " << layer.name);
+      // The same collectives of the same volume (reduce-scatter + all-gather = one all-reduce) and parameters.
+      CHECK(on.layers[l].forward_allreduces == off.layers[l].forward_allreduces);
+      CHECK(on.layers[l].backward_allreduces == off.layers[l].backward_allreduces);
+      CHECK(on.layers[l].allreduce_bytes_per_sample == off.layers[l].allreduce_bytes_per_sample);
+      CHECK(on.net.layers[l].parameters == off.net.layers[l].parameters);
+      const auto& f_on = w_on.layers[l].flops;
+      const auto& f_off = w_off.layers[l].flops;
+      const bool token_stream =
+          layer.type == LayerType::LayerNorm || layer.type == LayerType::Dropout || layer.type == LayerType::Add;
+      CHECK(on.layers[l].sequence_split == token_stream);
+      if (token_stream) {
+        ++split;
+        CHECK(on.net.layers[l].output_shape.front() == 256 / t);
+        CHECK(f_on[0] == Approx(f_off[0] / d(t)));
+        CHECK(f_on[1] == Approx(f_off[1] / d(t)));
+        CHECK(w_on.layers[l].saved_activation_bytes == Approx(w_off.layers[l].saved_activation_bytes / d(t)));
+      } else {
+        // Attention, the MLP's matrices and the chain between them, embeddings and the head keep their work.
+        CHECK(f_on[0] == f_off[0]);
+        CHECK(f_on[1] == f_off[1]);
+        CHECK(on.net.layers[l].output_shape == off.net.layers[l].output_shape);
+      }
+      const bool gathers = layer.type == LayerType::Attention || layer.name.find("mlp_up") != std::string::npos ||
+                           layer.name == "lm_head";
+      const bool scatters =
+          layer.type == LayerType::Attention || layer.name.find("mlp_down") != std::string::npos || layer.name == "wte";
+      CHECK(on.layers[l].saved_input_split == (gathers ? t : 1));
+      CHECK(on.layers[l].output_split == (scatters ? t : 1));
+    }
+    CHECK(split == 2 + 8 * 6 + 1);  // embedding add and dropout; 2 norms, 2 dropouts, 2 adds per block; ln_f
+  }
+  // Tensor degree 1: nothing to split.
+  ShardedNetwork one = shard_network(net, 1, true);
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    CHECK(one.net.layers[l].output_shape == net.layers[l].output_shape);
+    CHECK_FALSE(one.layers[l].sequence_split);
+  }
+}
+
+TEST_CASE("sequence parallelism: same tensor traffic, less compute and memory, smaller pipeline sends", "[parallel]") {
+  Json base = {{"tensor", 4}, {"pipeline", 2}, {"micro_batches", 4}};
+  Json with = base;
+  with["sequence_parallel"] = true;
+  Json off = call(request(base)), on = call(request(with));
+  REQUIRE(off.contains("results"));
+  REQUIRE(on.contains("results"));
+  for (std::size_t h = 0; h < 2; ++h) {
+    const Json& a = off["results"][h];
+    const Json& b = on["results"][h];
+    CHECK(a["parallel"]["sequence_parallel"] == false);
+    CHECK(b["parallel"]["sequence_parallel"] == true);
+    CHECK(b["parallel"]["communication_ms"]["tensor"].get<double>() ==
+          Approx(a["parallel"]["communication_ms"]["tensor"].get<double>()));
+    CHECK(b["parallel"]["compute_ms"].get<double>() < a["parallel"]["compute_ms"].get<double>());
+    CHECK(b["memory"]["activations_gb"].get<double>() < a["memory"]["activations_gb"].get<double>());
+    CHECK(b["parallel"]["communication_ms"]["pipeline"].get<double>() <
+          a["parallel"]["communication_ms"]["pipeline"].get<double>());
+  }
+
+  // The activation sent between stages is this GPU's slice of the sequence (Megatron's scatter-gather).
+  TrainingConfig tr;
+  tr.seq_len = 256;
+  Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
+  ShardedNetwork s_off = shard_network(net, 4), s_on = shard_network(net, 4, true);
+  std::vector<std::array<double, 3>> layer_ms(net.layers.size(), {0.0, 0.0, 0.0});
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    if (net.layers[l].name.find(".stream") != std::string::npos) layer_ms[l] = {1.0, 2.0, 0.0};
+  }
+  ParallelConfig cfg;
+  cfg.tensor = 4;
+  cfg.pipeline = 2;
+  cfg.gpus = 8;
+  const Fabric fabric = resolve_fabric(*find_hardware("h100-sxm"), cfg);
+  StagePlan p_off = plan_stages(layer_ms, s_off, cfg, fabric, Precision::BF16);
+  cfg.sequence_parallel = true;
+  StagePlan p_on = plan_stages(layer_ms, s_on, cfg, fabric, Precision::BF16);
+  REQUIRE(p_on.bounds == p_off.bounds);
+  REQUIRE(s_on.layers[p_on.bounds[1] - 1].sequence_split);
+  CHECK(p_on.boundary_elements * 4 == p_off.boundary_elements);
+  CHECK(p_on.tensor == p_off.tensor);
+}
+
+TEST_CASE("sequence parallelism is off by default and checked", "[parallel]") {
+  // Off or absent: the same response (the echo aside, the numbers are those of tensor parallelism alone).
+  for (const Json& par :
+       {Json{{"tensor", 2}}, Json{{"tensor", 4}, {"pipeline", 2}, {"recompute", "selective"}}, Json{{"data", 2}}}) {
+    Json off = par;
+    off["sequence_parallel"] = false;
+    CHECK(call(request(par)).dump() == call(request(off)).dump());
+  }
+  // Tensor degree 1: a no-op but for the echo.
+  Json one = call(request({{"data", 2}})), one_sp = call(request({{"data", 2}, {"sequence_parallel", true}}));
+  REQUIRE(one_sp.contains("results"));
+  CHECK(one_sp["results"][0]["parallel"]["sequence_parallel"] == true);
+  one_sp["results"][0]["parallel"]["sequence_parallel"] = false;
+  one_sp["results"][1]["parallel"]["sequence_parallel"] = false;
+  CHECK(one.dump() == one_sp.dump());
+
+  require_error(request({{"tensor", 2}, {"sequence_parallel", "yes"}}), "parallel.sequence_parallel");
+  require_error(request({{"tensor", 2}, {"sequence_parallel", 1}}), "parallel.sequence_parallel");
+  // 4 does not divide a sequence of 250 tokens; without sequence parallelism the layout is fine.
+  Json odd = {{"batch_size", 16}, {"seq_len", 250}};
+  require_error(request({{"tensor", 4}, {"sequence_parallel", true}}, odd), "parallel.sequence_parallel");
+  Json out = call(request({{"tensor", 4}, {"sequence_parallel", true}}, odd));
+  CHECK(out["error"]["message"].get<std::string>().find("250") != std::string::npos);
+  CHECK(call(request({{"tensor", 4}}, odd)).contains("results"));
+  CHECK(call(request({{"tensor", 2}, {"sequence_parallel", true}}, odd)).contains("results"));
+}
+
+TEST_CASE("plan mode lays out tensor parallelism with sequence parallelism where the sequence splits", "[parallel]") {
+  auto plan = [](std::int64_t seq) {
+    Json r = {{"model", {{"hf_config", gpt_config()}}},
+              {"training", {{"batch_size", 16}, {"seq_len", seq}, {"precision", "bf16"}}},
+              {"hardware", {"h100-sxm"}},
+              {"plan", {{"max_gpus", 8}, {"top", 100}}}};
+    return Json::parse(plan_json(r.dump()));
+  };
+  for (std::int64_t seq : {256, 250}) {
+    Json out = plan(seq);
+    REQUIRE(out.contains("results"));
+    int tensor_layouts = 0;
+    for (const Json& l : out["results"][0]["by_time"]) {
+      const std::int64_t t = l["tensor"].get<std::int64_t>();
+      tensor_layouts += t > 1;
+      // 250 splits over 2 but not over 4 or 8.
+      const bool expect = t > 1 && seq % t == 0;
+      CHECK(l["sequence_parallel"].get<bool>() == expect);
+    }
+    CHECK(tensor_layouts > 0);
+  }
+}
+
+TEST_CASE("a tensor-parallel layout that does not fit is advised sequence parallelism when that suffices",
+          "[parallel]") {
+  Json r = {{"model", {{"preset", "llama-2-7b"}}},
+            {"training", {{"batch_size", 8}, {"seq_len", 4096}, {"precision", "bf16"}, {"optimizer", "adamw"}}},
+            {"hardware", {"a100-sxm4-80gb"}},
+            {"options", {{"per_layer", false}}},
+            {"parallel", {{"tensor", 2}, {"data", 4}, {"zero_stage", 1}}}};
+  Json out = call(r);
+  REQUIRE(out.contains("results"));
+  const Json& res = out["results"][0];
+  INFO(res.dump().substr(0, 600));
+  REQUIRE_FALSE(res["fits"].get<bool>());
+  REQUIRE(res.contains("memory_advice"));
+  REQUIRE(res["memory_advice"][0]["change"] == Json{{"sequence_parallel", true}});
+  Json changed = r;
+  changed["parallel"]["sequence_parallel"] = true;
+  Json again = call(changed);
+  CHECK(again["results"][0]["fits"].get<bool>());
+  CHECK(again["results"][0]["memory_gb"].get<double>() ==
+        Approx(res["memory_advice"][0]["memory_gb"].get<double>()).epsilon(1e-4));
 }

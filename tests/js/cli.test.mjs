@@ -192,6 +192,31 @@ describe('prenet parallel and plan', () => {
     assert.deepEqual(response, await engine.predict(request));
   });
 
+  test('--sequence-parallel sets parallel.sequence_parallel; at tensor 2 the activations shrink, the tensor traffic stays', async () => {
+    const args = ['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '32', '--precision', 'bf16', '--gpus', '8', '--tensor', '2', '--micro-batch-size', '2', '--json'];
+    const off = prenet(args);
+    const on = prenet([...args, '--sequence-parallel']);
+    assert.equal(on.status, 0, on.stderr);
+    const [a, b] = [JSON.parse(off.stdout).results[0], JSON.parse(on.stdout).results[0]];
+    assert.equal(a.parallel.sequence_parallel, false);
+    assert.equal(b.parallel.sequence_parallel, true);
+    assert.ok(b.memory.activations_gb < a.memory.activations_gb, `${b.memory.activations_gb} < ${a.memory.activations_gb}`);
+    assert.equal(b.parallel.communication_ms.tensor, a.parallel.communication_ms.tensor);
+    /** @type {import('../../web/src/types').PredictRequest} */
+    const request = {
+      model: { preset: 'gpt2' },
+      training: { batch_size: 32, precision: 'bf16' },
+      hardware: ['h100-sxm'],
+      parallel: { gpus: 8, tensor: 2, micro_batch_size: 2, sequence_parallel: true },
+    };
+    assert.deepEqual(JSON.parse(on.stdout), await engine.predict(request));
+    assert.deepEqual(JSON.parse(prenet([...args, '--sequence-parallel=false']).stdout), JSON.parse(off.stdout));
+    assertOneLineError(prenet([...args, '--sequence-parallel=maybe']), /^prenet: --sequence-parallel: expected true or false/);
+    // 1022 tokens do not split over 4 GPUs.
+    assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--seq-len', '1022', '--tensor', '4', '--sequence-parallel']), /^prenet: parallel\.sequence_parallel: /);
+    assertOneLineError(prenet(['plan', '--preset', 'gpt2', '--sequence-parallel']), /^prenet: --sequence-parallel: plan searches the layout/);
+  });
+
   test('a bad parallel value is the core\'s one-line error naming parallel.<field>', () => {
     assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--gpus', '6', '--tensor', '4']), /^prenet: parallel\.gpus: /);
   });
@@ -211,6 +236,7 @@ describe('prenet parallel and plan', () => {
       assert.deepEqual(costs, [...costs].sort((a, b) => a - b));
       for (const l of r.by_time) {
         assert.equal(l.gpus, l.data * l.tensor * l.pipeline);
+        assert.equal(l.sequence_parallel, l.tensor > 1, 'sequence parallelism with every tensor degree > 1 (gpt2\'s 1024 tokens split)');
         assert.ok(l.gpus <= 16 && l.memory_gb <= r.device_memory_gb);
         assert.equal(l.data * l.micro_batch_size * l.micro_batches, 64);
       }

@@ -133,6 +133,7 @@ describe('links', () => {
       micro_batch_size: 2,
       zero_stage: 1,
       recompute: 'selective',
+      sequence_parallel: true,
       gpus_per_node: 4,
       inter_node_gbs: 12.5,
       intra_node_us: 2,
@@ -141,6 +142,7 @@ describe('links', () => {
     const { params } = await scenarioToParams(scenario);
     assert.equal(params.get('gpus'), '16');
     assert.equal(params.get('zero'), '1');
+    assert.equal(params.get('sp'), '1');
     assert.equal(params.has('data'), false, 'unset numbers stay out of the link');
     const link = new URL(`https://example.test/#${params}`);
     const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
@@ -148,10 +150,10 @@ describe('links', () => {
     assert.deepEqual(restored.scenario, scenario);
     // The default scenario writes none of them: old links keep their meaning, new ones stay short.
     const plain = (await scenarioToParams(defaultScenario())).params;
-    for (const name of ['gpus', 'zero', 'recompute', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
+    for (const name of ['gpus', 'zero', 'recompute', 'sp', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
     assert.equal(hasScenario(new URLSearchParams('tp=2')), true, 'short aliases are read too');
-    const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
-    assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'budget_unit', 'plan_by']);
+    const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&sp=yes&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
+    assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'sp', 'budget_unit', 'plan_by']);
     assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });
     // Out-of-range degrees are kept for the core to name (parallel.tensor) beside the box.
     const odd = await paramsToScenario(new URLSearchParams('tensor=0'), KNOWN);
@@ -250,6 +252,8 @@ describe('engine jobs', () => {
     assert.equal(parallelInUse(scenario.parallel), false);
     assert.equal(scenarioToJob(scenario, { perLayer: 'none' }).request.parallel, undefined);
     assert.equal(parallelInUse({ zero_stage: 0, recompute: 'full' }), true);
+    assert.equal(parallelInUse({ zero_stage: 0, recompute: 'none', sequence_parallel: true }), true);
+    assert.deepEqual(parallelRequest({ tensor: 4, zero_stage: 0, recompute: 'none', sequence_parallel: true }), { tensor: 4, sequence_parallel: true });
     assert.deepEqual(parallelRequest({ gpus: 8, tensor: 2, zero_stage: 0, recompute: 'none', inter_node_gbs: 25 }), {
       gpus: 8,
       tensor: 2,

@@ -35,6 +35,7 @@ function megatronGpt(layers, hidden, heads) {
  * node), mixed precision, activation recomputation. The paper counts 96·B·s·l·h²·(1 + s/6h + V/16lh)
  * FLOPs per iteration (its Eq. 3), i.e. with the recomputed forward.
  * Not stated in the table, assumed here: micro-batch 1, full recomputation, no ZeRO, non-interleaved 1F1B.
+ * No sequence parallelism: it came later (Korthikanti et al. 2022).
  */
 const MEGATRON_2021 = /** @type {number[][]} */ ([
   [1.7, 24, 2304, 24, 1, 1, 32, 512, 137],
@@ -56,7 +57,7 @@ const MEGATRON_2021 = /** @type {number[][]} */ ([
     training: { batch_size: batch, seq_len: 2048, precision: 'fp16', optimizer: 'adam' },
     hardware: ['a100-sxm4-80gb'],
     options: { per_layer: false },
-    parallel: { gpus, tensor, pipeline, micro_batch_size: 1, recompute: 'full' },
+    parallel: { gpus, tensor, pipeline, micro_batch_size: 1, recompute: 'full', sequence_parallel: false },
   },
   /** Predicted TFLOP/s per GPU in the paper's accounting. */
   convert: (/** @type {any} */ r) => {
@@ -71,7 +72,8 @@ const MEGATRON_2021 = /** @type {number[][]} */ ([
  * H100 (BF16), TFLOPs per GPU = BF16 MFU x 989 (model FLOPs, no recomputation). Architecture from its
  * Table 3: 126 layers, width 16,384, FFN 53,248, 128 heads, 8 key/value heads, vocabulary 128,000.
  * Assumed: micro-batch 1, selective recomputation (attention's core recomputed, as FlashAttention does),
- * ZeRO stage 1, the catalogue's DGX H100 fabric (8x 400 Gb/s per node).
+ * ZeRO stage 1, the catalogue's DGX H100 fabric (8x 400 Gb/s per node). Sequence parallelism on: the
+ * paper's tensor parallelism is Megatron's with sequence parallelism (it cites Korthikanti et al.).
  */
 const LLAMA3 = [
   { gpus: 8192, dp: 64, batchPerDp: 32, published: 430 },
@@ -92,7 +94,7 @@ const LLAMA3 = [
     training: { batch_size: dp * batchPerDp, seq_len: 8192, precision: 'bf16', optimizer: 'adamw' },
     hardware: ['h100-sxm'],
     options: { per_layer: false },
-    parallel: { gpus, tensor: 8, pipeline: 16, micro_batch_size: 1, recompute: 'selective', zero_stage: 1 },
+    parallel: { gpus, tensor: 8, pipeline: 16, micro_batch_size: 1, recompute: 'selective', zero_stage: 1, sequence_parallel: true },
   },
   convert: (/** @type {any} */ r) => r.mfu * 989,
 }));
@@ -161,16 +163,19 @@ async function main() {
     '- Narayanan et al. 2021 (arXiv 2104.04473, Table 1): Selene, DGX A100 80GB with 8× 200 Gb/s HDR',
     '  InfiniBand per node (the catalogue\'s `a100-sxm4-80gb` fabric); fp16 mixed precision, Adam. Not in the',
     '  table and assumed: micro-batch 1, full recomputation, no ZeRO, and the plain 1F1B schedule (the paper',
-    '  uses the interleaved schedule for some runs, which shrinks the bubble; we do not model it).',
+    '  uses the interleaved schedule for some runs, which shrinks the bubble; we do not model it). No sequence',
+    '  parallelism: it was introduced after these runs (Korthikanti et al. 2022).',
     '- Dubey et al. 2024 (arXiv 2407.21783, Table 4): 405B on H100 with the catalogue\'s DGX H100 fabric',
-    '  (8× 400 Gb/s per node). Assumed: micro-batch 1, selective recomputation (our stand-in for',
-    '  FlashAttention, which also recomputes attention in backward and keeps no s² activations), ZeRO 1.',
+    '  (8× 400 Gb/s per node), with Megatron sequence parallelism over the tensor group (`sequence_parallel`;',
+    '  the paper\'s tensor parallelism cites Korthikanti et al.). Assumed: micro-batch 1, selective recomputation',
+    '  (our stand-in for FlashAttention, which also recomputes attention in backward and keeps no s²',
+    '  activations), ZeRO 1.',
     '  Meta\'s own pipeline schedule changes and communication tuning are not modelled: most of the gap is the',
     '  plain 1F1B bubble, (p − 1)/(m + p − 1) with p = 16 and m = 32 or 16 micro-batches, which Llama 3\'s',
     '  interleaved stages divide by the number of virtual stages. The predicted memory',
     '  per GPU is reported as is (`fits` no means the layout as we model it would not fit: our activations',
-    '  are those of unfused attention and no sequence parallelism).',
-    '- Context parallelism, sequence parallelism, interleaved and zero-bubble schedules, expert parallelism',
+    '  are those of unfused attention).',
+    '- Context parallelism, interleaved and zero-bubble schedules, expert parallelism',
     '  and communication/compute contention are not modelled (docs/PREDICTION.md, "More than one GPU").',
     '',
   ];

@@ -40,12 +40,15 @@ Flags for predict (each overrides the same field of --request):
 Parallel training (predict; each sets the same field of the request's "parallel"):
   --gpus N  --data N  --tensor N  --pipeline N  --micro-batch-size N  --micro-batches N
   --zero-stage 0..3  --recompute none|selective|full  --gpus-per-node N
+  --sequence-parallel  Megatron sequence parallelism over the tensor group (parallel.sequence_parallel:
+                     norms, dropout and residual adds split by the sequence; no effect at --tensor 1)
 
 Plan (plan; sets the request's "plan"):
   --max-gpus N       largest job to consider (default 1024)
   --tokens N         training tokens (or --samples N); sets the number of steps
   --samples N
   --top N            layouts listed per ranking (default 10)
+  Layouts with tensor > 1 use sequence parallelism wherever the tensor degree divides the sequence.
 
 Examples:
   prenet predict --preset bert-base --hardware a100-sxm4-80gb,h100-sxm --batch 32
@@ -53,7 +56,7 @@ Examples:
   prenet predict --onnx model.onnx --seq-len 128 --hardware h100-sxm
   prenet predict --hf config.json --batch 8 --precision bf16
   prenet predict --preset llama-2-7b --hardware h100-sxm --batch 256 --seq-len 4096 --precision bf16 \
-    --gpus 64 --tensor 8 --micro-batch-size 1 --zero-stage 1 --recompute selective
+    --gpus 64 --tensor 8 --micro-batch-size 1 --zero-stage 1 --recompute selective --sequence-parallel
   prenet plan --preset llama-2-70b --hardware h100-sxm,a100-sxm4-80gb --batch 1024 --seq-len 4096 \
     --precision bf16 --optimizer adamw --tokens 2e12 --max-gpus 1024
 `;
@@ -93,6 +96,8 @@ const VALUE_FLAGS = new Set([
   ...Object.keys(PLAN_FLAGS),
 ]);
 const BOOLEAN_FLAGS = new Set(['json', 'help']);
+/** Switches that set a request field: bare means true; `--flag=true|false` is also accepted. */
+const SWITCH_FLAGS = new Set(['sequence-parallel']);
 
 /**
  * @typedef {object} CommandLine
@@ -124,6 +129,10 @@ export function parseCommandLine(argv) {
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     if (BOOLEAN_FLAGS.has(name) && eq === -1) {
       parsed[/** @type {'json' | 'help'} */ (name)] = true;
+    } else if (SWITCH_FLAGS.has(name)) {
+      const value = eq === -1 ? 'true' : arg.slice(eq + 1);
+      if (value !== 'true' && value !== 'false') throw new PrenetError(`--${name}`, `--${name}: expected true or false, got "${value}"`);
+      parsed.values.set(name, value);
     } else if (VALUE_FLAGS.has(name)) {
       // The next argument is the value even if it starts with "-" (see above).
       const value = eq === -1 ? args.next().value : arg.slice(eq + 1);
@@ -215,6 +224,8 @@ export async function buildRequestText(values) {
   const parallel = sectionOverrides(values, PARALLEL_FLAGS);
   const recompute = values.get('recompute');
   if (recompute !== undefined) parallel.recompute = recompute;
+  const sequenceParallel = values.get('sequence-parallel');
+  if (sequenceParallel !== undefined) parallel.sequence_parallel = sequenceParallel === 'true';
   const plan = sectionOverrides(values, PLAN_FLAGS);
   const preset = values.get('preset');
   const model = await modelFromFlags(values);
@@ -317,7 +328,7 @@ async function run(cli) {
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'plan': {
-      for (const flag of [...Object.keys(PARALLEL_FLAGS), 'recompute']) {
+      for (const flag of [...Object.keys(PARALLEL_FLAGS), 'recompute', 'sequence-parallel']) {
         if (cli.values.has(flag) && flag !== 'gpus-per-node') {
           throw new PrenetError(`--${flag}`, `--${flag}: plan searches the layout; only --gpus-per-node sets the fabric`);
         }

@@ -56,6 +56,7 @@ const PARALLEL_COLUMNS = [
   ['micro_batches', (r) => r.parallel?.micro_batches ?? null],
   ['zero_stage', (r) => r.parallel?.zero_stage ?? null],
   ['recompute', (r) => r.parallel?.recompute ?? null],
+  ['sequence_parallel', (r) => (r.parallel === undefined ? null : String(r.parallel.sequence_parallel))],
   ['compute_ms', (r) => r.parallel?.compute_ms ?? null],
   ['communication_data_ms', (r) => r.parallel?.communication_ms.data ?? null],
   ['communication_tensor_ms', (r) => r.parallel?.communication_ms.tensor ?? null],

@@ -39,6 +39,7 @@ export interface FormParts {
   parallel: Record<ParallelNumber, HTMLInputElement>;
   zeroStage: HTMLSelectElement;
   recompute: HTMLSelectElement;
+  sequenceParallel: HTMLSelectElement;
   parallelLinks: HTMLDetailsElement;
 }
 
@@ -68,6 +69,7 @@ export function findForm(): FormParts {
     >,
     zeroStage: byId('parallel-zero_stage', HTMLSelectElement),
     recompute: byId('parallel-recompute', HTMLSelectElement),
+    sequenceParallel: byId('parallel-sequence_parallel', HTMLSelectElement),
     parallelLinks: byId('parallel-links', HTMLDetailsElement),
   };
 }
@@ -273,6 +275,7 @@ export function readParallel(parts: FormParts): Parallel {
     zero_stage: Number(parts.zeroStage.value) || 0,
     recompute: RECOMPUTE_MODES.includes(recompute) ? recompute : 'none',
   };
+  if (parts.sequenceParallel.value === 'on') parallel.sequence_parallel = true;
   for (const field of PARALLEL_NUMBERS) {
     const value = parts.parallel[field].valueAsNumber;
     if (!Number.isNaN(value)) parallel[field] = value;
@@ -288,6 +291,7 @@ export function applyParallel(parts: FormParts, parallel: Parallel): void {
   // A stage outside 0-3 cannot come from a link (scenario.js refuses it), so the select can show it.
   parts.zeroStage.value = String(parallel.zero_stage);
   parts.recompute.value = parallel.recompute;
+  parts.sequenceParallel.value = parallel.sequence_parallel === true ? 'on' : 'off';
   // Overrides from a link must be visible, not hidden in a closed box.
   if (['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'].some((f) => parallel[f as ParallelNumber] !== undefined)) {
     parts.parallelLinks.open = true;

@@ -311,6 +311,10 @@ function applyAdvice(app: App, change: MemoryAdvice['change']): void {
   const parallel: Parallel = { ...readParallel(app.form) };
   for (const [key, value] of Object.entries(change)) {
     if (key === 'recompute' && (value === 'none' || value === 'selective' || value === 'full')) parallel.recompute = value;
+    else if (key === 'sequence_parallel' && typeof value === 'boolean') {
+      if (value) parallel.sequence_parallel = true;
+      else delete parallel.sequence_parallel;
+    }
     else if (key === 'zero_stage' && typeof value === 'number') parallel.zero_stage = value;
     else if (typeof value === 'number' && (PARALLEL_NUMBERS as readonly string[]).includes(key)) parallel[key as (typeof PARALLEL_NUMBERS)[number]] = value;
   }
@@ -408,7 +412,7 @@ async function runPlanNow(app: App): Promise<void> {
 
 /**
  * Copies a planned layout into the form: the accelerator alone, its degrees, micro-batches, ZeRO
- * stage and recomputation, the global batch they make and, where the budget says, the samples.
+ * stage, recomputation and sequence parallelism, the global batch they make and, where the budget says, the samples.
  */
 function useLayout(app: App, layout: PlanRow): void {
   const scenario = readScenario(app);
@@ -423,6 +427,7 @@ function useLayout(app: App, layout: PlanRow): void {
     micro_batches: layout.micro_batches,
     zero_stage: layout.zero_stage,
     recompute,
+    ...(layout.sequence_parallel ? { sequence_parallel: true } : {}),
   };
   // Link overrides stay: they describe the user's cluster, not the layout.
   for (const field of ['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'] as const) {

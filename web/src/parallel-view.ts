@@ -144,17 +144,18 @@ export function drawMemoryChart(response: PredictResponse): void {
   );
 }
 
-/** How one advice reads: "recompute full", "ZeRO stage 3", "tensor 4 (16 GPUs)". */
+/** How one advice reads: "sequence parallelism", "recompute full", "ZeRO stage 3", "tensor 4 (16 GPUs)". */
 export function adviceText(advice: MemoryAdvice, currentGpus: number): string {
   const c = advice.change;
   const parts: string[] = [];
+  if (c['sequence_parallel'] === true) parts.push('sequence parallelism');
   if (c['recompute'] !== undefined) parts.push(`recompute ${c['recompute']}`);
   if (c['zero_stage'] !== undefined) parts.push(`ZeRO stage ${c['zero_stage']}`);
   if (c['micro_batch_size'] !== undefined) parts.push(`micro-batch ${c['micro_batch_size']} × ${c['micro_batches'] ?? '?'}`);
   if (c['tensor'] !== undefined) parts.push(`tensor ${c['tensor']}`);
   if (c['pipeline'] !== undefined) parts.push(`pipeline ${c['pipeline']}`);
   for (const [key, value] of Object.entries(c)) {
-    if (!['recompute', 'zero_stage', 'micro_batch_size', 'micro_batches', 'tensor', 'pipeline', 'gpus'].includes(key)) parts.push(`${key} ${value}`);
+    if (!['sequence_parallel', 'recompute', 'zero_stage', 'micro_batch_size', 'micro_batches', 'tensor', 'pipeline', 'gpus'].includes(key)) parts.push(`${key} ${value}`);
   }
   const gpus = advice.gpus !== currentGpus ? ` on ${advice.gpus} GPUs` : '';
   return `${parts.join(', ')}${gpus}: ${formatGB(advice.memory_gb)}`;

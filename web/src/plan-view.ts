@@ -102,7 +102,12 @@ export function renderPlan(parts: PlanParts, response: PlanResponse, settings: P
         cell('rank', String(index + 1), index + 1, 'num'),
         name,
         cell('gpus', layout.gpus.toLocaleString('en-US'), layout.gpus, 'num'),
-        cell('layout', `${layout.data} × ${layout.tensor} × ${layout.pipeline}`, `${layout.data}x${layout.tensor}x${layout.pipeline}`, 'layout'),
+        cell(
+          'layout',
+          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layout.sequence_parallel ? ' + SP' : ''}`,
+          `${layout.data}x${layout.tensor}x${layout.pipeline}${layout.sequence_parallel ? '+sp' : ''}`,
+          'layout',
+        ),
         cell('micro_batch', `${layout.micro_batch_size} × ${layout.micro_batches}`, layout.micro_batch_size, 'num'),
         cell('zero_stage', String(layout.zero_stage), layout.zero_stage, 'num'),
         cell('recompute', layout.recompute, layout.recompute),

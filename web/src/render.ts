@@ -10,7 +10,7 @@ import type { ModelInput, PredictResponse } from './types';
 const TRAINING_FIELDS = new Set(['batch_size', 'seq_len', 'image_size', 'precision', 'optimizer', 'dataset_size', 'epochs']);
 
 /** `parallel.<key>` fields with their own box (`#parallel-<key>` and `#parallel-<key>-error`). */
-const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'gpus_per_node']);
+const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'sequence_parallel', 'gpus_per_node']);
 
 /** `parallel.tensor` → the tensor box; `parallel.intra_node.latency_us` → that link's latency box. */
 function parallelTargets(field: string): { box: HTMLElement; control: HTMLElement | null } | null {
@@ -169,7 +169,8 @@ function layoutRows(response: PredictResponse): Array<[string, string]> {
       'GPUs',
       `${plural(p.gpus, 'GPU')} = data ${p.data} × tensor ${p.tensor} × pipeline ${p.pipeline}; ` +
         `per replica ${plural(p.micro_batches, 'micro-batch', 'micro-batches')} of ${p.micro_batch_size} ` +
-        `(global batch ${response.training.batch_size}); ZeRO stage ${p.zero_stage}, ${RECOMPUTE_LABELS[p.recompute] ?? p.recompute}`,
+        `(global batch ${response.training.batch_size}); ZeRO stage ${p.zero_stage}, ${RECOMPUTE_LABELS[p.recompute] ?? p.recompute}` +
+        (p.sequence_parallel === true && p.tensor > 1 ? ', sequence parallelism' : ''),
     ],
   ];
 }

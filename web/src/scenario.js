@@ -52,6 +52,8 @@
  * @property {number} [inter_node_us]
  * @property {number} zero_stage 0 (none) to 3 (FSDP)
  * @property {Recompute} recompute
+ * @property {boolean} [sequence_parallel] Megatron sequence parallelism over the tensor group; present
+ *   (true) only when chosen
  * @typedef {'tokens' | 'samples'} BudgetUnit
  * @typedef {'time' | 'cost'} PlanRank
  * @typedef {{ budget?: number, unit: BudgetUnit, max_gpus?: number, rank: PlanRank }} PlanSettings
@@ -86,7 +88,7 @@ export const RECOMPUTE_MODES = ['none', 'selective', 'full'];
 
 /**
  * Parallel numbers: the field, then the link parameter names accepted for it (first = written).
- * @type {ReadonlyArray<readonly [Exclude<keyof Parallel, 'zero_stage' | 'recompute'>, readonly string[]]>}
+ * @type {ReadonlyArray<readonly [Exclude<keyof Parallel, 'zero_stage' | 'recompute' | 'sequence_parallel'>, readonly string[]]>}
  */
 const PARALLEL_PARAMS = [
   ['gpus', ['gpus']],
@@ -107,11 +109,17 @@ export const PARALLEL_NUMBERS = PARALLEL_PARAMS.map(([field]) => field);
 
 /**
  * Whether the scenario trains on more than one GPU's worth of settings: any parallel number set, or
- * ZeRO or recomputation chosen. Otherwise no `parallel` section is sent and the core predicts one GPU.
+ * ZeRO, recomputation or sequence parallelism chosen. Otherwise no `parallel` section is sent and the
+ * core predicts one GPU.
  * @param {Parallel} parallel
  */
 export function parallelInUse(parallel) {
-  return parallel.zero_stage !== 0 || parallel.recompute !== 'none' || PARALLEL_NUMBERS.some((field) => parallel[field] !== undefined);
+  return (
+    parallel.zero_stage !== 0 ||
+    parallel.recompute !== 'none' ||
+    parallel.sequence_parallel === true ||
+    PARALLEL_NUMBERS.some((field) => parallel[field] !== undefined)
+  );
 }
 
 /**
@@ -130,6 +138,7 @@ export function parallelRequest(parallel) {
   // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
   if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
   if (parallel.recompute !== 'none') section.recompute = parallel.recompute;
+  if (parallel.sequence_parallel === true) section.sequence_parallel = true;
   for (const link of /** @type {const} */ (['intra_node', 'inter_node'])) {
     const bandwidth = parallel[`${link}_gbs`];
     const latency = parallel[`${link}_us`];
@@ -258,6 +267,7 @@ export async function scenarioToParams(scenario) {
   }
   if (parallel.zero_stage !== 0) params.set('zero', String(parallel.zero_stage));
   if (parallel.recompute !== 'none') params.set('recompute', parallel.recompute);
+  if (parallel.sequence_parallel === true) params.set('sp', '1');
   if (plan.budget !== undefined) {
     params.set('budget', String(plan.budget));
     params.set('budget_unit', plan.unit);
@@ -295,6 +305,7 @@ const SCENARIO_KEYS = new Set([
   'measured_on',
   'zero',
   'recompute',
+  'sp',
   'budget',
   'budget_unit',
   'max_gpus',
@@ -481,6 +492,12 @@ function readParallelParams(params, scenario, problems) {
   if (recompute !== undefined && recompute !== '') {
     if (RECOMPUTE_MODES.includes(/** @type {Recompute} */ (recompute))) parallel.recompute = /** @type {Recompute} */ (recompute);
     else problems.push(`recompute: expected one of ${RECOMPUTE_MODES.join(', ')}, got "${recompute}"`);
+  }
+  const sp = params.get('sp')?.trim();
+  if (sp !== undefined && sp !== '') {
+    if (sp === '1' || sp === 'true') parallel.sequence_parallel = true;
+    else if (sp === '0' || sp === 'false') delete parallel.sequence_parallel;
+    else problems.push(`sp: expected 1 (sequence parallelism) or 0, got "${sp}"`);
   }
   const budget = numberParam(params, ['budget'], problems);
   if (budget === null) delete plan.budget;

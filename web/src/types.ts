@@ -74,6 +74,8 @@ export interface ParallelSpec {
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full';
+  /** Megatron sequence parallelism over the tensor group (no effect at tensor 1). */
+  sequence_parallel?: boolean;
   gpus_per_node?: number;
   intra_node?: LinkSpec;
   inter_node?: LinkSpec;
@@ -213,6 +215,7 @@ export interface Layout {
   micro_batches: number;
   zero_stage: number;
   recompute: string;
+  sequence_parallel: boolean;
 }
 
 /** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
@@ -234,7 +237,7 @@ export interface ParallelResult extends Layout {
 
 /** One change to the layout after which the fullest GPU fits (docs/API.md, memory_advice). */
 export interface MemoryAdvice {
-  change: Record<string, number | string>;
+  change: Record<string, number | string | boolean>;
   gpus: number;
   memory_gb: number;
 }

@@ -39,6 +39,7 @@ struct ParallelConfig {
   std::int64_t micro_batch_size = 1, micro_batches = 1;
   int zero_stage = 0;
   Recompute recompute = Recompute::None;
+  bool sequence_parallel = false;  // Megatron sequence parallelism over the tensor group (no effect at tensor 1)
   std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
   LinkOverride intra_node, inter_node;
 };
@@ -85,6 +86,11 @@ struct ShardLayer {
   double allreduce_bytes_per_sample = 0;
   bool in_block = false;  // inside a repeated block: a unit of full recomputation
   int block = -1;         // index of that block instance
+  // Sequence parallelism: the layer runs on 1/tensor of the sequence (its shapes are divided); a
+  // tensor-parallel layer keeps only its 1/saved_input_split slice of the input it saves (gathered
+  // again in backward) and hands on 1/output_split of its output_shape (reduce-scattered).
+  bool sequence_split = false;
+  std::int64_t saved_input_split = 1, output_split = 1;
 };
 
 struct ShardedNetwork {
@@ -95,8 +101,12 @@ struct ShardedNetwork {
 /// Splits `net` over `tensor` GPUs the Megatron way: attention heads and the QKV projection column-
 /// parallel, the output projection row-parallel; an MLP's first matrix column-parallel and its second
 /// row-parallel; the token embedding and the LM head vocabulary-parallel; norms and the rest replicated.
-/// Throws InputError naming parallel.tensor when `tensor` does not divide what it must split.
-ShardedNetwork shard_network(const Network& net, std::int64_t tensor);
+/// With `sequence_parallel` (Korthikanti et al. 2022) the replicated token-stream layers between the
+/// tensor-parallel regions (norms, dropout, residual adds, elementwise layers, replicated dense layers)
+/// run on 1/tensor of the sequence, and the tensor-parallel layers save their input sequence-split.
+/// Throws InputError naming parallel.tensor when `tensor` does not divide what it must split, and
+/// parallel.sequence_parallel when it does not divide the sequence.
+ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool sequence_parallel = false);
 
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
