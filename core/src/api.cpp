@@ -327,7 +327,7 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
         for (std::size_t l = 0; l < n; ++l) cost[l] = t.layers[l].ms[0] + t.layers[l].ms[1];
       }
       std::vector<std::size_t> bounds =
-          c.pipeline > 1 ? split_stages(cost, c.pipeline) : std::vector<std::size_t>{0, n};
+          c.pipeline > 1 ? split_stages(cost, shard, c.pipeline) : std::vector<std::size_t>{0, n};
       return worst_memory(shard, saved, none, bounds, c, tr);
     } catch (const InputError&) {
       return std::nullopt;

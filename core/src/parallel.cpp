@@ -518,6 +518,26 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int6
   return bounds;
 }
 
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t stages) {
+  // Units: each repeated block instance, and each layer outside blocks.
+  std::vector<std::size_t> starts;
+  for (std::size_t l = 0; l < cost.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    bool continues = l > 0 && sl.in_block && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block;
+    if (!continues) starts.push_back(l);
+  }
+  if (starts.size() < static_cast<std::size_t>(stages)) return split_stages(cost, stages);
+  std::vector<double> unit_cost(starts.size(), 0.0);
+  for (std::size_t u = 0; u < starts.size(); ++u) {
+    std::size_t end = u + 1 < starts.size() ? starts[u + 1] : cost.size();
+    for (std::size_t l = starts[u]; l < end; ++l) unit_cost[u] += cost[l];
+  }
+  std::vector<std::size_t> bounds = split_stages(unit_cost, stages);
+  for (auto& b : bounds) b = b < starts.size() ? starts[b] : cost.size();
+  return bounds;
+}
+
 std::vector<double> shard_parameters(const ShardedNetwork& shard) {
   std::vector<double> out;
   out.reserve(shard.net.layers.size());
@@ -541,7 +561,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }
   StagePlan sp;
-  sp.bounds = p > 1 ? split_stages(cost, p) : std::vector<std::size_t>{0, n};
+  sp.bounds = p > 1 ? split_stages(cost, shard, p) : std::vector<std::size_t>{0, n};
   const std::size_t stages = sp.bounds.size() - 1;
   for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param}) {
     v->assign(stages, 0.0);

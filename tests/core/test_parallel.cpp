@@ -202,6 +202,29 @@ TEST_CASE("split_stages balances contiguous stages", "[parallel]") {
   CHECK_THROWS_AS(split_stages({1, 1}, 3), InputError);
 }
 
+TEST_CASE("pipeline stages are cut between transformer blocks, never inside one", "[parallel]") {
+  TrainingConfig tr;
+  tr.seq_len = 256;
+  Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
+  ShardedNetwork shard = shard_network(net, 1);
+  std::vector<double> cost(net.layers.size(), 1.0);
+  for (std::int64_t p : {2, 3, 4, 8}) {
+    auto bounds = split_stages(cost, shard, p);
+    INFO("stages " << p);
+    REQUIRE(bounds.size() == static_cast<std::size_t>(p) + 1);
+    for (std::size_t s = 1; s + 1 < bounds.size(); ++s) {
+      const std::size_t cut = bounds[s];
+      REQUIRE(cut > bounds[s - 1]);
+      // The first layer of a stage starts a block (or is outside blocks): it does not continue the block before.
+      const ShardLayer& here = shard.layers[cut];
+      const ShardLayer& prev = shard.layers[cut - 1];
+      CHECK_FALSE((here.in_block && prev.in_block && here.block == prev.block));
+    }
+  }
+  // With more stages than blocks and other layers, the split goes layer by layer.
+  CHECK(split_stages(cost, shard, 40).size() == 41);
+}
+
 TEST_CASE("data-parallel gradients hide behind backward except the last bucket", "[parallel]") {
   TrainingConfig tr;
   tr.seq_len = 256;

@@ -120,6 +120,11 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
 /// are fewer layers than stages.
 std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int64_t stages);
 
+/// The same split with cuts only between repeated blocks (a block instance stays on one stage, as
+/// Megatron assigns whole transformer layers); layer by layer when there are fewer blocks than stages.
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t stages);
+
 /// The time of one optimizer step on the GPU that limits it, in parts that add up exactly:
 /// step = forward + backward + optimizer + communication (data + tensor + pipeline + zero) + bubble.
 struct ParallelTiming {
