@@ -770,6 +770,12 @@ const std::vector<float>& learned_features(std::size_t class_index) {
   return session()->batch.features[class_index];
 }
 
+const std::vector<double>& learned_roofline_ms(std::size_t class_index) {
+  static const std::vector<double> empty;
+  if (!session() || class_index >= session()->batch.roofline_ms.size()) return empty;
+  return session()->batch.roofline_ms[class_index];
+}
+
 std::string learned_finish(const std::vector<std::vector<float>>& outputs) {
   try {
     if (!session()) throw InputError("request", "learned_finish called without learned_prepare");

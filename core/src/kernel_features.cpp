@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace prenet {
 namespace {
@@ -46,6 +47,36 @@ double item_peak(const Kernel& k, const Accelerator& acc, Precision precision) {
   return matmul_peak_tflops(acc, precision, k.cls);
 }
 
+/// The Monotone set's values, in kMonotone's order (see the audit there).
+std::vector<double> monotone_features(const Kernel& main, const Totals& t, const Accelerator& acc,
+                                      Precision precision) {
+  const RooflineParams params;
+  const double e = activation_bytes(precision);
+  const double peak = item_peak(main, acc, precision) * 1e12;
+  const double bandwidth = acc.memory_bandwidth_gbs * 1e9;
+  const double machine = std::max(units(acc), 1.0);
+  const double tiles =
+      main.m > 0 ? std::ceil(main.m / params.tile) * std::ceil(main.n / params.tile) * std::max(main.batch, 1.0) : 0;
+  return {log2p(main.m),
+          log2p(main.n),
+          log2p(main.k),
+          log2p(main.batch),
+          log2p(main.repeats),
+          log2p(t.bytes / e),
+          log2p(t.flops),
+          log2p(t.flops / peak * 1e6),
+          log2p(t.bytes / bandwidth * 1e6),
+          log2p(tiles > 0 ? std::ceil(tiles / machine) : 0),
+          log2p(tiles / machine),
+          log2p(t.bytes / 1e6 / std::max(acc.l2_cache_mb, 0.5)),
+          log2p(main.k / machine),
+          log2p(main.window),
+          main.stride,
+          t.backward ? 1.0 : 0.0,
+          t.optimizer ? 1.0 : 0.0,
+          std::log2(e)};
+}
+
 }  // namespace
 
 const char* to_string(FeatureSet set) {
@@ -55,8 +86,17 @@ const char* to_string(FeatureSet set) {
     case FeatureSet::CO_CM: return "co_cm";
     case FeatureSet::CO_CM_CT: return "co_cm_ct";
     case FeatureSet::Roofline: return "roofline";
+    case FeatureSet::Monotone: return "monotone";
   }
   return "baseline";
+}
+
+FeatureSet feature_set_from_string(const std::string& name) {
+  for (FeatureSet set : {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT,
+                         FeatureSet::Roofline, FeatureSet::Monotone}) {
+    if (name == to_string(set)) return set;
+  }
+  throw std::invalid_argument("unknown feature set \"" + name + "\"");
 }
 
 const std::vector<FeatureSet>& all_feature_sets() {
@@ -84,9 +124,61 @@ const std::vector<std::string> kRooflineNames = {
     "log2_tiles_per_unit", "log2_working_set_over_l2", "matmul_fraction", "log2_k_per_unit_tile",
     "hw_log2_tdp_w",    "hw_log2_watts_per_tflop"};
 
+// The monotone set, audited feature by feature for one kernel (the product times kernels one at a time).
+// grows = 1: never decreases when m, n, k, batch, elements or recurrent steps grow, hence when the batch,
+// sequence length or image size grows (every kernel's GEMM view and element count scale up with them).
+// grows = 0: fixed for a given layer, phase, precision and accelerator, whatever the problem size.
+// Every value is computed as a fixed chain of monotone floating-point steps (products, sums, quotients
+// by a size-independent divisor, ceil, log2(1 + x)), so monotonicity holds exactly, not just up to
+// rounding: the roofline's tiled compute time is left out for that reason (its tiling efficiency
+// cancels m x n in floating point and wobbles by an ulp; tests/core/test_kernel_features.cpp caught it),
+// and the net rebuilds tiling from waves and tiles per unit.
+// Left out on purpose: tiling efficiency and intensity / balance (sawtooth or falling in some dimension),
+// the number of kernels and the matmul fraction (item composition, not size), and raw hardware figures
+// (peak, bandwidth, units, clock, L2, TDP, TDP per TFLOP/s): with a dozen training GPUs a free hardware
+// input lets the net learn each GPU by name, and leave-one-GPU-out errors grew (models/README.md, also
+// when the hardware entered only linearly); hardware enters only through the size-scaled roofline terms
+// (times in us, waves and tiles per unit, bytes over L2).
+struct MonotoneFeature {
+  const char* name;
+  int grows;
+};
+const MonotoneFeature kMonotone[] = {
+    {"log2_m", 1},               // GEMM-view rows: batch x sequence (x image) for activations
+    {"log2_n", 1},               // GEMM-view columns: grow with sequence (attention) or not at all
+    {"log2_k", 1},               // reduction: grows with sequence (attention) or batch (filter grads)
+    {"log2_batch", 1},           // batched-GEMM count: batch x heads
+    {"log2_steps", 1},           // recurrent launches: the sequence length
+    {"log2_elements", 1},        // bytes / element size: a sum of non-negative terms in every dim
+    {"log2_co", 1},              // FLOPs: products of the dims
+    {"log2_compute_us", 1},      // FLOPs / peak
+    {"log2_memory_us", 1},       // bytes / bandwidth
+    {"log2_waves", 1},           // ceil(tiles / units), tiles = ceil(m/T) ceil(n/T) batch
+    {"log2_tiles_per_unit", 1},  // tiles / units
+    {"log2_bytes_over_l2", 1},   // bytes / L2 size
+    {"log2_k_per_unit", 1},      // k / units
+    {"log2_window", 0},          // convolution window: a layer constant
+    {"stride", 0},               // convolution stride: a layer constant
+    {"has_backward", 0},         // the kernel's phase
+    {"has_optimizer", 0},        // the kernel's phase
+    {"log2_element_bytes", 0},   // the training precision
+};
+
 }  // namespace
 
+std::vector<int> size_monotone_features(FeatureSet set) {
+  std::vector<int> out;
+  if (set != FeatureSet::Monotone) return out;
+  for (const auto& f : kMonotone) out.push_back(f.grows);
+  return out;
+}
+
 std::vector<std::string> feature_names(FeatureSet set) {
+  if (set == FeatureSet::Monotone) {
+    std::vector<std::string> names;
+    for (const auto& f : kMonotone) names.emplace_back(f.name);
+    return names;
+  }
   std::vector<std::string> names = kShapeNames;
   if (set == FeatureSet::Roofline) {
     names.insert(names.end(), kRooflineNames.begin(), kRooflineNames.end());
@@ -114,6 +206,7 @@ std::vector<double> item_features(const std::vector<Kernel>& item, const Acceler
   const Kernel& main = main_kernel(item);
   const Totals t = totals(item);
   const double e = activation_bytes(precision);
+  if (set == FeatureSet::Monotone) return monotone_features(main, t, acc, precision);
   std::vector<double> f = {log2p(main.m),
                            log2p(main.n),
                            log2p(main.k),

@@ -24,6 +24,11 @@ std::array<double, 2> pair_of(const Json& fits, const char* family, const char* 
 
 }  // namespace
 
+double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms) {
+  const double model_ms = std::exp(static_cast<double>(output)) * (cls.predicts_ratio ? roofline_ms : 1.0);
+  return std::max(model_ms, floor_ms);
+}
+
 const LearnedManifest& learned_manifest() {
   static const LearnedManifest manifest = [] {
     LearnedManifest m;
@@ -41,7 +46,14 @@ const LearnedManifest& learned_manifest() {
       lc.q10 = c.at("interval_log_ratio").at(0).get<double>();
       lc.q90 = c.at("interval_log_ratio").at(1).get<double>();
       lc.calibration_share = std::clamp(c.value("calibration_share", 0.5), 0.0, 1.0);
-      if (lc.features != feature_names(FeatureSet::Roofline)) {
+      lc.feature_set = feature_set_from_string(c.at("feature_set").get<std::string>());
+      const std::string target = c.at("target").get<std::string>();
+      if (target != "log(time_ms)" && target != "log(time_ms / roofline_ms)") {
+        throw std::runtime_error("models/artifacts/manifest.json: unknown target \"" + target + "\" of " + lc.dataset);
+      }
+      lc.predicts_ratio = target == "log(time_ms / roofline_ms)";
+      lc.monotone = c.value("monotone_in_size", false);
+      if (lc.features != feature_names(lc.feature_set)) {
         throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
                                  " differ from the core's; retrain with npm run train");
       }
@@ -107,41 +119,65 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     }
     kernel_to_distinct.push_back(it->second);
   }
+  // The row of kernel `k` on `acc` in class `c`'s model input (added once per distinct feature row).
+  auto row_of = [&](const Kernel& k, const Accelerator& acc, std::size_t c) {
+    std::vector<double> f = item_features({k}, acc, precision, classes[c].feature_set);
+    std::vector<float> row(f.begin(), f.end());
+    std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
+    auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
+    if (inserted) {
+      b.features[c].insert(b.features[c].end(), row.begin(), row.end());
+      b.roofline_ms[c].push_back(roofline_ms({k}, acc, precision));
+      // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
+      // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)
+      RooflineParams ideal;
+      ideal.matmul_efficiency = 1.0;
+      ideal.memory_efficiency = 1.0;
+      ideal.launch_overhead_ms = 0.0;
+      Kernel untiled = k;
+      untiled.m = untiled.n = 0;  // no tiling loss in the bound
+      b.floor_ms[c].push_back(kernel_time(untiled, acc, precision, ideal).total_ms());
+    }
+    return it->second;
+  };
+  const int gemm_class = learned_class_for(KernelClass::Gemm);
+  const std::pair<int, std::size_t> none{-1, 0};
   for (const Accelerator& acc : accelerators) {
-    std::vector<std::pair<int, std::size_t>> distinct_refs;
+    std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
+    distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
       int cls = distinct_class[d];
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
+        distinct_slices.push_back(none);
         b.fallback_ms.push_back(roofline_ms({*k}, acc, precision));
         continue;
       }
-      auto c = static_cast<std::size_t>(cls);
-      std::vector<double> f = item_features({*k}, acc, precision, FeatureSet::Roofline);
-      std::vector<float> row(f.begin(), f.end());
-      std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
-      auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
-      if (inserted) {
-        b.features[c].insert(b.features[c].end(), row.begin(), row.end());
-        b.roofline_ms[c].push_back(roofline_ms({*k}, acc, precision));
-        // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
-        // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)
-        RooflineParams ideal;
-        ideal.matmul_efficiency = 1.0;
-        ideal.memory_efficiency = 1.0;
-        ideal.launch_overhead_ms = 0.0;
-        Kernel untiled = *k;
-        untiled.m = untiled.n = 0;  // no tiling loss in the bound
-        b.floor_ms[c].push_back(kernel_time(untiled, acc, precision, ideal).total_ms());
+      distinct_refs.emplace_back(cls, row_of(*k, acc, static_cast<std::size_t>(cls)));
+      // Only where both models promise monotonicity does the bound matter (and cost rows).
+      if (k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && gemm_class != cls && k->batch > 1 &&
+          classes[static_cast<std::size_t>(cls)].monotone && classes[static_cast<std::size_t>(gemm_class)].monotone) {
+        Kernel slice = *k;
+        slice.cls = KernelClass::Gemm;
+        slice.flops /= k->batch;
+        slice.bytes /= k->batch;
+        slice.batch = 1;
+        distinct_slices.emplace_back(gemm_class, row_of(slice, acc, static_cast<std::size_t>(gemm_class)));
+      } else {
+        distinct_slices.push_back(none);
       }
-      distinct_refs.emplace_back(cls, it->second);
     }
-    std::vector<std::pair<int, std::size_t>> refs;
+    std::vector<std::pair<int, std::size_t>> refs, slices;
     refs.reserve(work.kernels.size());
-    for (std::size_t i = 0; i < work.kernels.size(); ++i) refs.push_back(distinct_refs[kernel_to_distinct[i]]);
+    slices.reserve(work.kernels.size());
+    for (std::size_t i = 0; i < work.kernels.size(); ++i) {
+      refs.push_back(distinct_refs[kernel_to_distinct[i]]);
+      slices.push_back(distinct_slices[kernel_to_distinct[i]]);
+    }
     b.kernel_rows.push_back(std::move(refs));
+    b.slice_rows.push_back(std::move(slices));
   }
   return b;
 }
@@ -170,8 +206,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
   for (std::size_t c = 0; c < classes.size(); ++c) {
     row_ms[c].resize(outputs[c].size());
     for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
-      row_ms[c][r] =
-          std::max(batch.roofline_ms[c][r] * std::exp(static_cast<double>(outputs[c][r])), batch.floor_ms[c][r]);
+      row_ms[c][r] = learned_kernel_ms(classes[c], outputs[c][r], batch.roofline_ms[c][r], batch.floor_ms[c][r]);
     }
     low_factor[c] = std::exp(classes[c].q10);
     high_factor[c] = std::exp(classes[c].q90);
@@ -192,6 +227,8 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       } else {
         auto c = static_cast<std::size_t>(cls);
         ms = row_ms[c][row];
+        auto [slice_cls, slice_row] = batch.slice_rows[h][i];
+        if (slice_cls >= 0) ms = std::max(ms, row_ms[static_cast<std::size_t>(slice_cls)][slice_row]);
         to_low = low_factor[c];
         to_high = high_factor[c];
         share = classes[c].calibration_share;

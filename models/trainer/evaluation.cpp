@@ -42,8 +42,10 @@ Design subset(const Design& d, const std::vector<std::size_t>& idx) {
 
 /// Fits on `train` (with `val` for early stopping) and returns test metrics in milliseconds; with
 /// `log_ratio`, also each test row's log(measured / predicted).
-Metrics fit_and_score(const std::string& kind, const ModelOptions& mo, FeatureSet set, const Design& train,
+Metrics fit_and_score(const std::string& kind, const ModelOptions& options, FeatureSet set, const Design& train,
                       const Design& val, const Design& test, Vector* log_ratio = nullptr) {
+  ModelOptions mo = options;
+  mo.monotone = prenet::size_monotone_features(set);
   auto model = make_model(kind, mo);
   model->fit(train.x, train.target, val.x, val.target);
   Vector predicted = to_time_ms(model->predict(test.x), test, set);
@@ -103,6 +105,12 @@ void random_split(std::size_t n, std::uint64_t seed, std::vector<std::size_t>& t
 }
 
 }  // namespace
+
+FeatureSet feature_set_for(const std::string& kind) {
+  return kind == "mono_mlp" ? FeatureSet::Monotone : FeatureSet::Roofline;
+}
+
+bool guarantees_monotone(const std::string& kind) { return kind == "mono_mlp"; }
 
 Metrics compute_metrics(const Vector& measured_ms, const Vector& predicted_ms) {
   Metrics m;
@@ -210,6 +218,8 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
   e.rows = d.samples.size();
   std::map<std::string, Design> designs;
   for (FeatureSet set : prenet::all_feature_sets()) designs[prenet::to_string(set)] = build_design(d, set);
+  designs[prenet::to_string(FeatureSet::Monotone)] = build_design(d, FeatureSet::Monotone);
+  e.require_monotone = options.require_monotone;
   const Design& any = designs.begin()->second;
   // Fits run two at a time, each tree model on one thread, so results do not depend on scheduling.
   ModelOptions mo = options.model;
@@ -224,9 +234,13 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& kind : model_kinds()) {
     for (FeatureSet set : prenet::all_feature_sets()) {
-      const Design* all = &designs[prenet::to_string(set)];
+      // mono_mlp has one column: its own set, reported as the roofline column (it is the roofline terms
+      // that never fall with size, plus hardware constants).
+      if (kind == "mono_mlp" && set != FeatureSet::Roofline) continue;
+      FeatureSet actual = set == FeatureSet::Roofline ? feature_set_for(kind) : set;
+      const Design* all = &designs[prenet::to_string(actual)];
       jobs.push_back([=, &train, &val, &test] {
-        return fit_and_score(kind, mo, set, subset(*all, train), subset(*all, val), subset(*all, test));
+        return fit_and_score(kind, mo, actual, subset(*all, train), subset(*all, val), subset(*all, test));
       });
       keys.emplace_back(kind, prenet::to_string(set));
     }
@@ -260,21 +274,24 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
     }
     // Held-out log errors of every roofline-feature fit, kept to measure how GPUs share errors.
     std::map<std::pair<std::string, std::string>, Vector> residuals;
-    auto logo_jobs = [&](const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets) {
+    // Results land under `as` (the chosen kind's name for the comparison runs).
+    auto logo_jobs = [&](const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets,
+                         const std::string& as) {
       std::vector<std::function<Metrics()>> js;
       std::vector<std::tuple<std::string, std::string, std::string>> ks;
       std::vector<Vector> rv(kinds.size() * sets.size() * held_out.size());
       for (const auto& kind : kinds) {
         for (FeatureSet set : sets) {
-          const Design* all = &designs[prenet::to_string(set)];
+          FeatureSet actual = set == FeatureSet::Roofline ? feature_set_for(kind) : set;
+          const Design* all = &designs[prenet::to_string(actual)];
           for (const auto& gpu : held_out) {
             const Fold* f = &folds[gpu];
             Vector* out = set == FeatureSet::Roofline ? &rv[js.size()] : nullptr;
             js.push_back([=] {
-              return fit_and_score(kind, mo, set, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held),
+              return fit_and_score(kind, mo, actual, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held),
                                    out);
             });
-            ks.emplace_back(kind, prenet::to_string(set), gpu);
+            ks.emplace_back(as.empty() ? kind : as, prenet::to_string(set), gpu);
           }
         }
       }
@@ -286,7 +303,7 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
     };
     // Every model with the roofline features decides the export; the chosen one is then also run with
     // PreNeT's feature sets, so the report shows what the roofline features add on unseen hardware.
-    logo_jobs(model_kinds(), {FeatureSet::Roofline});
+    logo_jobs(model_kinds(), {FeatureSet::Roofline}, "");
     choose(e);
     {
       std::vector<std::size_t> rows;
@@ -302,7 +319,7 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
     std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
     if (options.logo_all_feature_sets)
       comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
-    logo_jobs({e.chosen_model}, comparison);
+    logo_jobs({e.comparison_model}, comparison, e.chosen_model);
   } else {
     choose(e);
   }
@@ -312,8 +329,12 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
 void choose(Experiment& e) {
   // The exported model: lowest mean held-out-GPU MdAPE with the roofline features (the unseen-hardware
   // case users care about); with too few GPUs, lowest random-split MdAPE.
+  // Where the product needs monotonicity in size, only the kinds that guarantee it compete.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& kind : model_kinds()) {
+    if (e.require_monotone && !guarantees_monotone(kind)) continue;
+    // Without the requirement, the earlier rule among the earlier kinds: mono_mlp is reported, not shipped.
+    if (!e.require_monotone && guarantees_monotone(kind)) continue;
     double score = 0;
     if (!e.logo.empty()) {
       const auto& by_gpu = e.logo.at(kind).at("roofline");
@@ -329,6 +350,9 @@ void choose(Experiment& e) {
   }
   e.selection_rule = e.logo.empty() ? "lowest random-split median APE (too few GPUs to hold out)"
                                     : "lowest mean leave-one-GPU-out median APE";
+  if (e.require_monotone) e.selection_rule += ", among the models monotone in size";
+  e.chosen_feature_set = prenet::to_string(feature_set_for(e.chosen_model));
+  e.comparison_model = e.chosen_model == "mono_mlp" ? "mlp" : e.chosen_model;
 }
 
 }  // namespace trainer

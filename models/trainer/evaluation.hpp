@@ -51,13 +51,23 @@ struct Experiment {
   std::size_t cross_gpu_pairs = 0;
   std::string chosen_model;
   std::string chosen_feature_set = "roofline";
+  // The kind run with PreNeT's feature sets beside the chosen one (mono_mlp needs its own set: mlp).
+  std::string comparison_model;
   std::string selection_rule;
+  bool require_monotone = false;  // the export must be monotone in kernel size (see choose)
 };
+
+/// The feature set a model kind is trained on in the "roofline" column: the Monotone set for mono_mlp
+/// (log(time) target), else Roofline (log(time / roofline) target).
+prenet::FeatureSet feature_set_for(const std::string& kind);
+/// True for the kinds whose fitted function never decreases as a kernel grows.
+bool guarantees_monotone(const std::string& kind);
 
 struct ExperimentOptions {
   ModelOptions model;
   bool logo_all_feature_sets = false;  // LOGO for every feature set (slow) or baseline/co_cm_ct/roofline
   std::size_t min_rows_to_hold_out = 300;
+  bool require_monotone = false;  // choose only among monotone kinds
 };
 
 /// Fits log(time_ms) = a + b * log(ct_ms) over rows whose item has (or lacks) an optimizer step, where

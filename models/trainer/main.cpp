@@ -31,10 +31,12 @@ struct Args {
   std::vector<std::string> only;
   std::string dump_design;       // folder for per-dataset feature CSVs (inspection only)
   std::size_t rows_per_gpu = 0;  // 0: mode default
+  bool monotone = false;         // kernel-class models must be monotone in size (mono_mlp)
 };
 
 const char* kUsage =
-    "usage: prenet_train [--quick] [--data DIR] [--out DIR] [--report FILE] [--only a,b] [--rows-per-gpu N]\n";
+    "usage: prenet_train [--quick] [--monotone] [--data DIR] [--out DIR] [--report FILE] [--only a,b] "
+    "[--rows-per-gpu N]\n";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -46,6 +48,8 @@ Args parse_args(int argc, char** argv) {
     };
     if (arg == "--quick") {
       a.quick = true;
+    } else if (arg == "--monotone") {
+      a.monotone = true;
     } else if (arg == "--data") {
       a.data = value();
     } else if (arg == "--out") {
@@ -122,7 +126,6 @@ int run(const Args& args) {
   trainer::ExperimentOptions options;
   options.model.quick = args.quick;
   options.min_rows_to_hold_out = args.quick ? 30 : 300;
-  const prenet::FeatureSet chosen_set = prenet::FeatureSet::Roofline;
   const std::string hash = data_hash(args.data);
 
   std::vector<trainer::Experiment> experiments;
@@ -148,9 +151,14 @@ int run(const Args& args) {
       }
       continue;
     }
-    trainer::Experiment e = trainer::run_experiment(d, options);
+    // Kernel-class models time kernels in the product, whose step must not fall as the problem grows;
+    // whole-layer models time nothing there.
+    trainer::ExperimentOptions experiment_options = options;
+    experiment_options.require_monotone = args.monotone && !serves(d.name).empty();
+    trainer::Experiment e = trainer::run_experiment(d, experiment_options);
 
     // The shipped model: the chosen kind, fitted on every row (a seeded tenth guides early stopping).
+    const prenet::FeatureSet chosen_set = trainer::feature_set_for(e.chosen_model);
     trainer::Design all = trainer::build_design(d, chosen_set);
     trainer::Rng rng(options.model.seed + 11);
     auto p = rng.permutation(d.samples.size());
@@ -167,7 +175,9 @@ int run(const Args& args) {
     };
     auto [x_fit, y_fit] = pick(fit_rows);
     auto [x_val, y_val] = pick(val_rows);
-    auto model = trainer::make_model(e.chosen_model, options.model);
+    trainer::ModelOptions final_options = options.model;
+    final_options.monotone = prenet::size_monotone_features(chosen_set);
+    auto model = trainer::make_model(e.chosen_model, final_options);
     model->fit(x_fit, y_fit, x_val, y_val);
 
     std::string file = d.name + ".onnx";
@@ -221,8 +231,10 @@ int run(const Args& args) {
          {"features", names},
          {"input", "features"},
          {"output", "y"},
-         {"target", "log(time_ms / roofline_ms)"},
-         {"normalization", e.chosen_model == "mlp" || e.chosen_model == "linear"
+         {"target", prenet::predicts_roofline_ratio(chosen_set) ? "log(time_ms / roofline_ms)" : "log(time_ms)"},
+         {"monotone_in_size", trainer::guarantees_monotone(e.chosen_model)},
+         {"monotone_features", prenet::size_monotone_features(chosen_set)},
+         {"normalization", e.chosen_model != "gbdt" && e.chosen_model != "random_forest"
                                ? "standardisation folded into the first Gemm; feed raw features"
                                : "none (trees)"},
          {"training_rows", d.samples.size()},
@@ -267,7 +279,8 @@ int run(const Args& args) {
   if (!args.dump_design.empty()) return 0;
   write_text(args.out + "/manifest.json", manifest.dump(2) + "\n");
   write_text(args.out + "/parity.json", parity.dump() + "\n");
-  std::string command = std::string("npm run train") + (args.quick ? " -- --quick" : "");
+  std::string command = std::string("npm run train") + (args.quick || args.monotone ? " --" : "") +
+                        (args.quick ? " --quick" : "") + (args.monotone ? " --monotone" : "");
   write_text(args.report, trainer::render_report(experiments, exported, command, hash, args.quick));
   std::cerr << "done in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
   return 0;

@@ -1,11 +1,11 @@
 #pragma once
 // Regressors compared per class: ridge linear regression and an MLP (Eigen), gradient-boosted trees and
 // a random forest (XGBoost). Each exports itself as ONNX nodes.
+#include <Eigen/Core>
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include <Eigen/Core>
+#include <vector>
 
 namespace onnx {
 class GraphProto;
@@ -21,12 +21,15 @@ struct ModelOptions {
   bool quick = false;
   std::uint64_t seed = 42;
   int threads = 2;
+  // Per input feature: 1 = the fitted function must never decrease in it, 0 = free. Only "mono_mlp"
+  // reads it (and needs it); empty for every other kind.
+  std::vector<int> monotone;
 };
 
 class Model {
  public:
   virtual ~Model() = default;
-  /// "linear", "gbdt", "random_forest" or "mlp".
+  /// "linear", "gbdt", "random_forest", "mlp" or "mono_mlp".
   virtual std::string kind() const = 0;
   /// Fits y ~ X; (x_val, y_val) may be empty and is used only for early stopping.
   virtual void fit(const Matrix& x, const Vector& y, const Matrix& x_val, const Vector& y_val) = 0;

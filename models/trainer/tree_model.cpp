@@ -179,13 +179,21 @@ std::unique_ptr<Model> make_linear_model();
 std::unique_ptr<Model> make_mlp_model(const ModelOptions& o);
 
 const std::vector<std::string>& model_kinds() {
-  static const std::vector<std::string> kinds = {"linear", "random_forest", "gbdt", "mlp"};
+  static const std::vector<std::string> kinds = {"linear", "random_forest", "gbdt", "mlp", "mono_mlp"};
   return kinds;
 }
 
 std::unique_ptr<Model> make_model(const std::string& kind, const ModelOptions& options) {
   if (kind == "linear") return make_linear_model();
-  if (kind == "mlp") return make_mlp_model(options);
+  if (kind == "mlp") {
+    ModelOptions plain = options;
+    plain.monotone.clear();
+    return make_mlp_model(plain);
+  }
+  if (kind == "mono_mlp") {
+    if (options.monotone.empty()) throw std::invalid_argument("mono_mlp needs the per-feature monotone flags");
+    return make_mlp_model(options);
+  }
   if (kind == "gbdt") return std::make_unique<TreeModel>(false, options);
   if (kind == "random_forest") return std::make_unique<TreeModel>(true, options);
   throw std::invalid_argument("unknown model kind \"" + kind + "\"");

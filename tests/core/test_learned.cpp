@@ -33,6 +33,13 @@ Json run_learned(const std::string& request, F value) {
   return Json::parse(prenet::learned_finish(outputs));
 }
 
+/// The output that makes class `c`'s row `r` take `scale` x its roofline time, whatever the class's target.
+float output_for_roofline(std::size_t c, std::size_t r, double scale) {
+  const auto& cls = prenet::learned_manifest().classes.at(c);
+  if (cls.predicts_ratio) return static_cast<float>(std::log(scale));
+  return static_cast<float>(std::log(scale * prenet::learned_roofline_ms(c).at(r)));
+}
+
 }  // namespace
 
 TEST_CASE("the compiled-in manifest serves every kernel class with the core's own feature order", "[learned]") {
@@ -50,14 +57,27 @@ TEST_CASE("the compiled-in manifest serves every kernel class with the core's ow
   }
 }
 
-TEST_CASE("zero model outputs reproduce the roofline, and repeated layers share rows", "[learned]") {
+TEST_CASE("a kernel's time is the model's (ratio x roofline, or log time), never below the physical floor",
+          "[learned]") {
+  prenet::LearnedClass time_model, ratio_model;
+  time_model.predicts_ratio = false;
+  ratio_model.predicts_ratio = true;
+  CHECK(prenet::learned_kernel_ms(time_model, static_cast<float>(std::log(3.0)), 4.0, 1.0) ==
+        Approx(3.0).epsilon(1e-6));
+  CHECK(prenet::learned_kernel_ms(time_model, static_cast<float>(std::log(1.0)), 4.0, 2.5) ==
+        Approx(2.5).epsilon(1e-6));
+  CHECK(prenet::learned_kernel_ms(ratio_model, static_cast<float>(std::log(3.0)), 4.0, 1.0) ==
+        Approx(12.0).epsilon(1e-6));
+}
+
+TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeated layers share rows", "[learned]") {
   Json roofline = Json::parse(prenet::predict_json(kRequest));
   Json plan = Json::parse(prenet::learned_prepare(kRequest));
   std::size_t rows = 0;
   for (const auto& c : plan["classes"]) rows += c["rows"].get<std::size_t>();
   // 12 identical encoder blocks: far fewer rows than kernels x accelerators.
   CHECK(rows < 3 * 200);
-  Json learned = run_learned(kRequest, [](std::size_t, std::size_t) { return 0.0f; });
+  Json learned = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
   REQUIRE_FALSE(learned.contains("error"));
   CHECK(learned["predictor"] == "learned");
   REQUIRE(learned["results"].size() == 3);
@@ -70,9 +90,9 @@ TEST_CASE("zero model outputs reproduce the roofline, and repeated layers share 
   }
 }
 
-TEST_CASE("a model output of log 2 doubles that class's kernel times", "[learned]") {
-  Json base = run_learned(kRequest, [](std::size_t, std::size_t) { return 0.0f; });
-  Json doubled = run_learned(kRequest, [](std::size_t, std::size_t) { return static_cast<float>(std::log(2.0)); });
+TEST_CASE("adding log 2 to every model output doubles the kernel times", "[learned]") {
+  Json base = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
+  Json doubled = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 2.0); });
   CHECK(doubled["results"][0]["step_ms"].get<double>() ==
         Approx(2 * base["results"][0]["step_ms"].get<double>()).epsilon(1e-4));
 }
@@ -118,4 +138,31 @@ TEST_CASE("baselines: FLOPs at 40% of peak, the roofline, and the PreNeT-style p
   CHECK(b["roofline"]["step_ms"].get<double>() == Approx(r["results"][2]["step_ms"].get<double>()).epsilon(1e-5));
   CHECK(b["prenet"]["step_ms"].get<double>() > 0);
   CHECK(b["prenet"]["forward_ms"].get<double>() > 0);
+}
+
+TEST_CASE("with monotone models, a batched GEMM is never faster than one of its products timed as a GEMM",
+          "[learned]") {
+  const auto& classes = prenet::learned_manifest().classes;
+  const int gemm = prenet::learned_class_for(prenet::KernelClass::Gemm);
+  const int bmm = prenet::learned_class_for(prenet::KernelClass::BatchedGemm);
+  REQUIRE(gemm >= 0);
+  REQUIRE(bmm >= 0);
+  REQUIRE(gemm != bmm);
+  // GEMM rows take 1 s each; batched GEMMs either their roofline time or 1 s.
+  auto run = [&](bool slow_bmm) {
+    return run_learned(kRequest, [&](std::size_t c, std::size_t r) {
+      if (static_cast<int>(c) == gemm) return static_cast<float>(std::log(1000.0));
+      if (static_cast<int>(c) == bmm && slow_bmm) return static_cast<float>(std::log(1000.0));
+      return output_for_roofline(c, r, 1.0);
+    });
+  };
+  Json fast = run(false), slow = run(true);
+  REQUIRE_FALSE(fast.contains("error"));
+  const double fast_ms = fast["results"][0]["step_ms"].get<double>();
+  const double slow_ms = slow["results"][0]["step_ms"].get<double>();
+  if (classes[static_cast<std::size_t>(gemm)].monotone && classes[static_cast<std::size_t>(bmm)].monotone) {
+    CHECK(fast_ms == Approx(slow_ms).epsilon(1e-6));  // the one-product bound lifts every batched GEMM to 1 s
+  } else {
+    CHECK(fast_ms < slow_ms);  // ratio models promise nothing, and are not bounded
+  }
 }

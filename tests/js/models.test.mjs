@@ -15,6 +15,7 @@ ort.env.wasm.numThreads = 1;
 const folders = [
   join(root, 'models', 'artifacts'),
   join(root, 'build', 'quick-train'),
+  join(root, 'build', 'mono-train'),
   join(root, 'build', 'native', 'tests', 'models', 'determinism', 'a'),
 ].filter((dir) =>
   existsSync(join(dir, 'manifest.json')),
@@ -27,7 +28,7 @@ test('a trained model set exists', () => {
 for (const dir of folders) {
   /** @type {{schema_version: number, version: string, data_hash: string, quick: boolean,
    *   roofline: Record<string, number>, classes: Array<{dataset: string, model: string, feature_set: string,
-   *   target: string, input: string, output: string, features: string[], training_rows: number, gpus: string[],
+   *   target: string, monotone_in_size?: boolean, monotone_features?: number[], input: string, output: string, features: string[], training_rows: number, gpus: string[],
    *   file: string, size_bytes: number, serves: string[], metrics: {random_split_test: {mdape_pct: number}}}>}} */
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
   const parity = JSON.parse(readFileSync(join(dir, 'parity.json'), 'utf8'));
@@ -45,9 +46,18 @@ for (const dir of folders) {
     const served = new Set();
     for (const c of manifest.classes) {
       assert.match(c.dataset, /^[a-z_]+$/);
-      assert.ok(['linear', 'gbdt', 'random_forest', 'mlp'].includes(c.model), `${c.dataset}.model`);
-      assert.equal(c.feature_set, 'roofline');
-      assert.equal(c.target, 'log(time_ms / roofline_ms)');
+      assert.ok(['linear', 'gbdt', 'random_forest', 'mlp', 'mono_mlp'].includes(c.model), `${c.dataset}.model`);
+      // Ratio models read the roofline set; the monotone MLP reads the monotone set and predicts log(time).
+      if (c.model === 'mono_mlp') {
+        assert.equal(c.feature_set, 'monotone');
+        assert.equal(c.target, 'log(time_ms)');
+        assert.equal(c.monotone_in_size, true);
+        assert.equal(c.monotone_features?.length, c.features.length);
+      } else {
+        assert.equal(c.feature_set, 'roofline');
+        assert.equal(c.target, 'log(time_ms / roofline_ms)');
+        assert.notEqual(c.monotone_in_size, true, `${c.dataset}: ${c.model} cannot promise monotonicity`);
+      }
       assert.equal(c.input, 'features');
       assert.equal(c.output, 'y');
       assert.ok(c.features.length > 5 && c.features.every((f) => typeof f === 'string'));
@@ -86,6 +96,37 @@ for (const dir of folders) {
         const relative = Math.abs(Math.exp(Number(y[i]) - r.y) - 1);
         assert.ok(relative <= 1e-4, `row ${i}: onnx ${y[i]} vs trainer ${r.y} (relative ${relative})`);
       });
+    });
+  }
+
+  // The exported file itself, probed: raising any size feature of a parity row (by small and large
+  // steps) never lowers the output of a model that promises monotonicity.
+  for (const c of manifest.classes.filter((k) => k.monotone_in_size === true)) {
+    test(`${label}: ${c.dataset} (${c.model}) output never falls as a size feature rises`, async () => {
+      const session = await ort.InferenceSession.create(readFileSync(join(dir, c.file)));
+      /** @type {{features: number[], y: number}[]} */
+      const rows = parity[c.dataset];
+      const width = c.features.length;
+      const flags = /** @type {number[]} */ (c.monotone_features);
+      assert.ok(flags.some((f) => f === 1), 'no size features flagged');
+      /** @type {number[][]} */
+      const probes = [];
+      for (const r of rows) {
+        for (let f = 0; f < width; f += 1) {
+          if (flags[f] !== 1) continue;
+          for (const step of [0, 1e-3, 0.25, 1, 4, 16]) probes.push(r.features.map((v, j) => (j === f ? v + step : v)));
+        }
+      }
+      const data = new Float32Array(probes.length * width);
+      probes.forEach((p, i) => data.set(p, i * width));
+      const out = await session.run({ features: new ort.Tensor('float32', data, [probes.length, width]) });
+      assert.ok(out.y, 'the model has no output named y');
+      const y = /** @type {Float32Array} */ (out.y.data);
+      let falls = 0;
+      for (let i = 0; i < probes.length; i += 6) {
+        for (let s = 1; s < 6; s += 1) if (Number(y[i + s]) < Number(y[i + s - 1])) falls += 1;
+      }
+      assert.equal(falls, 0, `${falls} of ${(probes.length / 6) * 5} steps lowered the output`);
     });
   }
 }

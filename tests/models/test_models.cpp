@@ -50,6 +50,37 @@ TEST_CASE("Trees and the MLP learn a nonlinear function well beyond the mean pre
 
 TEST_CASE("Unknown model kinds are rejected", "[trainer][models]") {
   CHECK_THROWS_AS(trainer::make_model("svm", {}), std::invalid_argument);
+  CHECK_THROWS_AS(trainer::make_model("mono_mlp", {}), std::invalid_argument);  // needs the per-feature flags
+}
+
+TEST_CASE("The monotone MLP fits a monotone function and never decreases in its flagged inputs", "[trainer][models]") {
+  // Convex in x0 (a launch floor then slope 1, like log time vs log size), concave in x1, and an
+  // arbitrary effect of the free input x2.
+  auto f = [](const Matrix& x) {
+    return Vector((x.col(0).array() * 4.0 - 2.0).exp().log1p() + (x.col(1).array() * 3.0).sqrt() +
+                  (x.col(2).array() * 6.0).sin());
+  };
+  Matrix x = features(3000, 4), x_test = features(500, 5);
+  Vector y = f(x), y_test = f(x_test);
+  trainer::ModelOptions options;
+  options.monotone = {1, 1, 0};
+  auto model = trainer::make_model("mono_mlp", options);
+  CHECK(model->kind() == "mono_mlp");
+  model->fit(x, y, x_test, y_test);
+  double baseline = rms(Vector::Constant(y_test.size(), y.mean()), y_test);
+  CHECK(rms(model->predict(x_test), y_test) < 0.25 * baseline);
+  // Raise x0 or x1 of every test row step by step, far past the training range too.
+  for (Eigen::Index feature : {0, 1}) {
+    Vector previous = model->predict(x_test);
+    for (double step : {1e-6, 0.01, 0.3, 1.0, 10.0}) {
+      Matrix grown = x_test;
+      grown.col(feature).array() += step;
+      Vector now = model->predict(grown);
+      INFO("feature " << feature << " +" << step);
+      CHECK((now.array() >= previous.array()).all());
+      previous = now;
+    }
+  }
 }
 
 TEST_CASE("Metrics: RMSE in ms, mean and median absolute percentage error", "[trainer][metrics]") {

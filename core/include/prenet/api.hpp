@@ -14,6 +14,8 @@ std::string predict_json(const std::string& request_text);
 /// 3. learned_finish(outputs) takes each class's model outputs (one per row) and returns the response.
 std::string learned_prepare(const std::string& request_text);
 const std::vector<float>& learned_features(std::size_t class_index);
+/// The roofline time (ms) of each of class i's rows: what an output means for a ratio model (tests).
+const std::vector<double>& learned_roofline_ms(std::size_t class_index);
 std::string learned_finish(const std::vector<std::vector<float>>& outputs);
 
 /// Plan mode: the parallel layouts of the request's model on 1..plan.max_gpus of each requested

@@ -10,14 +10,23 @@
 
 namespace prenet {
 
-/// Cumulative feature sets of PreNeT's ablation, plus this project's roofline-relative set.
-enum class FeatureSet { Baseline, CO, CO_CM, CO_CM_CT, Roofline };
+/// Cumulative feature sets of PreNeT's ablation, plus this project's roofline-relative set, plus the
+/// monotone set: features that either never decrease as a kernel grows or do not depend on its size.
+enum class FeatureSet { Baseline, CO, CO_CM, CO_CM_CT, Roofline, Monotone };
 
 const char* to_string(FeatureSet set);
+/// The set named `name` (to_string's inverse); throws std::invalid_argument for an unknown name.
+FeatureSet feature_set_from_string(const std::string& name);
+/// The ablation's sets (Baseline .. Roofline); Monotone is separate (its models are monotone MLPs).
 const std::vector<FeatureSet>& all_feature_sets();
+/// Per feature of `set`: 1 when it never decreases as one kernel grows in any dimension (m, n, k, batch,
+/// elements, recurrent steps), 0 when it does not depend on the kernel's size. Only the Monotone set is
+/// split this way; other sets return an empty vector. A model non-decreasing in the 1-features is
+/// non-decreasing in kernel size (tests/core/test_kernel_features.cpp checks the split).
+std::vector<int> size_monotone_features(FeatureSet set);
 /// Names of the features of `set`, in order.
 std::vector<std::string> feature_names(FeatureSet set);
-/// True when the model of `set` predicts log(time / roofline time) instead of log(time).
+/// True when the model of `set` predicts log(time / roofline time) instead of log(time) (Roofline only).
 bool predicts_roofline_ratio(FeatureSet set);
 
 /// The analytic time of a work item on `acc` at `precision` (ms): the roofline of docs/PREDICTION.md.

@@ -9,18 +9,26 @@
 
 #include "prenet/features.hpp"
 #include "prenet/hardware.hpp"
+#include "prenet/kernel_features.hpp"
 #include "prenet/roofline.hpp"
 
 namespace prenet {
 
 struct LearnedClass {
-  std::string dataset;                // "gemm", "conv", ... (the ONNX file is <dataset>.onnx)
-  std::string model;                  // "gbdt", "mlp", ...
-  std::vector<std::string> serves;    // kernel classes it times
-  std::vector<std::string> features;  // names, in input order
-  double q10 = 0, q90 = 0;            // 80% band of log(measured / predicted) on unseen GPUs
-  double calibration_share = 0.5;     // share of one GPU's log error another GPU has (held-out correlation)
+  std::string dataset;                            // "gemm", "conv", ... (the ONNX file is <dataset>.onnx)
+  std::string model;                              // "gbdt", "mlp", ...
+  std::vector<std::string> serves;                // kernel classes it times
+  std::vector<std::string> features;              // names, in input order
+  double q10 = 0, q90 = 0;                        // 80% band of log(measured / predicted) on unseen GPUs
+  double calibration_share = 0.5;                 // share of one GPU's log error another GPU has (held-out correlation)
+  FeatureSet feature_set = FeatureSet::Roofline;  // which item_features the model reads
+  bool predicts_ratio = true;                     // output is log(time / roofline) (else log(time), in ms)
+  bool monotone = false;  // the model never decreases as a kernel grows (manifest monotone_in_size)
 };
+
+/// One kernel's time (ms) from its model output: the model's time, never below the physical bound
+/// `floor_ms`. Non-decreasing in kernel size when the model's time is (docs/PREDICTION.md).
+double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms);
 
 struct LearnedManifest {
   std::string version;
@@ -44,13 +52,18 @@ struct LearnedBatch {
   // [accelerator][kernel] -> (class, row); class -1: no model times this kernel class, and row indexes
   // fallback_ms (its roofline time) instead.
   std::vector<std::vector<std::pair<int, std::size_t>>> kernel_rows;
+  // [accelerator][kernel] -> (class, row) of one product of a batched GEMM in the GEMM model, whose time
+  // bounds the batch's from below (class -1 for every other kernel): a batch of 2 is never faster than
+  // the plain GEMM a batch of 1 is timed as.
+  std::vector<std::vector<std::pair<int, std::size_t>>> slice_rows;
   std::vector<double> fallback_ms;
   std::size_t rows(std::size_t cls) const;
 };
 
 LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>& accelerators, Precision precision);
 
-/// Per-accelerator timings from model outputs (`outputs[class][row]` = log(time / roofline)), plus the
+/// Per-accelerator timings from model outputs (`outputs[class][row]` = log(time / roofline) or log(time ms),
+/// as the class's manifest entry says), plus the
 /// 80% interval of each step as [low, high] ms. Throws InputError naming `outputs` on a size mismatch.
 std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batch,
                                   const std::vector<std::vector<float>>& outputs,
