@@ -341,7 +341,30 @@ const CASES = [
   { group: 'Hugging Face: unknown enums', name: 't5 feed_forward_proj "gated-frob"', input: () => req({ hf_config: { model_type: 't5', d_model: 64, num_layers: 2, num_heads: 4, d_ff: 128, d_kv: 16, vocab_size: 1000, feed_forward_proj: 'gated-frob' } }) },
   { group: 'Hugging Face: 100 MB input', name: '100 MiB architectures string', input: () => hf({ architectures: ['A'.repeat(HUNDRED_MB)] }) },
   { group: 'Hugging Face: non-UTF-8', name: 'raw bytes FF FE in model_type (native driver)', native: true, input: () => req({ hf_config: { ...HF_GPT2, model_type: 'gpt@@BAD@@' } }) },
+  { group: 'Hugging Face: malformed', name: 'architectures is a string, not a list', input: () => hf({ architectures: 'GPT2LMHeadModel' }) },
+  { group: 'Hugging Face: unknown enums', name: 'architectures ["GPT2ForFrobnication"] (LM head, warned)', input: () => hf({ architectures: ['GPT2ForFrobnication'] }) },
+  { group: 'Hugging Face: zero/negative', name: 'num_labels 0 on GPT2ForSequenceClassification', input: () => hf({ architectures: ['GPT2ForSequenceClassification'], num_labels: 0 }) },
+  { group: 'parallel', name: 'parallel is a list', input: () => par([]) },
+  { group: 'parallel', name: 'unknown key "expert"', input: () => par({ expert: 2 }) },
+  { group: 'parallel', name: 'gpus 6 with tensor 4 (not a multiple)', input: () => par({ gpus: 6, tensor: 4 }) },
+  { group: 'parallel', name: 'tensor 0', input: () => par({ tensor: 0 }) },
+  { group: 'parallel', name: 'tensor 5 (does not divide 12 heads)', input: () => par({ tensor: 5 }) },
+  { group: 'parallel', name: 'pipeline 1000 (more stages than layers)', input: () => par({ pipeline: 1000 }) },
+  { group: 'parallel', name: 'gpus 2^40', input: () => par({ gpus: 2 ** 40 }) },
+  { group: 'parallel', name: 'data x micro_batch_size x micro_batches contradicts batch_size', input: () => par({ data: 2, micro_batch_size: 3, micro_batches: 3 }) },
+  { group: 'parallel', name: 'zero_stage 5', input: () => par({ zero_stage: 5 }) },
+  { group: 'parallel', name: 'fsdp true with zero_stage 1', input: () => par({ fsdp: true, zero_stage: 1 }) },
+  { group: 'parallel', name: 'recompute "partial"', input: () => par({ recompute: 'partial' }) },
+  { group: 'parallel', name: 'sequence_parallel "yes"', input: () => par({ sequence_parallel: 'yes' }) },
+  { group: 'parallel', name: 'sequence_parallel with tensor 4 and seq_len 1022 (not divisible)', input: () => par({ tensor: 4, sequence_parallel: true }, 1022) },
+  { group: 'parallel', name: 'inter_node bandwidth_gbs -5', input: () => par({ gpus: 8, gpus_per_node: 4, inter_node: { bandwidth_gbs: -5 } }) },
+  { group: 'parallel', name: 'intra_node latency_us "NaN" (text)', input: () => par({ gpus: 2, intra_node: { latency_us: 'NaN' } }) },
 ];
+
+/** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */
+function par(parallel, seq = 1024) {
+  return req({ preset: 'gpt2' }, { training: { batch_size: 8, seq_len: seq }, parallel });
+}
 
 /** Deterministic bytes (so the document does not change between runs). @param {number} n */
 function pseudoRandomBytes(n) {
