@@ -1,8 +1,9 @@
 # Runs the trainer twice in quick mode into separate folders and requires identical outputs.
+# EXTRA: more trainer arguments (e.g. --monotone), separated by semicolons.
 foreach(run a b)
   file(REMOVE_RECURSE "${WORK}/${run}")
   file(MAKE_DIRECTORY "${WORK}/${run}")
-  execute_process(COMMAND "${TRAIN}" --quick --data "${DATA}" --out "${WORK}/${run}" --report "${WORK}/${run}/REPORT.md"
+  execute_process(COMMAND "${TRAIN}" --quick ${EXTRA} --data "${DATA}" --out "${WORK}/${run}" --report "${WORK}/${run}/REPORT.md"
                   RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "trainer run ${run} failed (${rc}): ${err}")
