@@ -234,8 +234,8 @@ TEST_CASE("ONNX: exported multi-head attention becomes one attention layer", "[f
   CHECK(fused.warnings.empty());
   const Layer& attn = layer(fused, "h.0.attn");
   CHECK(attn.type == LayerType::Attention);
-  CHECK(attn.attrs.num_heads == 4);
-  CHECK(attn.attrs.head_dim == 8);
+  CHECK(attn.attrs.num_heads == kHeads);
+  CHECK(attn.attrs.head_dim == kWidth / kHeads);
   CHECK(attn.attrs.causal);  // a fixed additive mask (not a graph input): the causal triangle
   CHECK(attn.parameters == 4 * (kWidth * kWidth + kWidth));
   CHECK(attn.output_shape == Shape{kSeq, kWidth});
