@@ -7,11 +7,22 @@
 namespace prenet {
 
 std::string printable(const std::string& text) {
-  // Replace invalid UTF-8 so messages can always be serialised; cap the length for one-line messages.
+  // Replace invalid UTF-8 so messages can always be serialised, and control characters (a NUL would end
+  // the message as C text) so they stay one visible line; cap the length for one-line messages.
   std::string clean = Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
   clean = Json::parse(clean).get<std::string>();
-  if (clean.size() > 200) clean = clean.substr(0, 197) + "...";
-  return clean;
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  if (out.size() > 200) out = out.substr(0, 197) + "...";
+  return out;
 }
 
 namespace {

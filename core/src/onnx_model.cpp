@@ -468,7 +468,7 @@ class Translator {
     }
     Network net = builder_->take();
     for (const auto& [op, stat] : unsupported_) {
-      net.warnings.push_back("ONNX operator " + op + " (" + std::to_string(stat.first) + " node" +
+      net.warnings.push_back("ONNX operator " + printable(op) + " (" + std::to_string(stat.first) + " node" +
                              (stat.first > 1 ? "s" : "") +
                              ") is not modelled; costed as one elementwise pass "
                              "over its input (" +
@@ -550,7 +550,7 @@ class Translator {
 
   // ---- helpers
   [[noreturn]] void fail(const Node& n, const std::string& why) const {
-    throw InputError(node_path_, n.op + " node \"" + printable(n.name) + "\": " + why);
+    throw InputError(node_path_, printable(n.op) + " node \"" + printable(n.name) + "\": " + why);
   }
 
   const Value* find(const std::string& name) const {
@@ -645,7 +645,7 @@ class Translator {
   void not_modelled(const Node& n, const std::string& why) {
     Value u;
     u.kind = Value::Unknown;
-    u.origin = n.op + " node \"" + printable(n.name) + "\" (" + why + ")";
+    u.origin = printable(n.op) + " node \"" + printable(n.name) + "\" (" + why + ")";
     for (std::size_t k = 0; k < n.outputs.size(); ++k) set(n, k, u);
   }
 
@@ -685,7 +685,8 @@ class Translator {
     bool asymmetric = false;
     for (std::size_t i = 0; i < spatial; ++i) asymmetric = asymmetric || pads[i] != pads[i + spatial];
     if (asymmetric)
-      notes_.push_back(n.op + " node \"" + printable(n.name) + "\": asymmetric padding taken as its leading side");
+      notes_.push_back(printable(n.op) + " node \"" + printable(n.name) +
+                       "\": asymmetric padding taken as its leading side");
     if (spatial == 1) return Json::array({0, pads[0]});
     return Json::array({pads[0], pads[1]});
   }
@@ -1098,7 +1099,7 @@ class Translator {
       std::int64_t axis = n.attr_i("axis", -1);
       auto rank = static_cast<std::int64_t>(x.shape.size()) + 1;
       if (axis != -1 && axis != rank - 1)
-        notes_.push_back(op + " node \"" + printable(n.name) +
+        notes_.push_back(printable(op) + " node \"" + printable(n.name) +
                          "\": normalisation over several axes costed as over the last");
       Json spec = op == "LayerNormalization" ? Json{{"type", "layernorm"}, {"bias", !n.in(2).empty()}}
                                              : Json{{"type", "rmsnorm"}};
@@ -1398,7 +1399,7 @@ class Translator {
     auto kernel = pair_attr(n, "kernel_shape", spatial, 0);
     auto strides = pair_attr(n, "strides", spatial, 1);
     if (n.attr_i("ceil_mode", 0) != 0)
-      notes_.push_back(n.op + " node \"" + printable(n.name) + "\": ceil_mode costed as floor");
+      notes_.push_back(printable(n.op) + " node \"" + printable(n.name) + "\": ceil_mode costed as floor");
     Json spec = {{"type", n.op == "MaxPool" ? "max_pool2d" : "avg_pool2d"},
                  {"pool_size", kernel},
                  {"stride", strides},
@@ -1429,7 +1430,7 @@ class Translator {
       if (broadcasts(o->shape, acts.front().shape)) {
         acts.push_back(parameter(n, *o, acts.front().shape.size()));
       } else {
-        notes_.push_back(n.op + " node \"" + printable(n.name) + "\": initializer " + to_string(o->shape) +
+        notes_.push_back(printable(n.op) + " node \"" + printable(n.name) + "\": initializer " + to_string(o->shape) +
                          " does not broadcast to " + to_string(acts.front().shape) + "; costed as a constant operand");
       }
     }

@@ -376,6 +376,23 @@ TEST_CASE("ONNX: a head tied to the token table (MatMul by Transpose(table), Gem
   CHECK(own.parameters() == 2 * 100 * 16);
 }
 
+TEST_CASE("ONNX: control characters in an operator name are shown, not allowed to cut the message",
+          "[formats][onnx][errors]") {
+  // A NUL byte in op_type once ended the error text right after the field (found by fuzz_onnx).
+  onnxw::Graph g;
+  g.inputs.push_back(onnxw::value_info("x", {-1, 8}));
+  g.initializers = {onnxw::tensor("w", {8, 4})};
+  g.nodes = {onnxw::node("MatMul", {"x", "w"}, {"y"}, "fc"), onnxw::node(std::string("Ta\0nh", 5), {"y"}, {}, "odd")};
+  try {
+    from_onnx(g.model());
+    FAIL("expected a rejection");
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    CHECK(message.find('\0') == std::string::npos);
+    CHECK_THAT(message, Catch::Contains("node \"odd\": has no outputs"));
+  }
+}
+
 TEST_CASE("ONNX and base64 rejections are clear messages naming the field", "[formats][onnx][errors]") {
   const std::string field = "model.onnx_base64";
   require_input_error([&] { from_onnx(""); }, field, "empty");
