@@ -105,6 +105,15 @@ struct Seq {
     layers.push_back(std::move(layer));
     return name;
   }
+  /// Appends the selection of one token (a class token, the last token) of a [S, width] stream read from
+  /// `input` ("": the previous layer), costed as a pooling over the tokens (one read of the sequence).
+  void select_token(const std::string& view, const std::string& name, std::int64_t width,
+                    const std::string& input = "") {
+    Json reshape = {{"type", "reshape"}, {"name", view}, {"shape", {width, -1}}};
+    if (!input.empty()) reshape["inputs"] = {input};
+    push(reshape);
+    push({{"type", "global_avg_pool"}, {"name", name}});
+  }
   /// Appends a dropout after the previous layer when the rate is positive; returns the stream's name.
   std::string maybe_dropout(const std::string& name, const std::string& current, double rate) {
     if (rate <= 0) return current;
@@ -289,8 +298,7 @@ Json decoder_layers(const Decoder& dm, const HeadChoice& h) {
     case Head::SequenceClassification:
       // Scores every token, then keeps the last one's (the sequence is taken as unpadded).
       s.push({{"type", "dense"}, {"name", "score"}, {"units", h.labels}, {"bias", false}});
-      s.push({{"type", "reshape"}, {"name", "by_label"}, {"shape", {h.labels, -1}}});
-      s.push({{"type", "global_avg_pool"}, {"name", "last_token"}});
+      s.select_token("by_label", "last_token", h.labels);
       s.push({{"type", "cross_entropy"}, {"name", "loss"}});
       break;
     case Head::LanguageModel: {
@@ -317,10 +325,9 @@ struct Encoder {
   HeadChoice head;
 };
 
-/// Appends the dense layer that reads the first ([CLS]) token; costed as a pooling over the tokens.
+/// Appends the dense layer that reads the first ([CLS]) token.
 void pooler(const Encoder& dm, Seq& s, const std::string& input) {
-  s.push({{"type", "reshape"}, {"name", "by_feature"}, {"shape", {dm.hidden, -1}}, {"inputs", {input}}});
-  s.push({{"type", "global_avg_pool"}, {"name", "cls_select"}});
+  s.select_token("by_feature", "cls_select", dm.hidden, input);
   s.push({{"type", "dense"}, {"name", "pooler"}, {"units", dm.hidden}, {"activation", dm.pooler_act}});
 }
 
@@ -670,9 +677,8 @@ Json vit_layers(const Vit& v) {
   }
   s.push({{"type", "repeat"}, {"name", "layer"}, {"count", v.layers}, {"layers", block.layers}});
   s.push({{"type", "layernorm"}, {"name", "layernorm"}, {"inputs", {"stream"}}});
-  // The classifier reads the class token; costed as a pooling over the tokens (one read of the sequence).
-  s.push({{"type", "reshape"}, {"name", "by_feature"}, {"shape", {v.hidden, -1}}});
-  s.push({{"type", "global_avg_pool"}, {"name", "cls_select"}});
+  // The classifier reads the class token.
+  s.select_token("by_feature", "cls_select", v.hidden);
   s.push({{"type", "dense"}, {"name", "classifier"}, {"units", v.labels}});
   s.push({{"type", "cross_entropy"}, {"name", "loss"}});
   return s.layers;
