@@ -37,6 +37,12 @@ class MlpModel : public Model {
     Vector t_val = has_val ? Vector((y_val.array() - y_mean_) / y_scale_) : Vector();
 
     init(static_cast<int>(x.cols()));
+    // A column constant in training (e.g. the element size when every row is FP32, has_optimizer on
+    // kernel timings) gets no gradient, so its random initial weights would shift every prediction for
+    // a request where it differs; with zero weights the net reads such a request as the training value.
+    for (Eigen::Index c = 0; c < x.cols(); ++c) {
+      if (x.rows() > 0 && x.col(c).maxCoeff() == x.col(c).minCoeff()) layers_[0].w.col(c).setZero();
+    }
     const int epochs = options_.quick ? 8 : 40;
     const Eigen::Index batch = 256;
     Rng rng(options_.seed ^ 0x6d6c70ull);
