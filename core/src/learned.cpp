@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "prenet/embedded_data.hpp"
@@ -24,9 +25,39 @@ std::array<double, 2> pair_of(const Json& fits, const char* family, const char* 
 
 }  // namespace
 
+double learned_model_ms(const LearnedClass& cls, float output, double roofline_ms) {
+  return std::exp(static_cast<double>(output)) * (cls.predicts_ratio ? roofline_ms : 1.0);
+}
+
 double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms) {
-  const double model_ms = std::exp(static_cast<double>(output)) * (cls.predicts_ratio ? roofline_ms : 1.0);
-  return std::max(model_ms, floor_ms);
+  return std::max(learned_model_ms(cls, output, roofline_ms), floor_ms);
+}
+
+double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision) {
+  // A custom accelerator's figures are the user's: nothing measured stands behind them.
+  if (acc.custom) return 0.0;
+  const std::string name = to_string(precision);
+  auto level_of = [&](const std::string& id) -> std::optional<double> {
+    auto gpu = cls.gpu_levels.find(id);
+    if (gpu == cls.gpu_levels.end()) return std::nullopt;
+    auto level = gpu->second.find(name);
+    if (level == gpu->second.end()) return std::nullopt;
+    return level->second;
+  };
+  if (auto own = level_of(acc.id)) return *own;
+  const std::string chip = acc.record.value("chip", "");
+  if (chip.empty()) return 0.0;
+  double sum = 0;
+  int count = 0;
+  for (const auto& entry : cls.gpu_levels) {
+    const Accelerator* measured = find_hardware(entry.first);
+    auto level = level_of(entry.first);
+    if (measured != nullptr && level && measured->record.value("chip", "") == chip) {
+      sum += *level;
+      ++count;
+    }
+  }
+  return count > 0 ? sum / count : 0.0;
 }
 
 const LearnedManifest& learned_manifest() {
@@ -53,6 +84,8 @@ const LearnedManifest& learned_manifest() {
       }
       lc.predicts_ratio = target == "log(time_ms / roofline_ms)";
       lc.monotone = c.value("monotone_in_size", false);
+      if (c.contains("gpu_levels"))
+        lc.gpu_levels = c.at("gpu_levels").get<std::map<std::string, std::map<std::string, double>>>();
       if (lc.features != feature_names(lc.feature_set)) {
         throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
                                  " differ from the core's; retrain with npm run train");
@@ -143,6 +176,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   const int gemm_class = learned_class_for(KernelClass::Gemm);
   const std::pair<int, std::size_t> none{-1, 0};
   for (const Accelerator& acc : accelerators) {
+    std::vector<double> levels(classes.size());
+    for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
+    b.level_factor.push_back(std::move(levels));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());
@@ -199,14 +235,15 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
       if (!std::isfinite(y)) throw InputError("outputs", classes[c].dataset + ": a model returned a non-finite value");
     }
   }
-  // Each row's time and each class's band factors once: rows are shared by the kernels of repeated
-  // layers and by every accelerator, and exp dominated this function when taken per kernel.
+  // Each row's model time and each class's band factors once: rows are shared by the kernels of repeated
+  // layers and by every accelerator, and exp dominated this function when taken per kernel. The
+  // accelerator's level and the physical floor are applied per kernel (rows are shared across GPUs).
   std::vector<std::vector<double>> row_ms(classes.size());
   std::vector<double> low_factor(classes.size()), high_factor(classes.size());
   for (std::size_t c = 0; c < classes.size(); ++c) {
     row_ms[c].resize(outputs[c].size());
     for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
-      row_ms[c][r] = learned_kernel_ms(classes[c], outputs[c][r], batch.roofline_ms[c][r], batch.floor_ms[c][r]);
+      row_ms[c][r] = learned_model_ms(classes[c], outputs[c][r], batch.roofline_ms[c][r]);
     }
     low_factor[c] = std::exp(classes[c].q10);
     high_factor[c] = std::exp(classes[c].q90);
@@ -226,9 +263,12 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         ms = batch.fallback_ms[row];
       } else {
         auto c = static_cast<std::size_t>(cls);
-        ms = row_ms[c][row];
+        ms = std::max(row_ms[c][row] * batch.level_factor[h][c], batch.floor_ms[c][row]);
         auto [slice_cls, slice_row] = batch.slice_rows[h][i];
-        if (slice_cls >= 0) ms = std::max(ms, row_ms[static_cast<std::size_t>(slice_cls)][slice_row]);
+        if (slice_cls >= 0) {
+          auto s = static_cast<std::size_t>(slice_cls);
+          ms = std::max(ms, std::max(row_ms[s][slice_row] * batch.level_factor[h][s], batch.floor_ms[s][slice_row]));
+        }
         to_low = low_factor[c];
         to_high = high_factor[c];
         share = classes[c].calibration_share;

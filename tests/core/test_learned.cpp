@@ -1,5 +1,6 @@
 // The learned-prediction path of the core: the rows it asks the models to time, and how it turns
 // their outputs back into a response. ONNX Runtime is not here; outputs are supplied directly.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -15,6 +16,9 @@ namespace {
 
 const char* kRequest = R"J({"model": {"preset": "bert-base"}, "training": {"batch_size": 16, "seq_len": 128},
   "hardware": ["v100-sxm2-32gb", "a100-sxm4-80gb", "h100-sxm"], "options": {"per_layer": false}})J";
+// The same on accelerators whose chip no training GPU shares: no measured level moves their kernels.
+const char* kUnmeasuredRequest = R"J({"model": {"preset": "bert-base"}, "training": {"batch_size": 16,
+  "seq_len": 128}, "hardware": ["h100-sxm", "l4", "mi300x"], "options": {"per_layer": false}})J";
 
 /// Runs prepare, then finish with each row's output from `value(class, row)`.
 template <typename F>
@@ -71,13 +75,14 @@ TEST_CASE("a kernel's time is the model's (ratio x roofline, or log time), never
 }
 
 TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeated layers share rows", "[learned]") {
-  Json roofline = Json::parse(prenet::predict_json(kRequest));
-  Json plan = Json::parse(prenet::learned_prepare(kRequest));
+  Json roofline = Json::parse(prenet::predict_json(kUnmeasuredRequest));
+  Json plan = Json::parse(prenet::learned_prepare(kUnmeasuredRequest));
   std::size_t rows = 0;
   for (const auto& c : plan["classes"]) rows += c["rows"].get<std::size_t>();
   // 12 identical encoder blocks: far fewer rows than kernels x accelerators.
   CHECK(rows < 3 * 200);
-  Json learned = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
+  Json learned =
+      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
   REQUIRE_FALSE(learned.contains("error"));
   CHECK(learned["predictor"] == "learned");
   REQUIRE(learned["results"].size() == 3);
@@ -91,10 +96,66 @@ TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeate
 }
 
 TEST_CASE("adding log 2 to every model output doubles the kernel times", "[learned]") {
-  Json base = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
-  Json doubled = run_learned(kRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 2.0); });
+  Json base =
+      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
+  Json doubled =
+      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 2.0); });
   CHECK(doubled["results"][0]["step_ms"].get<double>() ==
         Approx(2 * base["results"][0]["step_ms"].get<double>()).epsilon(1e-4));
+}
+
+TEST_CASE("a measured GPU's level: its own, else its chip's measured siblings', never a custom part's",
+          "[learned][levels]") {
+  prenet::LearnedClass cls;
+  cls.gpu_levels = {{"v100-pcie-32gb", {{"fp32", -0.2}}},
+                    {"v100-sxm2-16gb", {{"fp32", -0.4}, {"fp16", 0.3}}},
+                    {"t4", {{"fp32", 0.1}}}};
+  auto level = [&](const std::string& id, prenet::Precision p) {
+    const prenet::Accelerator* acc = prenet::find_hardware(id);
+    REQUIRE(acc != nullptr);
+    return prenet::learned_level(cls, *acc, p);
+  };
+  CHECK(level("v100-sxm2-16gb", prenet::Precision::FP32) == Approx(-0.4));
+  CHECK(level("t4", prenet::Precision::FP32) == Approx(0.1));
+  // v100-sxm2-32gb was never measured; both GV100 boards were.
+  CHECK(level("v100-sxm2-32gb", prenet::Precision::FP32) == Approx(-0.3));
+  CHECK(level("v100-pcie-32gb", prenet::Precision::FP16) == Approx(0.3));
+  // No sibling measured at that precision, or no sibling at all.
+  CHECK(level("t4", prenet::Precision::FP16) == 0.0);
+  CHECK(level("h100-sxm", prenet::Precision::FP32) == 0.0);
+  // A custom part named like a measured GPU is still the user's figures.
+  Json custom = {
+      {"id", "v100-sxm2-16gb"}, {"peak_tflops", {{"fp32", 15.7}}}, {"memory_bandwidth_gbs", 900}, {"memory_gb", 16}};
+  CHECK(prenet::learned_level(cls, prenet::parse_accelerator(custom, "hardware[0]", true), prenet::Precision::FP32) ==
+        0.0);
+}
+
+TEST_CASE("the level multiplies the learned kernels of that accelerator only", "[learned][levels]") {
+  // v100-sxm2-32gb against a custom part with its exact figures: the same feature rows, so the same model
+  // outputs; only the catalogue entry inherits its GV100 siblings' measured levels.
+  const prenet::Accelerator* v100 = prenet::find_hardware("v100-sxm2-32gb");
+  REQUIRE(v100 != nullptr);
+  Json twin = Json::object();
+  for (const char* key : {"peak_tflops", "memory_bandwidth_gbs", "memory_gb", "compute_units", "l2_cache_mb"}) {
+    twin[key] = v100->record.at(key);
+  }
+  twin["id"] = "twin";
+  Json req = Json::parse(kRequest);
+  req["hardware"] = Json::array({"v100-sxm2-32gb", twin});
+  double low = 1e300, high = 0;
+  for (const auto& c : prenet::learned_manifest().classes) {
+    double factor = std::exp(prenet::learned_level(c, *v100, prenet::Precision::FP32));
+    low = std::min(low, factor);
+    high = std::max(high, factor);
+  }
+  REQUIRE(high - low > 1e-3);  // the shipped manifest has measured GV100 levels
+  // exp(20) ms per learned kernel dwarfs the roofline-timed remainder and every physical floor.
+  Json out = run_learned(req.dump(), [](std::size_t, std::size_t) { return 20.0f; });
+  REQUIRE_FALSE(out.contains("error"));
+  double ratio = out["results"][0]["step_ms"].get<double>() / out["results"][1]["step_ms"].get<double>();
+  CHECK(ratio >= low * (1 - 1e-6));
+  CHECK(ratio <= high * (1 + 1e-6));
+  CHECK(std::abs(ratio - 1) > 1e-3);
 }
 
 TEST_CASE("wrong output counts and finishing without preparing are errors, not crashes", "[learned][errors]") {
@@ -150,7 +211,7 @@ TEST_CASE("with monotone models, a batched GEMM is never faster than one of its 
   REQUIRE(gemm != bmm);
   // GEMM rows take 1 s each; batched GEMMs either their roofline time or 1 s.
   auto run = [&](bool slow_bmm) {
-    return run_learned(kRequest, [&](std::size_t c, std::size_t r) {
+    return run_learned(kUnmeasuredRequest, [&](std::size_t c, std::size_t r) {
       if (static_cast<int>(c) == gemm) return static_cast<float>(std::log(1000.0));
       if (static_cast<int>(c) == bmm && slow_bmm) return static_cast<float>(std::log(1000.0));
       return output_for_roofline(c, r, 1.0);

@@ -3,6 +3,7 @@
 // and turning their outputs back into kernel times. The models run outside the core (ONNX Runtime in
 // the engine); the core builds their inputs and assembles the result, so page, CLI and tests agree.
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,11 +25,21 @@ struct LearnedClass {
   FeatureSet feature_set = FeatureSet::Roofline;  // which item_features the model reads
   bool predicts_ratio = true;                     // output is log(time / roofline) (else log(time), in ms)
   bool monotone = false;  // the model never decreases as a kernel grows (manifest monotone_in_size)
+  // Measured GPU id -> precision -> the model's median log(measured / predicted) on those training rows.
+  std::map<std::string, std::map<std::string, double>> gpu_levels;
 };
+
+/// log(time) offset of class `cls` on `acc` at `precision`: its own measured level, else the mean level
+/// of the measured GPUs built on the same chip, else 0 (always 0 for a custom accelerator). Independent
+/// of kernel size.
+double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision);
 
 /// One kernel's time (ms) from its model output: the model's time, never below the physical bound
 /// `floor_ms`. Non-decreasing in kernel size when the model's time is (docs/PREDICTION.md).
 double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms);
+
+/// The model's time (ms) from its output, before the level and the floor: exp(output) x (roofline if a ratio).
+double learned_model_ms(const LearnedClass& cls, float output, double roofline_ms);
 
 struct LearnedManifest {
   std::string version;
@@ -57,6 +68,7 @@ struct LearnedBatch {
   // the plain GEMM a batch of 1 is timed as.
   std::vector<std::vector<std::pair<int, std::size_t>>> slice_rows;
   std::vector<double> fallback_ms;
+  std::vector<std::vector<double>> level_factor;  // [accelerator][class] exp(learned_level)
   std::size_t rows(std::size_t cls) const;
 };
 
