@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -31,11 +32,11 @@ struct Args {
   std::vector<std::string> only;
   std::string dump_design;       // folder for per-dataset feature CSVs (inspection only)
   std::size_t rows_per_gpu = 0;  // 0: mode default
-  bool monotone = false;         // kernel-class models must be monotone in size (mono_mlp)
+  bool monotone = true;          // kernel-class models must be monotone in size (mono_mlp); --unconstrained lifts it
 };
 
 const char* kUsage =
-    "usage: prenet_train [--quick] [--monotone] [--data DIR] [--out DIR] [--report FILE] [--only a,b] "
+    "usage: prenet_train [--quick] [--unconstrained] [--data DIR] [--out DIR] [--report FILE] [--only a,b] "
     "[--rows-per-gpu N]\n";
 
 Args parse_args(int argc, char** argv) {
@@ -48,8 +49,8 @@ Args parse_args(int argc, char** argv) {
     };
     if (arg == "--quick") {
       a.quick = true;
-    } else if (arg == "--monotone") {
-      a.monotone = true;
+    } else if (arg == "--unconstrained") {
+      a.monotone = false;
     } else if (arg == "--data") {
       a.data = value();
     } else if (arg == "--out") {
@@ -103,6 +104,27 @@ std::vector<std::string> serves(const std::string& dataset) {
   if (dataset == "softmax") return {"softmax"};
   if (dataset == "recurrent") return {"recurrent"};
   return {};
+}
+
+/// Per measured GPU and precision, the median of log(measured / predicted) over those rows: the level the
+/// shipped model misses that GPU by, which the product adds back for it (and its chip siblings) at every size.
+nlohmann::json gpu_levels(const trainer::Vector& target, const trainer::Vector& predicted,
+                          const std::vector<trainer::Sample>& samples) {
+  std::map<std::string, std::map<std::string, std::vector<double>>> residuals;
+  for (Eigen::Index r = 0; r < target.size(); ++r) {
+    const trainer::Sample& s = samples[static_cast<std::size_t>(r)];
+    residuals[s.accelerator->id][prenet::to_string(s.precision)].push_back(target(r) - predicted(r));
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (auto& [id, by_precision] : residuals) {
+    for (auto& [precision, v] : by_precision) {
+      std::sort(v.begin(), v.end());
+      const std::size_t n = v.size();
+      const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      out[id][precision] = std::round(median * 1e4) / 1e4;
+    }
+  }
+  return out;
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -204,6 +226,8 @@ int run(const Args& args) {
       rows.push_back({{"features", f}, {"y", yp(static_cast<Eigen::Index>(i))}});
     }
     parity[d.name] = rows;
+    const nlohmann::json levels =
+        serves(d.name).empty() ? nlohmann::json::object() : gpu_levels(all.target, model->predict(all.x), d.samples);
 
     nlohmann::json logo = nlohmann::json::object();
     // The 80% band users see: log(measured / predicted) quantiles on GPUs the model never saw, averaged
@@ -246,6 +270,7 @@ int run(const Args& args) {
          // Without held-out GPUs nothing says how errors carry over: half, the analytic path's judgement.
          {"calibration_share",
           e.cross_gpu_pairs > 0 ? std::round(std::clamp(e.cross_gpu_correlation, 0.0, 1.0) * 1e4) / 1e4 : 0.5},
+         {"gpu_levels", levels},
          {"size_bytes", bytes}});
     if (d.name == "layer_dense" || d.name == "layer_conv") {
       auto fwd = trainer::fit_prenet_baseline(d, false);
@@ -279,8 +304,8 @@ int run(const Args& args) {
   if (!args.dump_design.empty()) return 0;
   write_text(args.out + "/manifest.json", manifest.dump(2) + "\n");
   write_text(args.out + "/parity.json", parity.dump() + "\n");
-  std::string command = std::string("npm run train") + (args.quick || args.monotone ? " --" : "") +
-                        (args.quick ? " --quick" : "") + (args.monotone ? " --monotone" : "");
+  std::string command = std::string("npm run train") + (args.quick || !args.monotone ? " --" : "") +
+                        (args.quick ? " --quick" : "") + (!args.monotone ? " --unconstrained" : "");
   write_text(args.report, trainer::render_report(experiments, exported, command, hash, args.quick));
   std::cerr << "done in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
   return 0;

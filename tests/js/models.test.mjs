@@ -17,7 +17,7 @@ const folders = [
   join(root, 'build', 'quick-train'),
   join(root, 'build', 'mono-train'),
   join(root, 'build', 'native', 'tests', 'models', 'determinism', 'a'),
-  join(root, 'build', 'native', 'tests', 'models', 'determinism-monotone', 'a'),
+  join(root, 'build', 'native', 'tests', 'models', 'determinism-unconstrained', 'a'),
 ].filter((dir) =>
   existsSync(join(dir, 'manifest.json')),
 );

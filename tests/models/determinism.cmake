@@ -1,5 +1,5 @@
 # Runs the trainer twice in quick mode into separate folders and requires identical outputs.
-# EXTRA: more trainer arguments (e.g. --monotone), separated by semicolons.
+# EXTRA: more trainer arguments (e.g. --unconstrained), separated by semicolons.
 foreach(run a b)
   file(REMOVE_RECURSE "${WORK}/${run}")
   file(MAKE_DIRECTORY "${WORK}/${run}")
