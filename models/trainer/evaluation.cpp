@@ -12,6 +12,8 @@
 #include <thread>
 #include <tuple>
 
+#include "prenet/learned.hpp"
+
 namespace trainer {
 namespace {
 
@@ -51,6 +53,39 @@ Metrics fit_and_score(const std::string& kind, const ModelOptions& options, Feat
   Vector predicted = to_time_ms(model->predict(test.x), test, set);
   if (log_ratio) *log_ratio = (test.time_ms.array() / predicted.array()).log().matrix();
   return compute_metrics(test.time_ms, predicted);
+}
+
+/// fit_and_score for the product's rule on a GPU held out of the fold: the model's output plus the
+/// level prenet::learned_level gives that GPU from the fold's own levels (its measured chip siblings).
+Metrics fit_and_score_with_levels(const std::string& kind, const ModelOptions& options, FeatureSet set,
+                                  const Dataset& d, const Design& all, const std::vector<std::size_t>& fit,
+                                  const std::vector<std::size_t>& val, const std::vector<std::size_t>& held) {
+  ModelOptions mo = options;
+  mo.monotone = prenet::size_monotone_features(set);
+  auto model = make_model(kind, mo);
+  const Design fit_rows = subset(all, fit), val_rows = subset(all, val), held_rows = subset(all, held);
+  model->fit(fit_rows.x, fit_rows.target, val_rows.x, val_rows.target);
+  prenet::LearnedClass cls;
+  cls.gpu_levels = gpu_levels(d, fit, fit_rows.target, model->predict(fit_rows.x));
+  Vector output = model->predict(held_rows.x);
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const Sample& s = d.samples[held[i]];
+    output(static_cast<Eigen::Index>(i)) += prenet::learned_level(cls, *s.accelerator, s.precision);
+  }
+  return compute_metrics(held_rows.time_ms, to_time_ms(output, held_rows, set));
+}
+
+/// The other GPUs of `gpus` built on the same chip as `gpu` (catalogue field `chip`).
+std::vector<std::string> chip_siblings(const std::string& gpu, const std::vector<std::string>& gpus) {
+  std::vector<std::string> out;
+  const prenet::Accelerator* acc = prenet::find_hardware(gpu);
+  const std::string chip = acc ? acc->record.value("chip", "") : "";
+  if (chip.empty()) return out;
+  for (const auto& other : gpus) {
+    const prenet::Accelerator* o = prenet::find_hardware(other);
+    if (other != gpu && o && o->record.value("chip", "") == chip) out.push_back(other);
+  }
+  return out;
 }
 
 /// What a sample measured, without the accelerator: rows of different GPUs with equal keys timed the same work.
@@ -155,6 +190,25 @@ std::pair<double, double> fit_prenet_baseline(const Dataset& d, bool training_st
   for (std::size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
   double b = sxx > 0 ? sxy / sxx : 1.0;
   return {my - b * mx, b};
+}
+
+GpuLevels gpu_levels(const Dataset& d, const std::vector<std::size_t>& rows, const Vector& target,
+                     const Vector& predicted) {
+  std::map<std::string, std::map<std::string, std::vector<double>>> residuals;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Sample& s = d.samples[rows[i]];
+    auto r = static_cast<Eigen::Index>(i);
+    residuals[s.accelerator->id][prenet::to_string(s.precision)].push_back(target(r) - predicted(r));
+  }
+  GpuLevels out;
+  for (auto& [id, by_precision] : residuals) {
+    for (auto& [precision, v] : by_precision) {
+      std::sort(v.begin(), v.end());
+      const std::size_t n = v.size();
+      out[id][precision] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    }
+  }
+  return out;
 }
 
 Design build_design(const Dataset& d, FeatureSet set) {
@@ -315,6 +369,25 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
       }
       Vector all_errors = Eigen::Map<const Vector>(errors.data(), static_cast<Eigen::Index>(errors.size()));
       std::tie(e.cross_gpu_correlation, e.cross_gpu_pairs) = cross_gpu_correlation(d, rows, all_errors);
+    }
+    {
+      // A GPU never measured whose chip was (v100-pcie-32gb held out, v100-sxm2-16gb trained) gets its
+      // siblings' level in the product; this is that case, measured.
+      const FeatureSet set = feature_set_for(e.chosen_model);
+      const Design* all = &designs[prenet::to_string(set)];
+      std::vector<std::function<Metrics()>> js;
+      std::vector<std::string> ks;
+      for (const auto& gpu : held_out) {
+        std::vector<std::string> siblings = chip_siblings(gpu, e.gpus);
+        if (siblings.empty()) continue;
+        e.siblings[gpu] = siblings;
+        const Fold* f = &folds[gpu];
+        const std::string kind = e.chosen_model;
+        js.push_back([=, &d] { return fit_and_score_with_levels(kind, mo, set, d, *all, f->fit, f->val, f->held); });
+        ks.push_back(gpu);
+      }
+      auto rs = run_parallel(js, workers);
+      for (std::size_t i = 0; i < ks.size(); ++i) e.logo_sibling_level[ks[i]] = rs[i];
     }
     std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
     if (options.logo_all_feature_sets)

@@ -34,6 +34,14 @@ Design build_design(const Dataset& d, prenet::FeatureSet set);
 /// Converts model outputs back to milliseconds for the rows of `d`.
 Vector to_time_ms(const Vector& output, const Design& d, prenet::FeatureSet set);
 
+/// GPU id -> precision -> median log(measured / predicted): a model's level on each measured GPU.
+using GpuLevels = std::map<std::string, std::map<std::string, double>>;
+
+/// The level of each GPU and precision among rows `rows` of `d` (`target` and `predicted` in log space,
+/// indexed like `rows`): the median of target - predicted. The manifest ships it as `gpu_levels`.
+GpuLevels gpu_levels(const Dataset& d, const std::vector<std::size_t>& rows, const Vector& target,
+                     const Vector& predicted);
+
 struct Experiment {
   std::string dataset;
   std::vector<std::string> gpus;
@@ -45,6 +53,10 @@ struct Experiment {
   Metrics roofline_only_random;                       // the analytic predictor on the random test rows
   std::map<std::string, Metrics> roofline_only_logo;  // ... and per GPU
   std::vector<std::string> held_out_gpus;             // GPUs with enough rows to be held out
+  // Held-out GPUs built on a chip another training GPU shares: the chosen model plus those siblings'
+  // levels from the fold (what the product does for such a GPU), and the siblings' ids.
+  std::map<std::string, Metrics> logo_sibling_level;
+  std::map<std::string, std::vector<std::string>> siblings;
   // Correlation of the chosen model's held-out log(measured / predicted) between two held-out GPUs on the
   // same shape: the part of an error one GPU shares with another (what a calibration may transfer).
   double cross_gpu_correlation = 0;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -106,23 +107,11 @@ std::vector<std::string> serves(const std::string& dataset) {
   return {};
 }
 
-/// Per measured GPU and precision, the median of log(measured / predicted) over those rows: the level the
-/// shipped model misses that GPU by, which the product adds back for it (and its chip siblings) at every size.
-nlohmann::json gpu_levels(const trainer::Vector& target, const trainer::Vector& predicted,
-                          const std::vector<trainer::Sample>& samples) {
-  std::map<std::string, std::map<std::string, std::vector<double>>> residuals;
-  for (Eigen::Index r = 0; r < target.size(); ++r) {
-    const trainer::Sample& s = samples[static_cast<std::size_t>(r)];
-    residuals[s.accelerator->id][prenet::to_string(s.precision)].push_back(target(r) - predicted(r));
-  }
+/// The manifest's gpu_levels: trainer::gpu_levels over every row, rounded like the other metrics.
+nlohmann::json levels_json(const trainer::GpuLevels& levels) {
   nlohmann::json out = nlohmann::json::object();
-  for (auto& [id, by_precision] : residuals) {
-    for (auto& [precision, v] : by_precision) {
-      std::sort(v.begin(), v.end());
-      const std::size_t n = v.size();
-      const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-      out[id][precision] = std::round(median * 1e4) / 1e4;
-    }
+  for (const auto& [id, by_precision] : levels) {
+    for (const auto& [precision, level] : by_precision) out[id][precision] = std::round(level * 1e4) / 1e4;
   }
   return out;
 }
@@ -226,8 +215,11 @@ int run(const Args& args) {
       rows.push_back({{"features", f}, {"y", yp(static_cast<Eigen::Index>(i))}});
     }
     parity[d.name] = rows;
+    std::vector<std::size_t> every_row(d.samples.size());
+    std::iota(every_row.begin(), every_row.end(), std::size_t{0});
     const nlohmann::json levels =
-        serves(d.name).empty() ? nlohmann::json::object() : gpu_levels(all.target, model->predict(all.x), d.samples);
+        serves(d.name).empty() ? nlohmann::json::object()
+                               : levels_json(trainer::gpu_levels(d, every_row, all.target, model->predict(all.x)));
 
     nlohmann::json logo = nlohmann::json::object();
     // The 80% band users see: log(measured / predicted) quantiles on GPUs the model never saw, averaged

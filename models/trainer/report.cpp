@@ -126,6 +126,20 @@ std::string render_report(const std::vector<Experiment>& experiments, const std:
     bool ok = meets_transfer_bar(e, why);
     r << "\nTransfer bar (median APE ≤ 15% and RMSE below baseline features on every held-out GPU): **"
       << (ok ? "met" : "not met") << "**" << (ok ? "" : " — " + why) << "\n\n";
+    if (!e.logo_sibling_level.empty()) {
+      r << "Held-out GPUs built on the same chip as a training GPU: the product gives such a GPU its "
+           "siblings' measured level (`gpu_levels`, docs/PREDICTION.md §6); here the level comes from the "
+           "fold's own training rows.\n\n| held-out GPU | measured siblings | "
+        << e.chosen_model << " | + siblings' level |\n|---|---|---:|---:|\n";
+      for (const auto& [gpu, m] : e.logo_sibling_level) {
+        std::string names;
+        for (const auto& s : e.siblings.at(gpu)) names += (names.empty() ? "" : ", ") + s;
+        const Metrics& plain = chosen.at("roofline").at(gpu);
+        r << "| " << gpu << " | " << names << " | " << pct(plain.mdape) << " / " << fmt(plain.rmse_ms) << " | "
+          << pct(m.mdape) << " / " << fmt(m.rmse_ms) << " |\n";
+      }
+      r << "\n";
+    }
   }
 
   r << "## Exported models\n\n| dataset | file | model | size |\n|---|---|---|---:|\n";
