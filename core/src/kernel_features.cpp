@@ -47,6 +47,14 @@ double item_peak(const Kernel& k, const Accelerator& acc, Precision precision) {
   return matmul_peak_tflops(acc, precision, k.cls);
 }
 
+// Raw shape enters the monotone set only up to these sizes (one tile for m and n, a reduction long
+// enough to hide its pipeline for k, a few products for a batch): what a small dimension costs in
+// efficiency. How long a larger kernel takes must come from the hardware-scaled terms (FLOPs at peak,
+// bytes at bandwidth, waves), so a model carries over to hardware faster than any it saw: with raw
+// sizes and FLOPs as inputs it timed an H100's BF16 GEMMs by their size alone (docs/SCALE.md,
+// models/README.md).
+constexpr double kTileCap = 128, kReductionCap = 1024, kBatchCap = 8;
+
 /// The Monotone set's values, in kMonotone's order (see the audit there).
 std::vector<double> monotone_features(const Kernel& main, const Totals& t, const Accelerator& acc,
                                       Precision precision) {
@@ -57,13 +65,11 @@ std::vector<double> monotone_features(const Kernel& main, const Totals& t, const
   const double machine = std::max(units(acc), 1.0);
   const double tiles =
       main.m > 0 ? std::ceil(main.m / params.tile) * std::ceil(main.n / params.tile) * std::max(main.batch, 1.0) : 0;
-  return {log2p(main.m),
-          log2p(main.n),
-          log2p(main.k),
-          log2p(main.batch),
+  return {log2p(std::min(main.m, kTileCap)),
+          log2p(std::min(main.n, kTileCap)),
+          log2p(std::min(main.k, kReductionCap)),
+          log2p(std::min(main.batch, kBatchCap)),
           log2p(main.repeats),
-          log2p(t.bytes / e),
-          log2p(t.flops),
           log2p(t.flops / peak * 1e6),
           log2p(t.bytes / bandwidth * 1e6),
           log2p(tiles > 0 ? std::ceil(tiles / machine) : 0),
@@ -125,32 +131,32 @@ const std::vector<std::string> kRooflineNames = {
     "hw_log2_tdp_w",    "hw_log2_watts_per_tflop"};
 
 // The monotone set, audited feature by feature for one kernel (the product times kernels one at a time).
-// grows = 1: never decreases when m, n, k, batch, elements or recurrent steps grow, hence when the batch,
-// sequence length or image size grows (every kernel's GEMM view and element count scale up with them).
+// grows = 1: never decreases when m, n, k, batch, elements or recurrent steps grow (a min with a constant
+// cap keeps that), hence when the batch, sequence length or image size grows (every kernel's GEMM view
+// and element count scale up with them).
 // grows = 0: fixed for a given layer, phase, precision and accelerator, whatever the problem size.
 // Every value is computed as a fixed chain of monotone floating-point steps (products, sums, quotients
-// by a size-independent divisor, ceil, log2(1 + x)), so monotonicity holds exactly, not just up to
-// rounding: the roofline's tiled compute time is left out for that reason (its tiling efficiency
-// cancels m x n in floating point and wobbles by an ulp; tests/core/test_kernel_features.cpp caught it),
-// and the net rebuilds tiling from waves and tiles per unit.
+// by a size-independent divisor, min with a constant, ceil, log2(1 + x)), so monotonicity holds exactly,
+// not just up to rounding: the roofline's tiled compute time is left out for that reason (its tiling
+// efficiency cancels m x n in floating point and wobbles by an ulp; tests/core/test_kernel_features.cpp
+// caught it), and the net rebuilds tiling from waves and tiles per unit.
 // Left out on purpose: tiling efficiency and intensity / balance (sawtooth or falling in some dimension),
-// the number of kernels and the matmul fraction (item composition, not size), and raw hardware figures
-// (peak, bandwidth, units, clock, L2, TDP, TDP per TFLOP/s): with a dozen training GPUs a free hardware
-// input lets the net learn each GPU by name, and leave-one-GPU-out errors grew (models/README.md, also
-// when the hardware entered only linearly); hardware enters only through the size-scaled roofline terms
-// (times in us, waves and tiles per unit, bytes over L2).
+// the number of kernels and the matmul fraction (item composition, not size), uncapped sizes, FLOPs and
+// element counts (see kTileCap), and raw hardware figures (peak, bandwidth, units, clock, L2, TDP, TDP per
+// TFLOP/s): with a dozen training GPUs a free hardware input lets the net learn each GPU by name, and
+// leave-one-GPU-out errors grew (models/README.md, also when the hardware entered only linearly);
+// hardware enters only through the size-scaled roofline terms (times in us, waves and tiles per unit,
+// bytes over L2) and, for GPUs that were measured, through their level (core/src/learned.cpp).
 struct MonotoneFeature {
   const char* name;
   int grows;
 };
 const MonotoneFeature kMonotone[] = {
-    {"log2_m", 1},               // GEMM-view rows: batch x sequence (x image) for activations
-    {"log2_n", 1},               // GEMM-view columns: grow with sequence (attention) or not at all
-    {"log2_k", 1},               // reduction: grows with sequence (attention) or batch (filter grads)
-    {"log2_batch", 1},           // batched-GEMM count: batch x heads
+    {"log2_m_upto_tile", 1},     // GEMM-view rows (batch x sequence (x image)), capped at one tile
+    {"log2_n_upto_tile", 1},     // GEMM-view columns (grow with sequence or not at all), capped alike
+    {"log2_k_upto_1024", 1},     // reduction (grows with sequence or batch), capped at 1024
+    {"log2_batch_upto_8", 1},    // batched-GEMM count (batch x heads), capped at 8
     {"log2_steps", 1},           // recurrent launches: the sequence length
-    {"log2_elements", 1},        // bytes / element size: a sum of non-negative terms in every dim
-    {"log2_co", 1},              // FLOPs: products of the dims
     {"log2_compute_us", 1},      // FLOPs / peak
     {"log2_memory_us", 1},       // bytes / bandwidth
     {"log2_waves", 1},           // ceil(tiles / units), tiles = ceil(m/T) ceil(n/T) batch
