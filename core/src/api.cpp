@@ -651,6 +651,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
   Json training = {{"batch_size", tr.batch_size},
                    {"precision", to_string(tr.precision)},
                    {"optimizer", to_string(tr.optimizer)},
+                   {"attention", to_string(tr.attention)},
                    {"dataset_size", dataset},
                    {"epochs", tr.epochs},
                    {"steps_per_epoch", tr.steps_per_epoch()}};

@@ -120,9 +120,8 @@ Network resolve_preset(const std::string& id, const std::string& name, const Tra
   return net;
 }
 
-}  // namespace
-
-Network resolve_model(const Json& model, const TrainingConfig& training) {
+/// The network the request's model describes, in whichever form it came.
+Network resolve_model_form(const Json& model, const TrainingConfig& training) {
   const std::string path = "model";
   require_object(model, path);
   reject_unknown_keys(model, path, {"preset", "hf_config", "keras", "onnx_base64", "layers", "input", "name"});
@@ -148,6 +147,24 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
     return net;
   }
   return parse_layer_list(model, path, overrides_of(training));
+}
+
+}  // namespace
+
+Network resolve_model(const Json& model, const TrainingConfig& training) {
+  Network net = resolve_model_form(model, training);
+  if (training.attention == AttentionKernel::Flash) {
+    for (Layer& layer : net.layers) {
+      if (layer.type != LayerType::Attention) continue;
+      if (layer.attrs.relative) {
+        throw InputError("training.attention", "\"flash\" cannot time layer \"" + printable(layer.name) +
+                                                   "\": relative-position attention (Transformer-XL) adds a second "
+                                                   "score matrix no fused kernel computes; use \"eager\"");
+      }
+      layer.attrs.fused = true;
+    }
+  }
+  return net;
 }
 
 Json catalog_document() {

@@ -63,6 +63,24 @@ double rows(const Shape& in, double batch) {
   return r;
 }
 
+/// FlashAttention's one kernel per pass (Dao 2023) over `bh` query heads of s positions, `bkv` key/value
+/// heads of t positions, width hd: forward QK^T and PV (4 s t hd FLOPs per query head), backward
+/// recomputes the scores, then dV, dP, dQ, dK (10 s t hd); a causal mask skips the blocks above the
+/// diagonal (half, for s = t). Memory traffic is the inputs and outputs only: forward reads Q, K, V and
+/// writes O and each row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and
+/// writes dQ, dK, dV. Timed as a batched GEMM of the QK^T shape.
+void flash_attention(KernelBuilder& kb, Phase phase, double s, double t, double hd, double bh, double bkv, bool causal,
+                     double e) {
+  const double masked = causal && s == t ? 0.5 : 1.0;
+  Kernel k = gemm_kernel(phase, s, t, hd, bh, e);
+  k.cls = KernelClass::BatchedGemm;
+  const bool forward = phase == Phase::Forward;
+  k.flops = (forward ? 4.0 : 10.0) * bh * s * t * hd * masked;
+  k.bytes =
+      forward ? e * hd * (2 * bh * s + 2 * bkv * t) + 4 * bh * s : e * hd * (4 * bh * s + 4 * bkv * t) + 8 * bh * s;
+  kb.add(k);
+}
+
 void add_layer_kernels(const Layer& layer, double b, Precision precision, KernelBuilder& kb, LayerWork& lw) {
   const Shape& in = layer.input_shapes.front();
   const LayerAttrs& a = layer.attrs;
@@ -209,39 +227,49 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2, 0);  // relative shift (pad, copy)
         kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 3, 2);  // (AC + BD) * scale
       }
-      kb.gemm(Phase::Forward, s, t, hd, bh);                     // scores Q K^T
-      kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
-      if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
-      kb.gemm(Phase::Forward, s, hd, t, bh);                     // P V
-      kb.gemm(Phase::Forward, m, emb, q);                        // output projection
-      kb.gemm(Phase::Backward, m, q, emb);                       // output projection: input gradient
-      kb.gemm(Phase::Backward, q, emb, m);                       // output projection: weight gradient
-      kb.gemm(Phase::Backward, s, t, hd, bh);                    // dP = dO V^T
-      kb.gemm(Phase::Backward, t, hd, s, bh);                    // dV = P^T dO
-      if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
-      kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
-      kb.gemm(Phase::Backward, s, hd, t, bh);                    // dQ = dS K
-      kb.gemm(Phase::Backward, t, hd, s, bh);                    // dK = dS^T Q
+      if (a.fused) {
+        flash_attention(kb, Phase::Forward, s, t, hd, bh, b * d(a.num_kv_heads), a.causal, e);
+      } else {
+        kb.gemm(Phase::Forward, s, t, hd, bh);                         // scores Q K^T
+        kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
+        if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
+        kb.gemm(Phase::Forward, s, hd, t, bh);                                                     // P V
+      }
+      kb.gemm(Phase::Forward, m, emb, q);   // output projection
+      kb.gemm(Phase::Backward, m, q, emb);  // output projection: input gradient
+      kb.gemm(Phase::Backward, q, emb, m);  // output projection: weight gradient
+      if (a.fused) {
+        flash_attention(kb, Phase::Backward, s, t, hd, bh, b * d(a.num_kv_heads), a.causal, e);
+      } else {
+        kb.gemm(Phase::Backward, s, t, hd, bh);  // dP = dO V^T
+        kb.gemm(Phase::Backward, t, hd, s, bh);  // dV = P^T dO
+        if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
+        kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
+        kb.gemm(Phase::Backward, s, hd, t, bh);  // dQ = dS K
+        kb.gemm(Phase::Backward, t, hd, s, bh);  // dK = dS^T Q
+      }
       if (a.relative) {
         kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2, 0);  // relative shift back
-        kb.gemm(Phase::Backward, s, hd, t, bh);                  // dQ += dBD R
-        kb.gemm(Phase::Backward, t, hd, s, bh);                  // dR = dBD^T Q (summed over the batch)
-        kb.gemm(Phase::Backward, emb, q, t);                     // r_net: weight gradient
+        kb.gemm(Phase::Backward, s, hd, t, bh);                             // dQ += dBD R
+        kb.gemm(Phase::Backward, t, hd, s, bh);                             // dR = dBD^T Q (summed over the batch)
+        kb.gemm(Phase::Backward, emb, q, t);                                // r_net: weight gradient
       }
       if (cross) {
-        if (dx) kb.gemm(Phase::Backward, m, emb, q);             // Q projection: input gradient
-        kb.gemm(Phase::Backward, emb, q, m);                     // Q projection: weight gradient
-        kb.gemm(Phase::Backward, mk, emb, 2 * kv);               // K, V projections: memory gradient
-        kb.gemm(Phase::Backward, emb, 2 * kv, mk);               // K, V projections: weight gradient
+        if (dx) kb.gemm(Phase::Backward, m, emb, q);  // Q projection: input gradient
+        kb.gemm(Phase::Backward, emb, q, m);          // Q projection: weight gradient
+        kb.gemm(Phase::Backward, mk, emb, 2 * kv);    // K, V projections: memory gradient
+        kb.gemm(Phase::Backward, emb, 2 * kv, mk);    // K, V projections: weight gradient
       } else {
         // Autograd differentiates the whole projected block (segment and cache) before dropping the cache's part.
-        if (dx) kb.gemm(Phase::Backward, mk, emb, q + 2 * kv);   // projections: input gradient
-        kb.gemm(Phase::Backward, emb, q + 2 * kv, mk);           // projections: weight gradient
+        if (dx) kb.gemm(Phase::Backward, mk, emb, q + 2 * kv);  // projections: input gradient
+        kb.gemm(Phase::Backward, emb, q + 2 * kv, mk);          // projections: weight gradient
       }
-      // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element.
-      lw.saved_activation_bytes = e * (m * emb + (cross || a.memory_len > 0 ? mk * emb : 0) + m * q + mk * 2 * kv +
-                                       probs * (a.relative ? 2 : 1) + m * q) +
-                                  (a.rate > 0 ? probs * (1 + e) : 0);
+      // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element. A
+      // fused kernel keeps none of those, only each row's log-sum-exp (FP32) for its backward.
+      const double scores = a.fused ? 0.0 : e * probs * (a.relative ? 2 : 1) + (a.rate > 0 ? probs * (1 + e) : 0);
+      lw.saved_activation_bytes =
+          e * (m * emb + (cross || a.memory_len > 0 ? mk * emb : 0) + m * q + mk * 2 * kv + m * q) + scores +
+          (a.fused ? 4 * bh * s : 0);
       break;
     }
     case LayerType::AdaptiveSoftmax: {

@@ -415,8 +415,10 @@ void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recomput
     if (mode == Recompute::Full) {
       again = shard.layers[l].in_block;
     } else {
-      // Selective (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV) runs again.
-      again = shard.net.layers[l].type == LayerType::Attention && k.cls != KernelClass::Gemm;
+      // Selective (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV) runs again; a
+      // fused kernel keeps no scores, and its backward recomputes them anyway.
+      const Layer& L = shard.net.layers[l];
+      again = L.type == LayerType::Attention && !L.attrs.fused && k.cls != KernelClass::Gemm;
     }
     if (!again) continue;
     k.phase = Phase::Backward;
@@ -445,7 +447,7 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
       const double input = e * b * d(elements(L.input_shapes.front())) * top_k;
       bytes -= input * (1.0 - 1.0 / d(shard.layers[l].saved_input_split));
     }
-    if (mode == Recompute::Selective && L.type == LayerType::Attention) {
+    if (mode == Recompute::Selective && L.type == LayerType::Attention && !L.attrs.fused) {
       // Drop what scales with s^2: softmax output, and with dropout its mask and output.
       double s = d(L.input_shapes.front()[0]);
       double t = L.input_shapes.size() > 1 ? d(L.input_shapes[1][0]) : s;

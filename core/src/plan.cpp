@@ -165,7 +165,8 @@ Json plan_document(const Json& doc) {
         std::vector<double> selective(n, 0.0);
         for (const Kernel& k : work.kernels) {
           const auto l = static_cast<std::size_t>(k.layer);
-          if (k.phase == Phase::Forward && shard->net.layers[l].type == LayerType::Attention &&
+          const Layer& L = shard->net.layers[l];
+          if (k.phase == Phase::Forward && L.type == LayerType::Attention && !L.attrs.fused &&
               k.cls != KernelClass::Gemm) {
             selective[l] += kernel_time(k, acc, tr.precision).total_ms();
           }

@@ -27,6 +27,13 @@ const char* to_string(Optimizer o) {
   return "none";
 }
 
+const char* to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "eager"; }
+
+const std::vector<std::string>& attention_kernel_names() {
+  static const std::vector<std::string> names = {"eager", "flash"};
+  return names;
+}
+
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> names = {"fp32", "tf32", "fp16", "bf16", "fp8"};
   return names;

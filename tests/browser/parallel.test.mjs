@@ -120,6 +120,25 @@ describe('GPUs and parallelism on the served page', () => {
     assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /sequence parallelism/);
   });
 
+  test('fused attention: a faster step and fewer activations, in the summary and the link', async () => {
+    const step = await column(page, 'results', 'step_ms');
+    const activations = await column(page, 'memory-table', 'activations_gb');
+    await page.locator('#attention').selectOption('flash');
+    await within('fused attention never rendered', () => settledLearned(page));
+    assert.match((await page.locator('#summary').textContent()) ?? '', /, fused attention/);
+    const faster = await column(page, 'results', 'step_ms');
+    const smaller = await column(page, 'memory-table', 'activations_gb');
+    for (const id of Object.keys(step)) {
+      assert.ok((faster[id] ?? NaN) < (step[id] ?? NaN), `${id}: step ${faster[id]} < ${step[id]} ms`);
+      assert.ok((smaller[id] ?? NaN) < (activations[id] ?? NaN), `${id}: activations ${smaller[id]} < ${activations[id]} GB`);
+    }
+    await page.locator('#share').click();
+    assert.match(page.url(), /[#&]attention=flash/);
+    await page.locator('#attention').selectOption('eager');
+    await settled(page);
+    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused attention/);
+  });
+
   test('degrees that do not multiply to the GPU count: the core\'s error beside GPUs', async () => {
     await page.locator('#parallel-data').fill('2');
     await settled(page);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
 #include "prenet/memory.hpp"
 #include "prenet/training.hpp"
@@ -476,6 +477,45 @@ TEST_CASE("attention: QKV + scores + PV + output GEMMs, grouped-query heads, exp
       "layers": [{"type": "attention", "num_heads": 4}]})J",
                                   "model.layers[0]", "attention expects [seq_len, embed_dim]");
   }
+}
+
+TEST_CASE("training.attention flash: one fused kernel per pass, no score traffic, half the work when causal",
+          "[features][attention][flash]") {
+  const double b = 2, s = 16, e = 64, h = 4, hd = 16;
+  const Json model = Json::parse(R"J({"input": {"kind": "sequence", "seq_len": 16, "features": 64},
+    "layers": [{"type": "layernorm", "name": "ln"},
+               {"type": "attention", "name": "mha", "num_heads": 4, "causal": true},
+               {"type": "attention", "name": "gqa", "num_heads": 4, "num_kv_heads": 2}]})J");
+  TrainingConfig flash;
+  flash.attention = AttentionKernel::Flash;
+  const Network eager_net = resolve_model(model, TrainingConfig{}), flash_net = resolve_model(model, flash);
+  const StepWork eager = step_work(eager_net, 2, Precision::FP32, Optimizer::Adam);
+  const StepWork fused = step_work(flash_net, 2, Precision::FP32, Optimizer::Adam);
+  const auto mha = layer_index(flash_net, "mha"), gqa = layer_index(flash_net, "gqa");
+  const double projections = 2 * b * s * e * (3 * e) + 2 * b * s * e * e;
+  const double core = 4 * b * h * s * s * hd;  // QK^T and PV
+  // Causal: the fused kernel skips the masked half; eager computes every score.
+  CHECK(matmul_flops(eager, mha, kF) == Approx(projections + core));
+  CHECK(matmul_flops(fused, mha, kF) == Approx(projections + core / 2));
+  CHECK(matmul_flops(fused, mha, kB) == Approx(2 * projections + 2.5 * core / 2));
+  CHECK(matmul_flops(fused, gqa, kF) == Approx(2 * b * s * e * (e + 2 * 32) + 2 * b * s * e * e + core));
+  // One attention kernel per pass; its traffic is Q, K, V, O (+ FP32 row statistics), not b h s^2 scores.
+  int kernels = 0;
+  for (const Kernel& k : fused.kernels) {
+    if (k.layer != static_cast<int>(gqa) || k.cls != KernelClass::BatchedGemm) continue;
+    ++kernels;
+    const double bh = b * h, bkv = b * 2;
+    if (k.phase == kF) CHECK(k.bytes == Approx(4 * hd * (2 * bh * s + 2 * bkv * s) + 4 * bh * s));
+    if (k.phase == kB) CHECK(k.bytes == Approx(4 * hd * (4 * bh * s + 4 * bkv * s) + 8 * bh * s));
+  }
+  CHECK(kernels == 2);
+  CHECK(fused.layers[gqa].bytes[0] < eager.layers[gqa].bytes[0] - 4.0 * b * h * s * s);
+  CHECK(kernel_count(fused, gqa, kF) < kernel_count(eager, gqa, kF));
+  // Transformer-XL's relative scores have no fused kernel.
+  const Json relative = Json::parse(R"J({"input": {"kind": "sequence", "seq_len": 16, "features": 64},
+    "layers": [{"type": "attention", "name": "rel", "num_heads": 4, "relative_positions": true}]})J");
+  testutil::require_input_error([&] { resolve_model(relative, flash); }, "training.attention",
+                                "relative-position attention");
 }
 
 TEST_CASE("add, concat and cross_entropy", "[features][merge]") {

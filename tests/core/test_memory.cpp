@@ -28,10 +28,11 @@ Json gpt_config(double dropout = 0.1) {
           {"embd_pdrop", dropout}, {"activation_function", "gelu_new"}};
 }
 
-Network gpt(Precision precision, double dropout = 0.1) {
+Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager) {
   TrainingConfig tr;
   tr.seq_len = kSeq;
   tr.precision = precision;
+  tr.attention = attention;
   return resolve_model({{"hf_config", gpt_config(dropout)}}, tr);
 }
 
@@ -131,6 +132,29 @@ TEST_CASE("GPT layer activations match Korthikanti et al. for each recomputation
         CHECK(block_bytes(shard, full, layer) == Approx(2 * sbh));
       }
     }
+  }
+}
+
+TEST_CASE("a fused (flash) attention keeps no scores: Korthikanti's selective numbers without recomputing",
+          "[memory][flash]") {
+  // FlashAttention saves Q, K, V, O and each row's log-sum-exp (FP32, per head); the 5·a·s/h term is gone
+  // in every mode, and selective recomputation has nothing left to drop or redo.
+  const double s = kSeq, h = kHidden, a = kHeads;
+  Network net = gpt(Precision::BF16, 0.1, AttentionKernel::Flash);
+  for (std::int64_t b : {1, 3}) {
+    ShardedNetwork shard = shard_network(net, 1);
+    StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+    const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), lse = 4 * a * s * d(b);
+    INFO("micro-batch " << b);
+    auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
+    auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
+    for (int layer = 0; layer < kLayers; ++layer) {
+      CHECK(block_bytes(shard, none, layer) == Approx(34 * sbh + stats + lse));
+      CHECK(block_bytes(shard, selective, layer) == Approx(34 * sbh + stats + lse));
+    }
+    StepWork again = work;
+    add_recompute_kernels(again, shard, Recompute::Selective);
+    CHECK(again.kernels.size() == work.kernels.size());
   }
 }
 

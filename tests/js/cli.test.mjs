@@ -217,6 +217,28 @@ describe('prenet parallel and plan', () => {
     assertOneLineError(prenet(['plan', '--preset', 'gpt2', '--sequence-parallel']), /^prenet: --sequence-parallel: plan searches the layout/);
   });
 
+  test('--attention flash sets training.attention: no score matrices, fewer activations, a faster step at long sequences', async () => {
+    const args = ['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '8', '--seq-len', '1024', '--precision', 'bf16', '--json'];
+    const eager = prenet(args);
+    const flash = prenet([...args, '--attention', 'flash']);
+    assert.equal(flash.status, 0, flash.stderr);
+    const [e, f] = [JSON.parse(eager.stdout), JSON.parse(flash.stdout)];
+    assert.equal(e.training.attention, 'eager');
+    assert.equal(f.training.attention, 'flash');
+    // Causal: the fused kernel skips half the scores, and writes none of them.
+    assert.ok(f.model.flops_per_step.forward < e.model.flops_per_step.forward);
+    assert.ok(f.results[0].memory.activations_gb < e.results[0].memory.activations_gb);
+    assert.ok(f.results[0].step_ms < e.results[0].step_ms, `${f.results[0].step_ms} < ${e.results[0].step_ms}`);
+    /** @type {import('../../web/src/types').PredictRequest} */
+    const request = {
+      model: { preset: 'gpt2' },
+      training: { batch_size: 8, seq_len: 1024, precision: 'bf16', attention: 'flash' },
+      hardware: ['h100-sxm'],
+    };
+    assert.deepEqual(f, await engine.predict(request));
+    assertOneLineError(prenet([...args, '--attention', 'fused']), /^prenet: training\.attention: /);
+  });
+
   test('a bad parallel value is the core\'s one-line error naming parallel.<field>', () => {
     assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--gpus', '6', '--tensor', '4']), /^prenet: parallel\.gpus: /);
   });

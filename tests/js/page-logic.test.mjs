@@ -424,7 +424,7 @@ describe('sorting, top layers and exports', () => {
       version: 't',
       predictor: 'roofline',
       model: { name: 'm', source: 'preset', parameters: 1, layer_count: 1, input: { kind: 'tokens' }, flops_per_step: { forward: 1, backward: 2, optimizer: 0, total: 3 } },
-      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
+      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', attention: 'eager', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
       warnings: [],
       results: [result({ hardware: 'custom-1', name: '=HYPERLINK("x")', custom: true, price_per_hour_usd: null, cost_usd: null }), result({ name: 'A, "quoted" card' })],
     });

@@ -33,6 +33,7 @@ Flags for predict (each overrides the same field of --request):
   --image-size N     training.image_size
   --precision P      fp32, tf32, fp16, bf16 or fp8
   --optimizer O      none, sgd, momentum, adam, adamw, adagrad, adadelta or rmsprop
+  --attention A      eager (score matrices in memory, the default) or flash (one fused kernel per pass)
   --dataset-size N   training.dataset_size (samples per epoch)
   --epochs N         training.epochs
   --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
@@ -70,7 +71,7 @@ const NUMBER_FLAGS = /** @type {const} */ ({
   epochs: 'epochs',
 });
 /** String flags that set a training field unchanged (the core validates the value). */
-const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'optimizer' });
+const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'optimizer', attention: 'attention' });
 /** Numeric flags and the `parallel` field each sets. */
 const PARALLEL_FLAGS = /** @type {const} */ ({
   gpus: 'gpus',

@@ -104,6 +104,7 @@ const SCENARIO_ATTRIBUTES = [
   'epochs',
   'precision',
   'optimizer',
+  'attention',
   'measured',
   'measured_on',
   'sort',

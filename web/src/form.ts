@@ -34,6 +34,7 @@ export interface FormParts {
   numbers: Record<NumberField, HTMLInputElement>;
   precision: HTMLSelectElement;
   optimizer: HTMLSelectElement;
+  attention: HTMLSelectElement;
   measuredStep: HTMLInputElement;
   measuredOn: HTMLSelectElement;
   parallel: Record<ParallelNumber, HTMLInputElement>;
@@ -61,6 +62,7 @@ export function findForm(): FormParts {
     numbers,
     precision: byId('precision', HTMLSelectElement),
     optimizer: byId('optimizer', HTMLSelectElement),
+    attention: byId('attention', HTMLSelectElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
     parallel: Object.fromEntries(PARALLEL_NUMBERS.map((field) => [field, byId(parallelControlId(field), HTMLInputElement)])) as Record<
@@ -201,6 +203,7 @@ export function readModelAndTraining(parts: FormParts, fallbackPreset: string): 
     precision: parts.precision.value as Training['precision'],
     optimizer: parts.optimizer.value as Training['optimizer'],
   };
+  if (parts.attention.value === 'flash') training.attention = 'flash';
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
@@ -217,6 +220,7 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
   }
   parts.precision.value = scenario.training.precision;
   parts.optimizer.value = scenario.training.optimizer;
+  parts.attention.value = scenario.training.attention ?? 'eager';
   updatePresetNote(parts);
 }
 

@@ -7,7 +7,7 @@ import type { ModelInput, PredictResponse } from './types';
 
 // ------------------------------------------------------------------ errors
 
-const TRAINING_FIELDS = new Set(['batch_size', 'seq_len', 'image_size', 'precision', 'optimizer', 'dataset_size', 'epochs']);
+const TRAINING_FIELDS = new Set(['batch_size', 'seq_len', 'image_size', 'precision', 'optimizer', 'attention', 'dataset_size', 'epochs']);
 
 /** `parallel.<key>` fields with their own box (`#parallel-<key>` and `#parallel-<key>-error`). */
 const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'sequence_parallel', 'gpus_per_node']);
@@ -153,7 +153,7 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
       `${plural(training.steps_per_epoch, 'step')} per epoch × ${plural(training.epochs, 'epoch')} ` +
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
-    ['Precision, optimizer', `${training.precision}, ${training.optimizer}`],
+    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.attention === 'flash' ? ', fused attention' : ''}`],
     ...layoutRows(response),
   ];
 }

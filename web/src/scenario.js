@@ -17,7 +17,7 @@
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision: Precision, optimizer: Optimizer }} Training
+ *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash' }} Training
  *   numbers are present only when the user set them; absent ones take the core's defaults
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
  *   one accelerator (its id, which should be one of `hardware`); sent to the core as `calibration`
@@ -251,6 +251,7 @@ export async function scenarioToParams(scenario) {
   }
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
+  if (training.attention === 'flash') params.set('attention', 'flash');
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
     params.set('measured_on', scenario.calibration.hardware);
@@ -299,6 +300,7 @@ const SCENARIO_KEYS = new Set([
   'custom',
   'precision',
   'optimizer',
+  'attention',
   'sort',
   'layers',
   'measured',
@@ -418,6 +420,12 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
   if (optimizer !== null) {
     if (known.optimizers.includes(optimizer)) scenario.training.optimizer = /** @type {Optimizer} */ (optimizer);
     else problems.push(`optimizer: unknown optimizer "${optimizer}"; expected one of ${known.optimizers.join(', ')}`);
+  }
+  const attention = params.get('attention')?.trim();
+  if (attention !== undefined && attention !== '') {
+    if (attention === 'flash') scenario.training.attention = 'flash';
+    else if (attention === 'eager') delete scenario.training.attention;
+    else problems.push(`attention: expected eager or flash, got "${attention}"`);
   }
 
   // The measured step: kept even when out of range (the core names `calibration.step_ms`), and

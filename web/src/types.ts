@@ -2,6 +2,7 @@
 // plain-JS engine (engine.js) and the CLI can refer to these through JSDoc `import('./types')`.
 
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
+export type AttentionKernel = 'eager' | 'flash';
 export type Optimizer =
   | 'none'
   | 'sgd'
@@ -30,6 +31,8 @@ export interface TrainingSpec {
   image_size?: number;
   precision?: Precision;
   optimizer?: Optimizer;
+  /** How attention's core runs: score matrices in memory (eager) or one fused kernel per pass (flash). */
+  attention?: AttentionKernel;
   dataset_size?: number;
   epochs?: number;
 }
@@ -134,6 +137,7 @@ export interface TrainingSummary {
   image_size?: number;
   precision: Precision;
   optimizer: Optimizer;
+  attention: AttentionKernel;
   dataset_size: number;
   epochs: number;
   steps_per_epoch: number;

@@ -9,9 +9,14 @@ namespace prenet {
 
 enum class Precision { FP32, TF32, FP16, BF16, FP8 };
 enum class Optimizer { None, SGD, Momentum, Adam, AdamW, Adagrad, Adadelta, RMSProp };
+/// How attention's core runs: separate kernels writing the score matrix (eager), or one fused kernel per
+/// pass that keeps scores on chip (FlashAttention; PyTorch's scaled_dot_product_attention on GPUs).
+enum class AttentionKernel { Eager, Flash };
 
 const char* to_string(Precision p);
 const char* to_string(Optimizer o);
+const char* to_string(AttentionKernel a);
+const std::vector<std::string>& attention_kernel_names();
 const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
 /// Parses a name from precision_names(); the caller has validated it.
@@ -37,6 +42,7 @@ struct TrainingConfig {
   std::optional<std::int64_t> image_size;
   Precision precision = Precision::FP32;
   Optimizer optimizer = Optimizer::Adam;
+  AttentionKernel attention = AttentionKernel::Eager;
   std::int64_t dataset_size = 0;  // 0: batch_size x 100
   double epochs = 1.0;
 
