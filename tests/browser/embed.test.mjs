@@ -246,6 +246,24 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.ok(after > before, `batch 128 step ${after} > batch 32 step ${before}`);
   });
 
+  test('attention="flash" fuses attention: a faster step, said in the element\'s summary', async () => {
+    const { page } = browser;
+    const before = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
+    const detail = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const element = /** @type {HTMLElement} */ (document.getElementById('preset'));
+          element.addEventListener('prenet-result', (event) => resolve(/** @type {CustomEvent} */ (event).detail.training.attention), { once: true });
+          element.setAttribute('attention', 'flash');
+        }),
+    );
+    assert.equal(detail, 'flash');
+    const after = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
+    assert.ok(after < before, `fused attention step ${after} < eager step ${before}`);
+    const summary = await page.locator('#preset').evaluate((element) => element.shadowRoot?.textContent ?? '');
+    assert.match(summary, /fused attention/);
+  });
+
   test('a bad attribute is reported in the element, naming it', async () => {
     const { page } = browser;
     await page.evaluate(() => document.getElementById('preset')?.setAttribute('hardware', 'h100-sxm,not-a-gpu'));

@@ -116,11 +116,14 @@ function randomRequest(r, presets, hardware) {
     hw.push({ name: 'custom', peak_tflops: peaks, memory_bandwidth_gbs: r.real(100, 8000), memory_gb: r.real(8, 192) });
   }
   const model = r.int(0, 2) === 0 ? { preset: r.pick(presets) } : randomModel(r);
+  // Fused attention on the random stacks (a preset may be Transformer-XL, which refuses it).
+  const attention = 'preset' in model ? 'eager' : r.pick(['eager', 'flash']);
   return {
     model,
     training: {
       batch_size: 1,
       precision,
+      attention,
       optimizer: r.pick(['none', 'sgd', 'momentum', 'adam', 'adamw', 'adagrad', 'adadelta', 'rmsprop']),
       dataset_size: r.int(1, 1000000),
       epochs: r.int(0, 1) ? r.int(1, 10) : Number(r.real(0.01, 5).toFixed(3)),

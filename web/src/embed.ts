@@ -285,7 +285,7 @@ export class PrenetCalculatorElement extends HTMLElement {
       element(
         'span',
         `${formatSI(model.parameters)} parameters · ${formatSI(model.flops_per_step.total, 'FLOP')} per step · batch ${training.batch_size} · ` +
-          `${training.precision} · ${training.optimizer} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
+          `${training.precision} · ${training.optimizer}${training.attention === 'flash' ? ' · fused attention' : ''} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
           (calibration === null ? '' : ` · calibrated to ${formatMs(calibration.step_ms)} measured on ${calibration.hardware}`),
         'meta',
       ),
