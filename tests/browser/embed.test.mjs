@@ -129,6 +129,24 @@ async function elementText(page, id) {
   return page.evaluate((elementId) => document.getElementById(elementId)?.shadowRoot?.textContent ?? '', id);
 }
 
+/**
+ * Sets attribute `name` of element `id` and resolves with training field `field` of the result the
+ * element then reports (its `prenet-result` event).
+ * @param {import('playwright-core').Page} page @param {string} id @param {string} name @param {string} value
+ * @param {string} field
+ */
+async function setAttributeAndWait(page, id, name, value, field) {
+  return page.evaluate(
+    ({ elementId, attribute, text, key }) =>
+      new Promise((resolve) => {
+        const element = /** @type {HTMLElement} */ (document.getElementById(elementId));
+        element.addEventListener('prenet-result', (event) => resolve(/** @type {CustomEvent} */ (event).detail.training[key]), { once: true });
+        element.setAttribute(attribute, text);
+      }),
+    { elementId: id, attribute: name, text: value, key: field },
+  );
+}
+
 describe('the <prenet-calculator> element on a page of another site, under a strict CSP', () => {
   /** @type {{ url: string, stop: () => void }} */
   let server;
@@ -233,15 +251,7 @@ describe('the <prenet-calculator> element on a page of another site, under a str
   test('recomputes when an attribute changes, and tells the host page', async () => {
     const { page } = browser;
     const before = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
-    const detail = await page.evaluate(
-      () =>
-        new Promise((resolve) => {
-          const element = /** @type {HTMLElement} */ (document.getElementById('preset'));
-          element.addEventListener('prenet-result', (event) => resolve(/** @type {CustomEvent} */ (event).detail.training.batch_size), { once: true });
-          element.setAttribute('batch', '128');
-        }),
-    );
-    assert.equal(detail, 128);
+    assert.equal(await setAttributeAndWait(page, 'preset', 'batch', '128', 'batch_size'), 128);
     const after = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
     assert.ok(after > before, `batch 128 step ${after} > batch 32 step ${before}`);
   });
@@ -249,19 +259,10 @@ describe('the <prenet-calculator> element on a page of another site, under a str
   test('attention="flash" fuses attention: a faster step, said in the element\'s summary', async () => {
     const { page } = browser;
     const before = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
-    const detail = await page.evaluate(
-      () =>
-        new Promise((resolve) => {
-          const element = /** @type {HTMLElement} */ (document.getElementById('preset'));
-          element.addEventListener('prenet-result', (event) => resolve(/** @type {CustomEvent} */ (event).detail.training.attention), { once: true });
-          element.setAttribute('attention', 'flash');
-        }),
-    );
-    assert.equal(detail, 'flash');
+    assert.equal(await setAttributeAndWait(page, 'preset', 'attention', 'flash', 'attention'), 'flash');
     const after = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
     assert.ok(after < before, `fused attention step ${after} < eager step ${before}`);
-    const summary = await page.locator('#preset').evaluate((element) => element.shadowRoot?.textContent ?? '');
-    assert.match(summary, /fused attention/);
+    assert.match(await elementText(page, 'preset'), /fused attention/);
   });
 
   test('a bad attribute is reported in the element, naming it', async () => {
