@@ -33,31 +33,39 @@ double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_
   return std::max(learned_model_ms(cls, output, roofline_ms), floor_ms);
 }
 
+LevelTable level_table(Levels by_gpu) {
+  std::map<std::string, std::map<std::string, std::pair<double, int>>> sums;  // chip -> precision -> (sum, count)
+  for (const auto& [id, by_precision] : by_gpu) {
+    const Accelerator* measured = find_hardware(id);
+    const std::string chip = measured != nullptr ? measured->record.value("chip", "") : "";
+    if (chip.empty()) continue;
+    for (const auto& [precision, level] : by_precision) {
+      auto& [sum, count] = sums[chip][precision];
+      sum += level;
+      ++count;
+    }
+  }
+  LevelTable table{std::move(by_gpu), {}};
+  for (const auto& [chip, by_precision] : sums) {
+    for (const auto& [precision, total] : by_precision) table.by_chip[chip][precision] = total.first / total.second;
+  }
+  return table;
+}
+
 double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision) {
   // A custom accelerator's figures are the user's: nothing measured stands behind them.
   if (acc.custom) return 0.0;
   const std::string name = to_string(precision);
-  auto level_of = [&](const std::string& id) -> std::optional<double> {
-    auto gpu = cls.gpu_levels.find(id);
-    if (gpu == cls.gpu_levels.end()) return std::nullopt;
-    auto level = gpu->second.find(name);
-    if (level == gpu->second.end()) return std::nullopt;
+  auto level_in = [&](const Levels& levels, const std::string& key) -> std::optional<double> {
+    auto outer = levels.find(key);
+    if (outer == levels.end()) return std::nullopt;
+    auto level = outer->second.find(name);
+    if (level == outer->second.end()) return std::nullopt;
     return level->second;
   };
-  if (auto own = level_of(acc.id)) return *own;
-  const std::string chip = acc.record.value("chip", "");
-  if (chip.empty()) return 0.0;
-  double sum = 0;
-  int count = 0;
-  for (const auto& entry : cls.gpu_levels) {
-    const Accelerator* measured = find_hardware(entry.first);
-    auto level = level_of(entry.first);
-    if (measured != nullptr && level && measured->record.value("chip", "") == chip) {
-      sum += *level;
-      ++count;
-    }
-  }
-  return count > 0 ? sum / count : 0.0;
+  if (auto own = level_in(cls.levels.by_gpu, acc.id)) return *own;
+  if (auto sibling = level_in(cls.levels.by_chip, acc.record.value("chip", ""))) return *sibling;
+  return 0.0;
 }
 
 const LearnedManifest& learned_manifest() {
@@ -84,8 +92,7 @@ const LearnedManifest& learned_manifest() {
       }
       lc.predicts_ratio = target == "log(time_ms / roofline_ms)";
       lc.monotone = c.value("monotone_in_size", false);
-      if (c.contains("gpu_levels"))
-        lc.gpu_levels = c.at("gpu_levels").get<std::map<std::string, std::map<std::string, double>>>();
+      if (c.contains("gpu_levels")) lc.levels = level_table(c.at("gpu_levels").get<Levels>());
       if (lc.features != feature_names(lc.feature_set)) {
         throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
                                  " differ from the core's; retrain with npm run train");

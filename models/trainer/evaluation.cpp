@@ -66,7 +66,7 @@ Metrics fit_and_score_with_levels(const std::string& kind, const ModelOptions& o
   const Design fit_rows = subset(all, fit), val_rows = subset(all, val), held_rows = subset(all, held);
   model->fit(fit_rows.x, fit_rows.target, val_rows.x, val_rows.target);
   prenet::LearnedClass cls;
-  cls.gpu_levels = gpu_levels(d, fit, fit_rows.target, model->predict(fit_rows.x));
+  cls.levels = prenet::level_table(gpu_levels(d, fit, fit_rows.target, model->predict(fit_rows.x)));
   Vector output = model->predict(held_rows.x);
   for (std::size_t i = 0; i < held.size(); ++i) {
     const Sample& s = d.samples[held[i]];

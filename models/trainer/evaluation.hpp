@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "prenet/kernel_features.hpp"
+#include "prenet/learned.hpp"
 #include "trainer/datasets.hpp"
 #include "trainer/model.hpp"
 
@@ -35,7 +36,7 @@ Design build_design(const Dataset& d, prenet::FeatureSet set);
 Vector to_time_ms(const Vector& output, const Design& d, prenet::FeatureSet set);
 
 /// GPU id -> precision -> median log(measured / predicted): a model's level on each measured GPU.
-using GpuLevels = std::map<std::string, std::map<std::string, double>>;
+using GpuLevels = prenet::Levels;
 
 /// The level of each GPU and precision among rows `rows` of `d` (`target` and `predicted` in log space,
 /// indexed like `rows`): the median of target - predicted. The manifest ships it as `gpu_levels`.

@@ -107,9 +107,9 @@ TEST_CASE("adding log 2 to every model output doubles the kernel times", "[learn
 TEST_CASE("a measured GPU's level: its own, else its chip's measured siblings', never a custom part's",
           "[learned][levels]") {
   prenet::LearnedClass cls;
-  cls.gpu_levels = {{"v100-pcie-32gb", {{"fp32", -0.2}}},
-                    {"v100-sxm2-16gb", {{"fp32", -0.4}, {"fp16", 0.3}}},
-                    {"t4", {{"fp32", 0.1}}}};
+  cls.levels = prenet::level_table({{"v100-pcie-32gb", {{"fp32", -0.2}}},
+                                    {"v100-sxm2-16gb", {{"fp32", -0.4}, {"fp16", 0.3}}},
+                                    {"t4", {{"fp32", 0.1}}}});
   auto level = [&](const std::string& id, prenet::Precision p) {
     const prenet::Accelerator* acc = prenet::find_hardware(id);
     REQUIRE(acc != nullptr);

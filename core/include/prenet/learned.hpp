@@ -15,6 +15,18 @@
 
 namespace prenet {
 
+/// Accelerator id (or chip) -> precision -> a model's log(time) level there.
+using Levels = std::map<std::string, std::map<std::string, double>>;
+
+/// The levels of the measured GPUs, and derived from them once the mean level of each chip's measured GPUs.
+struct LevelTable {
+  Levels by_gpu;
+  Levels by_chip;
+};
+
+/// The table of measured levels `by_gpu` (catalogue ids; an id not in the catalogue joins no chip).
+LevelTable level_table(Levels by_gpu);
+
 struct LearnedClass {
   std::string dataset;                            // "gemm", "conv", ... (the ONNX file is <dataset>.onnx)
   std::string model;                              // "gbdt", "mlp", ...
@@ -25,8 +37,8 @@ struct LearnedClass {
   FeatureSet feature_set = FeatureSet::Roofline;  // which item_features the model reads
   bool predicts_ratio = true;                     // output is log(time / roofline) (else log(time), in ms)
   bool monotone = false;  // the model never decreases as a kernel grows (manifest monotone_in_size)
-  // Measured GPU id -> precision -> the model's median log(measured / predicted) on those training rows.
-  std::map<std::string, std::map<std::string, double>> gpu_levels;
+  // Per measured GPU and precision, the model's median log(measured / predicted) on those training rows.
+  LevelTable levels;
 };
 
 /// log(time) offset of class `cls` on `acc` at `precision`: its own measured level, else the mean level
