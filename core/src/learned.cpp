@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -29,8 +30,18 @@ double learned_model_ms(const LearnedClass& cls, float output, double roofline_m
   return std::exp(static_cast<double>(output)) * (cls.predicts_ratio ? roofline_ms : 1.0);
 }
 
+double bounded_kernel_ms(double model_ms, double floor_ms, double ceiling_ms) {
+  return std::max(std::min(model_ms, ceiling_ms), floor_ms);
+}
+
 double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms) {
-  return std::max(learned_model_ms(cls, output, roofline_ms), floor_ms);
+  return bounded_kernel_ms(learned_model_ms(cls, output, roofline_ms), floor_ms, cls.ceiling_ratio * roofline_ms);
+}
+
+void clamp_free_features(const LearnedClass& cls, std::vector<double>& features) {
+  for (std::size_t i = 0; i < features.size() && i < cls.free_range.size(); ++i) {
+    features[i] = std::clamp(features[i], cls.free_range[i][0], cls.free_range[i][1]);
+  }
 }
 
 LevelTable level_table(Levels by_gpu) {
@@ -93,6 +104,21 @@ const LearnedManifest& learned_manifest() {
       lc.predicts_ratio = target == "log(time_ms / roofline_ms)";
       lc.monotone = c.value("monotone_in_size", false);
       if (c.contains("gpu_levels")) lc.levels = level_table(c.at("gpu_levels").get<Levels>());
+      if (c.contains("free_feature_range") && !c.at("free_feature_range").is_null()) {
+        const Json& ranges = c.at("free_feature_range");
+        if (ranges.size() != lc.features.size()) {
+          throw std::runtime_error("models/artifacts/manifest.json: free_feature_range of " + lc.dataset +
+                                   " does not match its features; retrain with npm run train");
+        }
+        const double inf = std::numeric_limits<double>::infinity();
+        for (const Json& r : ranges) {
+          lc.free_range.push_back(r.is_null() ? std::array<double, 2>{-inf, inf}
+                                              : std::array<double, 2>{r.at(0).get<double>(), r.at(1).get<double>()});
+        }
+      }
+      if (c.contains("max_log_roofline_ratio")) {
+        lc.ceiling_ratio = std::max(1.0, std::exp(c.at("max_log_roofline_ratio").get<double>()));
+      }
       if (lc.features != feature_names(lc.feature_set)) {
         throw std::runtime_error("models/artifacts/manifest.json: features of " + lc.dataset +
                                  " differ from the core's; retrain with npm run train");
@@ -162,6 +188,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   // The row of kernel `k` on `acc` in class `c`'s model input (added once per distinct feature row).
   auto row_of = [&](const Kernel& k, const Accelerator& acc, std::size_t c) {
     std::vector<double> f = item_features({k}, acc, precision, classes[c].feature_set);
+    clamp_free_features(classes[c], f);
     std::vector<float> row(f.begin(), f.end());
     std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
     auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
@@ -270,11 +297,14 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         ms = batch.fallback_ms[row];
       } else {
         auto c = static_cast<std::size_t>(cls);
-        ms = std::max(row_ms[c][row] * batch.level_factor[h][c], batch.floor_ms[c][row]);
+        ms = bounded_kernel_ms(row_ms[c][row] * batch.level_factor[h][c], batch.floor_ms[c][row],
+                               classes[c].ceiling_ratio * batch.roofline_ms[c][row]);
         auto [slice_cls, slice_row] = batch.slice_rows[h][i];
         if (slice_cls >= 0) {
           auto s = static_cast<std::size_t>(slice_cls);
-          ms = std::max(ms, std::max(row_ms[s][slice_row] * batch.level_factor[h][s], batch.floor_ms[s][slice_row]));
+          ms = std::max(ms,
+                        bounded_kernel_ms(row_ms[s][slice_row] * batch.level_factor[h][s], batch.floor_ms[s][slice_row],
+                                          classes[s].ceiling_ratio * batch.roofline_ms[s][slice_row]));
         }
         to_low = low_factor[c];
         to_high = high_factor[c];

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 // prenet_train: trains and evaluates the per-class predictors, exports ONNX models, a manifest,
 // parity samples and models/REPORT.md. Deterministic for a given data folder and mode.
 #include <chrono>
@@ -220,6 +221,25 @@ int run(const Args& args) {
         serves(d.name).empty() ? nlohmann::json::object()
                                : levels_json(trainer::gpu_levels(d, every_row, all.target, model->predict(all.x)));
 
+    // What the product needs to stay inside what was measured: the training range of each free (not
+    // size-monotone) feature, which it clamps to, and the largest measured / roofline ratio, which caps a
+    // kernel's time (docs/PREDICTION.md, "Outside the training data").
+    // Only the monotone set separates free features from size features; clamping a size would make big
+    // kernels plateau, so the other sets get no range.
+    const std::vector<int> monotone_flags = prenet::size_monotone_features(chosen_set);
+    nlohmann::json free_range = nullptr;
+    if (!monotone_flags.empty()) {
+      free_range = nlohmann::json::array();
+      for (Eigen::Index c = 0; c < all.x.cols(); ++c) {
+        if (monotone_flags.at(static_cast<std::size_t>(c))) {
+          free_range.push_back(nullptr);
+        } else {
+          free_range.push_back({all.x.col(c).minCoeff(), all.x.col(c).maxCoeff()});
+        }
+      }
+    }
+    const double max_log_ratio = (all.time_ms.array() / all.roofline_ms.array()).log().maxCoeff();
+
     nlohmann::json logo = nlohmann::json::object();
     // The 80% band users see: log(measured / predicted) quantiles on GPUs the model never saw, averaged
     // over held-out GPUs (random-split test rows when there are too few GPUs).
@@ -248,7 +268,9 @@ int run(const Args& args) {
          {"output", "y"},
          {"target", prenet::predicts_roofline_ratio(chosen_set) ? "log(time_ms / roofline_ms)" : "log(time_ms)"},
          {"monotone_in_size", trainer::guarantees_monotone(e.chosen_model)},
-         {"monotone_features", prenet::size_monotone_features(chosen_set)},
+         {"monotone_features", monotone_flags},
+         {"free_feature_range", free_range},
+         {"max_log_roofline_ratio", std::ceil(max_log_ratio * 1e4) / 1e4},
          {"normalization", e.chosen_model != "gbdt" && e.chosen_model != "random_forest"
                                ? "standardisation folded into the first Gemm; feed raw features"
                                : "none (trees)"},

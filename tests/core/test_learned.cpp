@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,41 @@ TEST_CASE("a kernel's time is the model's (ratio x roofline, or log time), never
         Approx(2.5).epsilon(1e-6));
   CHECK(prenet::learned_kernel_ms(ratio_model, static_cast<float>(std::log(3.0)), 4.0, 1.0) ==
         Approx(12.0).epsilon(1e-6));
+  // The ceiling: never slower than the largest measured / roofline ratio of the class.
+  ratio_model.ceiling_ratio = 2.0;
+  CHECK(prenet::learned_kernel_ms(ratio_model, static_cast<float>(std::log(3.0)), 4.0, 1.0) ==
+        Approx(8.0).epsilon(1e-6));
+  time_model.ceiling_ratio = 2.0;
+  CHECK(prenet::learned_kernel_ms(time_model, static_cast<float>(std::log(100.0)), 4.0, 1.0) ==
+        Approx(8.0).epsilon(1e-6));
+  // If floor and ceiling cross (a ratio below one cannot come from a manifest), the physical floor wins.
+  CHECK(prenet::bounded_kernel_ms(5.0, 3.0, 2.0) == 3.0);
+  CHECK(prenet::bounded_kernel_ms(2.5, 1.0, 4.0) == 2.5);
+}
+
+TEST_CASE("free features are clamped to their training range, size features are not", "[learned]") {
+  prenet::LearnedClass cls;
+  const double inf = std::numeric_limits<double>::infinity();
+  cls.free_range = {{-inf, inf}, {1.0, 2.0}, {0.0, 0.0}};
+  std::vector<double> row = {40.0, 16.0, 1.0};
+  prenet::clamp_free_features(cls, row);
+  CHECK(row == std::vector<double>{40.0, 2.0, 0.0});
+  row = {-3.0, 0.5, -1.0};
+  prenet::clamp_free_features(cls, row);
+  CHECK(row == std::vector<double>{-3.0, 1.0, 0.0});
+}
+
+TEST_CASE("the shipped manifest bounds every kernel class", "[learned]") {
+  for (const auto& cls : prenet::learned_manifest().classes) {
+    INFO(cls.dataset);
+    CHECK(std::isfinite(cls.ceiling_ratio));
+    CHECK(cls.ceiling_ratio >= 1.0);
+    // Monotone classes name their free features' ranges; a range never excludes what training saw.
+    if (cls.monotone) {
+      REQUIRE(cls.free_range.size() == cls.features.size());
+      for (const auto& r : cls.free_range) CHECK(r[0] <= r[1]);
+    }
+  }
 }
 
 TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeated layers share rows", "[learned]") {
@@ -149,12 +185,18 @@ TEST_CASE("the level multiplies the learned kernels of that accelerator only", "
     high = std::max(high, factor);
   }
   REQUIRE(high - low > 1e-3);  // the shipped manifest has measured GV100 levels
-  // exp(20) ms per learned kernel dwarfs the roofline-timed remainder and every physical floor.
-  Json out = run_learned(req.dump(), [](std::size_t, std::size_t) { return 20.0f; });
+  // Learned kernels at the largest multiple of their roofline time that no level lifts past a class's
+  // ceiling: far above every physical floor, and they outweigh the roofline-timed remainder, which pulls
+  // the step's ratio towards 1.
+  double ceiling = 1e300;
+  for (const auto& c : prenet::learned_manifest().classes) ceiling = std::min(ceiling, c.ceiling_ratio);
+  const double scale = 0.99 * ceiling / high;
+  REQUIRE(scale > 2);
+  Json out = run_learned(req.dump(), [&](std::size_t c, std::size_t r) { return output_for_roofline(c, r, scale); });
   REQUIRE_FALSE(out.contains("error"));
   double ratio = out["results"][0]["step_ms"].get<double>() / out["results"][1]["step_ms"].get<double>();
-  CHECK(ratio >= low * (1 - 1e-6));
-  CHECK(ratio <= high * (1 + 1e-6));
+  CHECK(ratio >= std::min(low, 1.0) * (1 - 1e-6));
+  CHECK(ratio <= std::max(high, 1.0) * (1 + 1e-6));
   CHECK(std::abs(ratio - 1) > 1e-3);
 }
 
@@ -209,11 +251,15 @@ TEST_CASE("with monotone models, a batched GEMM is never faster than one of its 
   REQUIRE(gemm >= 0);
   REQUIRE(bmm >= 0);
   REQUIRE(gemm != bmm);
-  // GEMM rows take 1 s each; batched GEMMs either their roofline time or 1 s.
+  // GEMM rows take just under their class's ceiling times their roofline time; batched GEMMs either their
+  // roofline time or 1.5 times it. This request's batched GEMMs are small (launch-bound), so one product
+  // timed that slowly as a GEMM outlasts either.
+  const double gemm_scale = 0.99 * classes[static_cast<std::size_t>(gemm)].ceiling_ratio;
+  REQUIRE(gemm_scale > 3);
   auto run = [&](bool slow_bmm) {
     return run_learned(kUnmeasuredRequest, [&](std::size_t c, std::size_t r) {
-      if (static_cast<int>(c) == gemm) return static_cast<float>(std::log(1000.0));
-      if (static_cast<int>(c) == bmm && slow_bmm) return static_cast<float>(std::log(1000.0));
+      if (static_cast<int>(c) == gemm) return output_for_roofline(c, r, gemm_scale);
+      if (static_cast<int>(c) == bmm && slow_bmm) return output_for_roofline(c, r, 1.5);
       return output_for_roofline(c, r, 1.0);
     });
   };
@@ -222,7 +268,7 @@ TEST_CASE("with monotone models, a batched GEMM is never faster than one of its 
   const double fast_ms = fast["results"][0]["step_ms"].get<double>();
   const double slow_ms = slow["results"][0]["step_ms"].get<double>();
   if (classes[static_cast<std::size_t>(gemm)].monotone && classes[static_cast<std::size_t>(bmm)].monotone) {
-    CHECK(fast_ms == Approx(slow_ms).epsilon(1e-6));  // the one-product bound lifts every batched GEMM to 1 s
+    CHECK(fast_ms == Approx(slow_ms).epsilon(1e-6));  // the one-product bound lifts every batched GEMM alike
   } else {
     CHECK(fast_ms < slow_ms);  // ratio models promise nothing, and are not bounded
   }

@@ -3,6 +3,7 @@
 // and turning their outputs back into kernel times. The models run outside the core (ONNX Runtime in
 // the engine); the core builds their inputs and assembles the result, so page, CLI and tests agree.
 #include <array>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -39,6 +40,11 @@ struct LearnedClass {
   bool monotone = false;  // the model never decreases as a kernel grows (manifest monotone_in_size)
   // Per measured GPU and precision, the model's median log(measured / predicted) on those training rows.
   LevelTable levels;
+  // Per feature, the [min, max] seen in training where the model is free in it (not size-monotone);
+  // {-inf, inf} elsewhere. Inputs are clamped to it: the model is never asked about an unseen stride.
+  std::vector<std::array<double, 2>> free_range;
+  // Largest measured / roofline time ratio in training (>= 1): no kernel is predicted slower than that.
+  double ceiling_ratio = std::numeric_limits<double>::infinity();
 };
 
 /// log(time) offset of class `cls` on `acc` at `precision`: its own measured level, else the mean level
@@ -47,8 +53,15 @@ struct LearnedClass {
 double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision);
 
 /// One kernel's time (ms) from its model output: the model's time, never below the physical bound
-/// `floor_ms`. Non-decreasing in kernel size when the model's time is (docs/PREDICTION.md).
+/// `floor_ms` nor above the class's ceiling_ratio x `roofline_ms`. Non-decreasing in kernel size when the
+/// model's time is (docs/PREDICTION.md).
 double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms);
+
+/// `model_ms` held between `floor_ms` and `ceiling_ms` (the floor wins if they cross).
+double bounded_kernel_ms(double model_ms, double floor_ms, double ceiling_ms);
+
+/// `features` (one row of `cls`'s input) with each free feature clamped to its training range.
+void clamp_free_features(const LearnedClass& cls, std::vector<double>& features);
 
 /// The model's time (ms) from its output, before the level and the floor: exp(output) x (roofline if a ratio).
 double learned_model_ms(const LearnedClass& cls, float output, double roofline_ms);
