@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the predictor's training tables, models/data/<table>.csv.gz, from the public measurements in
-// ../shared/data (see models/data/SOURCES.md for what each table holds and how it was transformed).
+// ../shared/data and the project's own in models/measured/<gpu>/ (see models/data/SOURCES.md for what
+// each table holds and how it was transformed).
 //
 //   node models/build-data.mjs [--shared ../shared/data] [--check]
 //
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { buildDeepbench } from './data-tools/deepbench.mjs';
 import { loadCatalogueIds } from './data-tools/gpus.mjs';
 import { buildJustus } from './data-tools/justus.mjs';
+import { buildMeasured } from './data-tools/measured.mjs';
 import { buildNeusight } from './data-tools/neusight.mjs';
 import { Table } from './data-tools/table.mjs';
 import { buildVidur } from './data-tools/vidur.mjs';
@@ -151,7 +153,7 @@ function spliceSources(existing, block) {
 function main() {
   const args = parseArgs(process.argv.slice(2));
   if (!existsSync(args.shared)) throw new Error(`shared data folder not found: ${args.shared} (pass --shared)`);
-  loadCatalogueIds(join(repoRoot, 'core', 'data', 'hardware.json'));
+  const catalogueIds = loadCatalogueIds(join(repoRoot, 'core', 'data', 'hardware.json'));
 
   const tables = makeTables();
   const notes = new Map();
@@ -159,10 +161,11 @@ function main() {
   const checks = buildDeepbench(args.shared, tables, notes);
   buildJustus(args.shared, tables);
   buildVidur(args.shared, tables, notes);
+  const measured = buildMeasured(join(here, 'measured'), tables, catalogueIds);
   for (const t of Object.values(tables)) t.build();
 
   const acc = accounting(tables);
-  console.log(`shared data: ${relative(process.cwd(), args.shared) || '.'}`);
+  console.log(`shared data: ${relative(process.cwd(), args.shared) || '.'}; measured here: ${measured.join(', ') || 'none'}`);
   console.log(summaryText(tables, acc, notes, checks));
 
   const existing = existsSync(sourcesPath) ? readFileSync(sourcesPath, 'utf8') : null;

@@ -3,9 +3,15 @@
 
 import { readFileSync } from 'node:fs';
 
-/** Parses CSV text into an array of rows (arrays of strings). A trailing newline adds no row. */
+/**
+ * Parses CSV text into an array of rows (arrays of strings). A trailing newline adds no row.
+ * @param {string} text
+ * @returns {string[][]}
+ */
 export function parseCsv(text) {
+  /** @type {string[][]} */
   const rows = [];
+  /** @type {string[]} */
   let row = [];
   let field = '';
   let i = 0;
@@ -55,32 +61,53 @@ export function parseCsv(text) {
   return rows;
 }
 
-/** Reads a CSV file with a header row; returns {header, records} where records are objects. */
-export function readCsvObjects(path) {
-  const rows = parseCsv(readFileSync(path, 'utf8'));
-  if (rows.length === 0) throw new Error(`${path}: empty file`);
-  const header = rows[0].map((h) => h.trim());
+/** @typedef {Record<string, string> & {__line: number}} CsvRecord one data line by column name, and its line number */
+
+/**
+ * Parses CSV text with a header row; `where` names the source in errors.
+ * @param {string} text
+ * @param {string} where
+ * @returns {{header: string[], records: CsvRecord[]}}
+ */
+export function parseCsvObjects(text, where) {
+  const [first, ...rest] = parseCsv(text);
+  if (!first) throw new Error(`${where}: empty file`);
+  const header = first.map((h) => h.trim());
+  /** @type {CsvRecord[]} */
   const records = [];
-  for (let r = 1; r < rows.length; r++) {
-    const cells = rows[r];
-    if (cells.length === 1 && cells[0] === '') continue; // blank line
+  rest.forEach((cells, i) => {
+    if (cells.length === 1 && cells[0] === '') return; // blank line
     if (cells.length !== header.length) {
-      throw new Error(`${path}: line ${r + 1} has ${cells.length} fields, header has ${header.length}`);
+      throw new Error(`${where}: line ${i + 2} has ${cells.length} fields, header has ${header.length}`);
     }
-    const rec = {};
-    for (let c = 0; c < header.length; c++) rec[header[c]] = cells[c];
-    rec.__line = r + 1;
+    const rec = /** @type {CsvRecord} */ (/** @type {unknown} */ ({}));
+    header.forEach((h, c) => (rec[h] = /** @type {string} */ (cells[c])));
+    rec.__line = i + 2;
     records.push(rec);
-  }
+  });
   return { header, records };
 }
 
-/** Reads a CSV file as raw rows (for the multi-table DeepBench sheets). */
+/**
+ * Reads a CSV file with a header row; returns {header, records} where records are objects.
+ * @param {string} path
+ */
+export function readCsvObjects(path) {
+  return parseCsvObjects(readFileSync(path, 'utf8'), path);
+}
+
+/**
+ * Reads a CSV file as raw rows (for the multi-table DeepBench sheets).
+ * @param {string} path
+ */
 export function readCsvRows(path) {
   return parseCsv(readFileSync(path, 'utf8'));
 }
 
-/** Quotes a value for CSV output only when it needs it. */
+/**
+ * Quotes a value for CSV output only when it needs it.
+ * @param {string | number} s
+ */
 export function csvField(s) {
   const str = String(s);
   return /[",\r\n]/.test(str) ? `"${str.replace(/"/g, '""')}"` : str;

@@ -12,6 +12,7 @@ export const MAX_TABLE_GZ_BYTES = 3 * 1024 * 1024;
  * A number with 6 significant digits, written as a plain decimal (never exponent notation).
  * toPrecision rounds half away from zero on the decimal expansion of the double, which is the same on
  * every platform (ECMAScript specifies it exactly).
+ * @param {number} x
  */
 export function sig6(x) {
   if (!Number.isFinite(x)) throw new Error(`not a finite number: ${x}`);
@@ -25,7 +26,11 @@ export function sig6(x) {
   return s;
 }
 
-/** Parses a latency cell: returns {value} or {reason} naming why it cannot be used. */
+/**
+ * Parses a latency cell: returns {value} or {reason} naming why it cannot be used.
+ * @param {unknown} cell
+ * @returns {{value: number, reason?: undefined} | {reason: string, value?: undefined}}
+ */
 export function parseTime(cell) {
   const s = String(cell ?? '').trim();
   if (s === '') return { reason: 'missing time' };
@@ -41,7 +46,11 @@ export function parseTime(cell) {
   return { value: v };
 }
 
-/** Parses a dimension cell that must be a non-negative integer; returns the number or null. */
+/**
+ * Parses a dimension cell that must be a non-negative integer; returns the number or null.
+ * @param {unknown} cell
+ * @returns {number | null}
+ */
 export function parseDim(cell) {
   const s = String(cell ?? '').trim();
   if (!/^\d+(\.0+)?$/.test(s)) return null;
@@ -65,11 +74,17 @@ export class Table {
     const order = names.filter((c) => !(gpuLast && (c === 'gpu' || c === 'time_ms')));
     if (gpuLast) order.push('gpu', 'time_ms');
     this.sortIndex = order.map((c) => names.indexOf(c));
+    /** @type {Array<Array<string | number>>} */
     this.rows = [];
+    /** @type {Map<string, {source: string, gpu: string, raw: number, out: number, skipped: Map<string, number>}>} */
     this.stats = new Map(); // "source\tgpu" -> {source, gpu, raw, out, skipped: Map}
     this.subsample = 1;
   }
 
+  /**
+   * @param {string} source
+   * @param {string} gpu
+   */
   entry(source, gpu) {
     const key = `${source}\t${gpu}`;
     let e = this.stats.get(key);
@@ -80,12 +95,19 @@ export class Table {
     return e;
   }
 
-  /** Counts raw input rows (lines of the source files) read for this source and GPU. */
+  /**
+   * Counts raw input rows (lines of the source files) read for this source and GPU.
+   * @param {string} source
+   * @param {string} gpu
+   */
   countRaw(source, gpu, n = 1) {
     this.entry(source, gpu).raw += n;
   }
 
-  /** Adds one output row (an object with every column); checks types. */
+  /**
+   * Adds one output row (an object with every column); checks types.
+   * @param {Record<string, string | number>} row
+   */
   add(row) {
     const values = this.columns.map(([col, type]) => {
       const v = row[col];
@@ -95,17 +117,22 @@ export class Table {
         return v;
       }
       if (type === 'int') {
-        if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${this.name}: column ${col} must be a non-negative integer, got ${v}`);
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`${this.name}: column ${col} must be a non-negative integer, got ${v}`);
         return v;
       }
       if (!(typeof v === 'number' && Number.isFinite(v) && v > 0)) throw new Error(`${this.name}: ${col} must be > 0, got ${v}`);
       return Number(sig6(v));
     });
     this.rows.push(values);
-    this.entry(row.source, row.gpu).out += 1;
+    this.entry(String(row.source), String(row.gpu)).out += 1;
   }
 
-  /** Records one measurement that was not written, with the reason. */
+  /**
+   * Records one measurement that was not written, with the reason.
+   * @param {string} source
+   * @param {string} gpu
+   * @param {string} reason
+   */
   skip(source, gpu, reason, n = 1) {
     const e = this.entry(source, gpu);
     e.skipped.set(reason, (e.skipped.get(reason) ?? 0) + n);
@@ -116,25 +143,26 @@ export class Table {
     const idx = this.sortIndex;
     this.rows.sort((a, b) => {
       for (const i of idx) {
-        const x = a[i];
-        const y = b[i];
+        const x = /** @type {string | number} */ (a[i]);
+        const y = /** @type {string | number} */ (b[i]);
         if (x === y) continue;
         if (types[i] === 'str') return x < y ? -1 : 1;
-        return x - y;
+        return Number(x) - Number(y);
       }
       return 0;
     });
   }
 
+  /** @param {Array<Array<string | number>>} rows */
   csvText(rows) {
     const lines = [this.columns.map(([c]) => c).join(',')];
     for (const r of rows) {
       lines.push(
         r.map((v, i) => {
-          const t = this.columns[i][1];
+          const t = this.columns[i]?.[1];
           if (t === 'str') return csvField(v);
           if (t === 'int') return String(v);
-          return sig6(v);
+          return sig6(Number(v));
         }).join(','),
       );
     }
@@ -175,6 +203,7 @@ export class Table {
 }
 
 /** gzip with fixed level, strategy and window; Node writes mtime 0 and no file name, so the bytes depend on the input only. */
+/** @param {string} text */
 export function gzip(text) {
   return gzipSync(Buffer.from(text, 'utf8'), {
     level: 9,

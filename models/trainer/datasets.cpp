@@ -48,7 +48,9 @@ void gemm_rows(const Table& t, Dataset& gemm, Dataset& bmm) {
     Kernel k = prenet::gemm_kernel(Phase::Forward, t.positive(r, "m"), t.positive(r, "n"), t.positive(r, "k"), batch,
                                    element_bytes(s.precision));
     s.item = {k};
-    (s.source == "neusight-bmm" ? bmm : gemm).samples.push_back(std::move(s));
+    // Batched products are their own class (the product's attention GEMMs); NeuSight and measure_gpu.py name them.
+    bool batched = s.source == "neusight-bmm" || s.source == "prenet-bmm";
+    (batched ? bmm : gemm).samples.push_back(std::move(s));
   }
 }
 
@@ -150,10 +152,10 @@ prenet::Optimizer optimizer_of(const Table& t, std::size_t row) {
 
 /// The kernels of one layer's step as the core decomposes it: forward only without an optimizer.
 std::vector<Kernel> layer_item(const prenet::Json& model, const Table& t, std::size_t row, std::int64_t batch,
-                               prenet::Optimizer optimizer) {
+                               Precision precision, prenet::Optimizer optimizer) {
   try {
     prenet::Network net = prenet::parse_layer_list(model, "row", {});
-    prenet::StepWork work = prenet::step_work(net, batch, Precision::FP32, optimizer);
+    prenet::StepWork work = prenet::step_work(net, batch, precision, optimizer);
     std::vector<Kernel> item;
     for (const Kernel& k : work.kernels) {
       if (optimizer != prenet::Optimizer::None || k.phase == Phase::Forward) item.push_back(k);
@@ -179,8 +181,10 @@ void layer_dense_rows(const Table& t, Dataset& dense) {
     prenet::Json model = {
         {"input", {{"kind", "vector"}, {"features", static_cast<std::int64_t>(t.positive(r, "d_in"))}}},
         {"layers",
-         {{{"type", "dense"}, {"units", static_cast<std::int64_t>(t.positive(r, "d_out"))}, {"activation", activation_of(t, r)}}}}};
-    s.item = layer_item(model, t, r, batch, optimizer_of(t, r));
+         {{{"type", "dense"},
+           {"units", static_cast<std::int64_t>(t.positive(r, "d_out"))},
+           {"activation", activation_of(t, r)}}}}};
+    s.item = layer_item(model, t, r, batch, s.precision, optimizer_of(t, r));
     dense.samples.push_back(std::move(s));
   }
 }
@@ -201,7 +205,7 @@ void layer_conv_rows(const Table& t, Dataset& conv) {
                             {"channels", static_cast<std::int64_t>(t.positive(r, "c_in"))},
                             {"image_size", static_cast<std::int64_t>(t.positive(r, "image_size"))}}},
                           {"layers", {layer}}};
-    s.item = layer_item(model, t, r, batch, optimizer_of(t, r));
+    s.item = layer_item(model, t, r, batch, s.precision, optimizer_of(t, r));
     conv.samples.push_back(std::move(s));
   }
 }

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// `npm run bench:measured`: the training steps the project timed itself (models/measured/<gpu>/e2e.csv,
+// written by models/measure/measure_gpu.py from the runs in models/measure/e2e.json) beside the core's
+// prediction of the same request: step, forward, backward and optimizer times and peak memory. With
+// --write the table replaces docs/MEASURED.md. Without measurements it predicts every run on the H200
+// (so a broken run in e2e.json shows before a GPU is lent) and says that nothing was measured.
+//
+//   node web/bench/measured.mjs [--write] [--measured DIR]
+//
+// DIR holds one folder per GPU (default models/measured).
+//
+// Nothing here is fitted: the requests restate e2e.json, and the errors are what they are.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measuredFolders, readMeasuredCsv } from '../../models/data-tools/measured.mjs';
+import { engine } from '../cli/node-engine.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RUNS = `${ROOT}models/measure/e2e.json`;
+const MEASURED = `${ROOT}models/measured`;
+const DOC = `${ROOT}docs/MEASURED.md`;
+
+/**
+ * @typedef {{name: string, preset?: string, hf_config?: Record<string, unknown>, task?: string, torchvision?: string,
+ *   batch: number, seq_len?: number, image_size?: number, precision: string, optimizer: string, attention?: string}} E2eRun
+ */
+
+/** @returns {E2eRun[]} the runs of models/measure/e2e.json */
+export function e2eRuns() {
+  return JSON.parse(readFileSync(RUNS, 'utf8')).runs;
+}
+
+/**
+ * The request that describes one e2e.json run on `gpu`: the same model, batch, sequence, precision,
+ * optimizer and attention as measure_gpu.py trains.
+ * @param {E2eRun} run
+ * @param {string} gpu catalogue id
+ */
+export function e2eRequest(run, gpu) {
+  if (!run.preset && !run.hf_config) throw new Error(`e2e run ${run.name}: needs a preset or an hf_config`);
+  /** @type {Record<string, unknown>} */
+  const training = { batch_size: run.batch, precision: run.precision, optimizer: run.optimizer };
+  if (run.seq_len) training.seq_len = run.seq_len;
+  if (run.attention) training.attention = run.attention;
+  return {
+    model: run.preset ? { preset: run.preset } : { hf_config: run.hf_config, name: run.name },
+    training,
+    hardware: [gpu],
+    options: { per_layer: false },
+  };
+}
+
+/**
+ * @param {string} root folder with one folder per measured GPU
+ * @returns {import('../../models/data-tools/csv.mjs').CsvRecord[]} every measured e2e row, from every GPU folder
+ */
+function measuredRows(root) {
+  const rows = [];
+  for (const { dir } of measuredFolders(root)) {
+    const file = readMeasuredCsv(dir, 'e2e');
+    if (file) rows.push(...file.records);
+  }
+  return rows;
+}
+
+/** @param {number} v */
+const f1 = (v) => v.toFixed(1);
+/** @param {number} p @param {number} m */
+const signed = (p, m) => `${p >= m ? '+' : ''}${f1(((p - m) / m) * 100)}%`;
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const write = argv.includes('--write');
+  const at = argv.indexOf('--measured');
+  const root = at >= 0 && argv[at + 1] ? resolve(/** @type {string} */ (argv[at + 1])) : MEASURED;
+  const runs = new Map(e2eRuns().map((r) => [r.name, r]));
+  const measured = measuredRows(root);
+  if (measured.length === 0) {
+    for (const run of runs.values()) {
+      const r = /** @type {any} */ ((await engine.predict(/** @type {any} */ (e2eRequest(run, 'h200')))).results[0]);
+      console.log(`${run.name.padEnd(34)} h200 predicted step ${f1(r.step_ms)} ms, ${f1(r.memory_gb)} GB`);
+    }
+    console.log('\nno measured runs in models/measured: run models/measure/measure_gpu.py where a GPU is lent (models/measure/README.md)');
+    if (write) console.log('nothing written');
+    return;
+  }
+  const lines = [];
+  const errors = [];
+  let predictor = '';
+  for (const m of measured) {
+    const run = runs.get(m.name ?? '');
+    if (!run) throw new Error(`${root}/${m.gpu}/e2e.csv: run "${m.name}" is not in models/measure/e2e.json`);
+    const response = /** @type {any} */ (await engine.predict(/** @type {any} */ (e2eRequest(run, m.gpu ?? ''))));
+    predictor = response.predictor;
+    const r = response.results[0];
+    const step = Number(m.step_ms);
+    errors.push(Math.abs(r.step_ms - step) / step);
+    const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
+    lines.push(
+      `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signed(r.step_ms, step)} | ` +
+        `${f1(Number(m.forward_ms))} / ${f1(r.forward_ms)} | ${f1(Number(m.backward_ms))} / ${f1(r.backward_ms)} | ` +
+        `${f1(Number(m.optimizer_ms))} / ${f1(r.optimizer_ms)} | ${f1(Number(m.peak_memory_gb))} / ${f1(r.memory_gb - r.memory.overhead_gb)} |`,
+    );
+    process.stderr.write(`${m.name} on ${m.gpu}: ${f1(r.step_ms)} ms predicted, ${f1(step)} ms measured\n`);
+  }
+  const mape = (errors.reduce((a, b) => a + b, 0) / errors.length) * 100;
+  const sorted = [...errors].sort((a, b) => a - b);
+  const median = (sorted[Math.floor(sorted.length / 2)] ?? 0) * 100;
+  const doc = [
+    '# Training steps measured by the project',
+    '',
+    `Generated by \`npm run bench:measured\` (\`node web/bench/measured.mjs --write\`); predictor \`${predictor}\`.`,
+    'Measured: `models/measured/<gpu>/e2e.csv` (models/measure/measure_gpu.py, runs in models/measure/e2e.json;',
+    'PyTorch eager mode, CUDA events around each phase, median of the timed steps; software in each folder\'s',
+    'meta.json). Predicted: the same request through the wasm engine. Times in ms; "measured / predicted" pairs.',
+    'Memory: PyTorch\'s peak allocated bytes beside the predicted total without the fixed runtime allowance',
+    '(`memory.overhead_gb`), since the allocator does not count the CUDA context.',
+    '',
+    '| run | GPU | measured step | predicted step [interval] | error | forward | backward | optimizer | peak memory GB |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...lines,
+    '',
+    `Over ${errors.length} runs: mean absolute error ${f1(mape)}%, median ${f1(median)}%.`,
+    '',
+  ].join('\n');
+  console.log(doc);
+  if (write) {
+    writeFileSync(DOC, doc);
+    console.log('wrote docs/MEASURED.md');
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error) => {
+    console.error(`bench:measured: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}
