@@ -265,9 +265,31 @@ std::vector<Metrics> run_parallel(const std::vector<std::function<Metrics()>>& j
 
 }  // namespace
 
+std::map<std::string, std::map<int, double>> peak_fraction_by_decade(const Dataset& d) {
+  std::map<std::string, std::map<int, std::vector<double>>> fractions;
+  for (const Sample& s : d.samples) {
+    double flops = 0;
+    for (const auto& k : s.item) flops += k.flops;
+    auto peak = s.accelerator->peak(s.precision);
+    if (flops <= 0 || !peak) continue;
+    double fraction = flops / (s.time_ms * 1e-3) / (*peak * 1e12);
+    fractions[s.accelerator->id + " " + prenet::to_string(s.precision)][static_cast<int>(std::floor(std::log10(flops)))]
+        .push_back(fraction);
+  }
+  std::map<std::string, std::map<int, double>> out;
+  for (auto& [key, by_decade] : fractions) {
+    for (auto& [decade, v] : by_decade) {
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      out[key][decade] = v[v.size() / 2];
+    }
+  }
+  return out;
+}
+
 Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
   Experiment e;
   e.dataset = d.name;
+  e.peak_fraction = peak_fraction_by_decade(d);
   e.gpus = d.gpus();
   e.rows = d.samples.size();
   std::map<std::string, Design> designs;

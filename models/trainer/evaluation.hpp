@@ -68,7 +68,13 @@ struct Experiment {
   std::string comparison_model;
   std::string selection_rule;
   bool require_monotone = false;  // the export must be monotone in kernel size (see choose)
+  // "gpu precision" -> decade of a row's FLOPs -> median measured fraction of that GPU's dense peak.
+  std::map<std::string, std::map<int, double>> peak_fraction;
 };
+
+/// Median achieved fraction of the accelerator's dense peak (nominal FLOPs / time / peak) over the rows
+/// of `d`, per "gpu precision" and per decade of a row's FLOPs (floor of log10); rows without FLOPs skip.
+std::map<std::string, std::map<int, double>> peak_fraction_by_decade(const Dataset& d);
 
 /// The feature set a model kind is trained on in the "roofline" column: the Monotone set for mono_mlp
 /// (log(time) target), else Roofline (log(time / roofline) target).

@@ -1,8 +1,8 @@
-#include <algorithm>
-#include <cmath>
 // prenet_train: trains and evaluates the per-class predictors, exports ONNX models, a manifest,
 // parity samples and models/REPORT.md. Deterministic for a given data folder and mode.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

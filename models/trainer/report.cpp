@@ -1,5 +1,6 @@
 #include "trainer/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -172,6 +173,37 @@ std::string render_report(const std::vector<Experiment>& experiments, const std:
       r << why << "\n";
     }
   }
+  r << "\n## How much of its peak each GPU sustains\n\n"
+       "Median measured fraction of the catalogue's dense peak (the core's nominal FLOPs of the row / its time / "
+       "peak at the row's precision), per decade of a row's FLOPs; rows per cell vary. A GPU that reaches a "
+       "plateau well below its peak, or falls as kernels grow, runs below its boost clock under sustained load "
+       "(power or thermal limits): no specification feature predicts that, and it is where a held-out GPU's "
+       "error comes from.\n";
+  for (const auto& e : experiments) {
+    if (e.dataset != "gemm" && e.dataset != "bmm" && e.dataset != "conv") continue;
+    int lo = 99, hi = -99;
+    for (const auto& [key, by_decade] : e.peak_fraction) {
+      for (const auto& [decade, f] : by_decade) {
+        lo = std::min(lo, decade);
+        hi = std::max(hi, decade);
+      }
+    }
+    if (lo > hi) continue;
+    r << "\n### " << e.dataset << "\n\n| GPU, precision |";
+    for (int dec = lo; dec <= hi; ++dec) r << " 1e" << dec << " |";
+    r << "\n|---|";
+    for (int dec = lo; dec <= hi; ++dec) r << "---:|";
+    r << "\n";
+    for (const auto& [key, by_decade] : e.peak_fraction) {
+      r << "| " << key << " |";
+      for (int dec = lo; dec <= hi; ++dec) {
+        auto it = by_decade.find(dec);
+        r << " " << (it == by_decade.end() ? std::string("") : fmt(it->second, 2)) << " |";
+      }
+      r << "\n";
+    }
+  }
+
   r << "\n## How much of an error GPUs share (calibration)\n\n"
        "Correlation of the chosen model's held-out log(measured / predicted) between two held-out GPUs on the "
        "same shape, over every such pair. A request's calibration on one accelerator moves the others by this "
