@@ -38,9 +38,19 @@ double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_
   return bounded_kernel_ms(learned_model_ms(cls, output, roofline_ms), floor_ms, cls.ceiling_ratio * roofline_ms);
 }
 
-void clamp_free_features(const LearnedClass& cls, std::vector<double>& features) {
-  for (std::size_t i = 0; i < features.size() && i < cls.free_range.size(); ++i) {
-    features[i] = std::clamp(features[i], cls.free_range[i][0], cls.free_range[i][1]);
+FeatureRange make_feature_range(FeatureSet set, std::vector<std::array<double, 2>> bounds) {
+  FeatureRange r;
+  r.grows = size_monotone_features(set);
+  if (r.grows.empty()) throw std::invalid_argument("feature range: the feature set has no growing features");
+  if (bounds.size() != r.grows.size()) throw std::invalid_argument("feature range: one [min, max] per feature");
+  r.bounds = std::move(bounds);
+  return r;
+}
+
+void fit_to_range(const FeatureRange& range, std::vector<double>& features) {
+  if (range.bounds.size() != features.size()) return;
+  for (std::size_t i = 0; i < features.size(); ++i) {
+    if (!range.grows[i]) features[i] = std::clamp(features[i], range.bounds[i][0], range.bounds[i][1]);
   }
 }
 
@@ -104,16 +114,13 @@ const LearnedManifest& learned_manifest() {
       lc.predicts_ratio = target == "log(time_ms / roofline_ms)";
       lc.monotone = c.value("monotone_in_size", false);
       if (c.contains("gpu_levels")) lc.levels = level_table(c.at("gpu_levels").get<Levels>());
-      if (c.contains("free_feature_range") && !c.at("free_feature_range").is_null()) {
-        const Json& ranges = c.at("free_feature_range");
-        if (ranges.size() != lc.features.size()) {
-          throw std::runtime_error("models/artifacts/manifest.json: free_feature_range of " + lc.dataset +
-                                   " does not match its features; retrain with npm run train");
-        }
-        const double inf = std::numeric_limits<double>::infinity();
-        for (const Json& r : ranges) {
-          lc.free_range.push_back(r.is_null() ? std::array<double, 2>{-inf, inf}
-                                              : std::array<double, 2>{r.at(0).get<double>(), r.at(1).get<double>()});
+      if (c.contains("feature_range") && !c.at("feature_range").is_null()) {
+        try {
+          lc.range =
+              make_feature_range(lc.feature_set, c.at("feature_range").get<std::vector<std::array<double, 2>>>());
+        } catch (const std::exception& e) {
+          throw std::runtime_error("models/artifacts/manifest.json: feature_range of " + lc.dataset + ": " + e.what() +
+                                   "; retrain with npm run train");
         }
       }
       if (c.contains("max_log_roofline_ratio")) {
@@ -188,12 +195,13 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   // The row of kernel `k` on `acc` in class `c`'s model input (added once per distinct feature row).
   auto row_of = [&](const Kernel& k, const Accelerator& acc, std::size_t c) {
     std::vector<double> f = item_features({k}, acc, precision, classes[c].feature_set);
-    clamp_free_features(classes[c], f);
-    std::vector<float> row(f.begin(), f.end());
-    std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
+    // Keyed before the clamp: kernels that differ only in a clamped input still differ in roofline time.
+    std::vector<float> as_computed(f.begin(), f.end());
+    std::string key(reinterpret_cast<const char*>(as_computed.data()), as_computed.size() * sizeof(float));
     auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
     if (inserted) {
-      b.features[c].insert(b.features[c].end(), row.begin(), row.end());
+      fit_to_range(classes[c].range, f);
+      b.features[c].insert(b.features[c].end(), f.begin(), f.end());
       b.roofline_ms[c].push_back(roofline_ms({k}, acc, precision));
       // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
       // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)

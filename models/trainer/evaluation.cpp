@@ -42,6 +42,12 @@ Design subset(const Design& d, const std::vector<std::size_t>& idx) {
   return s;
 }
 
+/// The outputs a model fitted on `train` gives rows `x` in the product: free inputs held to the training
+/// range (prenet::fit_to_range).
+Vector product_output(const Model& model, FeatureSet set, const Matrix& train, const Matrix& x) {
+  return model.predict(fit_rows_to_range(set, train, x));
+}
+
 /// Fits on `train` (with `val` for early stopping) and returns test metrics in milliseconds; with
 /// `log_ratio`, also each test row's log(measured / predicted).
 Metrics fit_and_score(const std::string& kind, const ModelOptions& options, FeatureSet set, const Design& train,
@@ -50,7 +56,7 @@ Metrics fit_and_score(const std::string& kind, const ModelOptions& options, Feat
   mo.monotone = prenet::size_monotone_features(set);
   auto model = make_model(kind, mo);
   model->fit(train.x, train.target, val.x, val.target);
-  Vector predicted = to_time_ms(model->predict(test.x), test, set);
+  Vector predicted = to_time_ms(product_output(*model, set, train.x, test.x), test, set);
   if (log_ratio) *log_ratio = (test.time_ms.array() / predicted.array()).log().matrix();
   return compute_metrics(test.time_ms, predicted);
 }
@@ -67,7 +73,7 @@ Metrics fit_and_score_with_levels(const std::string& kind, const ModelOptions& o
   model->fit(fit_rows.x, fit_rows.target, val_rows.x, val_rows.target);
   prenet::LearnedClass cls;
   cls.levels = prenet::level_table(gpu_levels(d, fit, fit_rows.target, model->predict(fit_rows.x)));
-  Vector output = model->predict(held_rows.x);
+  Vector output = product_output(*model, set, fit_rows.x, held_rows.x);
   for (std::size_t i = 0; i < held.size(); ++i) {
     const Sample& s = d.samples[held[i]];
     output(static_cast<Eigen::Index>(i)) += prenet::learned_level(cls, *s.accelerator, s.precision);
@@ -264,6 +270,25 @@ std::vector<Metrics> run_parallel(const std::vector<std::function<Metrics()>>& j
 }
 
 }  // namespace
+
+std::vector<std::array<double, 2>> column_bounds(const Matrix& x) {
+  std::vector<std::array<double, 2>> out;
+  for (Eigen::Index c = 0; c < x.cols(); ++c) out.push_back({x.col(c).minCoeff(), x.col(c).maxCoeff()});
+  return out;
+}
+
+Matrix fit_rows_to_range(FeatureSet set, const Matrix& train, const Matrix& x) {
+  if (prenet::size_monotone_features(set).empty() || train.rows() == 0) return x;
+  const prenet::FeatureRange range = prenet::make_feature_range(set, column_bounds(train));
+  Matrix out = x;
+  std::vector<double> row(static_cast<std::size_t>(x.cols()));
+  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+    for (Eigen::Index c = 0; c < x.cols(); ++c) row[static_cast<std::size_t>(c)] = x(r, c);
+    prenet::fit_to_range(range, row);
+    for (Eigen::Index c = 0; c < x.cols(); ++c) out(r, c) = row[static_cast<std::size_t>(c)];
+  }
+  return out;
+}
 
 std::map<std::string, std::map<int, double>> peak_fraction_by_decade(const Dataset& d) {
   std::map<std::string, std::map<int, std::vector<double>>> fractions;

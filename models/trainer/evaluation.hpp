@@ -1,5 +1,6 @@
 #pragma once
 // Experiments: random 80/10/10 split and leave-one-GPU-out, per dataset, feature set and model.
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -71,6 +72,13 @@ struct Experiment {
   // "gpu precision" -> decade of a row's FLOPs -> median measured fraction of that GPU's dense peak.
   std::map<std::string, std::map<int, double>> peak_fraction;
 };
+
+/// Per column of `x`, its [min, max]: the training range the product holds a model's inputs to.
+std::vector<std::array<double, 2>> column_bounds(const Matrix& x);
+
+/// `x` as the product feeds it to a model of feature set `set` trained on rows `train`
+/// (prenet::fit_to_range per row). Sets without growing features pass unchanged.
+Matrix fit_rows_to_range(prenet::FeatureSet set, const Matrix& train, const Matrix& x);
 
 /// Median achieved fraction of the accelerator's dense peak (nominal FLOPs / time / peak) over the rows
 /// of `d`, per "gpu precision" and per decade of a row's FLOPs (floor of log10); rows without FLOPs skip.

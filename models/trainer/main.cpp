@@ -221,23 +221,13 @@ int run(const Args& args) {
         serves(d.name).empty() ? nlohmann::json::object()
                                : levels_json(trainer::gpu_levels(d, every_row, all.target, model->predict(all.x)));
 
-    // What the product needs to stay inside what was measured: the training range of each free (not
-    // size-monotone) feature, which it clamps to, and the largest measured / roofline ratio, which caps a
-    // kernel's time (docs/PREDICTION.md, "Outside the training data").
-    // Only the monotone set separates free features from size features; clamping a size would make big
-    // kernels plateau, so the other sets get no range.
+    // What the product needs to stay inside what was measured: the training range of every input (it
+    // clamps the free ones, layer constants such as the stride, into it) and the largest measured /
+    // roofline ratio, which caps a kernel's time (docs/PREDICTION.md, "Outside the training data"). Only
+    // the monotone set separates growing from free inputs; the others get no range.
     const std::vector<int> monotone_flags = prenet::size_monotone_features(chosen_set);
-    nlohmann::json free_range = nullptr;
-    if (!monotone_flags.empty()) {
-      free_range = nlohmann::json::array();
-      for (Eigen::Index c = 0; c < all.x.cols(); ++c) {
-        if (monotone_flags.at(static_cast<std::size_t>(c))) {
-          free_range.push_back(nullptr);
-        } else {
-          free_range.push_back({all.x.col(c).minCoeff(), all.x.col(c).maxCoeff()});
-        }
-      }
-    }
+    nlohmann::json feature_range = nullptr;
+    if (!monotone_flags.empty()) feature_range = trainer::column_bounds(all.x);
     const double max_log_ratio = (all.time_ms.array() / all.roofline_ms.array()).log().maxCoeff();
 
     nlohmann::json logo = nlohmann::json::object();
@@ -269,7 +259,7 @@ int run(const Args& args) {
          {"target", prenet::predicts_roofline_ratio(chosen_set) ? "log(time_ms / roofline_ms)" : "log(time_ms)"},
          {"monotone_in_size", trainer::guarantees_monotone(e.chosen_model)},
          {"monotone_features", monotone_flags},
-         {"free_feature_range", free_range},
+         {"feature_range", feature_range},
          {"max_log_roofline_ratio", std::ceil(max_log_ratio * 1e4) / 1e4},
          {"normalization", e.chosen_model != "gbdt" && e.chosen_model != "random_forest"
                                ? "standardisation folded into the first Gemm; feed raw features"

@@ -85,16 +85,38 @@ TEST_CASE("a kernel's time is the model's (ratio x roofline, or log time), never
   CHECK(prenet::bounded_kernel_ms(2.5, 1.0, 4.0) == 2.5);
 }
 
-TEST_CASE("free features are clamped to their training range, size features are not", "[learned]") {
-  prenet::LearnedClass cls;
-  const double inf = std::numeric_limits<double>::infinity();
-  cls.free_range = {{-inf, inf}, {1.0, 2.0}, {0.0, 0.0}};
-  std::vector<double> row = {40.0, 16.0, 1.0};
-  prenet::clamp_free_features(cls, row);
-  CHECK(row == std::vector<double>{40.0, 2.0, 0.0});
-  row = {-3.0, 0.5, -1.0};
-  prenet::clamp_free_features(cls, row);
-  CHECK(row == std::vector<double>{-3.0, 1.0, 0.0});
+TEST_CASE("free inputs are held to the training range, growing ones are not", "[learned]") {
+  const auto names = prenet::feature_names(prenet::FeatureSet::Monotone);
+  const auto grows = prenet::size_monotone_features(prenet::FeatureSet::Monotone);
+  auto at = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const std::size_t compute = at("log2_compute_us"), stride = at("stride"), bytes = at("log2_element_bytes");
+  REQUIRE(compute < names.size());
+  REQUIRE(grows[compute] == 1);
+  REQUIRE(grows[stride] == 0);
+  std::vector<std::array<double, 2>> bounds(names.size(), {0.0, 10.0});
+  bounds[stride] = {1.0, 2.0};
+  bounds[bytes] = {1.0, 2.0};
+  const prenet::FeatureRange range = prenet::make_feature_range(prenet::FeatureSet::Monotone, bounds);
+
+  std::vector<double> row(names.size(), 5.0);
+  row[stride] = 16.0;  // ViT's patch embedding
+  row[bytes] = 0.0;    // FP8
+  row[compute] = 30.0;
+  prenet::fit_to_range(range, row);
+  CHECK(row[stride] == 2.0);
+  CHECK(row[bytes] == 1.0);
+  CHECK(row[compute] == 30.0);  // a larger kernel keeps growing through its size terms
+  row[stride] = 0.5;
+  prenet::fit_to_range(range, row);
+  CHECK(row[stride] == 1.0);
+
+  CHECK_THROWS_AS(prenet::make_feature_range(prenet::FeatureSet::Monotone, {{0.0, 1.0}}), std::invalid_argument);
+  CHECK_THROWS_AS(prenet::make_feature_range(
+                      prenet::FeatureSet::Roofline,
+                      std::vector<std::array<double, 2>>(prenet::feature_names(prenet::FeatureSet::Roofline).size())),
+                  std::invalid_argument);
 }
 
 TEST_CASE("the shipped manifest bounds every kernel class", "[learned]") {
@@ -102,10 +124,10 @@ TEST_CASE("the shipped manifest bounds every kernel class", "[learned]") {
     INFO(cls.dataset);
     CHECK(std::isfinite(cls.ceiling_ratio));
     CHECK(cls.ceiling_ratio >= 1.0);
-    // Monotone classes name their free features' ranges; a range never excludes what training saw.
+    // Monotone classes carry the range of every input, and never a reversed one.
     if (cls.monotone) {
-      REQUIRE(cls.free_range.size() == cls.features.size());
-      for (const auto& r : cls.free_range) CHECK(r[0] <= r[1]);
+      REQUIRE(cls.range.bounds.size() == cls.features.size());
+      for (const auto& r : cls.range.bounds) CHECK(r[0] <= r[1]);
     }
   }
 }

@@ -28,6 +28,22 @@ struct LevelTable {
 /// The table of measured levels `by_gpu` (catalogue ids; an id not in the catalogue joins no chip).
 LevelTable level_table(Levels by_gpu);
 
+/// What a model saw in training, per input: [min, max] (`bounds`) and whether the input grows with the
+/// kernel (`grows`, from size_monotone_features).
+struct FeatureRange {
+  std::vector<std::array<double, 2>> bounds;
+  std::vector<int> grows;
+};
+
+/// The range of feature set `set` from per-feature training [min, max]; throws std::invalid_argument when
+/// `bounds` does not match the set's features or the set has no growing features (only the monotone
+/// set separates growing from free inputs).
+FeatureRange make_feature_range(FeatureSet set, std::vector<std::array<double, 2>> bounds);
+
+/// Clamps the free inputs of `features` (layer constants: window, stride, phase, element size) into
+/// `range`; growing inputs pass unchanged, so a larger kernel keeps growing through them.
+void fit_to_range(const FeatureRange& range, std::vector<double>& features);
+
 struct LearnedClass {
   std::string dataset;                            // "gemm", "conv", ... (the ONNX file is <dataset>.onnx)
   std::string model;                              // "gbdt", "mlp", ...
@@ -40,9 +56,8 @@ struct LearnedClass {
   bool monotone = false;  // the model never decreases as a kernel grows (manifest monotone_in_size)
   // Per measured GPU and precision, the model's median log(measured / predicted) on those training rows.
   LevelTable levels;
-  // Per feature, the [min, max] seen in training where the model is free in it (not size-monotone);
-  // {-inf, inf} elsewhere. Inputs are clamped to it: the model is never asked about an unseen stride.
-  std::vector<std::array<double, 2>> free_range;
+  // The training range of the model's inputs (empty: no range known, inputs pass unchanged).
+  FeatureRange range;
   // Largest measured / roofline time ratio in training (>= 1): no kernel is predicted slower than that.
   double ceiling_ratio = std::numeric_limits<double>::infinity();
 };
@@ -59,9 +74,6 @@ double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_
 
 /// `model_ms` held between `floor_ms` and `ceiling_ms` (the floor wins if they cross).
 double bounded_kernel_ms(double model_ms, double floor_ms, double ceiling_ms);
-
-/// `features` (one row of `cls`'s input) with each free feature clamped to its training range.
-void clamp_free_features(const LearnedClass& cls, std::vector<double>& features);
 
 /// The model's time (ms) from its output, before the level and the floor: exp(output) x (roofline if a ratio).
 double learned_model_ms(const LearnedClass& cls, float output, double roofline_ms);
