@@ -49,6 +49,7 @@ double matmul_flops(const StepWork& work) {
 /// What a result needs besides its timing: the baselines and, for learned predictions, the 80% band.
 struct ResultExtras {
   Json baselines;
+  const char* predictor = "roofline";                // what timed this accelerator
   std::optional<std::array<double, 2>> interval_ms;  // of the compute the timing covers (before calibration)
   double calibration_factor = 1.0;
   std::optional<double> calibration_share;  // with a calibration: the exponent of its factor used here
@@ -96,6 +97,7 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
   Json r = {{"hardware", acc.id},
             {"name", acc.name},
             {"custom", acc.custom},
+            {"predictor", extras.predictor},
             {"step_ms", step_ms},
             {"forward_ms", parts.forward_ms},
             {"backward_ms", parts.backward_ms},
@@ -574,9 +576,10 @@ class LayerColumns {
   std::vector<double> values_;       // by column, then accelerator, then field (fill()'s order), rounded
 };
 
-/// The response for `p` timed by `main` (roofline or learned), with optional 80% bands.
-std::string assemble(const Prepared& p, const std::vector<Timing>& main, const char* predictor,
-                     const std::vector<std::array<double, 2>>* intervals) {
+/// The response for `p` timed by `main`, accelerator h by `predictors[h]` ("roofline" or "learned"), with
+/// the 80% band of those that have one. The response's own `predictor` is "learned" if any result is.
+std::string assemble(const Prepared& p, const std::vector<Timing>& main, const std::vector<const char*>& predictors,
+                     const std::vector<std::optional<std::array<double, 2>>>& intervals) {
   const TrainingConfig& tr = p.req.training;
   const std::size_t H = p.req.hardware.size();
   std::vector<double> factors(H, 1.0), shares(H, 1.0);
@@ -609,7 +612,8 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
   for (std::size_t h = 0; h < H; ++h) {
     ResultExtras extras;
     extras.baselines = baselines_for(p, h, groups);
-    if (intervals) extras.interval_ms = (*intervals)[h];
+    extras.interval_ms = intervals[h];
+    extras.predictor = predictors[h];
     extras.calibration_factor = factors[h];
     if (p.req.calibration) extras.calibration_share = shares[h];
     const Accelerator& acc = p.req.hardware[h];
@@ -662,8 +666,10 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
   if (net.input.kind == InputKind::Image) training["image_size"] = net.input.image_size;
   std::array<double, 3> f = p.model_flops;
   const Json& model = p.req.model;
+  const bool any_learned = std::any_of(predictors.begin(), predictors.end(),
+                                       [](const char* name) { return std::string(name) == "learned"; });
   Json response = {{"version", version()},
-                   {"predictor", predictor},
+                   {"predictor", any_learned ? "learned" : "roofline"},
                    {"model",
                     {{"name", net.name},
                      {"source", model_source(model)},
@@ -718,7 +724,8 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const c
 
 std::string predict_document(const Json& doc) {
   Prepared p = prepare(doc);
-  return assemble(p, p.roofline, "roofline", nullptr);
+  return assemble(p, p.roofline, std::vector<const char*>(p.roofline.size(), "roofline"),
+                  std::vector<std::optional<std::array<double, 2>>>(p.roofline.size()));
 }
 
 /// The request between learned_prepare and learned_finish (wasm runs one request at a time).
@@ -784,14 +791,20 @@ std::string learned_finish(const std::vector<std::vector<float>>& outputs) {
     std::vector<std::array<double, 2>> intervals;
     std::vector<Timing> learned = learned_times(s.prepared.work, s.batch, outputs, intervals);
     // Times come from the models; what limits each kernel (compute, memory, launches) from the roofline.
+    // Accelerators the models do not cover keep the roofline's times and have no band.
     std::vector<Timing> merged = s.prepared.roofline;
+    std::vector<const char*> predictors(merged.size(), "roofline");
+    std::vector<std::optional<std::array<double, 2>>> bands(merged.size());
     for (std::size_t h = 0; h < merged.size(); ++h) {
+      if (!learned_covers(s.prepared.req.hardware[h])) continue;
+      predictors[h] = "learned";
+      bands[h] = intervals[h];
       merged[h].ms = learned[h].ms;
       merged[h].step_ms = learned[h].step_ms;
       merged[h].calibration_share = learned[h].calibration_share;
       for (std::size_t l = 0; l < merged[h].layers.size(); ++l) merged[h].layers[l].ms = learned[h].layers[l].ms;
     }
-    std::string out = assemble(s.prepared, merged, "learned", &intervals);
+    std::string out = assemble(s.prepared, merged, predictors, bands);
     session().reset();
     return out;
   } catch (const InputError& e) {

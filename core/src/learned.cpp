@@ -54,6 +54,8 @@ void fit_to_range(const FeatureRange& range, std::vector<double>& features) {
   }
 }
 
+bool learned_covers(const Accelerator& acc) { return acc.custom || acc.record.value("kind", "gpu") == "gpu"; }
+
 LevelTable level_table(Levels by_gpu) {
   std::map<std::string, std::map<std::string, std::pair<double, int>>> sums;  // chip -> precision -> (sum, count)
   for (const auto& [id, by_precision] : by_gpu) {
@@ -218,6 +220,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   const int gemm_class = learned_class_for(KernelClass::Gemm);
   const std::pair<int, std::size_t> none{-1, 0};
   for (const Accelerator& acc : accelerators) {
+    const bool covered = learned_covers(acc);
     std::vector<double> levels(classes.size());
     for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
     b.level_factor.push_back(std::move(levels));
@@ -226,7 +229,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
-      int cls = distinct_class[d];
+      int cls = covered ? distinct_class[d] : -1;
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
         distinct_slices.push_back(none);

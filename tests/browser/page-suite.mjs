@@ -270,6 +270,17 @@ export function pageSuite(title, open, close) {
       assert.equal(await box.isHidden(), true);
     });
 
+    test('a TPU beside a GPU: the TPU row is marked analytic, without an interval, and the note says why', async () => {
+      await chooseHardware(page, ['tpu-v5p', 'h100-sxm']);
+      await within('no result for the TPU and the H100', () => page.locator('#results tr[data-hardware="tpu-v5p"]').waitFor());
+      await settledLearned(page);
+      assert.equal(await page.locator('#results tr[data-hardware="tpu-v5p"] .badge.analytic').count(), 1, 'the TPU row is marked analytic');
+      assert.equal(await page.locator('#results tr[data-hardware="tpu-v5p"] .interval').count(), 0, 'and has no learned interval');
+      assert.equal(await page.locator('#results tr[data-hardware="h100-sxm"] .badge.analytic').count(), 0);
+      assert.ok((await page.locator('#results tr[data-hardware="h100-sxm"] .interval').count()) > 0, 'the GPU keeps its interval');
+      assert.match((await page.locator('#predictor').textContent()) ?? '', /Rows marked analytic \(TPU, Gaudi\)/);
+    });
+
     test('no request left the page: only its own files, and no console errors', () => {
       const foreign = browser.requests.filter((url) => !isInMemory(url) && !target.ownFile(url));
       assert.deepEqual(foreign, [], 'requests for anything but the page\'s own files');

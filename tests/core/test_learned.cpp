@@ -119,6 +119,36 @@ TEST_CASE("free inputs are held to the training range, growing ones are not", "[
                   std::invalid_argument);
 }
 
+TEST_CASE("TPUs and Gaudi parts are timed by the roofline inside a learned response, and say so", "[learned]") {
+  for (const char* id : {"tpu-v4", "tpu-v5e", "tpu-v5p", "gaudi2", "gaudi3"}) {
+    INFO(id);
+    CHECK_FALSE(prenet::learned_covers(*prenet::find_hardware(id)));
+  }
+  for (const char* id : {"a100-sxm4-80gb", "h100-sxm", "mi300x", "mi25", "t4"}) {
+    INFO(id);
+    CHECK(prenet::learned_covers(*prenet::find_hardware(id)));
+  }
+  Json custom = {{"peak_tflops", {{"fp32", 50}}}, {"memory_bandwidth_gbs", 2000}, {"memory_gb", 48}};
+  CHECK(prenet::learned_covers(prenet::parse_accelerator(custom, "hardware[0]", true)));
+
+  const char* mixed = R"J({"model": {"preset": "bert-base"}, "training": {"batch_size": 16, "seq_len": 128},
+    "hardware": ["tpu-v5p", "a100-sxm4-80gb"], "options": {"per_layer": false}})J";
+  Json roofline = Json::parse(prenet::predict_json(mixed));
+  // Learned rows at three times their roofline time: the GPU moves, the TPU keeps the roofline's step.
+  Json out = run_learned(mixed, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 3.0); });
+  REQUIRE_FALSE(out.contains("error"));
+  CHECK(out["predictor"] == "learned");
+  const Json& tpu = out["results"][0];
+  const Json& gpu = out["results"][1];
+  CHECK(tpu["predictor"] == "roofline");
+  CHECK(tpu["step_ms"].get<double>() == Approx(roofline["results"][0]["step_ms"].get<double>()).epsilon(1e-9));
+  CHECK_FALSE(tpu.contains("step_ms_interval"));
+  CHECK(gpu["predictor"] == "learned");
+  CHECK(gpu.contains("step_ms_interval"));
+  CHECK(gpu["step_ms"].get<double>() > 1.5 * roofline["results"][1]["step_ms"].get<double>());
+  CHECK(roofline["results"][0]["predictor"] == "roofline");
+}
+
 TEST_CASE("the shipped manifest bounds every kernel class", "[learned]") {
   for (const auto& cls : prenet::learned_manifest().classes) {
     INFO(cls.dataset);

@@ -135,6 +135,24 @@ describe('predict', () => {
     assert.deepEqual(await engine.predict(exampleRequest()), await engine.predict(exampleRequest()));
   });
 
+  test('TPUs and Gaudi parts are timed by the roofline beside learned GPUs, each result saying which', async () => {
+    const request = { model: { preset: 'gpt2' }, training: { batch_size: 8, precision: /** @type {const} */ ('bf16') }, hardware: ['tpu-v5p', 'gaudi2', 'h100-sxm'] };
+    const response = await engine.predict(request);
+    assert.equal(response.predictor, 'learned', 'this test needs the learned models (models/artifacts)');
+    const [tpu, gaudi, gpu] = response.results;
+    for (const r of [tpu, gaudi]) {
+      assert.equal(r?.predictor, 'roofline', r?.hardware);
+      assert.equal(r?.step_ms_interval, undefined, `${r?.hardware} has no learned band`);
+      const roofline = r?.baselines?.['roofline']?.step_ms ?? NaN;
+      assert.ok(Math.abs((r?.step_ms ?? 0) / roofline - 1) < 1e-5, `${r?.hardware}: the roofline's own step (${r?.step_ms} vs ${roofline})`);
+    }
+    assert.equal(gpu?.predictor, 'learned');
+    assert.ok(gpu?.step_ms_interval);
+    const tpuOnly = await engine.predict({ ...request, hardware: ['tpu-v5p'] });
+    assert.equal(tpuOnly.predictor, 'roofline', 'no result was learned');
+    assert.equal(tpuOnly.results[0]?.step_ms, tpu?.step_ms);
+  });
+
   test('concurrent learned predictions (several embedded elements) each get their own answer', async () => {
     // The core holds one learned request between prepare and finish, and the models run in between.
     const first = exampleRequest({ batch_size: 8 });

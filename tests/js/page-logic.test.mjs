@@ -43,6 +43,7 @@ function result(fields) {
     hardware: 'x',
     name: 'X',
     custom: false,
+    predictor: 'learned',
     step_ms: 1,
     forward_ms: 0.3,
     backward_ms: 0.6,

@@ -272,6 +272,7 @@ export class PrenetCalculatorElement extends HTMLElement {
     if (response.predictor === 'learned') return 'learned models; small figures: 80% interval';
     if (!learned) return `${response.predictor}, the analytic model`;
     if (pending) return `${response.predictor} for now; loading the learned models`;
+    if (learnedProblem === null && response.results.length > 0) return `${response.predictor}, the analytic model: the learned models cover GPUs only`;
     return `${response.predictor}, because ${learnedProblem ?? 'the learned models are not available'}`;
   }
 

@@ -34,7 +34,7 @@ const COLUMNS = [
  * @type {ReadonlyArray<readonly [header: string, value: (result: HardwareResult, response: PredictResponse) => string | number | null]>}
  */
 const PREDICTOR_COLUMNS = [
-  ['predictor', (_r, response) => response.predictor],
+  ['predictor', (r, response) => r.predictor ?? response.predictor],
   ['step_ms_low', (r) => r.step_ms_interval?.[0] ?? null],
   ['step_ms_high', (r) => r.step_ms_interval?.[1] ?? null],
   ['total_s_low', (r) => r.total_s_interval?.[0] ?? null],

@@ -257,11 +257,16 @@ function showPredictor(response: PredictResponse, problem: string | null, pendin
     requestAnimationFrame(() => performance.mark('prenet:first-learned'));
   }
   note.classList.toggle('fallback', !learned && !pending && problem !== null);
+  const analyticRows = response.results.some((r) => r.predictor === 'roofline');
   note.textContent = learned
-    ? 'Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.'
+    ? `Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.${
+        analyticRows ? ' Rows marked analytic (TPU, Gaudi) are timed by the roofline: the learned models cover GPUs only.' : ''
+      }`
     : pending
       ? `Predictor: ${response.predictor} (analytic) for now; the learned models are loading and will replace these numbers.`
-      : `Predictor: ${response.predictor} (analytic)${problem === null ? '' : `, because ${problem}`}.`;
+      : `Predictor: ${response.predictor} (analytic)${
+          problem !== null ? `, because ${problem}` : analyticRows ? ': the learned models cover GPUs only' : ''
+        }.`;
 }
 
 let announceTimer: ReturnType<typeof setTimeout> | undefined;

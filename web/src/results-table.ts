@@ -53,13 +53,24 @@ function withInterval(td: HTMLTableCellElement, interval: [number, number] | und
   return td;
 }
 
-function resultRow(result: HardwareResult, bestTotal: number | null, bestCost: number | null, calibratedOn: string | undefined): HTMLTableRowElement {
+function resultRow(
+  result: HardwareResult,
+  bestTotal: number | null,
+  bestCost: number | null,
+  calibratedOn: string | undefined,
+  learnedResponse: boolean,
+): HTMLTableRowElement {
   const row = element('tr');
   row.dataset.hardware = result.hardware;
   const name = element('th');
   name.scope = 'row';
   name.append(element('span', result.name));
   if (result.custom) name.append(element('span', 'custom', 'badge'));
+  if (result.predictor === 'roofline' && learnedResponse) {
+    const badge = element('span', 'analytic', 'badge analytic');
+    badge.title = 'timed by the analytic roofline: the learned models were trained on GPUs only, and a TPU or Gaudi part is not one (docs/PREDICTION.md §6); compare it with the roofline column of the GPU rows';
+    name.append(badge);
+  }
   if (result.calibration_factor !== undefined) {
     const measured = result.hardware === calibratedOn;
     const badge = element('span', `calibrated ×${result.calibration_factor.toFixed(2)}`, 'badge calibrated');
@@ -129,7 +140,7 @@ export function renderTable(response: PredictResponse, sort: Sort, calibratedOn?
   if (body === undefined) throw new Error('page is missing the results <tbody>');
   const bestTotal = best(response.results, (r) => r.total_s);
   const bestCost = best(response.results, (r) => r.cost_usd);
-  body.replaceChildren(...sortResults(response.results, sort).map((result) => resultRow(result, bestTotal, bestCost, calibratedOn)));
+  body.replaceChildren(...sortResults(response.results, sort).map((result) => resultRow(result, bestTotal, bestCost, calibratedOn, response.predictor === 'learned')));
   markSorted(table, sort);
 }
 

@@ -257,6 +257,8 @@ export interface HardwareResult {
   hardware: string;
   name: string;
   custom: boolean;
+  /** What timed this accelerator: the learned models, or the roofline for kinds they do not cover (TPU, Gaudi). */
+  predictor: 'learned' | 'roofline';
   step_ms: number;
   /** Learned predictor only: the 80% interval of step_ms, [low, high] (docs/PREDICTION.md §6). */
   step_ms_interval?: [number, number];

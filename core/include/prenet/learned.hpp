@@ -109,6 +109,13 @@ struct LearnedBatch {
   std::size_t rows(std::size_t cls) const;
 };
 
+/// Whether the learned models may time `acc`: GPUs (the kind every training measurement was taken on,
+/// NVIDIA and AMD) and custom accelerators; TPUs and Gaudi parts are timed by the roofline, since their
+/// units are not a GPU's and nothing of their kind was measured (docs/PREDICTION.md §6).
+bool learned_covers(const Accelerator& acc);
+
+/// Feature rows of the distinct kernels of `work` on each accelerator the models cover; every kernel of
+/// an accelerator they do not cover is a fallback (its roofline time).
 LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>& accelerators, Precision precision);
 
 /// Per-accelerator timings from model outputs (`outputs[class][row]` = log(time / roofline) or log(time ms),
