@@ -22,7 +22,7 @@ import { loadCatalogueIds } from './data-tools/gpus.mjs';
 import { buildJustus } from './data-tools/justus.mjs';
 import { buildMeasured } from './data-tools/measured.mjs';
 import { buildNeusight } from './data-tools/neusight.mjs';
-import { Table } from './data-tools/table.mjs';
+import { makeTables } from './data-tools/table.mjs';
 import { buildVidur } from './data-tools/vidur.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -51,22 +51,6 @@ function parseArgs(argv) {
     }
   }
   return args;
-}
-
-function makeTables() {
-  const S = 'str';
-  const I = 'int';
-  const T = 'time';
-  return {
-    gemm: new Table('gemm', [['source', S], ['gpu', S], ['precision', S], ['batch', I], ['m', I], ['n', I], ['k', I], ['trans_a', I], ['trans_b', I], ['time_ms', T]]),
-    conv: new Table('conv', [['source', S], ['gpu', S], ['precision', S], ['direction', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel_h', I], ['kernel_w', I], ['in_h', I], ['in_w', I], ['stride_h', I], ['stride_w', I], ['pad_h', I], ['pad_w', I], ['time_ms', T]]),
-    elementwise: new Table('elementwise', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['elements', I], ['inputs', I], ['time_ms', T]]),
-    normalization: new Table('normalization', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['rows', I], ['cols', I], ['time_ms', T]]),
-    recurrent: new Table('recurrent', [['source', S], ['gpu', S], ['precision', S], ['direction', S], ['cell', S], ['hidden', I], ['batch', I], ['steps', I], ['time_ms', T]]),
-    layers_dense: new Table('layers_dense', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['d_in', I], ['d_out', I], ['optimizer', S], ['time_ms', T]], { gpuLast: false }),
-    layers_conv: new Table('layers_conv', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel', I], ['image_size', I], ['stride', I], ['padding', S], ['bias', I], ['optimizer', S], ['time_ms', T]], { gpuLast: false }),
-    llm_ops: new Table('llm_ops', [['source', S], ['gpu', S], ['precision', S], ['model', S], ['op', S], ['num_tokens', I], ['tp', I], ['rows', I], ['cols', I], ['inner', I], ['time_ms', T]]),
-  };
 }
 
 const sum = (it) => [...it].reduce((a, b) => a + b, 0);

@@ -212,3 +212,20 @@ export function gzip(text) {
     strategy: zc.Z_DEFAULT_STRATEGY,
   });
 }
+
+/** The training tables build-data writes, empty: one schema per layer or kernel class (SOURCES.md). */
+export function makeTables() {
+  const S = 'str';
+  const I = 'int';
+  const T = 'time';
+  return {
+    gemm: new Table('gemm', [['source', S], ['gpu', S], ['precision', S], ['batch', I], ['m', I], ['n', I], ['k', I], ['trans_a', I], ['trans_b', I], ['time_ms', T]]),
+    conv: new Table('conv', [['source', S], ['gpu', S], ['precision', S], ['direction', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel_h', I], ['kernel_w', I], ['in_h', I], ['in_w', I], ['stride_h', I], ['stride_w', I], ['pad_h', I], ['pad_w', I], ['time_ms', T]]),
+    elementwise: new Table('elementwise', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['elements', I], ['inputs', I], ['time_ms', T]]),
+    normalization: new Table('normalization', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['rows', I], ['cols', I], ['time_ms', T]]),
+    recurrent: new Table('recurrent', [['source', S], ['gpu', S], ['precision', S], ['direction', S], ['cell', S], ['hidden', I], ['batch', I], ['steps', I], ['time_ms', T]]),
+    layers_dense: new Table('layers_dense', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['d_in', I], ['d_out', I], ['optimizer', S], ['time_ms', T]], { gpuLast: false }),
+    layers_conv: new Table('layers_conv', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel', I], ['image_size', I], ['stride', I], ['padding', S], ['bias', I], ['optimizer', S], ['time_ms', T]], { gpuLast: false }),
+    llm_ops: new Table('llm_ops', [['source', S], ['gpu', S], ['precision', S], ['model', S], ['op', S], ['num_tokens', I], ['tp', I], ['rows', I], ['cols', I], ['inner', I], ['time_ms', T]]),
+  };
+}

@@ -9,22 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { buildMeasured } from '../../models/data-tools/measured.mjs';
-import { Table } from '../../models/data-tools/table.mjs';
-
-const S = 'str';
-const I = 'int';
-const T = 'time';
-
-function tables() {
-  return {
-    gemm: new Table('gemm', [['source', S], ['gpu', S], ['precision', S], ['batch', I], ['m', I], ['n', I], ['k', I], ['trans_a', I], ['trans_b', I], ['time_ms', T]]),
-    conv: new Table('conv', [['source', S], ['gpu', S], ['precision', S], ['direction', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel_h', I], ['kernel_w', I], ['in_h', I], ['in_w', I], ['stride_h', I], ['stride_w', I], ['pad_h', I], ['pad_w', I], ['time_ms', T]]),
-    elementwise: new Table('elementwise', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['elements', I], ['inputs', I], ['time_ms', T]]),
-    normalization: new Table('normalization', [['source', S], ['gpu', S], ['precision', S], ['op', S], ['rows', I], ['cols', I], ['time_ms', T]]),
-    layers_dense: new Table('layers_dense', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['d_in', I], ['d_out', I], ['optimizer', S], ['time_ms', T]]),
-    layers_conv: new Table('layers_conv', [['source', S], ['gpu', S], ['precision', S], ['activation', S], ['batch', I], ['c_in', I], ['c_out', I], ['kernel', I], ['image_size', I], ['stride', I], ['padding', S], ['bias', I], ['optimizer', S], ['time_ms', T]]),
-  };
-}
+import { makeTables } from '../../models/data-tools/table.mjs';
 
 const CONV_HEADER = 'source,gpu,precision,direction,batch,c_in,c_out,kernel_h,kernel_w,in_h,in_w,stride_h,stride_w,pad_h,pad_w,time_ms,reps';
 const STREAM_HEADER = 'source,gpu,precision,table,op,elements,rows,cols,time_ms,reps';
@@ -85,7 +70,7 @@ const ids = new Set(['h200', 'a100-pcie-40gb']);
 test('measured rows land in the training tables under prenet-* sources', (t) => {
   const root = fixture();
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  const tb = tables();
+  const tb = makeTables();
   assert.deepEqual(buildMeasured(root, tb, ids), ['h200']);
   assert.deepEqual(tb.gemm.rows.map((r) => [r[0], r[2], r[3]]), [['prenet-linear', 'fp32', 1], ['prenet-bmm', 'bf16', 12], ['prenet-gemm', 'tf32', 1]]);
   assert.deepEqual([...(tb.gemm.stats.get('prenet-gemm\th200')?.skipped ?? [])], [['missing time', 1]]);
@@ -99,7 +84,7 @@ test('measured rows land in the training tables under prenet-* sources', (t) => 
 });
 
 test('no measured folder adds nothing', () => {
-  const tb = tables();
+  const tb = makeTables();
   assert.deepEqual(buildMeasured(join(tmpdir(), 'no-such-measured-folder'), tb, ids), []);
   assert.equal(tb.gemm.rows.length, 0);
 });
@@ -123,6 +108,6 @@ test('mix-ups stop the build naming the file and line', async (t) => {
   ];
   for (const c of cases) {
     t.after(() => rmSync(c.root, { recursive: true, force: true }));
-    assert.throws(() => buildMeasured(c.root, tables(), ids), c.error);
+    assert.throws(() => buildMeasured(c.root, makeTables(), ids), c.error);
   }
 });
