@@ -433,6 +433,7 @@ def section_layers(g, out, gpu_id, deadline):
 
                 def fwd():
                     opt.zero_grad(set_to_none=True)
+                    x.grad = None  # the conv layer's input gradient, fresh each step as in Justus et al.
                     with autocast:
                         return F.mse_loss(call().float(), target)
 
