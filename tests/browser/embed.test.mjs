@@ -265,6 +265,23 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.match(await elementText(page, 'preset'), /fused attention/);
   });
 
+  test('a TPU beside a GPU: the TPU row is marked analytic and has no interval', async () => {
+    const { page } = browser;
+    const original = await page.evaluate(() => document.getElementById('preset')?.getAttribute('hardware'));
+    try {
+      await setAttributeAndWait(page, 'preset', 'hardware', 'tpu-v5p,h100-sxm', 'batch_size');
+      const rows = await elementRows(page, 'preset');
+      const marked = await page.evaluate(() =>
+        [...(document.getElementById('preset')?.shadowRoot?.querySelectorAll('tbody tr') ?? [])].map((row) => [row.getAttribute('data-hardware'), row.querySelector('th .analytic') !== null]),
+      );
+      assert.deepEqual(Object.fromEntries(marked), { 'tpu-v5p': true, 'h100-sxm': false });
+      assert.deepEqual(rows.find((r) => r.hardware === 'tpu-v5p')?.ranges, [], 'no learned interval on the TPU');
+      assert.ok((rows.find((r) => r.hardware === 'h100-sxm')?.ranges.length ?? 0) > 0, 'the GPU keeps its interval');
+    } finally {
+      await setAttributeAndWait(page, 'preset', 'hardware', original ?? '', 'batch_size');
+    }
+  });
+
   test('a bad attribute is reported in the element, naming it', async () => {
     const { page } = browser;
     await page.evaluate(() => document.getElementById('preset')?.setAttribute('hardware', 'h100-sxm,not-a-gpu'));

@@ -299,6 +299,11 @@ export class PrenetCalculatorElement extends HTMLElement {
         row.dataset.hardware = r.hardware;
         const name = element('th', r.name);
         name.scope = 'row';
+        if (r.predictor === 'roofline' && response.predictor === 'learned') {
+          const badge = element('span', ' analytic', 'analytic');
+          badge.title = 'timed by the analytic roofline: the learned models cover GPUs only';
+          name.append(badge);
+        }
         const best = r.total_s === fastest && response.results.length > 1;
         const total = cell('total_s', formatDuration(r.total_s), r.total_s, best ? 'num best' : 'num');
         total.append(spark(r.total_s / longest));
