@@ -24,8 +24,7 @@ const get = (rec, column) => rec[column] ?? '';
 /** Precisions measure_gpu.py writes; each is a catalogue precision key. */
 const PRECISIONS = new Set(['fp32', 'tf32', 'bf16', 'fp16']);
 const GEMM_SOURCES = new Set(['prenet-linear', 'prenet-bmm', 'prenet-gemm']);
-/** Tensors read by each elementwise op (as the NeuSight table counts them). */
-/** @type {Record<string, number>} */
+/** @type {Record<string, number>} Tensors read by each elementwise op (as the NeuSight table counts them). */
 const ELEMENTWISE_INPUTS = { add: 2, mul: 2, div: 2, pow: 2, relu: 1, gelu: 1, tanh: 1 };
 const NORMALIZATION_OPS = new Set(['layernorm', 'softmax']);
 const ACTIVATIONS = new Set(['none', 'relu', 'tanh', 'sigmoid']);
