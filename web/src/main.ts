@@ -105,9 +105,13 @@ function applyScenario(app: App, scenario: Scenario): void {
 let linkTimer: ReturnType<typeof setTimeout> | undefined;
 /** The hash this page last wrote, so its own `hashchange` is not mistaken for a pasted link. */
 let writtenHash = '';
+/** Counts pasted links: a write of the scenario before one (it awaits compression) must not replace it. */
+let pastedLinks = 0;
 
 async function writeLink(scenario: Scenario): Promise<{ configLeftOut: boolean }> {
+  const pastedBefore = pastedLinks;
   const { params: link, configLeftOut } = await scenarioToParams(scenario);
+  if (pastedLinks !== pastedBefore) return { configLeftOut };
   if (EMBED) link.set('embed', '1');
   // Commas are fine in a fragment; unescaped they keep `hardware=a,b,c` readable.
   writtenHash = `#${link.toString().replace(/%2C/gi, ',')}`;
@@ -582,10 +586,15 @@ function wireInputs(app: App): void {
   });
   byId('layers-top', HTMLSelectElement).addEventListener('change', () => drawLayers(app));
 
-  // A link pasted into this tab's address bar changes only the hash: restore it without a reload.
-  window.addEventListener('hashchange', () => {
-    if (location.hash === writtenHash) return;
-    void restore(app, paramsFromLocation(location));
+  // A link pasted into this tab's address bar changes only the hash: restore it without a reload. The
+  // event's own URL is read, and a pending write of the previous scenario dropped: that write may land
+  // between the paste and this event and would otherwise hide the pasted link.
+  window.addEventListener('hashchange', (event) => {
+    const pasted = new URL(event.newURL);
+    if (pasted.hash === writtenHash) return;
+    clearTimeout(linkTimer);
+    pastedLinks += 1;
+    void restore(app, paramsFromLocation(pasted));
   });
 }
 
