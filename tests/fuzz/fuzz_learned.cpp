@@ -6,28 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_common.hpp"
 #include "prenet/api.hpp"
 #include "prenet/json_util.hpp"
-
-namespace {
-
-/// Traps unless `doc` is an error whose message starts with its field and is not an internal error.
-void check_error(const prenet::Json& doc) {
-  std::string field = doc["error"]["field"].get<std::string>();
-  std::string message = doc["error"]["message"].get<std::string>();
-  if (field.empty() || message.rfind(field + ": ", 0) != 0 || message.rfind("request: internal error", 0) == 0) {
-    std::fprintf(stderr, "unclear rejection: %s\n", doc.dump().c_str());
-    __builtin_trap();
-  }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   prenet::Json prepared = prenet::Json::parse(prenet::learned_prepare(text));
   if (prepared.contains("error")) {
-    check_error(prepared);
+    fuzz::check_error_document(prepared);
     return 0;
   }
   std::vector<std::vector<float>> outputs;
@@ -47,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   prenet::Json response = prenet::Json::parse(prenet::learned_finish(outputs));
   if (response.contains("error")) {
-    check_error(response);
+    fuzz::check_error_document(response);
     return 0;
   }
   for (const auto& r : response["results"]) {
