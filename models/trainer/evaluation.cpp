@@ -311,6 +311,47 @@ std::map<std::string, std::map<int, double>> peak_fraction_by_decade(const Datas
   return out;
 }
 
+std::pair<Dataset, Dataset> split_by_gpu(const Dataset& d, const std::vector<std::string>& gpus) {
+  Dataset in{d.name, d.description, {}}, out{d.name, d.description, {}};
+  for (const Sample& s : d.samples) {
+    (std::find(gpus.begin(), gpus.end(), s.accelerator->id) != gpus.end() ? in : out).samples.push_back(s);
+  }
+  return {in, out};
+}
+
+std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dataset& train, const Dataset& validation,
+                                                                       const std::vector<std::size_t>& fit,
+                                                                       const std::vector<std::size_t>& val,
+                                                                       const Model& model, FeatureSet set,
+                                                                       const Matrix& fit_x,
+                                                                       const ModelOptions& options) {
+  std::map<std::string, std::map<std::string, Metrics>> out;
+  if (validation.samples.empty()) return out;
+  const Design shipped = build_design(validation, set);
+  const Design baseline_train = build_design(train, FeatureSet::Baseline);
+  const Design baseline_held = build_design(validation, FeatureSet::Baseline);
+  ModelOptions mo = options;
+  mo.monotone = prenet::size_monotone_features(FeatureSet::Baseline);
+  auto baseline = make_model("mlp", mo);
+  const Design baseline_fit = subset(baseline_train, fit), baseline_val = subset(baseline_train, val);
+  baseline->fit(baseline_fit.x, baseline_fit.target, baseline_val.x, baseline_val.target);
+  for (const std::string& gpu : validation.gpus()) {
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < shipped.gpu.size(); ++i) {
+      if (shipped.gpu[i] == gpu) rows.push_back(i);
+    }
+    const Design held = subset(shipped, rows), held_baseline = subset(baseline_held, rows);
+    out[gpu]["roofline alone"] = compute_metrics(held.time_ms, held.roofline_ms);
+    out[gpu]["mlp baseline"] =
+        compute_metrics(held_baseline.time_ms,
+                        to_time_ms(product_output(*baseline, FeatureSet::Baseline, baseline_fit.x, held_baseline.x),
+                                   held_baseline, FeatureSet::Baseline));
+    out[gpu]["shipped"] =
+        compute_metrics(held.time_ms, to_time_ms(product_output(model, set, fit_x, held.x), held, set));
+  }
+  return out;
+}
+
 Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
   Experiment e;
   e.dataset = d.name;

@@ -71,7 +71,22 @@ struct Experiment {
   bool require_monotone = false;  // the export must be monotone in kernel size (see choose)
   // "gpu precision" -> decade of a row's FLOPs -> median measured fraction of that GPU's dense peak.
   std::map<std::string, std::map<int, double>> peak_fraction;
+  // Validation GPUs (rows no fit ever sees): gpu -> "roofline alone" / "mlp baseline" / "shipped" -> metrics.
+  std::map<std::string, std::map<std::string, Metrics>> validation;
 };
+
+/// The samples of `d` on the GPUs in `gpus` (first) and on every other GPU (second), each in `d`'s order.
+std::pair<Dataset, Dataset> split_by_gpu(const Dataset& d, const std::vector<std::string>& gpus);
+
+/// Scores `validation`'s rows, per GPU, three ways: the roofline alone, an mlp on PreNeT's Baseline
+/// features fitted on `fit`/`val`, and the shipped `model` (feature set `set`, fitted on `fit_x`) as the
+/// product applies it (inputs held to the training range, no level: no fit saw these GPUs).
+std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dataset& train, const Dataset& validation,
+                                                                       const std::vector<std::size_t>& fit,
+                                                                       const std::vector<std::size_t>& val,
+                                                                       const Model& model, prenet::FeatureSet set,
+                                                                       const Matrix& fit_x,
+                                                                       const ModelOptions& options);
 
 /// Per column of `x`, its [min, max]: the training range the product holds a model's inputs to.
 std::vector<std::array<double, 2>> column_bounds(const Matrix& x);

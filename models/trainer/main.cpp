@@ -34,11 +34,13 @@ struct Args {
   std::string dump_design;       // folder for per-dataset feature CSVs (inspection only)
   std::size_t rows_per_gpu = 0;  // 0: mode default
   bool monotone = true;          // kernel-class models must be monotone in size (mono_mlp); --unconstrained lifts it
+  // GPUs whose rows only validate (no fit sees them); a missing file means none.
+  std::string validation = "models/measured/validation.json";
 };
 
 const char* kUsage =
     "usage: prenet_train [--quick] [--unconstrained] [--data DIR] [--out DIR] [--report FILE] [--only a,b] "
-    "[--rows-per-gpu N]\n";
+    "[--rows-per-gpu N] [--validation FILE]\n";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -61,6 +63,8 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--rows-per-gpu") {
       std::string v = value();
       a.rows_per_gpu = std::stoul(v);
+    } else if (arg == "--validation") {
+      a.validation = value();
     } else if (arg == "--dump-design") {
       a.dump_design = value();
     } else if (arg == "--only") {
@@ -122,6 +126,23 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw DataError(path + ": cannot write");
 }
 
+/// The GPU ids under "gpus" in `path` (a JSON object); none when the file does not exist.
+std::vector<std::string> validation_gpus(const std::string& path) {
+  if (!std::filesystem::exists(path)) return {};
+  std::ifstream in(path);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_array()) {
+    throw DataError(path + ": expected a JSON object with \"gpus\": [catalogue ids]");
+  }
+  std::vector<std::string> gpus;
+  for (const auto& g : doc["gpus"]) {
+    if (!g.is_string()) throw DataError(path + ": gpus: expected catalogue ids (strings)");
+    trainer::accelerator_for(g.get<std::string>(), path + ": gpus");
+    gpus.push_back(g.get<std::string>());
+  }
+  return gpus;
+}
+
 int run(const Args& args) {
   auto t0 = std::chrono::steady_clock::now();
   trainer::LoadOptions load;
@@ -138,14 +159,19 @@ int run(const Args& args) {
   options.model.quick = args.quick;
   options.min_rows_to_hold_out = args.quick ? 30 : 300;
   const std::string hash = data_hash(args.data);
+  const std::vector<std::string> validation = validation_gpus(args.validation);
 
   std::vector<trainer::Experiment> experiments;
   std::vector<trainer::ExportedModel> exported;
   nlohmann::json manifest_classes = nlohmann::json::array();
   nlohmann::json parity = nlohmann::json::object();
   nlohmann::json prenet_baseline = nlohmann::json::object();
-  for (const auto& d : datasets) {
-    if (!args.only.empty() && std::find(args.only.begin(), args.only.end(), d.name) == args.only.end()) continue;
+  for (const auto& full : datasets) {
+    if (!args.only.empty() && std::find(args.only.begin(), args.only.end(), full.name) == args.only.end()) continue;
+    // Everything below trains and evaluates on `d`; the validation GPUs' rows are scored at the end only.
+    const std::pair<trainer::Dataset, trainer::Dataset> parts = trainer::split_by_gpu(full, validation);
+    const trainer::Dataset& held_back = parts.first;
+    const trainer::Dataset& d = parts.second;
     auto t = std::chrono::steady_clock::now();
     if (!args.dump_design.empty()) {
       std::filesystem::create_directories(args.dump_design);
@@ -282,6 +308,8 @@ int run(const Args& args) {
       prenet_baseline[d.name] = {{"forward", {r4(fwd.first), r4(fwd.second)}},
                                  {"step", {r4(step.first), r4(step.second)}}};
     }
+    e.validation =
+        trainer::score_validation(d, held_back, fit_rows, val_rows, *model, chosen_set, x_fit, final_options);
     std::cerr << d.name << ": " << d.samples.size() << " rows, chosen " << e.chosen_model << " in "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() << " s\n";
     experiments.push_back(std::move(e));

@@ -143,6 +143,30 @@ std::string render_report(const std::vector<Experiment>& experiments, const std:
     }
   }
 
+  bool any_validation = false;
+  for (const auto& e : experiments) any_validation = any_validation || !e.validation.empty();
+  if (any_validation) {
+    r << "## Validation GPUs (measured by this project, in no fit)\n\n"
+         "The GPUs in `models/measured/validation.json` were timed by `models/measure/measure_gpu.py` "
+         "(`models/measured/<gpu>/`). Their rows are kept out of every fit above and of the shipped models, "
+         "and scored here by the shipped model as the product applies it (no level: it never saw them), "
+         "beside the roofline alone and an mlp on PreNeT's Baseline features fitted on the same rows. Median "
+         "APE / RMSE in ms.\n\n"
+         "| dataset | GPU | rows | roofline alone | mlp baseline | shipped model | median APE ≤ 15% and RMSE "
+         "below baseline |\n|---|---|---:|---:|---:|---:|---|\n";
+    for (const auto& e : experiments) {
+      for (const auto& [gpu, by] : e.validation) {
+        auto cell = [&](const Metrics& m) { return pct(m.mdape) + " / " + fmt(m.rmse_ms); };
+        const Metrics& shipped = by.at("shipped");
+        const bool ok = shipped.mdape <= 15.0 && shipped.rmse_ms < by.at("mlp baseline").rmse_ms;
+        r << "| " << e.dataset << " | " << gpu << " | " << shipped.n << " | " << cell(by.at("roofline alone")) << " | "
+          << cell(by.at("mlp baseline")) << " | " << cell(shipped) << " (" << e.chosen_model << ") | "
+          << (ok ? "met" : "not met") << " |\n";
+      }
+    }
+    r << "\n";
+  }
+
   r << "## Exported models\n\n| dataset | file | model | size |\n|---|---|---|---:|\n";
   for (const auto& x : exported) {
     r << "| " << x.dataset << " | `models/artifacts/" << x.file << "` | " << x.kind << " | "

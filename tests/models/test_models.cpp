@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "prenet/roofline.hpp"
+#include "trainer/datasets.hpp"
 #include "trainer/evaluation.hpp"
 #include "trainer/model.hpp"
 
@@ -101,4 +103,51 @@ TEST_CASE("The seeded generator is portable: fixed first values and a true permu
   std::vector<bool> seen(100, false);
   for (auto i : p) seen[i] = true;
   CHECK(std::all_of(seen.begin(), seen.end(), [](bool b) { return b; }));
+}
+
+TEST_CASE("Validation GPUs are split off in order and scored as unseen: roofline, baseline and the shipped model",
+          "[trainer][validation]") {
+  trainer::Dataset d{"gemm", "test", {}};
+  const char* gpus[] = {"a100-pcie-40gb", "v100-pcie-32gb", "h200"};
+  for (int i = 0; i < 90; ++i) {
+    trainer::Sample s;
+    s.accelerator = &trainer::accelerator_for(gpus[i % 3], "test");
+    const double m = 64.0 * (1 + i % 7), n = 128.0 * (1 + i % 5), k = 256.0 * (1 + i % 4);
+    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, m, n, k, 1, 4)};
+    s.time_ms = 1.5 * prenet::roofline_ms(s.item, *s.accelerator, s.precision);  // every GPU at 2/3 of its roofline
+    s.source = "test-" + std::to_string(i);
+    d.samples.push_back(s);
+  }
+  const auto [held, train] = trainer::split_by_gpu(d, {"h200"});
+  REQUIRE(held.samples.size() == 30);
+  REQUIRE(train.samples.size() == 60);
+  CHECK(held.samples.front().source == "test-2");
+  CHECK(held.samples.back().source == "test-89");
+  CHECK(train.gpus() == std::vector<std::string>{"a100-pcie-40gb", "v100-pcie-32gb"});
+
+  trainer::ModelOptions options;
+  options.quick = true;
+  const trainer::Design all = trainer::build_design(train, prenet::FeatureSet::Roofline);
+  std::vector<std::size_t> fit, val;
+  for (std::size_t i = 0; i < train.samples.size(); ++i) (i % 10 == 0 ? val : fit).push_back(i);
+  Matrix x_fit(static_cast<Eigen::Index>(fit.size()), all.x.cols());
+  Vector y_fit(static_cast<Eigen::Index>(fit.size()));
+  for (std::size_t i = 0; i < fit.size(); ++i) {
+    x_fit.row(static_cast<Eigen::Index>(i)) = all.x.row(static_cast<Eigen::Index>(fit[i]));
+    y_fit(static_cast<Eigen::Index>(i)) = all.target(static_cast<Eigen::Index>(fit[i]));
+  }
+  auto shipped = trainer::make_model("linear", options);
+  shipped->fit(x_fit, y_fit, x_fit, y_fit);
+
+  auto scores =
+      trainer::score_validation(train, held, fit, val, *shipped, prenet::FeatureSet::Roofline, x_fit, options);
+  REQUIRE(scores.size() == 1);
+  const auto& h200 = scores.at("h200");
+  CHECK(h200.at("shipped").n == 30);
+  CHECK(h200.at("roofline alone").mdape == Approx(100.0 / 3.0).epsilon(1e-6));  // 1 - 1/1.5 of the time
+  CHECK(h200.at("shipped").mdape < 0.5);  // a constant ratio to the roofline carries over exactly
+  CHECK(h200.count("mlp baseline") == 1);
+  CHECK(trainer::score_validation(train, trainer::Dataset{"gemm", "", {}}, fit, val, *shipped,
+                                  prenet::FeatureSet::Roofline, x_fit, options)
+            .empty());
 }

@@ -21,6 +21,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RUNS = `${ROOT}models/measure/e2e.json`;
 const MEASURED = `${ROOT}models/measured`;
 const DOC = `${ROOT}docs/MEASURED.md`;
+const MANIFEST = `${ROOT}models/artifacts/manifest.json`;
 
 /**
  * @typedef {{name: string, preset?: string, hf_config?: Record<string, unknown>, task?: string, torchvision?: string,
@@ -67,6 +68,10 @@ function measuredRows(root) {
 
 /** @param {number} v */
 const f1 = (v) => v.toFixed(1);
+/** @param {number[]} e relative errors @returns {number} their mean, in percent */
+const mean = (e) => (e.reduce((a, b) => a + b, 0) / e.length) * 100;
+/** @param {number[]} e relative errors @returns {number} their median (upper middle), in percent */
+const median = (e) => ([...e].sort((a, b) => a - b)[Math.floor(e.length / 2)] ?? 0) * 100;
 /** @param {number} p @param {number} m */
 const signed = (p, m) => `${p >= m ? '+' : ''}${f1(((p - m) / m) * 100)}%`;
 
@@ -88,6 +93,7 @@ async function main() {
   }
   const lines = [];
   const errors = [];
+  const rooflineErrors = [];
   let predictor = '';
   for (const m of measured) {
     const run = runs.get(m.name ?? '');
@@ -95,19 +101,28 @@ async function main() {
     const response = /** @type {any} */ (await engine.predict(/** @type {any} */ (e2eRequest(run, m.gpu ?? ''))));
     predictor = response.predictor;
     const r = response.results[0];
+    const analytic = /** @type {any} */ (await engine.predictRoofline(/** @type {any} */ (e2eRequest(run, m.gpu ?? '')))).results[0];
     const step = Number(m.step_ms);
     errors.push(Math.abs(r.step_ms - step) / step);
+    rooflineErrors.push(Math.abs(analytic.step_ms - step) / step);
     const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
     lines.push(
       `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signed(r.step_ms, step)} | ` +
+        `${f1(analytic.step_ms)} (${signed(analytic.step_ms, step)}) | ` +
         `${f1(Number(m.forward_ms))} / ${f1(r.forward_ms)} | ${f1(Number(m.backward_ms))} / ${f1(r.backward_ms)} | ` +
         `${f1(Number(m.optimizer_ms))} / ${f1(r.optimizer_ms)} | ${f1(Number(m.peak_memory_gb))} / ${f1(r.memory_gb - r.memory.overhead_gb)} |`,
     );
     process.stderr.write(`${m.name} on ${m.gpu}: ${f1(r.step_ms)} ms predicted, ${f1(step)} ms measured\n`);
   }
-  const mape = (errors.reduce((a, b) => a + b, 0) / errors.length) * 100;
-  const sorted = [...errors].sort((a, b) => a - b);
-  const median = (sorted[Math.floor(sorted.length / 2)] ?? 0) * 100;
+  const gpus = [...new Set(measured.map((m) => m.gpu ?? ''))].sort();
+  const trainedOn = new Set(
+    /** @type {{gpus: string[]}[]} */ (JSON.parse(readFileSync(MANIFEST, 'utf8')).classes).flatMap((c) => c.gpus),
+  );
+  const seen = gpus.map((g) =>
+    trainedOn.has(g)
+      ? `\`${g}\`: its kernel measurements are in the models' training data.`
+      : `\`${g}\`: in no model's training data (\`models/measured/validation.json\` keeps a measured GPU out until its rows improve the benchmarks), so these are predictions for a GPU the models never saw.`,
+  );
   const doc = [
     '# Training steps measured by the project',
     '',
@@ -118,11 +133,14 @@ async function main() {
     'Memory: PyTorch\'s peak allocated bytes beside the predicted total without the fixed runtime allowance',
     '(`memory.overhead_gb`), since the allocator does not count the CUDA context.',
     '',
-    '| run | GPU | measured step | predicted step [interval] | error | forward | backward | optimizer | peak memory GB |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...seen,
+    '',
+    '| run | GPU | measured step | predicted step [interval] | error | roofline step (error) | forward | backward | optimizer | peak memory GB |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...lines,
     '',
-    `Over ${errors.length} runs: mean absolute error ${f1(mape)}%, median ${f1(median)}%.`,
+    `Over ${errors.length} runs: mean absolute error ${f1(mean(errors))}%, median ${f1(median(errors))}%; ` +
+      `the roofline alone ${f1(mean(rooflineErrors))}%, median ${f1(median(rooflineErrors))}%.`,
     '',
   ].join('\n');
   console.log(doc);
