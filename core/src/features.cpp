@@ -328,7 +328,11 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
     case LayerType::CrossEntropy:
       kb.stream(KernelClass::Softmax, Phase::Forward, in_elems, 2, 6);
       kb.stream(KernelClass::Softmax, Phase::Backward, in_elems, 2, 2);
-      lw.saved_activation_bytes = e * in_elems;
+      // The loss runs in FP32 whatever the training precision (autocast's FP32 list; Hugging Face upcasts
+      // the logits first): its log-probabilities are saved, and the first backward kernels, which run while
+      // every activation is still held (a step's memory peak), add the FP32 gradients of the
+      // log-probabilities and of the logits: 12 bytes per logit (docs/PREDICTION.md, Memory).
+      lw.saved_activation_bytes = 12.0 * in_elems;
       break;
     case LayerType::Flatten:
     case LayerType::Reshape:
@@ -492,16 +496,43 @@ double prenet_cm(const Layer& layer, std::int64_t batch, bool training) {
   return training ? 2 * total : total;
 }
 
+/// Whether the layer keeps its whole input for backward (its weight gradient reads it).
+bool saves_input(const Layer& layer) { return layer.type == LayerType::Dense || layer.type == LayerType::Conv2d; }
+
+/// Per layer, whether a dense or convolution layer consumes its output (and so saves that tensor).
+std::vector<bool> output_saved_by_consumer(const Network& net) {
+  std::vector<bool> held(net.layers.size(), false);
+  for (const Layer& layer : net.layers) {
+    if (!saves_input(layer)) continue;
+    for (int producer : layer.inputs) {
+      const auto p = static_cast<std::size_t>(producer);
+      if (producer >= 0 && p < held.size()) held[p] = true;
+    }
+  }
+  return held;
+}
+
+/// Whether `layer` keeps its output only for a ReLU's backward, which reads nothing else: a consumer that
+/// saves the same tensor makes that copy free (PyTorch stores a tensor saved twice once, in place or not).
+/// Other activations' backward reads their input, a tensor apart from what the consumer saves.
+bool relu_output_only(const Layer& layer) {
+  if (layer.attrs.activation != "relu") return false;
+  return layer.type == LayerType::Activation ||
+         (saves_input(layer) && !layer.attrs.gated && layer.attrs.experts <= 1);
+}
+
 StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer) {
   StepWork work;
   work.layers.resize(net.layers.size());
   const double b = d(batch);
   const double e = activation_bytes(precision);
+  const std::vector<bool> held = output_saved_by_consumer(net);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
     add_layer_kernels(layer, b, precision, kb, lw);
+    if (held[i] && relu_output_only(layer)) lw.saved_activation_bytes -= e * b * d(elements(layer.output_shape));
     lw.co = prenet_co(layer, batch);
     lw.cm = prenet_cm(layer, batch, optimizer != Optimizer::None);
     if (optimizer != Optimizer::None && layer.parameters > 0) {

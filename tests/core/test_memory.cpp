@@ -240,3 +240,33 @@ TEST_CASE("pipeline stages keep the activations of the micro-batches in flight",
   for (std::size_t l = bounds[0]; l < bounds[1]; ++l) acts += saved[l];
   CHECK(first.activations_gb * 1e9 == Approx(2 * acts));
 }
+
+TEST_CASE("the loss keeps FP32 log-probabilities and meets the backward peak with two FP32 gradients", "[memory]") {
+  // 12 bytes per logit whatever the training precision: autocast and Hugging Face run the loss in FP32.
+  Network net = testutil::net_of(R"J({"input": {"kind": "sequence", "seq_len": 16, "features": 32},
+    "layers": [{"type": "dense", "name": "head", "units": 1000},
+               {"type": "cross_entropy", "name": "loss"}]})J");
+  const std::size_t loss = testutil::layer_index(net, "loss");
+  for (Precision p : {Precision::FP32, Precision::BF16}) {
+    StepWork work = step_work(net, 4, p, Optimizer::Adam);
+    CHECK(work.layers[loss].saved_activation_bytes == Approx(12.0 * 4 * 16 * 1000));
+  }
+}
+
+TEST_CASE("a ReLU whose output a dense or convolution layer saves adds no activation memory", "[memory]") {
+  // PyTorch stores a tensor saved by two layers once; a ReLU's backward reads only its output.
+  Network net = testutil::net_of(R"J({"input": {"kind": "vector", "features": 64},
+    "layers": [{"type": "dense", "name": "fc1", "units": 128},
+               {"type": "activation", "name": "relu", "function": "relu"},
+               {"type": "dense", "name": "fc2", "units": 128, "activation": "relu"},
+               {"type": "dense", "name": "fc3", "units": 128, "activation": "gelu"},
+               {"type": "dense", "name": "fc4", "units": 10, "activation": "relu"}]})J");
+  const double b = 8, e = 4;
+  StepWork work = step_work(net, 8, Precision::FP32, Optimizer::Adam);
+  auto saved = [&](const char* name) { return work.layers[testutil::layer_index(net, name)].saved_activation_bytes; };
+  CHECK(saved("fc1") == Approx(e * b * 64));  // its input only: no activation of its own
+  CHECK(saved("relu") == 0);                  // fc2 saves the same tensor
+  CHECK(saved("fc2") == Approx(e * b * 128));  // fused ReLU output held by fc3: the input alone
+  CHECK(saved("fc3") == Approx(e * b * (128 + 128)));  // GELU's backward reads its input, a tensor apart
+  CHECK(saved("fc4") == Approx(e * b * (128 + 10)));   // no consumer keeps its ReLU output
+}

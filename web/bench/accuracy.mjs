@@ -159,10 +159,12 @@ ${provenanceText(results)}
   overhead in the Justus rows (visible at small batches), Python dispatch between steps.
 - Only what is in \`../shared/data/validation\`: five NVIDIA GPUs from P4 to A100 and the V100;
   FP32 and FP16 mixed precision only (no TF32, BF16 or FP8 row); no H100/H200, AMD, TPU or Gaudi row.
-  Issue 4 judges accuracy on other public measurements as well, which this file does not show.
+  Issue 4 judges accuracy on other public measurements as well, which this file does not show. The
+  project's own H200 measurements (BF16, TF32, FP32 training steps and their peak memory) are compared in
+  docs/MEASURED.md (\`npm run bench:measured\`).
 - Prediction intervals are checked only where the response gives one for the compared quantity
   (\`step_ms_interval\` / \`forward_ms_interval\`; not on accumulating throughput rows). Memory
-  (\`memory_gb\`, \`fits\`), epoch and cost totals are not checked against measurements here.
+  (\`memory_gb\`, \`fits\`) is checked only in docs/MEASURED.md; epoch and cost totals nowhere.
 - The data are single measurements (or medians of a few) with their own noise; no run-to-run spread
   is available to compare the errors with.
 

@@ -68,6 +68,8 @@ function measuredRows(root) {
 
 /** @param {number} v */
 const f1 = (v) => v.toFixed(1);
+/** @param {number} v a percentage @returns {string} it with its sign */
+const signedPct = (v) => `${v >= 0 ? '+' : ''}${f1(v)}%`;
 /** @param {number[]} e relative errors @returns {number} their mean, in percent */
 const mean = (e) => (e.reduce((a, b) => a + b, 0) / e.length) * 100;
 /** @param {number[]} e relative errors @returns {number} their median (upper middle), in percent */
@@ -94,6 +96,8 @@ async function main() {
   const lines = [];
   const errors = [];
   const rooflineErrors = [];
+  /** @type {number[]} signed: predicted memory without the runtime allowance against PyTorch's peak */
+  const memoryErrors = [];
   let predictor = '';
   for (const m of measured) {
     const run = runs.get(m.name ?? '');
@@ -105,6 +109,8 @@ async function main() {
     const step = Number(m.step_ms);
     errors.push(Math.abs(r.step_ms - step) / step);
     rooflineErrors.push(Math.abs(analytic.step_ms - step) / step);
+    const peak = Number(m.peak_memory_gb);
+    memoryErrors.push((r.memory_gb - r.memory.overhead_gb - peak) / peak);
     const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
     lines.push(
       `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signed(r.step_ms, step)} | ` +
@@ -141,6 +147,8 @@ async function main() {
     '',
     `Over ${errors.length} runs: mean absolute error ${f1(mean(errors))}%, median ${f1(median(errors))}%; ` +
       `the roofline alone ${f1(mean(rooflineErrors))}%, median ${f1(median(rooflineErrors))}%.`,
+    `Peak memory: mean absolute error ${f1(mean(memoryErrors.map(Math.abs)))}%, mean signed ` +
+      `${signedPct(mean(memoryErrors))} (under-predicted on ${memoryErrors.filter((e) => e < 0).length} of ${memoryErrors.length} runs).`,
     '',
   ].join('\n');
   console.log(doc);
