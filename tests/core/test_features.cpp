@@ -555,6 +555,24 @@ TEST_CASE("add, concat and cross_entropy", "[features][merge]") {
   CHECK(layer(images, "width").output_shape == Shape{16, 8, 16});
 }
 
+TEST_CASE("the loss runs in FP32: casts around it under mixed precision, PyTorch's backward passes", "[features]") {
+  Network net = net_of(R"J({"input": {"kind": "sequence", "seq_len": 16, "features": 32},
+    "layers": [{"type": "dense", "name": "head", "units": 1000}, {"type": "cross_entropy", "name": "loss"}]})J");
+  const auto loss = layer_index(net, "loss");
+  const double logits = 4.0 * 16 * 1000;
+  // FP32: log_softmax reads and writes (8 bytes per logit); backward zero-fills the log-probabilities'
+  // gradient (4), then reads it and the saved output and writes the logits' gradient (12).
+  StepWork fp32 = step_work(net, 4, Precision::FP32, Optimizer::Adam);
+  CHECK(fp32.layers[loss].bytes[0] == Approx(8 * logits));
+  CHECK(fp32.layers[loss].bytes[1] == Approx(16 * logits));
+  CHECK(fp32.layers[loss].kernels == 3);
+  // BF16: the same FP32 passes plus the cast up (2 + 4) and the gradient's cast down (4 + 2).
+  StepWork bf16 = step_work(net, 4, Precision::BF16, Optimizer::Adam);
+  CHECK(bf16.layers[loss].bytes[0] == Approx(14 * logits));
+  CHECK(bf16.layers[loss].bytes[1] == Approx(22 * logits));
+  CHECK(bf16.layers[loss].kernels == 5);
+}
+
 TEST_CASE("optimizer traffic per parameter by optimizer and precision", "[features][optimizer]") {
   // 2080 + 64 + 33 = 2177 parameters in three layers.
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 64},
