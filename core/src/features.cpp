@@ -24,8 +24,12 @@ class KernelBuilder {
   void gemm(Phase phase, double m, double n, double k, double batch = 1, KernelClass cls = KernelClass::Gemm) {
     Kernel kn = gemm_kernel(phase, m, n, k, batch, e_);
     if (cls != KernelClass::Gemm) kn.cls = cls;
+    kn.misaligned = misaligned_;
     push(kn);
   }
+
+  /// Marks the GEMMs added from now on as misaligned (or not): see Kernel::misaligned.
+  void set_misaligned(bool misaligned) { misaligned_ = misaligned; }
 
   void add(const Kernel& kn) { push(kn); }
 
@@ -54,6 +58,7 @@ class KernelBuilder {
   StepWork& work_;
   int layer_;
   double e_;
+  bool misaligned_ = false;
 };
 
 /// Rows of the GEMM a layer applies to its last dimension: batch x all leading dimensions.
@@ -97,6 +102,9 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       const double experts = d(a.experts), routed = m * d(a.top_k), mats = a.gated ? 2 : 1;
       const double hidden = routed * n;  // == out_elems for an ordinary dense layer
       const bool moe = a.experts > 1;
+      // The rows cuBLAS reads and writes in all three GEMMs are d_in and d_out long (PyTorch's row-major
+      // weight and activations), never the token count; grouped expert GEMMs are left as measured-free.
+      kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
       if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
       kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
       if (a.gated) {
@@ -116,6 +124,7 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
       if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
       lw.saved_activation_bytes = e * (routed * k + (a.gated ? 2 * hidden : act > 0 ? hidden : 0));
+      kb.set_misaligned(false);
       break;
     }
     case LayerType::Conv2d: {

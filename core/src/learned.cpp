@@ -168,7 +168,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
   // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
-  std::map<std::array<std::uint64_t, 11>, std::size_t> distinct;
+  std::map<std::array<std::uint64_t, 12>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
@@ -184,8 +184,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              k.batch,
                              k.repeats,
                              k.window,
-                             k.stride};
-    std::array<std::uint64_t, 11> key{};
+                             k.stride,
+                             k.misaligned ? 1.0 : 0.0};
+    std::array<std::uint64_t, 12> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
     if (inserted) {
@@ -204,14 +205,17 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     if (inserted) {
       fit_to_range(classes[c].range, f);
       b.features[c].insert(b.features[c].end(), f.begin(), f.end());
-      b.roofline_ms[c].push_back(roofline_ms({k}, acc, precision));
+      // Rows are aligned GEMMs' (what the models saw); a misaligned kernel's slowdown is applied per kernel.
+      Kernel aligned = k;
+      aligned.misaligned = false;
+      b.roofline_ms[c].push_back(roofline_ms({aligned}, acc, precision));
       // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
       // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)
       RooflineParams ideal;
       ideal.matmul_efficiency = 1.0;
       ideal.memory_efficiency = 1.0;
       ideal.launch_overhead_ms = 0.0;
-      Kernel untiled = k;
+      Kernel untiled = aligned;
       untiled.m = untiled.n = 0;  // no tiling loss in the bound
       b.floor_ms[c].push_back(kernel_time(untiled, acc, precision, ideal).total_ms());
     }
@@ -224,6 +228,10 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     std::vector<double> levels(classes.size());
     for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
     b.level_factor.push_back(std::move(levels));
+    Kernel misaligned_gemm;
+    misaligned_gemm.cls = KernelClass::Gemm;
+    misaligned_gemm.misaligned = true;
+    b.misaligned_factor.push_back(misaligned_slowdown(misaligned_gemm, acc, precision));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());
@@ -317,6 +325,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
                         bounded_kernel_ms(row_ms[s][slice_row] * batch.level_factor[h][s], batch.floor_ms[s][slice_row],
                                           classes[s].ceiling_ratio * batch.roofline_ms[s][slice_row]));
         }
+        if (k.misaligned) ms *= batch.misaligned_factor[h];
         to_low = low_factor[c];
         to_high = high_factor[c];
         share = classes[c].calibration_share;

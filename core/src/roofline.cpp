@@ -64,9 +64,19 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
   return *peak;
 }
 
+double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
+                           const RooflineParams& params) {
+  if (!k.misaligned || !is_matmul(k.cls)) return 1.0;
+  if (!acc.record.is_object() || acc.record.value("vendor", "") != "nvidia") return 1.0;
+  if (precision == Precision::TF32) return params.misaligned_tf32_slowdown;
+  if (precision == Precision::BF16 || precision == Precision::FP16) return params.misaligned_16bit_slowdown;
+  return 1.0;
+}
+
 KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params) {
   double rate = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
-                                       tiling_efficiency(k, acc.compute_units, params.tile)
+                                       tiling_efficiency(k, acc.compute_units, params.tile) /
+                                       misaligned_slowdown(k, acc, precision, params)
                                  : *acc.peak(Precision::FP32) * 1e12;
   KernelTime t;
   t.compute_ms = k.flops / rate * 1e3;
@@ -91,12 +101,12 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
   std::vector<std::size_t> shape_of(work.kernels.size());
   std::vector<const Kernel*> shapes;
   {
-    std::map<std::array<std::uint64_t, 5>, std::size_t> index;
+    std::map<std::array<std::uint64_t, 6>, std::size_t> index;
     for (std::size_t i = 0; i < work.kernels.size(); ++i) {
       const Kernel& k = work.kernels[i];
       if (!is_matmul(k.cls)) continue;
-      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch};
-      std::array<std::uint64_t, 5> key{};
+      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch, k.misaligned ? 1.0 : 0.0};
+      std::array<std::uint64_t, 6> key{};
       std::memcpy(key.data(), fields, sizeof fields);
       auto [it, inserted] = index.emplace(key, shapes.size());
       if (inserted) shapes.push_back(&k);
@@ -124,7 +134,8 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
     for (std::size_t s = 0; s < shapes.size(); ++s) {
       const Kernel& k = *shapes[s];
       shape_rate[s] = matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
-                      tiling_efficiency(k, acc.compute_units, params.tile);
+                      tiling_efficiency(k, acc.compute_units, params.tile) /
+                      misaligned_slowdown(k, acc, precision, params);
     }
     const double vector_rate = *acc.peak(Precision::FP32) * 1e12;
     Eigen::ArrayXd rate(kernels);

@@ -325,7 +325,9 @@ int run(const Args& args) {
        {{"matmul_efficiency", rp.matmul_efficiency},
         {"memory_efficiency", rp.memory_efficiency},
         {"launch_overhead_ms", rp.launch_overhead_ms},
-        {"tile", rp.tile}}},
+        {"tile", rp.tile},
+        {"misaligned_tf32_slowdown", rp.misaligned_tf32_slowdown},
+        {"misaligned_16bit_slowdown", rp.misaligned_16bit_slowdown}}},
       {"prenet_baseline",
        {{"description",
          "log(time_ms) = a + b log(CT_ms) per layer, CT = FLOPs / FP32 peak; fitted on whole-layer "

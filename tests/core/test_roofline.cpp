@@ -282,3 +282,45 @@ TEST_CASE("per-layer times sum to the phase totals, and the split sums to the st
     }
   }
 }
+
+TEST_CASE("a GEMM with rows not 16 bytes long takes the measured tensor-core slowdown, on NVIDIA GPUs only",
+          "[roofline][alignment]") {
+  // GPT-2's head: 768 -> 50257 (misaligned at every precision) beside the padded 50264.
+  auto head = [](int vocab) {
+    return net_of(R"J({"input": {"kind": "sequence", "seq_len": 128, "features": 768},
+      "layers": [{"type": "dense", "name": "head", "units": )J" +
+                  std::to_string(vocab) + "}]}");
+  };
+  const Network odd = head(50257), padded = head(50264);
+  const RooflineParams params;
+  auto gemm_ms = [&](const Network& net, const char* gpu, Precision p) {
+    StepWork w = step_work(net, 8, p, Optimizer::None);
+    double ms = 0;
+    for (const Kernel& k : w.kernels) {
+      if (k.cls == KernelClass::Gemm) ms += kernel_time(k, catalogue(gpu), p).compute_ms;
+    }
+    return ms;
+  };
+  const double work = 50257.0 / 50264.0;  // the odd head's FLOPs relative to the padded one's
+  for (const Kernel& k : step_work(odd, 8, Precision::BF16, Optimizer::None).kernels) {
+    if (k.cls == KernelClass::Gemm) CHECK(k.misaligned);
+  }
+  for (const Kernel& k : step_work(padded, 8, Precision::BF16, Optimizer::None).kernels) CHECK_FALSE(k.misaligned);
+  CHECK(gemm_ms(odd, "h100-sxm", Precision::BF16) / gemm_ms(padded, "h100-sxm", Precision::BF16) ==
+        Approx(params.misaligned_16bit_slowdown * work).epsilon(0.02));
+  CHECK(gemm_ms(odd, "a100-sxm4-80gb", Precision::TF32) / gemm_ms(padded, "a100-sxm4-80gb", Precision::TF32) ==
+        Approx(params.misaligned_tf32_slowdown * work).epsilon(0.02));
+  // No tensor cores in FP32; another vendor's libraries were not measured.
+  CHECK(gemm_ms(odd, "a100-sxm4-80gb", Precision::FP32) / gemm_ms(padded, "a100-sxm4-80gb", Precision::FP32) ==
+        Approx(work).epsilon(0.02));
+  CHECK(gemm_ms(odd, "mi300x", Precision::BF16) / gemm_ms(padded, "mi300x", Precision::BF16) ==
+        Approx(work).epsilon(0.02));
+  // The same rule in the vectorised step timing.
+  const auto step = [&](const Network& net) {
+    return roofline_times(step_work(net, 8, Precision::BF16, Optimizer::None), {catalogue("h100-sxm")}, Precision::BF16)
+        .front()
+        .layers.front()
+        .compute_ms;
+  };
+  CHECK(step(odd) / step(padded) == Approx(params.misaligned_16bit_slowdown * work).epsilon(0.05));
+}

@@ -198,14 +198,16 @@ describe('DeepLearningExamples rows', () => {
     assert.deepEqual(planOf(amp).request.hardware, ['v100-sxm2-32gb']);
   });
 
-  test('BERT pre-training: accumulated batch split into micro-batches, LAMB → adam', () => {
+  test('BERT pre-training: accumulated batch split into micro-batches, LAMB → adam, vocabulary padded to 8', () => {
     const stated = dleRowToCase(
       dleRecord({ model: 'BERT-large pretrain ph1', batch: 'accum-batch 4096 (128/64 accumulation steps)', seq: '128', gpu: 'V100 32GB', value: '50', unit: 'seq/s' }),
       'e2e:14',
+      presetHfConfig,
     );
+    assert.equal(presetHfConfig('bert-large').vocab_size, 30522);
     assert.deepEqual(planOf(stated), {
       request: {
-        model: { preset: 'bert-large' },
+        model: { hf_config: { ...presetHfConfig('bert-large'), vocab_size: 30528 }, name: 'bert-large' },
         training: { batch_size: 32, seq_len: 128, precision: 'fp32', optimizer: 'adam' },
         hardware: ['v100-sxm2-32gb'],
         options: { per_layer: false },
@@ -216,6 +218,7 @@ describe('DeepLearningExamples rows', () => {
     const fromTable = dleRowToCase(
       dleRecord({ model: 'BERT-large pretrain ph2', batch: 'accum-batch 2048', seq: '512', precision: 'AMP', gpu: 'V100 32GB', value: '75', unit: 'seq/s' }),
       'e2e:17',
+      presetHfConfig,
     );
     const plan = planOf(fromTable);
     assert.equal(plan.accumulation, 256);
@@ -232,6 +235,7 @@ describe('DeepLearningExamples rows', () => {
     const model = /** @type {any} */ (planOf(item).request.model);
     assert.deepEqual(model.hf_config.architectures, ['BertForQuestionAnswering']);
     assert.equal(model.hf_config.hidden_size, 1024);
+    assert.equal(model.hf_config.vocab_size, 30528);  // run_squad.py pads it like run_pretraining.py
     assert.throws(() => dleRowToCase(squadRow, 'e2e:18'), /needs the bert-large preset's config/);
   });
 

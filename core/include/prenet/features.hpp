@@ -40,6 +40,9 @@ struct Kernel {
   double repeats = 1;
   double window = 1;  // convolution / pooling window elements (kh x kw)
   double stride = 1;  // convolution stride
+  // GEMM whose operands' rows are not a multiple of 16 bytes long (a vocabulary of 50257, say): cuBLAS
+  // cannot use its aligned tensor-core kernels (RooflineParams::misaligned_*_slowdown).
+  bool misaligned = false;
   int layer = 0;      // index into Network::layers
 };
 

@@ -106,6 +106,7 @@ struct LearnedBatch {
   std::vector<std::vector<std::pair<int, std::size_t>>> slice_rows;
   std::vector<double> fallback_ms;
   std::vector<std::vector<double>> level_factor;  // [accelerator][class] exp(learned_level)
+  std::vector<double> misaligned_factor;          // [accelerator] misaligned_slowdown of a flagged GEMM
   std::size_t rows(std::size_t cls) const;
 };
 

@@ -16,6 +16,12 @@ struct RooflineParams {
   double memory_efficiency = 0.80;    // of datasheet bandwidth
   double launch_overhead_ms = 0.005;  // per kernel launch
   double tile = 128;                  // output tile side used for wave quantisation
+  // How much longer a misaligned tensor-core GEMM takes than its aligned neighbour on NVIDIA GPUs: the
+  // median over 54 pairs per precision (three passes of a linear layer, three token counts, six widths)
+  // timed by models/measure/alignment.py on an H200 (models/measured/h200/alignment.csv; FP32: 1.00).
+  // tests/js/alignment-data.test.mjs recomputes both from that file.
+  double misaligned_tf32_slowdown = 2.596;
+  double misaligned_16bit_slowdown = 5.232;
 };
 
 enum class Bound { Compute, Memory, Overhead };
@@ -56,6 +62,12 @@ struct KernelTime {
 
 /// The analytic time of one kernel on `acc` (the same arithmetic roofline_times applies to every kernel).
 KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params = {});
+
+/// The factor a misaligned GEMM's time takes on `acc` at `precision` (1 when aligned): the measured
+/// slowdown for TF32 and 16-bit GEMMs on NVIDIA GPUs, none in FP32 (no tensor cores), FP8 (not measured)
+/// or on other vendors' hardware (other libraries, not measured).
+double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
+                           const RooflineParams& params = {});
 
 /// Times one step of `work` on every accelerator (one Timing per accelerator, same order).
 std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accelerator>& accelerators,

@@ -312,6 +312,19 @@ export function parseDleBatch(text) {
   return { batch: NaN, accumulated: false, steps: null };
 }
 
+const DLE_VOCAB_NOTE = 'vocabulary padded from 30522 to 30528 ("Padding for divisibility by 8" in run_pretraining.py and run_squad.py)';
+
+/**
+ * A BERT config as DeepLearningExamples' scripts build it: the vocabulary rounded up to a multiple of 8,
+ * which keeps the masked-LM head's GEMMs on aligned tensor-core kernels.
+ * @param {JsonObject} config a Hugging Face BERT config
+ * @returns {JsonObject} the same config with vocab_size padded
+ */
+export function dleBertConfig(config) {
+  const vocab = Number(config.vocab_size);
+  return { ...config, vocab_size: vocab % 8 === 0 ? vocab : vocab + 8 - (vocab % 8) };
+}
+
 /**
  * One NVIDIA DeepLearningExamples row of e2e-dev.csv: single-GPU training throughput on V100.
  * @param {Record<string, string>} record
@@ -366,18 +379,23 @@ export function dleRowToCase(record, origin, presetConfig) {
     if (!Number.isInteger(micro)) throw new Error(`${origin}: ${batch.batch} samples do not split into ${steps} micro-batches`);
     base.notes.push(
       `${batch.batch} sequences per step = ${steps} accumulated micro-batches of ${micro}` +
-        `${batch.steps ? '' : ' (steps from the README table)'}; LAMB → "adam" (not in the core; same two states per parameter)`,
+        `${batch.steps ? '' : ' (steps from the README table)'}; LAMB → "adam" (not in the core; same two states per parameter); ${DLE_VOCAB_NOTE}`,
     );
-    return { ...base, plan: plan({ preset: 'bert-large' }, { seq_len: seq }, micro, steps, precision, 'adam', hardware) };
+    if (!presetConfig) throw new Error(`${origin}: a BERT pre-training row needs the bert-large preset's config`);
+    const bert = { hf_config: dleBertConfig(presetConfig('bert-large')), name: 'bert-large' };
+    return { ...base, plan: plan(bert, { seq_len: seq }, micro, steps, precision, 'adam', hardware) };
   }
   if (/^BERT-large SQuAD/.test(model)) {
     if (batch.accumulated || !(batch.batch > 0)) throw new Error(`${origin}: SQuAD batch "${record.batch}" is not an integer`);
     const seq = Number(record.seq) > 0 ? Number(record.seq) : SQUAD_SEQ_LEN;
     base.notes.push(
-      `sequence ${seq} (run_squad.sh --max_seq_length)${Number(record.seq) > 0 ? '' : ', not in the row'}; Adam; the bert-large preset's config as BertForQuestionAnswering (run_squad.py's class)`,
+      `sequence ${seq} (run_squad.sh --max_seq_length)${Number(record.seq) > 0 ? '' : ', not in the row'}; Adam; the bert-large preset's config as BertForQuestionAnswering (run_squad.py's class); ${DLE_VOCAB_NOTE}`,
     );
     if (!presetConfig) throw new Error(`${origin}: a SQuAD row needs the bert-large preset's config`);
-    const squad = { hf_config: { ...presetConfig('bert-large'), architectures: ['BertForQuestionAnswering'] }, name: 'bert-large' };
+    const squad = {
+      hf_config: { ...dleBertConfig(presetConfig('bert-large')), architectures: ['BertForQuestionAnswering'] },
+      name: 'bert-large',
+    };
     return { ...base, plan: plan(squad, { seq_len: seq }, batch.batch, 1, precision, 'adam', hardware) };
   }
   if (/^Transformer-XL base/.test(model)) {
