@@ -325,7 +325,11 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
                         bounded_kernel_ms(row_ms[s][slice_row] * batch.level_factor[h][s], batch.floor_ms[s][slice_row],
                                           classes[s].ceiling_ratio * batch.roofline_ms[s][slice_row]));
         }
-        if (k.misaligned) ms *= batch.misaligned_factor[h];
+        // A misaligned GEMM's fallback kernels reach 1/factor of the aligned throughput: it takes at least
+        // its aligned roofline time times the factor; one too small to be throughput-bound keeps its time.
+        if (k.misaligned && batch.misaligned_factor[h] > 1) {
+          ms = std::max(ms, batch.misaligned_factor[h] * batch.roofline_ms[c][row]);
+        }
         to_low = low_factor[c];
         to_high = high_factor[c];
         share = classes[c].calibration_share;
