@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <unordered_map>
 
 #include "prenet/catalog.hpp"
@@ -163,6 +165,44 @@ struct Prepared {
   double model_matmul_flops = 0;          // of which matrix kernels (MFU's numerator)
 };
 
+/// Warns once per dense layer whose GEMMs take the misaligned tensor-core slowdown on a requested GPU,
+/// naming the width and the padding that avoids it (at most five layers named).
+void warn_misaligned(Prepared& p) {
+  const Network& net = p.shard ? p.shard->net : p.net;
+  const Precision precision = p.req.training.precision;
+  double slowdown = 1;
+  for (const Kernel& k : p.work.kernels) {
+    if (!k.misaligned) continue;
+    for (const Accelerator& acc : p.req.hardware) slowdown = std::max(slowdown, misaligned_slowdown(k, acc, precision));
+    break;
+  }
+  if (slowdown <= 1) return;
+  std::vector<int> layers;
+  for (const Kernel& k : p.work.kernels) {
+    if (k.misaligned) layers.push_back(k.layer);
+  }
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  const auto step = static_cast<std::int64_t>(16 / activation_bytes(precision));
+  const auto padded = [step](std::int64_t v) { return v % step == 0 ? v : v + step - v % step; };
+  std::size_t named = 0;
+  for (int l : layers) {
+    const Layer& layer = net.layers[static_cast<std::size_t>(l)];
+    if (++named > 5) break;
+    const std::int64_t in = layer.input_shapes.front().back(), out = layer.attrs.units;
+    const std::int64_t odd = out % step != 0 ? out : in;
+    std::ostringstream text;
+    text << "layer \"" << layer.name << "\": a width of " << odd << " is not a multiple of " << step
+         << " elements, so on NVIDIA GPUs its GEMMs cannot use the aligned tensor-core kernels in "
+         << to_string(precision) << " and run about " << std::fixed << std::setprecision(1) << slowdown
+         << "x slower (the median measured on an H200, docs/PREDICTION.md); a width of " << padded(odd) << " avoids that";
+    p.net.warnings.push_back(text.str());
+  }
+  if (layers.size() > 5) {
+    p.net.warnings.push_back(std::to_string(layers.size() - 5) + " more layers have misaligned widths");
+  }
+}
+
 Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
@@ -192,6 +232,7 @@ Prepared prepare(const Json& doc) {
   }
   p.mem = estimate_memory(p.net, p.work, tr.precision, tr.optimizer);
   p.roofline = roofline_times(p.work, p.req.hardware, tr.precision);
+  warn_misaligned(p);
   return p;
 }
 

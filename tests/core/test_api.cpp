@@ -530,3 +530,24 @@ TEST_CASE("remembered presets never change a response", "[api][presets]") {
   CHECK(predict_json(request(128, "")) == first);
   CHECK(predict_json(request(256, "")) == longer);
 }
+
+TEST_CASE("a dense layer with a misaligned width is named, with its slowdown and the padded width", "[api]") {
+  auto warnings = [](const char* precision, const char* gpu) {
+    const std::string request = std::string(R"J({"model": {"preset": "gpt2"}, "training": {"batch_size": 2,
+      "seq_len": 128, "precision": ")J") + precision + R"J("}, "hardware": [")J" + gpu + R"J("]})J";
+    Json r = Json::parse(prenet::predict_json(request));
+    REQUIRE_FALSE(r.contains("error"));
+    return r["warnings"].get<std::vector<std::string>>();
+  };
+  const auto bf16 = warnings("bf16", "h100-sxm");
+  REQUIRE(bf16.size() == 1);
+  CHECK(bf16[0].find("layer \"lm_head\": a width of 50257 is not a multiple of 8") == 0);
+  CHECK(bf16[0].find("5.2x slower") != std::string::npos);
+  CHECK(bf16[0].find("a width of 50264 avoids that") != std::string::npos);
+  const auto tf32 = warnings("tf32", "a100-sxm4-80gb");
+  REQUIRE(tf32.size() == 1);
+  CHECK(tf32[0].find("multiple of 4") != std::string::npos);
+  CHECK(tf32[0].find("a width of 50260 avoids that") != std::string::npos);
+  CHECK(warnings("fp32", "h100-sxm").empty());  // no tensor cores in FP32
+  CHECK(warnings("bf16", "mi300x").empty());    // not measured on other vendors' libraries
+}
