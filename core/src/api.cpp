@@ -165,41 +165,45 @@ struct Prepared {
   double model_matmul_flops = 0;          // of which matrix kernels (MFU's numerator)
 };
 
-/// Warns once per dense layer whose GEMMs take the misaligned tensor-core slowdown on a requested GPU,
-/// naming the width and the padding that avoids it (at most five layers named).
+/// Warns once per dense layer whose misaligned GEMMs (Kernel::misaligned) cost at least 1% of the roofline
+/// step on a requested GPU, naming the width, the slowdown and the padding that avoids it (five at most).
 void warn_misaligned(Prepared& p) {
   const Network& net = p.shard ? p.shard->net : p.net;
   const Precision precision = p.req.training.precision;
-  double slowdown = 1;
-  for (const Kernel& k : p.work.kernels) {
-    if (!k.misaligned) continue;
-    for (const Accelerator& acc : p.req.hardware) slowdown = std::max(slowdown, misaligned_slowdown(k, acc, precision));
-    break;
+  std::map<int, double> slowdown_of;  // layer -> the largest slowdown among GPUs where it costs >= 1%
+  for (std::size_t h = 0; h < p.req.hardware.size(); ++h) {
+    const Accelerator& acc = p.req.hardware[h];
+    std::map<int, double> extra_ms;
+    double slowdown = 1;
+    for (const Kernel& k : p.work.kernels) {
+      if (!k.misaligned || misaligned_slowdown(k, acc, precision) <= 1) continue;
+      Kernel aligned = k;
+      aligned.misaligned = false;
+      extra_ms[k.layer] += kernel_time(k, acc, precision).total_ms() - kernel_time(aligned, acc, precision).total_ms();
+      slowdown = misaligned_slowdown(k, acc, precision);
+    }
+    for (const auto& [layer, ms] : extra_ms) {
+      if (ms >= 0.01 * p.roofline[h].step_ms) slowdown_of[layer] = std::max(slowdown_of[layer], slowdown);
+    }
   }
-  if (slowdown <= 1) return;
-  std::vector<int> layers;
-  for (const Kernel& k : p.work.kernels) {
-    if (k.misaligned) layers.push_back(k.layer);
-  }
-  std::sort(layers.begin(), layers.end());
-  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
   const auto step = static_cast<std::int64_t>(16 / activation_bytes(precision));
   const auto padded = [step](std::int64_t v) { return v % step == 0 ? v : v + step - v % step; };
   std::size_t named = 0;
-  for (int l : layers) {
-    const Layer& layer = net.layers[static_cast<std::size_t>(l)];
+  for (const auto& [l, slowdown] : slowdown_of) {
     if (++named > 5) break;
+    const Layer& layer = net.layers[static_cast<std::size_t>(l)];
     const std::int64_t in = layer.input_shapes.front().back(), out = layer.attrs.units;
     const std::int64_t odd = out % step != 0 ? out : in;
     std::ostringstream text;
     text << "layer \"" << layer.name << "\": a width of " << odd << " is not a multiple of " << step
          << " elements, so on NVIDIA GPUs its GEMMs cannot use the aligned tensor-core kernels in "
          << to_string(precision) << " and run about " << std::fixed << std::setprecision(1) << slowdown
-         << "x slower (the median measured on an H200, docs/PREDICTION.md); a width of " << padded(odd) << " avoids that";
+         << "x slower (the median measured on an H200, docs/PREDICTION.md); a width of " << padded(odd)
+         << " avoids that";
     p.net.warnings.push_back(text.str());
   }
-  if (layers.size() > 5) {
-    p.net.warnings.push_back(std::to_string(layers.size() - 5) + " more layers have misaligned widths");
+  if (slowdown_of.size() > 5) {
+    p.net.warnings.push_back(std::to_string(slowdown_of.size() - 5) + " more layers have misaligned widths");
   }
 }
 
