@@ -16,41 +16,16 @@ Writes DIR/alignment.csv: gpu, precision, pass, tokens, d_in, d_out, time_ms, re
 import argparse
 import csv
 import os
-import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_gpu import Gpu  # noqa: E402 - the same precision switches and event timing
 
 TOKENS = [2048, 8192, 16384]
 # (d_in, d_out) pairs: each misaligned width beside its aligned neighbour.
 WIDTHS = [(768, 50257), (768, 50264), (1024, 30522), (1024, 30528), (767, 4096), (768, 4096),
           (4096, 4095), (4096, 4096), (1024, 1001), (1024, 1000), (2048, 32001), (2048, 32000)]
 PRECISIONS = ["fp32", "tf32", "bf16"]
-
-
-def set_precision(torch, precision):
-    mode = "tf32" if precision == "tf32" else "ieee"
-    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
-        torch.backends.cuda.matmul.fp32_precision = mode
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
-
-
-def time_call(torch, fn, target_ms=20.0, max_reps=20):
-    """Median ms of fn() over back-to-back calls, each between its own CUDA events."""
-    fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    torch.cuda.synchronize()
-    reps = int(min(max_reps, max(3, target_ms / max(s.elapsed_time(e), 1e-3))))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, ends)), reps
 
 
 def main():
@@ -61,13 +36,15 @@ def main():
     import torch
     import torch.nn.functional as F
 
+    g = Gpu()
+
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "alignment.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["gpu", "precision", "pass", "tokens", "d_in", "d_out", "time_ms", "reps"])
         for precision in PRECISIONS:
-            set_precision(torch, precision)
-            dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+            g.set_precision(precision)
+            dtype = g.dtype(precision)
             for tokens in TOKENS:
                 for d_in, d_out in WIDTHS:
                     x = torch.randn(tokens, d_in, device="cuda", dtype=dtype)
@@ -76,11 +53,11 @@ def main():
                     passes = {"fwd": lambda: F.linear(x, wt), "bwd_data": lambda: dy @ wt,
                               "bwd_weight": lambda: dy.t() @ x}
                     for name, fn in passes.items():
-                        ms, reps = time_call(torch, fn)
+                        ms, reps = g.time_call(fn, target_ms=20.0, max_reps=20)
                         w.writerow([args.gpu, precision, name, tokens, d_in, d_out, "%.6g" % ms, reps])
                         f.flush()
                     del x, wt, dy
-                    torch.cuda.empty_cache()
+                    g.free()
                 print("alignment: %s %d tokens done" % (precision, tokens), flush=True)
 
 
