@@ -41,6 +41,7 @@ LIMITS = {"neusight-linear": 700, "neusight-bmm": 500, "deepbench-gemm": 1000, "
 SHARES = [("meta", 0.03), ("gemm", 0.17), ("e2e", 0.24), ("attention", 0.10), ("conv", 0.18),
           ("layers", 0.16), ("stream", 0.07), ("final", 0.05)]
 KERNEL_PRECISIONS = ["fp32", "tf32", "bf16"]
+FIRST_RUN = 0  # --first-run: e2e.json runs before this index are skipped (measured by an earlier call)
 
 
 def read_table(name):
@@ -548,7 +549,7 @@ def section_e2e(g, out, gpu_id, deadline):
                                 "optimizer_ms", "step_ms", "step_ms_min", "step_ms_max", "reps", "peak_memory_gb",
                                 "parameters"])
     kw = Writer(out, "kernels.csv", ["name", "kernel", "calls", "device_us_per_step"])
-    for run in e2e_runs():
+    for run in e2e_runs()[FIRST_RUN:]:
         if time.time() > deadline:
             break
         try:
@@ -634,7 +635,10 @@ def run_all(args):
     meta = {}
     elapsed_share = 0.0
     summary = {}
-    for name, share in SHARES:
+    chosen = [(name, share) for name, share in SHARES if name in ("meta", "final") or name in args.sections]
+    total_share = sum(share for _, share in chosen)
+    for name, share in chosen:
+        share /= total_share
         elapsed_share += share
         deadline = start + budget * elapsed_share
         t0 = time.time()
@@ -664,7 +668,13 @@ def main():
     ap.add_argument("--budget", type=float, default=420.0, help="seconds for all sections together")
     ap.add_argument("--gpu", default="h200", help="catalogue id of the GPU (core/data/hardware.json)")
     ap.add_argument("--list", action="store_true", help="print the shape counts and exit (no torch needed)")
+    ap.add_argument("--sections", default="gemm,e2e,attention,conv,layers,stream",
+                    help="comma-separated sections to run (meta and final always run); the budget is shared among them")
+    ap.add_argument("--first-run", type=int, default=0, help="skip the e2e.json runs before this index")
     args = ap.parse_args()
+    args.sections = set(args.sections.split(","))
+    global FIRST_RUN
+    FIRST_RUN = args.first_run
     if args.list:
         print("gemm %d, conv %d, stream %d, layers %d, attention %d, e2e %d" % (
             len(gemm_shapes()), len(conv_shapes()), len(stream_shapes()), len(layer_shapes()), len(attention_shapes()),
