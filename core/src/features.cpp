@@ -103,7 +103,7 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       const double hidden = routed * n;  // == out_elems for an ordinary dense layer
       const bool moe = a.experts > 1;
       // The rows cuBLAS reads and writes in all three GEMMs are d_in and d_out long (PyTorch's row-major
-      // weight and activations), never the token count; grouped expert GEMMs are left as measured-free.
+      // weight and activations), never the token count. Grouped expert GEMMs were not measured: unmarked.
       kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
       if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
       kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
