@@ -558,6 +558,13 @@ StepWork step_work(const Network& net, std::int64_t batch, Precision precision, 
                 optimizer_bytes_per_parameter(optimizer) + extra);
     }
   }
+  // PyTorch's optimizers update every tensor with multi-tensor kernels (foreach or fused), a launch for
+  // many layers at once rather than one per layer: each layer's update is its share of one launch.
+  double optimizer_bytes = 0;
+  for (const Kernel& k : work.kernels) optimizer_bytes += k.cls == KernelClass::Optimizer ? k.bytes : 0;
+  for (Kernel& k : work.kernels) {
+    if (k.cls == KernelClass::Optimizer && optimizer_bytes > 0) k.repeats = k.bytes / optimizer_bytes;
+  }
   return work;
 }
 

@@ -173,7 +173,22 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
   std::vector<int> distinct_class;
+  // The step's optimizer kernels are one multi-tensor update (step_work): timed once, shared by bytes.
+  Kernel update;
+  update.cls = KernelClass::Optimizer;
+  update.phase = Phase::Optimizer;
   for (const Kernel& k : work.kernels) {
+    if (k.cls != KernelClass::Optimizer) continue;
+    update.flops += k.flops;
+    update.bytes += k.bytes;
+    update.layer = k.layer;
+  }
+  b.kernel_share.reserve(work.kernels.size());
+  for (const Kernel& k : work.kernels) {
+    b.kernel_share.push_back(k.cls == KernelClass::Optimizer && update.bytes > 0 ? k.bytes / update.bytes : 1.0);
+  }
+  for (const Kernel& kernel : work.kernels) {
+    const Kernel& k = kernel.cls == KernelClass::Optimizer ? update : kernel;
     const double fields[] = {static_cast<double>(k.cls),
                              static_cast<double>(k.phase),
                              k.flops,
@@ -334,6 +349,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         to_high = high_factor[c];
         share = classes[c].calibration_share;
       }
+      ms *= batch.kernel_share[i];
       shared += ms * share;
       t.ms[phase] += ms;
       t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;

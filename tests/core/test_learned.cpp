@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "prenet/api.hpp"
+#include "prenet/catalog.hpp"
+#include "prenet/hardware.hpp"
 #include "prenet/json_util.hpp"
 #include "prenet/learned.hpp"
 
@@ -324,4 +326,31 @@ TEST_CASE("with monotone models, a batched GEMM is never faster than one of its 
   } else {
     CHECK(fast_ms < slow_ms);  // ratio models promise nothing, and are not bounded
   }
+}
+
+TEST_CASE("the optimizer's per-layer updates are one multi-tensor update, timed once and shared by bytes",
+          "[learned][optimizer]") {
+  prenet::TrainingConfig tr;
+  tr.image_size = 224;
+  const prenet::Network net = prenet::resolve_model({{"preset", "resnet50"}}, tr);
+  const prenet::StepWork work = prenet::step_work(net, 32, prenet::Precision::FP32, prenet::Optimizer::Momentum);
+  const prenet::LearnedBatch batch =
+      prenet::learned_batch(work, {*prenet::find_hardware("a100-sxm4-80gb")}, prenet::Precision::FP32);
+  double shares = 0, launches = 0;
+  std::size_t updates = 0;
+  std::pair<int, std::size_t> row{-2, 0};
+  for (std::size_t i = 0; i < work.kernels.size(); ++i) {
+    if (work.kernels[i].cls != prenet::KernelClass::Optimizer) {
+      CHECK(batch.kernel_share[i] == 1.0);
+      continue;
+    }
+    ++updates;
+    shares += batch.kernel_share[i];
+    launches += work.kernels[i].repeats;
+    if (row.first == -2) row = batch.kernel_rows[0][i];
+    CHECK(batch.kernel_rows[0][i] == row);  // every layer's update reads the one row of the whole update
+  }
+  CHECK(updates > 100);  // ResNet-50's parameter tensors, layer by layer
+  CHECK(shares == Approx(1.0).epsilon(1e-12));
+  CHECK(launches == Approx(1.0).epsilon(1e-12));  // one launch in the roofline, too
 }

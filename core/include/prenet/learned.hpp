@@ -107,6 +107,9 @@ struct LearnedBatch {
   std::vector<double> fallback_ms;
   std::vector<std::vector<double>> level_factor;  // [accelerator][class] exp(learned_level)
   std::vector<double> misaligned_factor;          // [accelerator] misaligned_slowdown of a flagged GEMM
+  // [kernel] the share of its row's time a kernel takes: optimizer kernels share the one row of the step's
+  // multi-tensor update (by bytes); 1 for every other kernel.
+  std::vector<double> kernel_share;
   std::size_t rows(std::size_t cls) const;
 };
 
