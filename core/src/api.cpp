@@ -214,8 +214,8 @@ Prepared prepare(const Json& doc) {
   if (p.req.parallel) {
     const ParallelConfig& cfg = *p.req.parallel;
     p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
-    p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer);
-    StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
+    p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
     p.model_flops = whole.flops;
     p.model_matmul_flops = matmul_flops(whole);
     p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, tr.precision);
@@ -227,7 +227,7 @@ Prepared prepare(const Json& doc) {
                                                 " pipeline stages");
     }
   } else {
-    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer);
+    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
     p.model_flops = p.work.flops;
     p.model_matmul_flops = matmul_flops(p.work);
   }
@@ -364,7 +364,8 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
       }
       const ShardedNetwork& shard = own ? *own : *p.shard;
       const bool same_work = !own && c.micro_batch_size == cfg.micro_batch_size;
-      StepWork work = same_work ? StepWork{} : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer);
+      StepWork work = same_work ? StepWork{}
+                                : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
       const StepWork& w = same_work ? p.work : work;
       std::vector<double> saved = saved_activation_bytes(shard, w, c.recompute, c.micro_batch_size, tr.precision);
       std::vector<double> none = saved_activation_bytes(shard, w, Recompute::None, c.micro_batch_size, tr.precision);
@@ -700,6 +701,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const s
   Json training = {{"batch_size", tr.batch_size},
                    {"precision", to_string(tr.precision)},
                    {"optimizer", to_string(tr.optimizer)},
+                   {"optimizer_impl", to_string(tr.optimizer_impl)},
                    {"attention", to_string(tr.attention)},
                    {"dataset_size", dataset},
                    {"epochs", tr.epochs},

@@ -536,7 +536,8 @@ bool relu_output_only(const Layer& layer) {
          (saves_input(layer) && !layer.attrs.gated && layer.attrs.experts <= 1);
 }
 
-StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer) {
+StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer,
+                   OptimizerImpl impl) {
   StepWork work;
   work.layers.resize(net.layers.size());
   const double b = d(batch);
@@ -555,7 +556,7 @@ StepWork step_work(const Network& net, std::int64_t batch, Precision precision, 
       // Mixed precision also reads the 16-bit gradient and writes the 16-bit weight copy.
       double extra = is_mixed(precision) ? 4.0 : 0.0;
       kb.stream(KernelClass::Optimizer, Phase::Optimizer, p, 1, optimizer_flops_per_parameter(optimizer),
-                optimizer_bytes_per_parameter(optimizer) + extra);
+                optimizer_bytes_per_parameter(optimizer, impl) + extra);
     }
   }
   // PyTorch's optimizers update every tensor with multi-tensor kernels (foreach or fused), a launch for

@@ -64,8 +64,31 @@ double activation_bytes(Precision p) { return p == Precision::FP32 || p == Preci
 
 bool is_mixed(Precision p) { return p == Precision::FP16 || p == Precision::BF16 || p == Precision::FP8; }
 
-// Reads + writes per parameter: SGD p,g -> p; momentum adds m; Adam adds m and v (PREDICTION.md).
-double optimizer_bytes_per_parameter(Optimizer o) {
+const char* to_string(OptimizerImpl i) { return i == OptimizerImpl::Foreach ? "foreach" : "fused"; }
+
+const std::vector<std::string>& optimizer_impl_names() {
+  static const std::vector<std::string> names = {"fused", "foreach"};
+  return names;
+}
+
+// Reads + writes per parameter: SGD p,g -> p; momentum adds m; Adam adds m and v (PREDICTION.md). Foreach:
+// the sum over PyTorch's _multi_tensor_<optimizer> ops of 4 bytes per tensor each reads or writes, e.g.
+// AdamW: p *= 1 - lr wd (8), m.lerp_(g) (12), v *= b2 (8), v.addcmul_(g, g) (12), s = sqrt(v) (8), s /= c (8),
+// s += eps (8), p.addcdiv_(m, s) (16) = 80; Adam skips the decay (72 with weight_decay 0, PyTorch's default).
+double optimizer_bytes_per_parameter(Optimizer o, OptimizerImpl impl) {
+  if (impl == OptimizerImpl::Foreach) {
+    switch (o) {
+      case Optimizer::None: return 0;
+      case Optimizer::SGD: return 12;       // p.add_(g)
+      case Optimizer::Momentum: return 32;  // b *= mu (8), b.add_(g) (12), p.add_(b) (12)
+      case Optimizer::Adagrad: return 44;   // s.addcmul_(g, g) (12), d = sqrt(s) (8), d += eps (8), p.addcdiv_ (16)
+      case Optimizer::RMSProp: return 52;   // v *= a (8), v.addcmul_ (12), d = sqrt(v) (8), d += eps (8), p.addcdiv_ (16)
+      case Optimizer::Adam: return 72;
+      case Optimizer::AdamW: return 80;
+      case Optimizer::Adadelta: return 108;  // eleven passes over squares, deltas and parameters
+    }
+    return 0;
+  }
   switch (o) {
     case Optimizer::None: return 0;
     case Optimizer::SGD: return 12;

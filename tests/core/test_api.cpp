@@ -180,6 +180,8 @@ TEST_CASE("precision, optimizer, sizes and epochs are validated", "[api][errors]
   check_error(call(small_request({{"precision", "FP16"}})), "training.precision", "\"FP16\"");
   check_error(call(small_request({{"optimizer", "adamax"}})), "training.optimizer", "got \"adamax\"");
   check_error(call(small_request({{"optimizer", 1}})), "training.optimizer", "expected a string");
+  check_error(call(small_request({{"optimizer_impl", "apex"}})), "training.optimizer_impl",
+              "expected one of fused, foreach, got \"apex\"");
   for (const Json& bad : {Json(0), Json(-5), Json(2.5), Json("1000"), Json(1e18)}) {
     INFO("dataset_size " << bad.dump());
     check_error(call(small_request({{"dataset_size", bad}})), "training.dataset_size", "expected an integer");

@@ -573,6 +573,26 @@ TEST_CASE("the loss runs in FP32: casts around it under mixed precision, PyTorch
   CHECK(bf16.layers[loss].kernels == 5);
 }
 
+TEST_CASE("PyTorch's foreach optimizers pass over the states once per op", "[features][optimizer]") {
+  // Fused: each state read and written once. Foreach (torch.optim's default on GPUs): AdamW's eight ops
+  // move 80 bytes per FP32 parameter (training.cpp lists them), momentum SGD's three 32, plain SGD's one 12.
+  CHECK(optimizer_bytes_per_parameter(Optimizer::AdamW) == 28);
+  CHECK(optimizer_bytes_per_parameter(Optimizer::AdamW, OptimizerImpl::Foreach) == 80);
+  CHECK(optimizer_bytes_per_parameter(Optimizer::Adam, OptimizerImpl::Foreach) == 72);
+  CHECK(optimizer_bytes_per_parameter(Optimizer::Momentum, OptimizerImpl::Foreach) == 32);
+  CHECK(optimizer_bytes_per_parameter(Optimizer::SGD, OptimizerImpl::Foreach) == 12);
+  for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW, Optimizer::Adagrad,
+                      Optimizer::Adadelta, Optimizer::RMSProp}) {
+    CHECK(optimizer_bytes_per_parameter(o, OptimizerImpl::Foreach) >= optimizer_bytes_per_parameter(o));
+  }
+  Network net = net_of(R"J({"input": {"kind": "vector", "features": 64},
+    "layers": [{"type": "dense", "name": "fc", "units": 32}]})J");
+  StepWork fused = step_work(net, 8, Precision::FP32, Optimizer::AdamW);
+  StepWork foreach_ = step_work(net, 8, Precision::FP32, Optimizer::AdamW, OptimizerImpl::Foreach);
+  CHECK(foreach_.layers[0].bytes[2] == Approx(fused.layers[0].bytes[2] * 80.0 / 28.0));
+  CHECK(foreach_.layers[0].bytes[0] == Approx(fused.layers[0].bytes[0]));  // forward and backward unchanged
+}
+
 TEST_CASE("optimizer traffic per parameter by optimizer and precision", "[features][optimizer]") {
   // 2080 + 64 + 33 = 2177 parameters in three layers.
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 64},

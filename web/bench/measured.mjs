@@ -42,7 +42,8 @@ export function e2eRuns() {
 export function e2eRequest(run, gpu) {
   if (!run.preset && !run.hf_config) throw new Error(`e2e run ${run.name}: needs a preset or an hf_config`);
   /** @type {Record<string, unknown>} */
-  const training = { batch_size: run.batch, precision: run.precision, optimizer: run.optimizer };
+  // torch.optim's default on a GPU: the multi-tensor "foreach" update (measure_gpu.py passes no flag).
+  const training = { batch_size: run.batch, precision: run.precision, optimizer: run.optimizer, optimizer_impl: 'foreach' };
   if (run.seq_len) training.seq_len = run.seq_len;
   if (run.attention) training.attention = run.attention;
   return {

@@ -89,7 +89,8 @@ struct StepWork {
 };
 
 /// Everything one optimizer step of `net` does for `batch` samples at `precision` with `optimizer`.
-StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer);
+StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer,
+                   OptimizerImpl impl = OptimizerImpl::Fused);
 
 /// Share of an adaptive_softmax layer's tokens whose target falls in each tail cluster: the layer's
 /// `tail_shares` when given, else Zipf's law (exponent 1) over the vocabulary ranks.

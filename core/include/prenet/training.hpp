@@ -12,6 +12,9 @@ enum class Optimizer { None, SGD, Momentum, Adam, AdamW, Adagrad, Adadelta, RMSP
 /// How attention's core runs: separate kernels writing the score matrix (eager), or one fused kernel per
 /// pass that keeps scores on chip (FlashAttention; PyTorch's scaled_dot_product_attention on GPUs).
 enum class AttentionKernel { Eager, Flash };
+/// How the optimizer's update runs: one fused pass over each parameter's states (apex, DeepSpeed,
+/// Megatron, PyTorch's fused=True), or PyTorch's default multi-tensor "foreach" ops, one pass per op.
+enum class OptimizerImpl { Fused, Foreach };
 
 const char* to_string(Precision p);
 const char* to_string(Optimizer o);
@@ -19,6 +22,8 @@ const char* to_string(AttentionKernel a);
 const std::vector<std::string>& attention_kernel_names();
 const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
+const char* to_string(OptimizerImpl i);
+const std::vector<std::string>& optimizer_impl_names();
 /// Parses a name from precision_names(); the caller has validated it.
 Precision precision_from_string(const std::string& name);
 /// Parses a name from optimizer_names(); the caller has validated it.
@@ -29,8 +34,9 @@ double activation_bytes(Precision p);
 /// True when weights are kept in a 16-bit copy beside FP32 master weights.
 bool is_mixed(Precision p);
 
-/// Bytes read and written per parameter by one update step of the optimizer (FP32 states, unfused).
-double optimizer_bytes_per_parameter(Optimizer o);
+/// Bytes read and written per parameter by one update step of the optimizer (FP32 states): one pass that
+/// reads and writes each state once when fused; PyTorch's foreach ops, each a pass, otherwise.
+double optimizer_bytes_per_parameter(Optimizer o, OptimizerImpl impl = OptimizerImpl::Fused);
 /// Arithmetic per parameter of one update step.
 double optimizer_flops_per_parameter(Optimizer o);
 /// FP32 state tensors kept per parameter (momentum, squared averages, ...).
@@ -43,6 +49,7 @@ struct TrainingConfig {
   Precision precision = Precision::FP32;
   Optimizer optimizer = Optimizer::Adam;
   AttentionKernel attention = AttentionKernel::Eager;
+  OptimizerImpl optimizer_impl = OptimizerImpl::Fused;
   std::int64_t dataset_size = 0;  // 0: batch_size x 100
   double epochs = 1.0;
 
