@@ -139,6 +139,22 @@ describe('GPUs and parallelism on the served page', () => {
     assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused attention/);
   });
 
+  test('foreach optimizer kernels: a slower optimizer step, in the summary and the link', async () => {
+    const optimizer = await column(page, 'results', 'step_ms');
+    await page.locator('#optimizer-impl').selectOption('foreach');
+    await within('foreach optimizer never rendered', () => settledLearned(page));
+    assert.match((await page.locator('#summary').textContent()) ?? '', /\(foreach\)/);
+    const slower = await column(page, 'results', 'step_ms');
+    for (const id of Object.keys(optimizer)) {
+      assert.ok((slower[id] ?? NaN) > (optimizer[id] ?? NaN), `${id}: step ${slower[id]} > ${optimizer[id]} ms`);
+    }
+    await page.locator('#share').click();
+    assert.match(page.url(), /[#&]optimizer_impl=foreach/);
+    await page.locator('#optimizer-impl').selectOption('fused');
+    await settled(page);
+    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /\(foreach\)/);
+  });
+
   test('degrees that do not multiply to the GPU count: the core\'s error beside GPUs', async () => {
     await page.locator('#parallel-data').fill('2');
     await settled(page);

@@ -68,7 +68,7 @@ describe('links', () => {
     scenario.config = '{"model_type": "gpt2", "n_embd": 768, "note": "naïve ✓"}';
     scenario.custom = [{ id: 'custom-1', name: 'Lab card', peak_tflops: { fp32: 60, bf16: 300 }, memory_bandwidth_gbs: 2000, memory_gb: 48 }];
     scenario.hardware = ['h100-sxm', 'mi300x', 'custom-1'];
-    scenario.training = { batch_size: 64, seq_len: 512, epochs: 2.5, precision: 'bf16', optimizer: 'adamw' };
+    scenario.training = { batch_size: 64, seq_len: 512, epochs: 2.5, precision: 'bf16', optimizer: 'adamw', optimizer_impl: 'foreach' };
     scenario.sort = { column: 'cost_usd', descending: true };
     scenario.layersFor = 'mi300x';
     scenario.calibration = { hardware: 'mi300x', step_ms: 123.4 };
@@ -80,6 +80,17 @@ describe('links', () => {
     const restored = await paramsToScenario(paramsFromLocation(link), KNOWN);
     assert.deepEqual(restored.problems, []);
     assert.deepEqual(restored.scenario, scenario);
+  });
+
+  test('the optimizer kernels: foreach in the link, fused the default, anything else a named problem', async () => {
+    const foreach = await paramsToScenario(new URLSearchParams('optimizer_impl=foreach'), KNOWN);
+    assert.deepEqual(foreach.problems, []);
+    assert.equal(foreach.scenario.training.optimizer_impl, 'foreach');
+    const fused = await paramsToScenario(new URLSearchParams('optimizer_impl=fused'), KNOWN, foreach.scenario);
+    assert.equal(fused.scenario.training.optimizer_impl, undefined);
+    assert.equal((await scenarioToParams(defaultScenario())).params.has('optimizer_impl'), false);
+    const bad = await paramsToScenario(new URLSearchParams('optimizer_impl=apex'), KNOWN);
+    assert.deepEqual(bad.problems, ['optimizer_impl: expected fused or foreach, got "apex"']);
   });
 
   test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {
@@ -425,7 +436,7 @@ describe('sorting, top layers and exports', () => {
       version: 't',
       predictor: 'roofline',
       model: { name: 'm', source: 'preset', parameters: 1, layer_count: 1, input: { kind: 'tokens' }, flops_per_step: { forward: 1, backward: 2, optimizer: 0, total: 3 } },
-      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', attention: 'eager', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
+      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', optimizer_impl: 'fused', attention: 'eager', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
       warnings: [],
       results: [result({ hardware: 'custom-1', name: '=HYPERLINK("x")', custom: true, price_per_hour_usd: null, cost_usd: null }), result({ name: 'A, "quoted" card' })],
     });

@@ -35,6 +35,7 @@ export interface FormParts {
   precision: HTMLSelectElement;
   optimizer: HTMLSelectElement;
   attention: HTMLSelectElement;
+  optimizerImpl: HTMLSelectElement;
   measuredStep: HTMLInputElement;
   measuredOn: HTMLSelectElement;
   parallel: Record<ParallelNumber, HTMLInputElement>;
@@ -63,6 +64,7 @@ export function findForm(): FormParts {
     precision: byId('precision', HTMLSelectElement),
     optimizer: byId('optimizer', HTMLSelectElement),
     attention: byId('attention', HTMLSelectElement),
+    optimizerImpl: byId('optimizer-impl', HTMLSelectElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
     parallel: Object.fromEntries(PARALLEL_NUMBERS.map((field) => [field, byId(parallelControlId(field), HTMLInputElement)])) as Record<
@@ -204,6 +206,7 @@ export function readModelAndTraining(parts: FormParts, fallbackPreset: string): 
     optimizer: parts.optimizer.value as Training['optimizer'],
   };
   if (parts.attention.value === 'flash') training.attention = 'flash';
+  if (parts.optimizerImpl.value === 'foreach') training.optimizer_impl = 'foreach';
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
@@ -221,6 +224,7 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
   parts.precision.value = scenario.training.precision;
   parts.optimizer.value = scenario.training.optimizer;
   parts.attention.value = scenario.training.attention ?? 'eager';
+  parts.optimizerImpl.value = scenario.training.optimizer_impl ?? 'fused';
   updatePresetNote(parts);
 }
 

@@ -153,7 +153,7 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
       `${plural(training.steps_per_epoch, 'step')} per epoch × ${plural(training.epochs, 'epoch')} ` +
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
-    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.attention === 'flash' ? ', fused attention' : ''}`],
+    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${training.attention === 'flash' ? ', fused attention' : ''}`],
     ...layoutRows(response),
   ];
 }

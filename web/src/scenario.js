@@ -17,7 +17,8 @@
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash' }} Training
+ *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash', optimizer_impl?: 'foreach' }}
+ *   Training
  *   numbers are present only when the user set them; absent ones take the core's defaults
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
  *   one accelerator (its id, which should be one of `hardware`); sent to the core as `calibration`
@@ -252,6 +253,7 @@ export async function scenarioToParams(scenario) {
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
   if (training.attention === 'flash') params.set('attention', 'flash');
+  if (training.optimizer_impl === 'foreach') params.set('optimizer_impl', 'foreach');
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
     params.set('measured_on', scenario.calibration.hardware);
@@ -301,6 +303,7 @@ const SCENARIO_KEYS = new Set([
   'precision',
   'optimizer',
   'attention',
+  'optimizer_impl',
   'sort',
   'layers',
   'measured',
@@ -426,6 +429,12 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
     if (attention === 'flash') scenario.training.attention = 'flash';
     else if (attention === 'eager') delete scenario.training.attention;
     else problems.push(`attention: expected eager or flash, got "${attention}"`);
+  }
+  const optimizerImpl = params.get('optimizer_impl')?.trim();
+  if (optimizerImpl !== undefined && optimizerImpl !== '') {
+    if (optimizerImpl === 'foreach') scenario.training.optimizer_impl = 'foreach';
+    else if (optimizerImpl === 'fused') delete scenario.training.optimizer_impl;
+    else problems.push(`optimizer_impl: expected fused or foreach, got "${optimizerImpl}"`);
   }
 
   // The measured step: kept even when out of range (the core names `calibration.step_ms`), and

@@ -3,6 +3,8 @@
 
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
 export type AttentionKernel = 'eager' | 'flash';
+/** The optimizer's update: one fused pass per state, or torch.optim's default multi-tensor foreach ops. */
+export type OptimizerImpl = 'fused' | 'foreach';
 export type Optimizer =
   | 'none'
   | 'sgd'
@@ -33,6 +35,7 @@ export interface TrainingSpec {
   optimizer?: Optimizer;
   /** How attention's core runs: score matrices in memory (eager) or one fused kernel per pass (flash). */
   attention?: AttentionKernel;
+  optimizer_impl?: OptimizerImpl;
   dataset_size?: number;
   epochs?: number;
 }
@@ -137,6 +140,7 @@ export interface TrainingSummary {
   image_size?: number;
   precision: Precision;
   optimizer: Optimizer;
+  optimizer_impl: OptimizerImpl;
   attention: AttentionKernel;
   dataset_size: number;
   epochs: number;
