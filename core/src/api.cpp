@@ -173,14 +173,14 @@ void warn_misaligned(Prepared& p) {
   std::map<int, double> slowdown_of;  // layer -> the largest slowdown among GPUs where it costs >= 1%
   for (std::size_t h = 0; h < p.req.hardware.size(); ++h) {
     const Accelerator& acc = p.req.hardware[h];
+    const double slowdown = misaligned_slowdown(acc, precision);
+    if (slowdown <= 1) continue;
     std::map<int, double> extra_ms;
-    double slowdown = 1;
     for (const Kernel& k : p.work.kernels) {
-      if (!k.misaligned || misaligned_slowdown(k, acc, precision) <= 1) continue;
+      if (!k.misaligned || !is_matmul(k.cls)) continue;
       Kernel aligned = k;
       aligned.misaligned = false;
       extra_ms[k.layer] += kernel_time(k, acc, precision).total_ms() - kernel_time(aligned, acc, precision).total_ms();
-      slowdown = misaligned_slowdown(k, acc, precision);
     }
     for (const auto& [layer, ms] : extra_ms) {
       if (ms >= 0.01 * p.roofline[h].step_ms) slowdown_of[layer] = std::max(slowdown_of[layer], slowdown);
@@ -364,8 +364,9 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
       }
       const ShardedNetwork& shard = own ? *own : *p.shard;
       const bool same_work = !own && c.micro_batch_size == cfg.micro_batch_size;
-      StepWork work = same_work ? StepWork{}
-                                : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+      StepWork work = same_work
+                          ? StepWork{}
+                          : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
       const StepWork& w = same_work ? p.work : work;
       std::vector<double> saved = saved_activation_bytes(shard, w, c.recompute, c.micro_batch_size, tr.precision);
       std::vector<double> none = saved_activation_bytes(shard, w, Recompute::None, c.micro_batch_size, tr.precision);

@@ -243,10 +243,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     std::vector<double> levels(classes.size());
     for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
     b.level_factor.push_back(std::move(levels));
-    Kernel misaligned_gemm;
-    misaligned_gemm.cls = KernelClass::Gemm;
-    misaligned_gemm.misaligned = true;
-    b.misaligned_factor.push_back(misaligned_slowdown(misaligned_gemm, acc, precision));
+    b.misaligned_factor.push_back(misaligned_slowdown(acc, precision));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());

@@ -64,13 +64,16 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
   return *peak;
 }
 
-double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
-                           const RooflineParams& params) {
-  if (!k.misaligned || !is_matmul(k.cls)) return 1.0;
+double misaligned_slowdown(const Accelerator& acc, Precision precision, const RooflineParams& params) {
   if (!acc.record.is_object() || acc.record.value("vendor", "") != "nvidia") return 1.0;
   if (precision == Precision::TF32) return params.misaligned_tf32_slowdown;
   if (precision == Precision::BF16 || precision == Precision::FP16) return params.misaligned_16bit_slowdown;
   return 1.0;
+}
+
+double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
+                           const RooflineParams& params) {
+  return k.misaligned && is_matmul(k.cls) ? misaligned_slowdown(acc, precision, params) : 1.0;
 }
 
 KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params) {

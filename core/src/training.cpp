@@ -82,7 +82,7 @@ double optimizer_bytes_per_parameter(Optimizer o, OptimizerImpl impl) {
       case Optimizer::SGD: return 12;       // p.add_(g)
       case Optimizer::Momentum: return 32;  // b *= mu (8), b.add_(g) (12), p.add_(b) (12)
       case Optimizer::Adagrad: return 44;   // s.addcmul_(g, g) (12), d = sqrt(s) (8), d += eps (8), p.addcdiv_ (16)
-      case Optimizer::RMSProp: return 52;   // v *= a (8), v.addcmul_ (12), d = sqrt(v) (8), d += eps (8), p.addcdiv_ (16)
+      case Optimizer::RMSProp: return 52;   // v *= a (8), v.addcmul_ (12), then as Adagrad (8 + 8 + 16)
       case Optimizer::Adam: return 72;
       case Optimizer::AdamW: return 80;
       case Optimizer::Adadelta: return 108;  // eleven passes over squares, deltas and parameters

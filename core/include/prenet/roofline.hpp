@@ -63,9 +63,11 @@ struct KernelTime {
 /// The analytic time of one kernel on `acc` (the same arithmetic roofline_times applies to every kernel).
 KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params = {});
 
-/// The factor a misaligned GEMM's time takes on `acc` at `precision` (1 when aligned): the measured
-/// slowdown for TF32 and 16-bit GEMMs on NVIDIA GPUs, none in FP32 (no tensor cores), FP8 (not measured)
-/// or on other vendors' hardware (other libraries, not measured).
+/// The factor a misaligned GEMM's compute time takes on `acc` at `precision`: the measured slowdown for TF32
+/// and 16-bit GEMMs on NVIDIA GPUs, 1 in FP32 (no tensor cores), FP8 (not measured) or on other vendors'
+/// hardware (other libraries, not measured).
+double misaligned_slowdown(const Accelerator& acc, Precision precision, const RooflineParams& params = {});
+/// The same for kernel `k`: 1 unless it is a misaligned matrix kernel.
 double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
                            const RooflineParams& params = {});
 
