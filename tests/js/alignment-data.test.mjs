@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { median } from '../../web/bench/accuracy/metrics.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('models/artifacts/manifest.json', ROOT), 'utf8'));
@@ -40,13 +41,6 @@ function ratios(precision) {
     }
   }
   return out;
-}
-
-/** @param {number[]} v @returns {number} the median (mean of the middle two for an even count) */
-function median(v) {
-  const s = [...v].sort((a, b) => a - b);
-  const mid = s.length / 2;
-  return s.length % 2 ? /** @type {number} */ (s[Math.floor(mid)]) : (/** @type {number} */ (s[mid - 1]) + /** @type {number} */ (s[mid])) / 2;
 }
 
 test('the core applies the measured median slowdown of misaligned TF32 and 16-bit GEMMs, and none in FP32', () => {

@@ -15,6 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measuredFolders, readMeasuredCsv } from '../../models/data-tools/measured.mjs';
+import { signedError, summarize } from './accuracy/metrics.mjs';
 import { engine } from '../cli/node-engine.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,12 +72,6 @@ function measuredRows(root) {
 const f1 = (v) => v.toFixed(1);
 /** @param {number} v a percentage @returns {string} it with its sign */
 const signedPct = (v) => `${v >= 0 ? '+' : ''}${f1(v)}%`;
-/** @param {number[]} e relative errors @returns {number} their mean, in percent */
-const mean = (e) => (e.reduce((a, b) => a + b, 0) / e.length) * 100;
-/** @param {number[]} e relative errors @returns {number} their median (upper middle), in percent */
-const median = (e) => ([...e].sort((a, b) => a - b)[Math.floor(e.length / 2)] ?? 0) * 100;
-/** @param {number} p @param {number} m */
-const signed = (p, m) => `${p >= m ? '+' : ''}${f1(((p - m) / m) * 100)}%`;
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -95,10 +90,12 @@ async function main() {
     return;
   }
   const lines = [];
-  const errors = [];
-  const rooflineErrors = [];
-  /** @type {number[]} signed: predicted memory without the runtime allowance against PyTorch's peak */
-  const memoryErrors = [];
+  /** @type {{predicted: number, measured: number}[]} */
+  const steps = [];
+  /** @type {{predicted: number, measured: number}[]} */
+  const rooflineSteps = [];
+  /** @type {{predicted: number, measured: number}[]} predicted memory without the runtime allowance, PyTorch's peak */
+  const memory = [];
   let predictor = '';
   for (const m of measured) {
     const run = runs.get(m.name ?? '');
@@ -108,19 +105,21 @@ async function main() {
     const r = response.results[0];
     const analytic = /** @type {any} */ (await engine.predictRoofline(/** @type {any} */ (e2eRequest(run, m.gpu ?? '')))).results[0];
     const step = Number(m.step_ms);
-    errors.push(Math.abs(r.step_ms - step) / step);
-    rooflineErrors.push(Math.abs(analytic.step_ms - step) / step);
-    const peak = Number(m.peak_memory_gb);
-    memoryErrors.push((r.memory_gb - r.memory.overhead_gb - peak) / peak);
+    steps.push({ predicted: r.step_ms, measured: step });
+    rooflineSteps.push({ predicted: analytic.step_ms, measured: step });
+    memory.push({ predicted: r.memory_gb - r.memory.overhead_gb, measured: Number(m.peak_memory_gb) });
     const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
     lines.push(
-      `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signed(r.step_ms, step)} | ` +
-        `${f1(analytic.step_ms)} (${signed(analytic.step_ms, step)}) | ` +
+      `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signedPct(signedError(r.step_ms, step))} | ` +
+        `${f1(analytic.step_ms)} (${signedPct(signedError(analytic.step_ms, step))}) | ` +
         `${f1(Number(m.forward_ms))} / ${f1(r.forward_ms)} | ${f1(Number(m.backward_ms))} / ${f1(r.backward_ms)} | ` +
         `${f1(Number(m.optimizer_ms))} / ${f1(r.optimizer_ms)} | ${f1(Number(m.peak_memory_gb))} / ${f1(r.memory_gb - r.memory.overhead_gb)} |`,
     );
     process.stderr.write(`${m.name} on ${m.gpu}: ${f1(r.step_ms)} ms predicted, ${f1(step)} ms measured\n`);
   }
+  const learned = summarize(steps);
+  const roofline = summarize(rooflineSteps);
+  const peaks = summarize(memory);
   const gpus = [...new Set(measured.map((m) => m.gpu ?? ''))].sort();
   const trainedOn = new Set(
     /** @type {{gpus: string[]}[]} */ (JSON.parse(readFileSync(MANIFEST, 'utf8')).classes).flatMap((c) => c.gpus),
@@ -146,10 +145,10 @@ async function main() {
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...lines,
     '',
-    `Over ${errors.length} runs: mean absolute error ${f1(mean(errors))}%, median ${f1(median(errors))}%; ` +
-      `the roofline alone ${f1(mean(rooflineErrors))}%, median ${f1(median(rooflineErrors))}%.`,
-    `Peak memory: mean absolute error ${f1(mean(memoryErrors.map(Math.abs)))}%, mean signed ` +
-      `${signedPct(mean(memoryErrors))} (under-predicted on ${memoryErrors.filter((e) => e < 0).length} of ${memoryErrors.length} runs).`,
+    `Over ${learned.n} runs: mean absolute error ${f1(learned.mape)}%, median ${f1(learned.medape)}%; ` +
+      `the roofline alone ${f1(roofline.mape)}%, median ${f1(roofline.medape)}%.`,
+    `Peak memory: mean absolute error ${f1(peaks.mape)}%, mean signed ${signedPct(peaks.bias)} ` +
+      `(under-predicted on ${memory.filter((p) => p.predicted < p.measured).length} of ${memory.length} runs).`,
     '',
   ].join('\n');
   console.log(doc);
