@@ -323,7 +323,7 @@ std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dat
                                                                        const std::vector<std::size_t>& fit,
                                                                        const std::vector<std::size_t>& val,
                                                                        const Model& model, FeatureSet set,
-                                                                       const Matrix& fit_x,
+                                                                       const Matrix& range_x,
                                                                        const ModelOptions& options) {
   std::map<std::string, std::map<std::string, Metrics>> out;
   if (validation.samples.empty()) return out;
@@ -347,7 +347,7 @@ std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dat
                         to_time_ms(product_output(*baseline, FeatureSet::Baseline, baseline_fit.x, held_baseline.x),
                                    held_baseline, FeatureSet::Baseline));
     out[gpu]["shipped"] =
-        compute_metrics(held.time_ms, to_time_ms(product_output(model, set, fit_x, held.x), held, set));
+        compute_metrics(held.time_ms, to_time_ms(product_output(model, set, range_x, held.x), held, set));
   }
   return out;
 }

@@ -79,13 +79,14 @@ struct Experiment {
 std::pair<Dataset, Dataset> split_by_gpu(const Dataset& d, const std::vector<std::string>& gpus);
 
 /// Scores `validation`'s rows, per GPU, three ways: the roofline alone, an mlp on PreNeT's Baseline
-/// features fitted on `fit`/`val`, and the shipped `model` (feature set `set`, fitted on `fit_x`) as the
-/// product applies it (inputs held to the training range, no level: no fit saw these GPUs).
+/// features fitted on `fit`/`val`, and the shipped `model` (feature set `set`) as the product applies it:
+/// inputs held to the range of `range_x`, the rows the manifest's feature_range is taken from, and no level
+/// (no fit saw these GPUs).
 std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dataset& train, const Dataset& validation,
                                                                        const std::vector<std::size_t>& fit,
                                                                        const std::vector<std::size_t>& val,
                                                                        const Model& model, prenet::FeatureSet set,
-                                                                       const Matrix& fit_x,
+                                                                       const Matrix& range_x,
                                                                        const ModelOptions& options);
 
 /// Per column of `x`, its [min, max]: the training range the product holds a model's inputs to.

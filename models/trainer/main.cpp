@@ -309,7 +309,7 @@ int run(const Args& args) {
                                  {"step", {r4(step.first), r4(step.second)}}};
     }
     e.validation =
-        trainer::score_validation(d, held_back, fit_rows, val_rows, *model, chosen_set, x_fit, final_options);
+        trainer::score_validation(d, held_back, fit_rows, val_rows, *model, chosen_set, all.x, final_options);
     std::cerr << d.name << ": " << d.samples.size() << " rows, chosen " << e.chosen_model << " in "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() << " s\n";
     experiments.push_back(std::move(e));
