@@ -52,6 +52,9 @@ struct Experiment {
   std::map<std::string, std::map<std::string, Metrics>> random_split;
   // leave-one-GPU-out: model -> feature set -> held-out gpu -> metrics
   std::map<std::string, std::map<std::string, std::map<std::string, Metrics>>> logo;
+  // The random split's test rows per GPU, each model (roofline column) with that GPU's own level from
+  // the training rows, as the product times a measured GPU: model -> gpu -> metrics.
+  std::map<std::string, std::map<std::string, Metrics>> seen_by_gpu;
   Metrics roofline_only_random;                       // the analytic predictor on the random test rows
   std::map<std::string, Metrics> roofline_only_logo;  // ... and per GPU
   std::vector<std::string> held_out_gpus;             // GPUs with enough rows to be held out

@@ -151,3 +151,29 @@ TEST_CASE("Validation GPUs are split off in order and scored as unseen: roofline
                                   prenet::FeatureSet::Roofline, x_fit, options)
             .empty());
 }
+
+TEST_CASE("Seen GPUs are scored with their own level that a held-out GPU cannot have", "[trainer][experiment]") {
+  trainer::Dataset d{"gemm", "test", {}};
+  const char* gpus[] = {"a100-pcie-40gb", "v100-pcie-32gb", "t4"};
+  for (int i = 0; i < 180; ++i) {
+    trainer::Sample s;
+    s.accelerator = &trainer::accelerator_for(gpus[i % 3], "test");
+    const double m = 64.0 * (1 + i % 7), n = 128.0 * (1 + i % 5), k = 256.0 * (1 + i % 4);
+    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, m, n, k, 1, 4)};
+    // Two GPUs at 2/3 of their roofline, the T4 at 1/3: a factor only its own rows reveal.
+    const double factor = i % 3 == 2 ? 3.0 : 1.5;
+    s.time_ms = factor * prenet::roofline_ms(s.item, *s.accelerator, s.precision);
+    s.source = "test-" + std::to_string(i);
+    d.samples.push_back(s);
+  }
+  trainer::ExperimentOptions options;
+  options.model.quick = true;
+  options.min_rows_to_hold_out = 30;
+  const trainer::Experiment e = trainer::run_experiment(d, options);
+  for (const auto& kind : trainer::model_kinds()) REQUIRE(e.seen_by_gpu.at(kind).size() == 3);
+  const trainer::Metrics& seen = e.seen_by_gpu.at("linear").at("t4");
+  CHECK(seen.n > 0);
+  CHECK(seen.n < 60);  // only the random split's test rows
+  CHECK(seen.mdape < 1.0);
+  CHECK(e.logo.at("linear").at("roofline").at("t4").mdape > 30.0);
+}
