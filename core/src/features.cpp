@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace prenet {
 namespace {
@@ -14,6 +17,65 @@ double activation_flops(const std::string& fn) {
   if (fn == "relu" || fn == "relu6" || fn == "leaky_relu") return 1;
   if (fn == "gelu" || fn == "gelu_new" || fn == "gelu_fast" || fn == "gelu_pytorch_tanh" || fn == "mish") return 8;
   return 4;
+}
+
+/// An activation that Hugging Face writes as a chain of PyTorch operations instead of one fused kernel:
+/// per element of its input, the bytes each forward and each backward kernel moves (one launch each,
+/// in order) and the bytes autograd saves for backward.
+struct OpChain {
+  std::vector<double> forward, backward;
+  double saved = 0;
+  double output = 0;  // bytes per element of the result before any cast for the next GEMM
+};
+
+/// The chain for gelu_new (NewGELUActivation, also gelu_accurate), gelu_fast (FastGELUActivation) and
+/// quick_gelu (QuickGELUActivation), with activations of e bytes; nullopt for fused activations (relu,
+/// gelu, gelu_pytorch_tanh, silu, ...). Derived from the forward code and PyTorch's derivative formulas:
+/// gelu_new is 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·pow(x, 3)))); pow is on autocast's FP32 list, so
+/// under 16-bit training x is cast up, and type promotion keeps FP32 from there to the multiplication
+/// by 0.5·x; the result is cast back to e for the next GEMM, and its gradients are cast to each input's
+/// type. Saved: pow's input (FP32), tanh's output, 1 + tanh and 0.5·x.
+std::optional<OpChain> composed_activation(const std::string& fn, double e) {
+  const double f = 4;  // FP32
+  const bool autocast = e < f;
+  OpChain c;
+  if (fn == "gelu_new") {
+    if (autocast) c.forward.push_back(e + f);                    // x to FP32 for pow
+    c.forward.insert(c.forward.end(), {2 * f, 2 * f, e + 2 * f,  // pow, 0.044715·, x +
+                                       2 * f, 2 * f, 2 * f,      // √(2/π)·, tanh, 1 +
+                                       2 * e, e + 2 * f});       // 0.5·x, product
+    if (autocast) c.forward.push_back(f + e);                    // down to e for the next GEMM
+    if (autocast) c.backward.push_back(e + f);                   // the gradient up to FP32
+    c.backward.insert(c.backward.end(), {3 * f, e + 2 * f,       // d(0.5·x), d(1 + tanh)
+                                         3 * f, 2 * f, 2 * f,    // tanh backward, √(2/π)·, 0.044715·
+                                         2 * f, 2 * f, 3 * f,    // pow backward: x², 3·, times the gradient
+                                         2 * e, 3 * e, 3 * e});  // 0.5·, two sums into dx
+    if (autocast) c.backward.insert(c.backward.end(), {f + e, f + e, f + e});  // gradients cast to e
+    c.saved = 3 * f + e;
+    c.output = f;
+    return c;
+  }
+  if (fn == "gelu_fast") {
+    // 0.5·x·(1 + tanh(x·0.7978845608·(1 + 0.044715·x·x))): no op on autocast's lists, all in e.
+    c.forward = {2 * e, 3 * e, 2 * e, 2 * e, 3 * e, 2 * e, 2 * e, 2 * e, 3 * e};
+    c.backward = {3 * e, 3 * e, 3 * e,         // the product's two terms, tanh backward
+                  3 * e, 3 * e, 2 * e,         // x·0.79788 times (1 + ...): two terms, then the 0.79788·
+                  3 * e, 3 * e, 2 * e, 2 * e,  // 0.044715·x times x: two terms, 0.044715·, 0.5·
+                  3 * e, 3 * e, 3 * e};        // four gradients of x summed
+    // Saved: x, 0.044715·x, x·0.79788, 1 + 0.044715·x², tanh, 0.5·x and 1 + tanh.
+    c.saved = 7 * e;
+    c.output = e;
+    return c;
+  }
+  if (fn == "quick_gelu") {
+    // x·sigmoid(1.702·x): the scaling, sigmoid (saves its output), the product (saves x and the sigmoid).
+    c.forward = {2 * e, 2 * e, 3 * e};
+    c.backward = {3 * e, 3 * e, 3 * e, 2 * e, 3 * e};  // two product terms, sigmoid backward, 1.702·, sum
+    c.saved = 2 * e;
+    c.output = e;
+    return c;
+  }
+  return std::nullopt;
 }
 
 /// Appends kernels for one layer; `e` is bytes per activation element.
@@ -37,6 +99,11 @@ class KernelBuilder {
               double element_bytes = 0) {
     if (elements <= 0) return;
     push(stream_kernel(cls, phase, elements, passes, flops_per_element, element_bytes > 0 ? element_bytes : e_));
+  }
+
+  /// One elementwise kernel per entry of `bytes_per_element`, each over `elements`.
+  void chain(Phase phase, double elements, const std::vector<double>& bytes_per_element) {
+    for (double bytes : bytes_per_element) stream(KernelClass::Elementwise, phase, elements, bytes / e_, 1);
   }
 
   void recurrent(Phase phase, double steps, double m, double n, double k, double gate_elements) {
@@ -94,6 +161,7 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
   const double out_elems = b * d(elements(layer.output_shape));
   const bool dx = layer.needs_input_grad;
   const double act = activation_flops(a.activation);
+  const std::optional<OpChain> composed = composed_activation(a.activation, e);
   switch (layer.type) {
     case LayerType::Dense: {
       // Mixture of experts: every token runs through top_k of the experts (a grouped GEMM, modelled as a
@@ -107,9 +175,20 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
       if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
       kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
-      if (a.gated) {
+      if (a.gated && composed) {
+        // The chain on the gate, then its product with up (both saved), in the chain's output type;
+        // backward, the product's two terms, then the chain.
+        const double product = 2 * composed->output + e;
+        kb.chain(Phase::Forward, hidden, composed->forward);
+        kb.chain(Phase::Forward, hidden, {product});
+        kb.chain(Phase::Backward, hidden, {product, product});
+        kb.chain(Phase::Backward, hidden, composed->backward);
+      } else if (a.gated) {
         kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);  // act(gate) * up
         kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
+      } else if (composed) {
+        kb.chain(Phase::Forward, hidden, composed->forward);
+        kb.chain(Phase::Backward, hidden, composed->backward);
       } else {
         if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
         if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
@@ -123,7 +202,11 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       // Weight gradient; tied layers accumulate into the embedding's.
       kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
       if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
-      lw.saved_activation_bytes = e * (routed * k + (a.gated ? 2 * hidden : act > 0 ? hidden : 0));
+      // Per element of hidden: what the activation saves, and for a gated layer up (and, for a chain, its
+      // output, which the product saves; a fused gate recomputes it).
+      const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
+      const double gate_saved = a.gated ? e + (composed ? composed->output : 0) : 0;
+      lw.saved_activation_bytes = e * routed * k + hidden * (act_saved + gate_saved);
       kb.set_misaligned(false);
       break;
     }
@@ -131,11 +214,16 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       ConvShape shape{b,        d(in[0]),   d(a.filters),        d(a.kernel_h),       d(a.kernel_w), d(in[1]),
                       d(in[2]), d(layer.output_shape[1]), d(layer.output_shape[2]), d(a.stride_h), d(a.groups)};
       kb.add(conv_pass_kernel(ConvPass::Forward, shape, e));
-      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
-      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
+      if (composed) {
+        kb.chain(Phase::Forward, out_elems, composed->forward);
+        kb.chain(Phase::Backward, out_elems, composed->backward);
+      } else if (act > 0) {
+        kb.stream(KernelClass::Elementwise, Phase::Forward, out_elems, 2, act);
+        kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
+      }
       if (dx) kb.add(conv_pass_kernel(ConvPass::Data, shape, e));
       kb.add(conv_pass_kernel(ConvPass::Filter, shape, e));
-      lw.saved_activation_bytes = e * (in_elems + (act > 0 ? out_elems : 0));
+      lw.saved_activation_bytes = e * in_elems + out_elems * (composed ? composed->saved : act > 0 ? e : 0);
       break;
     }
     case LayerType::MaxPool2d:
@@ -165,6 +253,12 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       lw.saved_activation_bytes = e * in_elems + 8 * rows(in, b);
       break;
     case LayerType::Activation:
+      if (composed) {
+        kb.chain(Phase::Forward, in_elems, composed->forward);
+        if (dx) kb.chain(Phase::Backward, in_elems, composed->backward);
+        lw.saved_activation_bytes = composed->saved * in_elems;
+        break;
+      }
       kb.stream(KernelClass::Elementwise, Phase::Forward, in_elems, 2, act);
       if (dx) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 3, 2 * act);
       lw.saved_activation_bytes = e * in_elems;

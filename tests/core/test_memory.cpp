@@ -17,23 +17,25 @@ using testutil::d;
 
 namespace {
 
-// A GPT-2-style decoder (pre-norm, GELU MLP of 4h, dropout on attention probabilities and residuals).
+// A GPT-2-style decoder (pre-norm, GELU MLP of 4h, dropout on attention probabilities and residuals), with
+// Megatron's fused GELU (gelu_pytorch_tanh) unless asked: Korthikanti et al. count one saved input for it.
 constexpr std::int64_t kHidden = 256, kHeads = 8, kSeq = 128, kLayers = 4, kVocab = 5000;
 
-Json gpt_config(double dropout = 0.1) {
+Json gpt_config(double dropout = 0.1, const std::string& activation = "gelu_pytorch_tanh") {
   return {{"model_type", "gpt2"},  {"n_embd", kHidden},
           {"n_head", kHeads},      {"n_layer", kLayers},
           {"vocab_size", kVocab},  {"n_positions", kSeq},
           {"attn_pdrop", dropout}, {"resid_pdrop", dropout},
-          {"embd_pdrop", dropout}, {"activation_function", "gelu_new"}};
+          {"embd_pdrop", dropout}, {"activation_function", activation}};
 }
 
-Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager) {
+Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager,
+            const std::string& activation = "gelu_pytorch_tanh") {
   TrainingConfig tr;
   tr.seq_len = kSeq;
   tr.precision = precision;
   tr.attention = attention;
-  return resolve_model({{"hf_config", gpt_config(dropout)}}, tr);
+  return resolve_model({{"hf_config", gpt_config(dropout, activation)}}, tr);
 }
 
 /// Activation bytes of the layers of block instance "h.<i>." for one micro-batch.
@@ -269,4 +271,27 @@ TEST_CASE("a ReLU whose output a dense or convolution layer saves adds no activa
   CHECK(saved("fc2") == Approx(e * b * 128));  // fused ReLU output held by fc3: the input alone
   CHECK(saved("fc3") == Approx(e * b * (128 + 128)));  // GELU's backward reads its input, a tensor apart
   CHECK(saved("fc4") == Approx(e * b * (128 + 10)));   // no consumer keeps its ReLU output
+}
+
+TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved bytes and more kernels",
+          "[memory][activation]") {
+  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) keeps pow's FP32 input, tanh's output, 1 + tanh (FP32)
+  // and 0.5·x (e bytes): 3·4 + e bytes per element of the 4h hidden, where the fused GELU keeps e.
+  const double s = kSeq, h = kHidden;
+  for (Precision p : {Precision::BF16, Precision::FP32}) {
+    const double e = activation_bytes(p);
+    Network fused = gpt(p), chain = gpt(p, 0.1, AttentionKernel::Eager, "gelu_new");
+    ShardedNetwork fs = shard_network(fused, 1), cs = shard_network(chain, 1);
+    StepWork fw = step_work(fs.net, 2, p, Optimizer::Adam), cw = step_work(cs.net, 2, p, Optimizer::Adam);
+    auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
+    auto cb = saved_activation_bytes(cs, cw, Recompute::None, 2, p);
+    INFO(to_string(p));
+    for (int layer = 0; layer < kLayers; ++layer) {
+      CHECK(block_bytes(cs, cb, layer) - block_bytes(fs, fb, layer) == Approx((3 * 4 + e - e) * 4 * h * s * 2));
+    }
+    // One fused kernel each way becomes 10 forward and 15 backward launches under autocast (its casts to and
+    // from FP32), 8 and 11 in FP32.
+    const bool autocast = p == Precision::BF16;
+    CHECK(cw.kernels.size() - fw.kernels.size() == kLayers * ((autocast ? 10 + 15 : 8 + 11) - 2));
+  }
 }

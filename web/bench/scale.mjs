@@ -14,7 +14,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const write = process.argv.includes('--write');
 
 /**
- * GPT-style decoder of Narayanan et al. 2021 (vocabulary 51,200, sequence 2048, learned positions).
+ * GPT-style decoder of Narayanan et al. 2021 (vocabulary 51,200, sequence 2048, learned positions), with
+ * Megatron-LM's fused bias-GELU (the tanh form in one kernel: `gelu_pytorch_tanh`, not Hugging Face's
+ * `gelu_new`, which PyTorch runs as a chain of operations).
  * @param {number} layers
  * @param {number} hidden
  * @param {number} heads
@@ -23,7 +25,7 @@ function megatronGpt(layers, hidden, heads) {
   return {
     hf_config: {
       model_type: 'gpt2', n_layer: layers, n_embd: hidden, n_head: heads, vocab_size: 51200, n_positions: 2048,
-      activation_function: 'gelu_new', attn_pdrop: 0.1, resid_pdrop: 0.1, embd_pdrop: 0.1,
+      activation_function: 'gelu_pytorch_tanh', attn_pdrop: 0.1, resid_pdrop: 0.1, embd_pdrop: 0.1,
     },
     name: `GPT ${layers}x${hidden}`,
   };
