@@ -330,11 +330,16 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2, 0);  // relative shift (pad, copy)
         kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 3, 2);  // (AC + BD) * scale
       }
+      // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
+      // gradient up, and the softmax backward reads it and the FP32 output.
+      const bool fp32_probs = fp32_probabilities(a, e);
       if (a.fused) {
         flash_attention(kb, Phase::Forward, s, t, hd, bh, b * d(a.num_kv_heads), a.causal, e);
       } else {
-        kb.gemm(Phase::Forward, s, t, hd, bh);                         // scores Q K^T
-        kb.stream(KernelClass::Softmax, Phase::Forward, probs, 2, 6);  // scale, mask, softmax
+        kb.gemm(Phase::Forward, s, t, hd, bh);  // scores Q K^T
+        // Scale, mask and softmax.
+        kb.stream(KernelClass::Softmax, Phase::Forward, probs, fp32_probs ? (e + 4) / e : 2, 6);
+        if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (4 + e) / e, 0);
         if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
         kb.gemm(Phase::Forward, s, hd, t, bh);                                                     // P V
       }
@@ -347,7 +352,8 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         kb.gemm(Phase::Backward, s, t, hd, bh);  // dP = dO V^T
         kb.gemm(Phase::Backward, t, hd, s, bh);  // dV = P^T dO
         if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
-        kb.stream(KernelClass::Softmax, Phase::Backward, probs, 3, 4);
+        if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (e + 4) / e, 0);
+        kb.stream(KernelClass::Softmax, Phase::Backward, probs, fp32_probs ? (8 + e) / e : 3, 4);
         kb.gemm(Phase::Backward, s, hd, t, bh);  // dQ = dS K
         kb.gemm(Phase::Backward, t, hd, s, bh);  // dK = dS^T Q
       }
@@ -367,9 +373,9 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         if (dx) kb.gemm(Phase::Backward, mk, emb, q + 2 * kv);  // projections: input gradient
         kb.gemm(Phase::Backward, emb, q + 2 * kv, mk);          // projections: weight gradient
       }
-      // Korthikanti et al.: softmax output, and with dropout its mask (1 byte) and output, per element. A
-      // fused kernel keeps none of those, only each row's log-sum-exp (FP32) for its backward.
-      const double scores = a.fused ? 0.0 : e * probs * (a.relative ? 2 : 1) + (a.rate > 0 ? probs * (1 + e) : 0);
+      // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
+      // kernel keeps only each row's log-sum-exp (FP32) for its backward.
+      const double scores = attention_score_bytes(a, probs, e) + (a.relative && !a.fused ? e * probs : 0);
       lw.saved_activation_bytes =
           e * (m * emb + (cross || a.memory_len > 0 ? mk * emb : 0) + m * q + mk * 2 * kv + m * q) + scores +
           (a.fused ? 4 * bh * s : 0);
@@ -511,6 +517,17 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& c, double e) {
   // The GEMM views differ, but every pass does the same multiply-adds (strided data gradients skip zeros).
   kn.flops = 2 * flops_mnk;
   return kn;
+}
+
+bool fp32_probabilities(const LayerAttrs& a, double e) { return !a.fused && !a.fused_softmax && e < 4; }
+
+double attention_score_bytes(const LayerAttrs& a, double probs, double e) {
+  if (a.fused) return 0;
+  // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
+  // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
+  const double dropout = a.rate > 0 ? probs * (1 + e) : 0;
+  if (fp32_probabilities(a, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs);
+  return e * probs + dropout;
 }
 
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,

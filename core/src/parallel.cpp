@@ -452,7 +452,7 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
       double s = d(L.input_shapes.front()[0]);
       double t = L.input_shapes.size() > 1 ? d(L.input_shapes[1][0]) : s;
       double probs = b * d(L.attrs.num_heads) * s * t;
-      bytes -= e * probs + (L.attrs.rate > 0 ? probs * (1 + e) : 0);
+      bytes -= attention_score_bytes(L.attrs, probs, e);
     }
     if (mode == Recompute::Full && shard.layers[l].in_block) {
       // Only the input of each block instance is kept; the rest is recomputed in backward.

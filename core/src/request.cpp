@@ -22,8 +22,7 @@ TrainingConfig parse_training(const Json& doc) {
   t.optimizer_impl = get_enum(tr, "optimizer_impl", path, "fused", optimizer_impl_names()) == "foreach"
                          ? OptimizerImpl::Foreach
                          : OptimizerImpl::Fused;
-  t.attention = get_enum(tr, "attention", path, "eager", attention_kernel_names()) == "flash" ? AttentionKernel::Flash
-                                                                                              : AttentionKernel::Eager;
+  t.attention = attention_kernel_from_string(get_enum(tr, "attention", path, "eager", attention_kernel_names()));
   t.dataset_size = get_int(tr, "dataset_size", path, 0, 1, std::int64_t{1} << 50);
   t.epochs = get_number(tr, "epochs", path, 1.0, 1e-6, 1e6);
   return t;

@@ -265,6 +265,15 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.match(await elementText(page, 'preset'), /fused attention/);
   });
 
+  test('optimizer_impl="foreach": torch.optim\'s default ops, a slower step, said in the element\'s summary', async () => {
+    const { page } = browser;
+    const before = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
+    assert.equal(await setAttributeAndWait(page, 'preset', 'optimizer_impl', 'foreach', 'optimizer_impl'), 'foreach');
+    const after = (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
+    assert.ok(after > before, `foreach step ${after} > fused step ${before}`);
+    assert.match(await elementText(page, 'preset'), /\(foreach\)/);
+  });
+
   test('a TPU beside a GPU: the TPU row is marked analytic and has no interval', async () => {
     const { page } = browser;
     const original = await page.evaluate(() => document.getElementById('preset')?.getAttribute('hardware'));

@@ -139,6 +139,30 @@ describe('GPUs and parallelism on the served page', () => {
     assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused attention/);
   });
 
+  test('fused softmax under fp16: fewer activations than eager\'s FP32 probabilities, in the summary and the link', async () => {
+    const precision = await page.locator('#precision').inputValue();
+    /** Waits for a learned render whose summary contains `text`. */
+    const summaryShows = async (/** @type {string} */ text) => {
+      await page.waitForFunction((t) => (document.getElementById('summary')?.textContent ?? '').includes(t), text);
+      await settledLearned(page);
+    };
+    await page.locator('#precision').selectOption('fp16');  // 16-bit on every default GPU (a V100 has no bf16)
+    await within('fp16 never rendered', () => summaryShows('fp16'));
+    const activations = await column(page, 'memory-table', 'activations_gb');
+    await page.locator('#attention').selectOption('fused_softmax');
+    await within('fused softmax never rendered', () => summaryShows(', fused softmax'));
+    const smaller = await column(page, 'memory-table', 'activations_gb');
+    for (const id of Object.keys(activations)) {
+      assert.ok((smaller[id] ?? NaN) < (activations[id] ?? NaN), `${id}: activations ${smaller[id]} < ${activations[id]} GB`);
+    }
+    await page.locator('#share').click();
+    assert.match(page.url(), /[#&]attention=fused_softmax/);
+    await page.locator('#attention').selectOption('eager');
+    await page.locator('#precision').selectOption(precision);
+    await settled(page);
+    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused softmax/);
+  });
+
   test('foreach optimizer kernels: a slower optimizer step, in the summary and the link', async () => {
     const optimizer = await column(page, 'results', 'step_ms');
     await page.locator('#optimizer-impl').selectOption('foreach');

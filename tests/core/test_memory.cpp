@@ -29,7 +29,7 @@ Json gpt_config(double dropout = 0.1, const std::string& activation = "gelu_pyto
           {"embd_pdrop", dropout}, {"activation_function", activation}};
 }
 
-Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager,
+Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::FusedSoftmax,
             const std::string& activation = "gelu_pytorch_tanh") {
   TrainingConfig tr;
   tr.seq_len = kSeq;
@@ -217,6 +217,34 @@ TEST_CASE("without dropout the attention keeps only the softmax output", "[memor
   CHECK(block_bytes(shard, none, 1) == Approx(sbh * (32 + 2 * a * s / h) + 2 * 8 * s * 2));
 }
 
+TEST_CASE("eager attention under autocast keeps FP32 probabilities and their 16-bit copy", "[memory][attention]") {
+  // PyTorch's softmax is on autocast's FP32 list: its FP32 output (saved by its backward) is cast to 16 bits
+  // for PV (saved by that GEMM), or the dropout's mask and output are; a fused 16-bit softmax keeps 2 bytes.
+  // In FP32 both are the same kernel. Per score element: 4 + 2 (no dropout), 4 + 1 + 2 (dropout), against
+  // 2 and 2 + 1 + 2 for the fused softmax.
+  const double s = kSeq, a = kHeads;
+  for (double dropout : {0.0, 0.1}) {
+    INFO("dropout " << dropout);
+    for (Precision p : {Precision::BF16, Precision::FP32}) {
+      Network eager = gpt(p, dropout, AttentionKernel::Eager), fused = gpt(p, dropout);
+      ShardedNetwork es = shard_network(eager, 1), fs = shard_network(fused, 1);
+      StepWork ew = step_work(es.net, 2, p, Optimizer::Adam), fw = step_work(fs.net, 2, p, Optimizer::Adam);
+      auto eb = saved_activation_bytes(es, ew, Recompute::None, 2, p);
+      auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
+      // Bytes per score beyond the fused softmax's: 4 + 1 + 2 - (2 + 1 + 2) with dropout, 4 + 2 - 2 without.
+      const double autocast_extra = dropout > 0 ? 2.0 : 4.0;
+      const double scores = 2 * a * s * s, extra = p == Precision::BF16 ? autocast_extra : 0.0;
+      CHECK(block_bytes(es, eb, 1) - block_bytes(fs, fb, 1) == Approx(extra * scores).margin(1e-6));
+      // Selective recomputation drops all of it.
+      auto esel = saved_activation_bytes(es, ew, Recompute::Selective, 2, p);
+      auto fsel = saved_activation_bytes(fs, fw, Recompute::Selective, 2, p);
+      CHECK(block_bytes(es, esel, 1) == Approx(block_bytes(fs, fsel, 1)));
+      // Under autocast: a cast kernel each way.
+      CHECK(ew.kernels.size() - fw.kernels.size() == (p == Precision::BF16 ? 2u * kLayers : 0u));
+    }
+  }
+}
+
 TEST_CASE("pipeline stages keep the activations of the micro-batches in flight", "[memory]") {
   Network net = gpt(Precision::BF16);
   ShardedNetwork shard = shard_network(net, 1);
@@ -280,7 +308,7 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
   const double s = kSeq, h = kHidden;
   for (Precision p : {Precision::BF16, Precision::FP32}) {
     const double e = activation_bytes(p);
-    Network fused = gpt(p), chain = gpt(p, 0.1, AttentionKernel::Eager, "gelu_new");
+    Network fused = gpt(p), chain = gpt(p, 0.1, AttentionKernel::FusedSoftmax, "gelu_new");
     ShardedNetwork fs = shard_network(fused, 1), cs = shard_network(chain, 1);
     StepWork fw = step_work(fs.net, 2, p, Optimizer::Adam), cw = step_work(cs.net, 2, p, Optimizer::Adam);
     auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);

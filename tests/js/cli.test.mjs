@@ -239,6 +239,21 @@ describe('prenet parallel and plan', () => {
     assertOneLineError(prenet([...args, '--attention', 'fused']), /^prenet: training\.attention: /);
   });
 
+  test('--attention fused_softmax keeps 16-bit probabilities; --optimizer-impl foreach slows the optimizer step', () => {
+    const args = ['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '8', '--precision', 'bf16', '--json'];
+    const [eager, fused, foreach] = [[], ['--attention', 'fused_softmax'], ['--optimizer-impl', 'foreach']].map((extra) => {
+      const run = prenet([...args, ...extra]);
+      assert.equal(run.status, 0, run.stderr);
+      return JSON.parse(run.stdout);
+    });
+    assert.equal(fused.training.attention, 'fused_softmax');
+    // Eager under autocast keeps FP32 probabilities beside the 16-bit copy: 4 bytes more per score.
+    assert.ok(fused.results[0].memory.activations_gb < eager.results[0].memory.activations_gb);
+    assert.equal(foreach.training.optimizer_impl, 'foreach');
+    assert.ok(foreach.results[0].optimizer_ms > eager.results[0].optimizer_ms);
+    assertOneLineError(prenet([...args, '--optimizer-impl', 'apex']), /^prenet: training\.optimizer_impl: /);
+  });
+
   test('a bad parallel value is the core\'s one-line error naming parallel.<field>', () => {
     assertOneLineError(prenet(['predict', '--preset', 'gpt2', '--gpus', '6', '--tensor', '4']), /^prenet: parallel\.gpus: /);
   });

@@ -93,6 +93,20 @@ describe('links', () => {
     assert.deepEqual(bad.problems, ['optimizer_impl: expected fused or foreach, got "apex"']);
   });
 
+  test('attention: fused_softmax and flash in the link, eager the default, anything else a named problem', async () => {
+    for (const kind of ['fused_softmax', 'flash']) {
+      const linked = await paramsToScenario(new URLSearchParams(`attention=${kind}`), KNOWN);
+      assert.deepEqual(linked.problems, []);
+      assert.equal(linked.scenario.training.attention, kind);
+      assert.equal((await scenarioToParams(linked.scenario)).params.get('attention'), kind);
+      const eager = await paramsToScenario(new URLSearchParams('attention=eager'), KNOWN, linked.scenario);
+      assert.equal(eager.scenario.training.attention, undefined);
+    }
+    assert.equal((await scenarioToParams(defaultScenario())).params.has('attention'), false);
+    const bad = await paramsToScenario(new URLSearchParams('attention=sdpa'), KNOWN);
+    assert.deepEqual(bad.problems, ['attention: expected eager, fused_softmax or flash, got "sdpa"']);
+  });
+
   test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {
     const { params } = await scenarioToParams(defaultScenario());
     assert.equal(params.has('measured'), false, 'no calibration, no parameter');

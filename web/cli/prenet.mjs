@@ -33,7 +33,9 @@ Flags for predict (each overrides the same field of --request):
   --image-size N     training.image_size
   --precision P      fp32, tf32, fp16, bf16 or fp8
   --optimizer O      none, sgd, momentum, adam, adamw, adagrad, adadelta or rmsprop
-  --attention A      eager (score matrices in memory, the default) or flash (one fused kernel per pass)
+  --optimizer-impl I fused (one pass per optimizer state, the default) or foreach (torch.optim's default)
+  --attention A      eager (PyTorch's separate kernels, score matrices in memory; the default),
+                     fused_softmax (Megatron's 16-bit softmax kernel) or flash (one fused kernel per pass)
   --dataset-size N   training.dataset_size (samples per epoch)
   --epochs N         training.epochs
   --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
@@ -71,7 +73,12 @@ const NUMBER_FLAGS = /** @type {const} */ ({
   epochs: 'epochs',
 });
 /** String flags that set a training field unchanged (the core validates the value). */
-const TEXT_FLAGS = /** @type {const} */ ({ precision: 'precision', optimizer: 'optimizer', attention: 'attention' });
+const TEXT_FLAGS = /** @type {const} */ ({
+  precision: 'precision',
+  optimizer: 'optimizer',
+  'optimizer-impl': 'optimizer_impl',
+  attention: 'attention',
+});
 /** Numeric flags and the `parallel` field each sets. */
 const PARALLEL_FLAGS = /** @type {const} */ ({
   gpus: 'gpus',

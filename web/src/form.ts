@@ -205,7 +205,9 @@ export function readModelAndTraining(parts: FormParts, fallbackPreset: string): 
     precision: parts.precision.value as Training['precision'],
     optimizer: parts.optimizer.value as Training['optimizer'],
   };
-  if (parts.attention.value === 'flash') training.attention = 'flash';
+  if (parts.attention.value === 'flash' || parts.attention.value === 'fused_softmax') {
+    training.attention = parts.attention.value;
+  }
   if (parts.optimizerImpl.value === 'foreach') training.optimizer_impl = 'foreach';
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;

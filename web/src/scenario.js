@@ -17,7 +17,8 @@
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash', optimizer_impl?: 'foreach' }}
+ *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'fused_softmax' | 'flash',
+ *   optimizer_impl?: 'foreach' }}
  *   Training
  *   numbers are present only when the user set them; absent ones take the core's defaults
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
@@ -252,7 +253,7 @@ export async function scenarioToParams(scenario) {
   }
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
-  if (training.attention === 'flash') params.set('attention', 'flash');
+  if (training.attention !== undefined) params.set('attention', training.attention);
   if (training.optimizer_impl === 'foreach') params.set('optimizer_impl', 'foreach');
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
@@ -426,9 +427,9 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
   }
   const attention = params.get('attention')?.trim();
   if (attention !== undefined && attention !== '') {
-    if (attention === 'flash') scenario.training.attention = 'flash';
+    if (attention === 'flash' || attention === 'fused_softmax') scenario.training.attention = attention;
     else if (attention === 'eager') delete scenario.training.attention;
-    else problems.push(`attention: expected eager or flash, got "${attention}"`);
+    else problems.push(`attention: expected eager, fused_softmax or flash, got "${attention}"`);
   }
   const optimizerImpl = params.get('optimizer_impl')?.trim();
   if (optimizerImpl !== undefined && optimizerImpl !== '') {

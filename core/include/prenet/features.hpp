@@ -69,6 +69,13 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
 
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element, double e);
+/// True when attention `a` keeps its probabilities in FP32 (eager attention under 16-bit training: the
+/// softmax is on autocast's FP32 list) before a cast to the activation type for the PV GEMM.
+bool fp32_probabilities(const LayerAttrs& a, double e);
+/// Bytes attention `a` saves for backward per step that scale with its `probs` score elements at activation
+/// size e: the probabilities (FP32 and their 16-bit copy under fp32_probabilities), and with dropout its
+/// mask (1 byte) and output; 0 for a fused (flash) kernel. What selective recomputation drops.
+double attention_score_bytes(const LayerAttrs& a, double probs, double e);
 /// `steps` dependent launches of an (m x k) . (k x n) cell GEMM plus gate arithmetic on `gate_elements`.
 Kernel recurrent_kernel(Phase phase, double steps, double m, double n, double k, double gate_elements, double e);
 
