@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -20,6 +21,21 @@ Matrix features(std::size_t n, std::uint64_t seed) {
   Matrix x(static_cast<Eigen::Index>(n), 3);
   for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform();
   return x;
+}
+
+/// `n` FP32 GEMM rows cycling through `gpus` and a few shapes, row i timed at factors[i % 3] x its roofline.
+trainer::Dataset gemm_rows(const std::array<const char*, 3>& gpus, int n, const std::array<double, 3>& factors) {
+  trainer::Dataset d{"gemm", "test", {}};
+  for (int i = 0; i < n; ++i) {
+    trainer::Sample s;
+    s.accelerator = &trainer::accelerator_for(gpus[static_cast<std::size_t>(i % 3)], "test");
+    const double m = 64.0 * (1 + i % 7), nn = 128.0 * (1 + i % 5), k = 256.0 * (1 + i % 4);
+    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, m, nn, k, 1, 4)};
+    s.time_ms = factors[static_cast<std::size_t>(i % 3)] * prenet::roofline_ms(s.item, *s.accelerator, s.precision);
+    s.source = "test-" + std::to_string(i);
+    d.samples.push_back(s);
+  }
+  return d;
 }
 
 double rms(const Vector& a, const Vector& b) { return std::sqrt((a - b).squaredNorm() / static_cast<double>(a.size())); }
@@ -107,17 +123,8 @@ TEST_CASE("The seeded generator is portable: fixed first values and a true permu
 
 TEST_CASE("Validation GPUs are split off in order and scored as unseen: roofline, baseline and the shipped model",
           "[trainer][validation]") {
-  trainer::Dataset d{"gemm", "test", {}};
-  const char* gpus[] = {"a100-pcie-40gb", "v100-pcie-32gb", "h200"};
-  for (int i = 0; i < 90; ++i) {
-    trainer::Sample s;
-    s.accelerator = &trainer::accelerator_for(gpus[i % 3], "test");
-    const double m = 64.0 * (1 + i % 7), n = 128.0 * (1 + i % 5), k = 256.0 * (1 + i % 4);
-    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, m, n, k, 1, 4)};
-    s.time_ms = 1.5 * prenet::roofline_ms(s.item, *s.accelerator, s.precision);  // every GPU at 2/3 of its roofline
-    s.source = "test-" + std::to_string(i);
-    d.samples.push_back(s);
-  }
+  // Every GPU at 2/3 of its roofline.
+  const trainer::Dataset d = gemm_rows({"a100-pcie-40gb", "v100-pcie-32gb", "h200"}, 90, {1.5, 1.5, 1.5});
   const auto [held, train] = trainer::split_by_gpu(d, {"h200"});
   REQUIRE(held.samples.size() == 30);
   REQUIRE(train.samples.size() == 60);
@@ -153,19 +160,8 @@ TEST_CASE("Validation GPUs are split off in order and scored as unseen: roofline
 }
 
 TEST_CASE("Seen GPUs are scored with their own level that a held-out GPU cannot have", "[trainer][experiment]") {
-  trainer::Dataset d{"gemm", "test", {}};
-  const char* gpus[] = {"a100-pcie-40gb", "v100-pcie-32gb", "t4"};
-  for (int i = 0; i < 180; ++i) {
-    trainer::Sample s;
-    s.accelerator = &trainer::accelerator_for(gpus[i % 3], "test");
-    const double m = 64.0 * (1 + i % 7), n = 128.0 * (1 + i % 5), k = 256.0 * (1 + i % 4);
-    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, m, n, k, 1, 4)};
-    // Two GPUs at 2/3 of their roofline, the T4 at 1/3: a factor only its own rows reveal.
-    const double factor = i % 3 == 2 ? 3.0 : 1.5;
-    s.time_ms = factor * prenet::roofline_ms(s.item, *s.accelerator, s.precision);
-    s.source = "test-" + std::to_string(i);
-    d.samples.push_back(s);
-  }
+  // Two GPUs at 2/3 of their roofline, the T4 at 1/3: a factor only its own rows reveal.
+  const trainer::Dataset d = gemm_rows({"a100-pcie-40gb", "v100-pcie-32gb", "t4"}, 180, {1.5, 1.5, 3.0});
   trainer::ExperimentOptions options;
   options.model.quick = true;
   options.min_rows_to_hold_out = 30;
