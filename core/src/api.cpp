@@ -704,6 +704,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const s
                    {"optimizer", to_string(tr.optimizer)},
                    {"optimizer_impl", to_string(tr.optimizer_impl)},
                    {"attention", to_string(tr.attention)},
+                   {"kernels", to_string(tr.kernels)},
                    {"dataset_size", dataset},
                    {"epochs", tr.epochs},
                    {"steps_per_epoch", tr.steps_per_epoch()}};

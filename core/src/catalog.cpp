@@ -164,8 +164,8 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
       layer.attrs.fused = true;
     }
   }
-  if (training.attention == AttentionKernel::FusedSoftmax) {
-    for (Layer& layer : net.layers) layer.attrs.fused_softmax = layer.type == LayerType::Attention;
+  if (training.kernels == KernelSet::Megatron) {
+    for (Layer& layer : net.layers) layer.attrs.megatron = true;
   }
   return net;
 }

@@ -161,7 +161,8 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
   const double out_elems = b * d(elements(layer.output_shape));
   const bool dx = layer.needs_input_grad;
   const double act = activation_flops(a.activation);
-  const std::optional<OpChain> composed = composed_activation(a.activation, e);
+  // Megatron-LM fuses its GELU (the tanh form) into one kernel; PyTorch runs Hugging Face's chains.
+  const std::optional<OpChain> composed = a.megatron ? std::nullopt : composed_activation(a.activation, e);
   switch (layer.type) {
     case LayerType::Dense: {
       // Mixture of experts: every token runs through top_k of the experts (a grouped GEMM, modelled as a
@@ -183,9 +184,17 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
         kb.chain(Phase::Forward, hidden, {product});
         kb.chain(Phase::Backward, hidden, {product, product});
         kb.chain(Phase::Backward, hidden, composed->backward);
-      } else if (a.gated) {
-        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);  // act(gate) * up
+      } else if (a.gated && a.megatron) {  // one fused kernel each way, saving only its input (gate and up)
+        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);
         kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
+      } else if (a.gated) {
+        // PyTorch's GLU as Hugging Face writes it, act(gate) * up: the activation, then the product (which
+        // saves both factors); backward, the product's two terms, then the activation's.
+        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
+        kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, 1);
+        kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 1);
+        kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 1);
+        kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
       } else if (composed) {
         kb.chain(Phase::Forward, hidden, composed->forward);
         kb.chain(Phase::Backward, hidden, composed->backward);
@@ -202,10 +211,11 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       // Weight gradient; tied layers accumulate into the embedding's.
       kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
       if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
-      // Per element of hidden: what the activation saves, and for a gated layer up (and, for a chain, its
-      // output, which the product saves; a fused gate recomputes it).
+      // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
+      // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
+      // its input, gate and up.
       const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
-      const double gate_saved = a.gated ? e + (composed ? composed->output : 0) : 0;
+      const double gate_saved = !a.gated ? 0 : a.megatron ? e : e + (composed ? composed->output : e);
       lw.saved_activation_bytes = e * routed * k + hidden * (act_saved + gate_saved);
       kb.set_misaligned(false);
       break;
@@ -519,7 +529,7 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& c, double e) {
   return kn;
 }
 
-bool fp32_probabilities(const LayerAttrs& a, double e) { return !a.fused && !a.fused_softmax && e < 4; }
+bool fp32_probabilities(const LayerAttrs& a, double e) { return !a.fused && !a.megatron && e < 4; }
 
 double attention_score_bytes(const LayerAttrs& a, double probs, double e) {
   if (a.fused) return 0;

@@ -10,8 +10,8 @@ TrainingConfig parse_training(const Json& doc) {
   const Json& tr = require_object(doc["training"], path);
   reject_unknown_keys(
       tr, path,
-      {"batch_size", "seq_len", "image_size", "precision", "optimizer", "optimizer_impl", "attention", "dataset_size",
-       "epochs"});
+      {"batch_size", "seq_len", "image_size", "precision", "optimizer", "optimizer_impl", "attention", "kernels",
+       "dataset_size", "epochs"});
   t.batch_size = get_int(tr, "batch_size", path, 32, 1, 1 << 20);
   if (tr.contains("seq_len") && !tr["seq_len"].is_null()) t.seq_len = get_int(tr, "seq_len", path, 0, 1, 1 << 20);
   if (tr.contains("image_size") && !tr["image_size"].is_null()) {
@@ -22,7 +22,10 @@ TrainingConfig parse_training(const Json& doc) {
   t.optimizer_impl = get_enum(tr, "optimizer_impl", path, "fused", optimizer_impl_names()) == "foreach"
                          ? OptimizerImpl::Foreach
                          : OptimizerImpl::Fused;
-  t.attention = attention_kernel_from_string(get_enum(tr, "attention", path, "eager", attention_kernel_names()));
+  t.attention = get_enum(tr, "attention", path, "eager", attention_kernel_names()) == "flash" ? AttentionKernel::Flash
+                                                                                              : AttentionKernel::Eager;
+  t.kernels = get_enum(tr, "kernels", path, "pytorch", kernel_set_names()) == "megatron" ? KernelSet::Megatron
+                                                                                          : KernelSet::PyTorch;
   t.dataset_size = get_int(tr, "dataset_size", path, 0, 1, std::int64_t{1} << 50);
   t.epochs = get_number(tr, "epochs", path, 1.0, 1e-6, 1e6);
   return t;

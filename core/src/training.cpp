@@ -27,25 +27,18 @@ const char* to_string(Optimizer o) {
   return "none";
 }
 
-const char* to_string(AttentionKernel a) {
-  switch (a) {
-    case AttentionKernel::Eager: return "eager";
-    case AttentionKernel::FusedSoftmax: return "fused_softmax";
-    case AttentionKernel::Flash: return "flash";
-  }
-  return "eager";
-}
+const char* to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "eager"; }
 
 const std::vector<std::string>& attention_kernel_names() {
-  static const std::vector<std::string> names = {"eager", "fused_softmax", "flash"};
+  static const std::vector<std::string> names = {"eager", "flash"};
   return names;
 }
 
-AttentionKernel attention_kernel_from_string(const std::string& name) {
-  for (AttentionKernel a : {AttentionKernel::Eager, AttentionKernel::FusedSoftmax, AttentionKernel::Flash}) {
-    if (name == to_string(a)) return a;
-  }
-  return AttentionKernel::Eager;
+const char* to_string(KernelSet k) { return k == KernelSet::Megatron ? "megatron" : "pytorch"; }
+
+const std::vector<std::string>& kernel_set_names() {
+  static const std::vector<std::string> names = {"pytorch", "megatron"};
+  return names;
 }
 
 const std::vector<std::string>& precision_names() {

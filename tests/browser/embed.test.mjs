@@ -274,6 +274,14 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.match(await elementText(page, 'preset'), /\(foreach\)/);
   });
 
+  test('kernels="megatron": Megatron-LM\'s fused kernels, said in the element\'s summary', async () => {
+    const { page } = browser;
+    assert.equal(await setAttributeAndWait(page, 'preset', 'kernels', 'megatron', 'kernels'), 'megatron');
+    assert.match(await elementText(page, 'preset'), /Megatron kernels/);
+    assert.equal(await setAttributeAndWait(page, 'preset', 'kernels', 'pytorch', 'kernels'), 'pytorch');
+    assert.doesNotMatch(await elementText(page, 'preset'), /Megatron kernels/);
+  });
+
   test('a TPU beside a GPU: the TPU row is marked analytic and has no interval', async () => {
     const { page } = browser;
     const original = await page.evaluate(() => document.getElementById('preset')?.getAttribute('hardware'));

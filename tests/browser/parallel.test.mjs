@@ -139,7 +139,7 @@ describe('GPUs and parallelism on the served page', () => {
     assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused attention/);
   });
 
-  test('fused softmax under fp16: fewer activations than eager\'s FP32 probabilities, in the summary and the link', async () => {
+  test('Megatron kernels under fp16: fewer activations than PyTorch\'s, in the summary and the link', async () => {
     const precision = await page.locator('#precision').inputValue();
     /** Waits for a learned render whose summary contains `text`. */
     const summaryShows = async (/** @type {string} */ text) => {
@@ -149,18 +149,18 @@ describe('GPUs and parallelism on the served page', () => {
     await page.locator('#precision').selectOption('fp16');  // 16-bit on every default GPU (a V100 has no bf16)
     await within('fp16 never rendered', () => summaryShows('fp16'));
     const activations = await column(page, 'memory-table', 'activations_gb');
-    await page.locator('#attention').selectOption('fused_softmax');
-    await within('fused softmax never rendered', () => summaryShows(', fused softmax'));
+    await page.locator('#kernels').selectOption('megatron');
+    await within('Megatron kernels never rendered', () => summaryShows(', Megatron kernels'));
     const smaller = await column(page, 'memory-table', 'activations_gb');
     for (const id of Object.keys(activations)) {
       assert.ok((smaller[id] ?? NaN) < (activations[id] ?? NaN), `${id}: activations ${smaller[id]} < ${activations[id]} GB`);
     }
     await page.locator('#share').click();
-    assert.match(page.url(), /[#&]attention=fused_softmax/);
-    await page.locator('#attention').selectOption('eager');
+    assert.match(page.url(), /[#&]kernels=megatron/);
+    await page.locator('#kernels').selectOption('pytorch');
     await page.locator('#precision').selectOption(precision);
     await settled(page);
-    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /fused softmax/);
+    assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /Megatron kernels/);
   });
 
   test('foreach optimizer kernels: a slower optimizer step, in the summary and the link', async () => {

@@ -18,7 +18,7 @@ using testutil::d;
 namespace {
 
 // A GPT-2-style decoder (pre-norm, GELU MLP of 4h, dropout on attention probabilities and residuals), with
-// Megatron's fused GELU (gelu_pytorch_tanh) unless asked: Korthikanti et al. count one saved input for it.
+// Megatron-LM's kernels unless asked (fused GELU and 16-bit softmax): the layer Korthikanti et al. count.
 constexpr std::int64_t kHidden = 256, kHeads = 8, kSeq = 128, kLayers = 4, kVocab = 5000;
 
 Json gpt_config(double dropout = 0.1, const std::string& activation = "gelu_pytorch_tanh") {
@@ -29,12 +29,13 @@ Json gpt_config(double dropout = 0.1, const std::string& activation = "gelu_pyto
           {"embd_pdrop", dropout}, {"activation_function", activation}};
 }
 
-Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::FusedSoftmax,
-            const std::string& activation = "gelu_pytorch_tanh") {
+Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager,
+            const std::string& activation = "gelu_pytorch_tanh", KernelSet kernels = KernelSet::Megatron) {
   TrainingConfig tr;
   tr.seq_len = kSeq;
   tr.precision = precision;
   tr.attention = attention;
+  tr.kernels = kernels;
   return resolve_model({{"hf_config", gpt_config(dropout, activation)}}, tr);
 }
 
@@ -217,7 +218,8 @@ TEST_CASE("without dropout the attention keeps only the softmax output", "[memor
   CHECK(block_bytes(shard, none, 1) == Approx(sbh * (32 + 2 * a * s / h) + 2 * 8 * s * 2));
 }
 
-TEST_CASE("eager attention under autocast keeps FP32 probabilities and their 16-bit copy", "[memory][attention]") {
+TEST_CASE("PyTorch's eager attention under autocast keeps FP32 probabilities and a 16-bit copy",
+          "[memory][attention]") {
   // PyTorch's softmax is on autocast's FP32 list: its FP32 output (saved by its backward) is cast to 16 bits
   // for PV (saved by that GEMM), or the dropout's mask and output are; a fused 16-bit softmax keeps 2 bytes.
   // In FP32 both are the same kernel. Per score element: 4 + 2 (no dropout), 4 + 1 + 2 (dropout), against
@@ -226,7 +228,8 @@ TEST_CASE("eager attention under autocast keeps FP32 probabilities and their 16-
   for (double dropout : {0.0, 0.1}) {
     INFO("dropout " << dropout);
     for (Precision p : {Precision::BF16, Precision::FP32}) {
-      Network eager = gpt(p, dropout, AttentionKernel::Eager), fused = gpt(p, dropout);
+      Network eager = gpt(p, dropout, AttentionKernel::Eager, "gelu_pytorch_tanh", KernelSet::PyTorch);
+      Network fused = gpt(p, dropout);
       ShardedNetwork es = shard_network(eager, 1), fs = shard_network(fused, 1);
       StepWork ew = step_work(es.net, 2, p, Optimizer::Adam), fw = step_work(fs.net, 2, p, Optimizer::Adam);
       auto eb = saved_activation_bytes(es, ew, Recompute::None, 2, p);
@@ -308,7 +311,9 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
   const double s = kSeq, h = kHidden;
   for (Precision p : {Precision::BF16, Precision::FP32}) {
     const double e = activation_bytes(p);
-    Network fused = gpt(p), chain = gpt(p, 0.1, AttentionKernel::FusedSoftmax, "gelu_new");
+    // PyTorch's kernels both, so only the GELU differs; Megatron's would fuse gelu_new too (below).
+    Network fused = gpt(p, 0.1, AttentionKernel::Eager, "gelu_pytorch_tanh", KernelSet::PyTorch);
+    Network chain = gpt(p, 0.1, AttentionKernel::Eager, "gelu_new", KernelSet::PyTorch);
     ShardedNetwork fs = shard_network(fused, 1), cs = shard_network(chain, 1);
     StepWork fw = step_work(fs.net, 2, p, Optimizer::Adam), cw = step_work(cs.net, 2, p, Optimizer::Adam);
     auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
@@ -321,5 +326,33 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
     // from FP32), 8 and 11 in FP32.
     const bool autocast = p == Precision::BF16;
     CHECK(cw.kernels.size() - fw.kernels.size() == kLayers * ((autocast ? 10 + 15 : 8 + 11) - 2));
+    // Megatron's kernels fuse the same function: gelu_new then costs what gelu_pytorch_tanh does.
+    ShardedNetwork mn = shard_network(gpt(p, 0.1, AttentionKernel::Eager, "gelu_new"), 1);
+    ShardedNetwork mt = shard_network(gpt(p), 1);
+    StepWork nw = step_work(mn.net, 2, p, Optimizer::Adam), tw = step_work(mt.net, 2, p, Optimizer::Adam);
+    CHECK(nw.kernels.size() == tw.kernels.size());
+    CHECK(block_bytes(mn, saved_activation_bytes(mn, nw, Recompute::None, 2, p), 1) ==
+          Approx(block_bytes(mt, saved_activation_bytes(mt, tw, Recompute::None, 2, p), 1)));
+  }
+}
+
+TEST_CASE("a GLU as PyTorch runs it saves gate, activation and up, and Megatron's fused one its input",
+          "[memory][activation]") {
+  // Llama's MLP, down(act(gate(x)) * up(x)): SiLU saves gate, the product act(gate) and up (3 tensors of
+  // the hidden width); Megatron's fused SwiGLU keeps gate and up and recomputes the rest in backward.
+  const Json glu = Json::parse(R"J({"input": {"kind": "tokens", "seq_len": 64},
+    "layers": [{"type": "embedding", "name": "emb", "vocab_size": 100, "dim": 32},
+               {"type": "dense", "name": "up", "units": 96, "gated": true, "activation": "silu", "bias": false},
+               {"type": "dense", "name": "down", "units": 32, "bias": false}]})J");
+  for (Precision p : {Precision::BF16, Precision::FP32}) {
+    const double e = activation_bytes(p), hidden = 2.0 * 64 * 96;
+    TrainingConfig pytorch, megatron;
+    pytorch.precision = megatron.precision = p;
+    megatron.kernels = KernelSet::Megatron;
+    StepWork pw = step_work(resolve_model(glu, pytorch), 2, p, Optimizer::Adam);
+    StepWork mw = step_work(resolve_model(glu, megatron), 2, p, Optimizer::Adam);
+    INFO(to_string(p));
+    CHECK(pw.layers[1].saved_activation_bytes - mw.layers[1].saved_activation_bytes == Approx(e * hidden));
+    CHECK(pw.kernels.size() == mw.kernels.size() + 3);  // activation and product; two product terms and one
   }
 }

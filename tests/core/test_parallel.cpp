@@ -472,14 +472,14 @@ TEST_CASE("plan mode lays out tensor parallelism with sequence parallelism where
 
 TEST_CASE("a tensor-parallel layout that does not fit is advised sequence parallelism when that suffices",
           "[parallel]") {
-  // Megatron's layout, with its fused 16-bit softmax (Korthikanti et al.'s accounting).
+  // Megatron's layout, with its fused kernels (Korthikanti et al.'s accounting).
   Json r = {{"model", {{"preset", "llama-2-7b"}}},
             {"training",
              {{"batch_size", 8},
               {"seq_len", 4096},
               {"precision", "bf16"},
               {"optimizer", "adamw"},
-              {"attention", "fused_softmax"}}},
+              {"kernels", "megatron"}}},
             {"hardware", {"a100-sxm4-80gb"}},
             {"options", {{"per_layer", false}}},
             {"parallel", {{"tensor", 2}, {"data", 4}, {"zero_stage", 1}}}};

@@ -239,19 +239,22 @@ describe('prenet parallel and plan', () => {
     assertOneLineError(prenet([...args, '--attention', 'fused']), /^prenet: training\.attention: /);
   });
 
-  test('--attention fused_softmax keeps 16-bit probabilities; --optimizer-impl foreach slows the optimizer step', () => {
+  test('--kernels megatron fuses GELU and softmax; --optimizer-impl foreach slows the optimizer step', () => {
     const args = ['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '8', '--precision', 'bf16', '--json'];
-    const [eager, fused, foreach] = [[], ['--attention', 'fused_softmax'], ['--optimizer-impl', 'foreach']].map((extra) => {
+    const [pytorch, megatron, foreach] = [[], ['--kernels', 'megatron'], ['--optimizer-impl', 'foreach']].map((extra) => {
       const run = prenet([...args, ...extra]);
       assert.equal(run.status, 0, run.stderr);
       return JSON.parse(run.stdout);
     });
-    assert.equal(fused.training.attention, 'fused_softmax');
-    // Eager under autocast keeps FP32 probabilities beside the 16-bit copy: 4 bytes more per score.
-    assert.ok(fused.results[0].memory.activations_gb < eager.results[0].memory.activations_gb);
+    assert.equal(pytorch.training.kernels, 'pytorch');
+    assert.equal(megatron.training.kernels, 'megatron');
+    // PyTorch keeps gelu_new's FP32 intermediates and FP32 probabilities beside their 16-bit copy.
+    assert.ok(megatron.results[0].memory.activations_gb < pytorch.results[0].memory.activations_gb);
+    assert.ok(megatron.results[0].step_ms < pytorch.results[0].step_ms);
     assert.equal(foreach.training.optimizer_impl, 'foreach');
-    assert.ok(foreach.results[0].optimizer_ms > eager.results[0].optimizer_ms);
+    assert.ok(foreach.results[0].optimizer_ms > pytorch.results[0].optimizer_ms);
     assertOneLineError(prenet([...args, '--optimizer-impl', 'apex']), /^prenet: training\.optimizer_impl: /);
+    assertOneLineError(prenet([...args, '--kernels', 'deepspeed']), /^prenet: training\.kernels: /);
   });
 
   test('a bad parallel value is the core\'s one-line error naming parallel.<field>', () => {

@@ -93,18 +93,16 @@ describe('links', () => {
     assert.deepEqual(bad.problems, ['optimizer_impl: expected fused or foreach, got "apex"']);
   });
 
-  test('attention: fused_softmax and flash in the link, eager the default, anything else a named problem', async () => {
-    for (const kind of ['fused_softmax', 'flash']) {
-      const linked = await paramsToScenario(new URLSearchParams(`attention=${kind}`), KNOWN);
-      assert.deepEqual(linked.problems, []);
-      assert.equal(linked.scenario.training.attention, kind);
-      assert.equal((await scenarioToParams(linked.scenario)).params.get('attention'), kind);
-      const eager = await paramsToScenario(new URLSearchParams('attention=eager'), KNOWN, linked.scenario);
-      assert.equal(eager.scenario.training.attention, undefined);
-    }
-    assert.equal((await scenarioToParams(defaultScenario())).params.has('attention'), false);
-    const bad = await paramsToScenario(new URLSearchParams('attention=sdpa'), KNOWN);
-    assert.deepEqual(bad.problems, ['attention: expected eager, fused_softmax or flash, got "sdpa"']);
+  test('the layer kernels: megatron in the link, pytorch the default, anything else a named problem', async () => {
+    const megatron = await paramsToScenario(new URLSearchParams('kernels=megatron'), KNOWN);
+    assert.deepEqual(megatron.problems, []);
+    assert.equal(megatron.scenario.training.kernels, 'megatron');
+    assert.equal((await scenarioToParams(megatron.scenario)).params.get('kernels'), 'megatron');
+    const pytorch = await paramsToScenario(new URLSearchParams('kernels=pytorch'), KNOWN, megatron.scenario);
+    assert.equal(pytorch.scenario.training.kernels, undefined);
+    assert.equal((await scenarioToParams(defaultScenario())).params.has('kernels'), false);
+    const bad = await paramsToScenario(new URLSearchParams('kernels=deepspeed'), KNOWN);
+    assert.deepEqual(bad.problems, ['kernels: expected pytorch or megatron, got "deepspeed"']);
   });
 
   test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {
@@ -450,7 +448,7 @@ describe('sorting, top layers and exports', () => {
       version: 't',
       predictor: 'roofline',
       model: { name: 'm', source: 'preset', parameters: 1, layer_count: 1, input: { kind: 'tokens' }, flops_per_step: { forward: 1, backward: 2, optimizer: 0, total: 3 } },
-      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', optimizer_impl: 'fused', attention: 'eager', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
+      training: { batch_size: 8, precision: 'fp32', optimizer: 'adam', optimizer_impl: 'fused', attention: 'eager', kernels: 'pytorch', dataset_size: 800, epochs: 1, steps_per_epoch: 100 },
       warnings: [],
       results: [result({ hardware: 'custom-1', name: '=HYPERLINK("x")', custom: true, price_per_hour_usd: null, cost_usd: null }), result({ name: 'A, "quoted" card' })],
     });

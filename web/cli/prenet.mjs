@@ -34,8 +34,8 @@ Flags for predict (each overrides the same field of --request):
   --precision P      fp32, tf32, fp16, bf16 or fp8
   --optimizer O      none, sgd, momentum, adam, adamw, adagrad, adadelta or rmsprop
   --optimizer-impl I fused (one pass per optimizer state, the default) or foreach (torch.optim's default)
-  --attention A      eager (PyTorch's separate kernels, score matrices in memory; the default),
-                     fused_softmax (Megatron's 16-bit softmax kernel) or flash (one fused kernel per pass)
+  --attention A      eager (score matrices in memory, the default) or flash (one fused kernel per pass)
+  --kernels K        pytorch (operations as Hugging Face writes them, the default) or megatron (fused)
   --dataset-size N   training.dataset_size (samples per epoch)
   --epochs N         training.epochs
   --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
@@ -78,6 +78,7 @@ const TEXT_FLAGS = /** @type {const} */ ({
   optimizer: 'optimizer',
   'optimizer-impl': 'optimizer_impl',
   attention: 'attention',
+  kernels: 'kernels',
 });
 /** Numeric flags and the `parallel` field each sets. */
 const PARALLEL_FLAGS = /** @type {const} */ ({

@@ -23,7 +23,7 @@ import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets
 import css from './embed.css?inline';
 import { element, svg } from './dom';
 import { createEngine } from './engine.js';
-import { attentionWords, formatCost, formatDuration, formatGB, formatMs, formatRange, formatSI } from './format.js';
+import { formatCost, formatDuration, formatGB, formatMs, formatRange, formatSI } from './format.js';
 import { runJob } from './jobs.js';
 import { loadOrtModels } from './ort-runner';
 import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, type Known } from './scenario.js';
@@ -106,6 +106,7 @@ const SCENARIO_ATTRIBUTES = [
   'optimizer',
   'attention',
   'optimizer_impl',
+  'kernels',
   'measured',
   'measured_on',
   'sort',
@@ -287,7 +288,7 @@ export class PrenetCalculatorElement extends HTMLElement {
       element(
         'span',
         `${formatSI(model.parameters)} parameters · ${formatSI(model.flops_per_step.total, 'FLOP')} per step · batch ${training.batch_size} · ` +
-          `${training.precision} · ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${attentionWords(training.attention) ? ` · ${attentionWords(training.attention)}` : ''} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
+          `${training.precision} · ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${training.attention === 'flash' ? ' · fused attention' : ''}${training.kernels === 'megatron' ? ' · Megatron kernels' : ''} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
           (calibration === null ? '' : ` · calibrated to ${formatMs(calibration.step_ms)} measured on ${calibration.hardware}`),
         'meta',
       ),

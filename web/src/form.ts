@@ -36,6 +36,7 @@ export interface FormParts {
   optimizer: HTMLSelectElement;
   attention: HTMLSelectElement;
   optimizerImpl: HTMLSelectElement;
+  kernels: HTMLSelectElement;
   measuredStep: HTMLInputElement;
   measuredOn: HTMLSelectElement;
   parallel: Record<ParallelNumber, HTMLInputElement>;
@@ -65,6 +66,7 @@ export function findForm(): FormParts {
     optimizer: byId('optimizer', HTMLSelectElement),
     attention: byId('attention', HTMLSelectElement),
     optimizerImpl: byId('optimizer-impl', HTMLSelectElement),
+    kernels: byId('kernels', HTMLSelectElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
     parallel: Object.fromEntries(PARALLEL_NUMBERS.map((field) => [field, byId(parallelControlId(field), HTMLInputElement)])) as Record<
@@ -205,10 +207,9 @@ export function readModelAndTraining(parts: FormParts, fallbackPreset: string): 
     precision: parts.precision.value as Training['precision'],
     optimizer: parts.optimizer.value as Training['optimizer'],
   };
-  if (parts.attention.value === 'flash' || parts.attention.value === 'fused_softmax') {
-    training.attention = parts.attention.value;
-  }
+  if (parts.attention.value === 'flash') training.attention = 'flash';
   if (parts.optimizerImpl.value === 'foreach') training.optimizer_impl = 'foreach';
+  if (parts.kernels.value === 'megatron') training.kernels = 'megatron';
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
@@ -227,6 +228,7 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
   parts.optimizer.value = scenario.training.optimizer;
   parts.attention.value = scenario.training.attention ?? 'eager';
   parts.optimizerImpl.value = scenario.training.optimizer_impl ?? 'fused';
+  parts.kernels.value = scenario.training.kernels ?? 'pytorch';
   updatePresetNote(parts);
 }
 

@@ -83,11 +83,3 @@ export function formatRange(low, high, format) {
   const unitA = a.slice(a.indexOf(' '));
   return unitA === b.slice(b.indexOf(' ')) ? `${a.slice(0, a.indexOf(' '))}–${b}` : `${a}–${b}`;
 }
-
-/**
- * The summary's words for how attention runs; empty for eager, the default.
- * @param {string} kind a response's training.attention
- */
-export function attentionWords(kind) {
-  return kind === 'flash' ? 'fused attention' : kind === 'fused_softmax' ? 'fused softmax' : '';
-}

@@ -2,7 +2,7 @@
 // Text only (textContent), never HTML.
 
 import { byId, element } from './dom';
-import { attentionWords, formatSI } from './format.js';
+import { formatSI } from './format.js';
 import type { ModelInput, PredictResponse } from './types';
 
 // ------------------------------------------------------------------ errors
@@ -153,7 +153,7 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
       `${plural(training.steps_per_epoch, 'step')} per epoch × ${plural(training.epochs, 'epoch')} ` +
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
-    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${attentionWords(training.attention) ? `, ${attentionWords(training.attention)}` : ''}`],
+    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${training.attention === 'flash' ? ', fused attention' : ''}${training.kernels === 'megatron' ? ', Megatron kernels' : ''}`],
     ...layoutRows(response),
   ];
 }

@@ -17,8 +17,8 @@
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'fused_softmax' | 'flash',
- *   optimizer_impl?: 'foreach' }}
+ *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash',
+ *   optimizer_impl?: 'foreach', kernels?: 'megatron' }}
  *   Training
  *   numbers are present only when the user set them; absent ones take the core's defaults
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
@@ -253,7 +253,8 @@ export async function scenarioToParams(scenario) {
   }
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
-  if (training.attention !== undefined) params.set('attention', training.attention);
+  if (training.attention === 'flash') params.set('attention', 'flash');
+  if (training.kernels === 'megatron') params.set('kernels', 'megatron');
   if (training.optimizer_impl === 'foreach') params.set('optimizer_impl', 'foreach');
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
@@ -305,6 +306,7 @@ const SCENARIO_KEYS = new Set([
   'optimizer',
   'attention',
   'optimizer_impl',
+  'kernels',
   'sort',
   'layers',
   'measured',
@@ -427,15 +429,21 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
   }
   const attention = params.get('attention')?.trim();
   if (attention !== undefined && attention !== '') {
-    if (attention === 'flash' || attention === 'fused_softmax') scenario.training.attention = attention;
+    if (attention === 'flash') scenario.training.attention = 'flash';
     else if (attention === 'eager') delete scenario.training.attention;
-    else problems.push(`attention: expected eager, fused_softmax or flash, got "${attention}"`);
+    else problems.push(`attention: expected eager or flash, got "${attention}"`);
   }
   const optimizerImpl = params.get('optimizer_impl')?.trim();
   if (optimizerImpl !== undefined && optimizerImpl !== '') {
     if (optimizerImpl === 'foreach') scenario.training.optimizer_impl = 'foreach';
     else if (optimizerImpl === 'fused') delete scenario.training.optimizer_impl;
     else problems.push(`optimizer_impl: expected fused or foreach, got "${optimizerImpl}"`);
+  }
+  const kernels = params.get('kernels')?.trim();
+  if (kernels !== undefined && kernels !== '') {
+    if (kernels === 'megatron') scenario.training.kernels = 'megatron';
+    else if (kernels === 'pytorch') delete scenario.training.kernels;
+    else problems.push(`kernels: expected pytorch or megatron, got "${kernels}"`);
   }
 
   // The measured step: kept even when out of range (the core names `calibration.step_ms`), and

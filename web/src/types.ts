@@ -2,7 +2,9 @@
 // plain-JS engine (engine.js) and the CLI can refer to these through JSDoc `import('./types')`.
 
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
-export type AttentionKernel = 'eager' | 'fused_softmax' | 'flash';
+export type AttentionKernel = 'eager' | 'flash';
+/** Whose kernels run the layers: PyTorch's operations as Hugging Face writes them, or Megatron-LM's fused ones. */
+export type KernelSet = 'pytorch' | 'megatron';
 /** The optimizer's update: one fused pass per state, or torch.optim's default multi-tensor foreach ops. */
 export type OptimizerImpl = 'fused' | 'foreach';
 export type Optimizer =
@@ -33,12 +35,9 @@ export interface TrainingSpec {
   image_size?: number;
   precision?: Precision;
   optimizer?: Optimizer;
-  /**
-   * How attention's core runs: PyTorch's separate operations with score matrices in memory (eager; FP32
-   * probabilities under autocast), one 16-bit scale-mask-softmax kernel (fused_softmax, Megatron) or one
-   * fused kernel per pass (flash).
-   */
+  /** How attention's core runs: score matrices in memory (eager) or one fused kernel per pass (flash). */
   attention?: AttentionKernel;
+  kernels?: KernelSet;
   optimizer_impl?: OptimizerImpl;
   dataset_size?: number;
   epochs?: number;
@@ -146,6 +145,7 @@ export interface TrainingSummary {
   optimizer: Optimizer;
   optimizer_impl: OptimizerImpl;
   attention: AttentionKernel;
+  kernels: KernelSet;
   dataset_size: number;
   epochs: number;
   steps_per_epoch: number;

@@ -69,8 +69,8 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
 
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element, double e);
-/// True when attention `a` keeps its probabilities in FP32 (eager attention under 16-bit training: the
-/// softmax is on autocast's FP32 list) before a cast to the activation type for the PV GEMM.
+/// True when attention `a` keeps its probabilities in FP32 (PyTorch's eager attention under 16-bit
+/// training: the softmax is on autocast's FP32 list) before a cast to the activation type for the PV GEMM.
 bool fp32_probabilities(const LayerAttrs& a, double e);
 /// Bytes attention `a` saves for backward per step that scale with its `probs` score elements at activation
 /// size e: the probabilities (FP32 and their 16-bit copy under fp32_probabilities), and with dropout its

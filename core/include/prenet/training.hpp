@@ -9,12 +9,13 @@ namespace prenet {
 
 enum class Precision { FP32, TF32, FP16, BF16, FP8 };
 enum class Optimizer { None, SGD, Momentum, Adam, AdamW, Adagrad, Adadelta, RMSProp };
-/// How attention's core runs: PyTorch's separate operations writing the score matrix (eager; under
-/// autocast its softmax is on the FP32 list), one 16-bit kernel for scale, mask and softmax between the
-/// score GEMMs (fused_softmax: Megatron's FusedScaleMaskSoftmax, or a model trained in 16 bits without
-/// autocast), or one fused kernel per pass that keeps scores on chip (FlashAttention; PyTorch's
-/// scaled_dot_product_attention on GPUs).
-enum class AttentionKernel { Eager, FusedSoftmax, Flash };
+/// How attention's core runs: separate kernels writing the score matrix (eager), or one fused kernel per
+/// pass that keeps scores on chip (FlashAttention; PyTorch's scaled_dot_product_attention on GPUs).
+enum class AttentionKernel { Eager, Flash };
+/// Whose kernels run the layers: PyTorch's operations as Hugging Face writes them (activations such as
+/// gelu_new as chains of ops, GLUs as activation then product, eager softmax on autocast's FP32 list), or
+/// Megatron-LM's fused ones (bias-GELU, SwiGLU and scale-mask-softmax in one 16-bit kernel each).
+enum class KernelSet { PyTorch, Megatron };
 /// How the optimizer's update runs: one fused pass over each parameter's states (apex, DeepSpeed,
 /// Megatron, PyTorch's fused=True), or PyTorch's default multi-tensor "foreach" ops, one pass per op.
 enum class OptimizerImpl { Fused, Foreach };
@@ -23,8 +24,8 @@ const char* to_string(Precision p);
 const char* to_string(Optimizer o);
 const char* to_string(AttentionKernel a);
 const std::vector<std::string>& attention_kernel_names();
-/// Parses a name from attention_kernel_names(); the caller has validated it.
-AttentionKernel attention_kernel_from_string(const std::string& name);
+const char* to_string(KernelSet k);
+const std::vector<std::string>& kernel_set_names();
 const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
 const char* to_string(OptimizerImpl i);
@@ -54,6 +55,7 @@ struct TrainingConfig {
   Precision precision = Precision::FP32;
   Optimizer optimizer = Optimizer::Adam;
   AttentionKernel attention = AttentionKernel::Eager;
+  KernelSet kernels = KernelSet::PyTorch;
   OptimizerImpl optimizer_impl = OptimizerImpl::Fused;
   std::int64_t dataset_size = 0;  // 0: batch_size x 100
   double epochs = 1.0;
