@@ -129,6 +129,29 @@ std::vector<std::string> chip_siblings(const std::string& gpu, const std::vector
   return out;
 }
 
+/// Metrics of held-out rows `rows` of `d` whose log(measured / predicted) is `log_ratio`, after removing
+/// each precision's median of it: the error left if the GPU's own level were known.
+Metrics with_own_level(const Dataset& d, const std::vector<std::size_t>& rows, const Vector& log_ratio) {
+  std::map<int, std::vector<double>> by_precision;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    by_precision[static_cast<int>(d.samples[rows[i]].precision)].push_back(log_ratio(static_cast<Eigen::Index>(i)));
+  }
+  std::map<int, double> level;
+  for (auto& [precision, v] : by_precision) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    level[precision] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  }
+  Vector measured(static_cast<Eigen::Index>(rows.size())), predicted(measured.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Sample& s = d.samples[rows[i]];
+    const auto r = static_cast<Eigen::Index>(i);
+    measured(r) = s.time_ms;
+    predicted(r) = s.time_ms / std::exp(log_ratio(r) - level[static_cast<int>(s.precision)]);
+  }
+  return compute_metrics(measured, predicted);
+}
+
 /// What a sample measured, without the accelerator: rows of different GPUs with equal keys timed the same work.
 std::string shape_key(const Sample& s) {
   std::string key = s.source + '|' + std::to_string(static_cast<int>(s.precision));
@@ -500,6 +523,7 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
         const Vector& r = residuals.at({e.chosen_model, gpu});
         rows.insert(rows.end(), folds[gpu].held.begin(), folds[gpu].held.end());
         errors.insert(errors.end(), r.data(), r.data() + r.size());
+        e.logo_own_level[gpu] = with_own_level(d, folds[gpu].held, r);
       }
       Vector all_errors = Eigen::Map<const Vector>(errors.data(), static_cast<Eigen::Index>(errors.size()));
       std::tie(e.cross_gpu_correlation, e.cross_gpu_pairs) = cross_gpu_correlation(d, rows, all_errors);

@@ -55,6 +55,9 @@ struct Experiment {
   // The random split's test rows per GPU, each model (roofline column) with that GPU's own level from
   // the training rows, as the product times a measured GPU: model -> gpu -> metrics.
   std::map<std::string, std::map<std::string, Metrics>> seen_by_gpu;
+  // The chosen model on each held-out GPU with that GPU's own median offset removed (per precision): the
+  // error no per-GPU factor could fix, whatever specification predicted it.
+  std::map<std::string, Metrics> logo_own_level;
   Metrics roofline_only_random;                       // the analytic predictor on the random test rows
   std::map<std::string, Metrics> roofline_only_logo;  // ... and per GPU
   std::vector<std::string> held_out_gpus;             // GPUs with enough rows to be held out

@@ -172,4 +172,7 @@ TEST_CASE("Seen GPUs are scored with their own level that a held-out GPU cannot 
   CHECK(seen.n < 60);  // only the random split's test rows
   CHECK(seen.mdape < 1.0);
   CHECK(e.logo.at("linear").at("roofline").at("t4").mdape > 30.0);
+  // Held out, the chosen model misses the T4 by its factor alone: removing the T4's own offset leaves ~0.
+  CHECK(e.logo.at(e.chosen_model).at("roofline").at("t4").mdape > 30.0);
+  CHECK(e.logo_own_level.at("t4").mdape < 1.0);
 }
