@@ -243,7 +243,12 @@ Json plan_document(const Json& doc) {
   }
   Json plan = {{"samples", samples}, {"steps", steps}, {"max_gpus", opt.max_gpus}, {"min_gpus", opt.min_gpus}};
   if (opt.tokens) plan["tokens"] = *opt.tokens;
-  Json training = {{"batch_size", B}, {"precision", to_string(tr.precision)}, {"optimizer", to_string(tr.optimizer)}};
+  Json training = {{"batch_size", B},
+                   {"precision", to_string(tr.precision)},
+                   {"optimizer", to_string(tr.optimizer)},
+                   {"optimizer_impl", to_string(tr.optimizer_impl)},
+                   {"attention", to_string(tr.attention)},
+                   {"kernels", to_string(tr.kernels)}};
   if (tokens_in) training["seq_len"] = net.input.seq_len;
   return {{"version", version()},
           {"predictor", opt.time_scale.empty() ? "roofline" : "roofline-scaled"},

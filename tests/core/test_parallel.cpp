@@ -470,19 +470,35 @@ TEST_CASE("plan mode lays out tensor parallelism with sequence parallelism where
   }
 }
 
+TEST_CASE("plan mode echoes the request's kernels and applies them: Megatron's keep less, so more layouts fit",
+          "[parallel][plan]") {
+  auto plan = [](const std::string& kernels) {
+    Json r = {{"model", {{"preset", "llama-2-7b"}}},
+              {"training", {{"batch_size", 32}, {"precision", "bf16"}, {"kernels", kernels}}},
+              {"hardware", {"h100-sxm"}},
+              {"plan", {{"max_gpus", 16}, {"tokens", 1e9}}}};
+    return Json::parse(plan_json(r.dump()));
+  };
+  Json pytorch = plan("pytorch"), megatron = plan("megatron");
+  REQUIRE(pytorch.contains("results"));
+  REQUIRE(megatron.contains("results"));
+  CHECK(pytorch["training"]["kernels"] == "pytorch");
+  CHECK(megatron["training"]["kernels"] == "megatron");
+  CHECK(megatron["training"]["attention"] == "eager");
+  CHECK(megatron["training"]["optimizer_impl"] == "fused");
+  CHECK(megatron["results"][0]["layouts_fitting"].get<int>() > pytorch["results"][0]["layouts_fitting"].get<int>());
+}
+
 TEST_CASE("a tensor-parallel layout that does not fit is advised sequence parallelism when that suffices",
           "[parallel]") {
   // Megatron's layout, with its fused kernels (Korthikanti et al.'s accounting).
-  Json r = {{"model", {{"preset", "llama-2-7b"}}},
-            {"training",
-             {{"batch_size", 8},
-              {"seq_len", 4096},
-              {"precision", "bf16"},
-              {"optimizer", "adamw"},
-              {"kernels", "megatron"}}},
-            {"hardware", {"a100-sxm4-80gb"}},
-            {"options", {{"per_layer", false}}},
-            {"parallel", {{"tensor", 2}, {"data", 4}, {"zero_stage", 1}}}};
+  Json r = {
+      {"model", {{"preset", "llama-2-7b"}}},
+      {"training",
+       {{"batch_size", 8}, {"seq_len", 4096}, {"precision", "bf16"}, {"optimizer", "adamw"}, {"kernels", "megatron"}}},
+      {"hardware", {"a100-sxm4-80gb"}},
+      {"options", {{"per_layer", false}}},
+      {"parallel", {{"tensor", 2}, {"data", 4}, {"zero_stage", 1}}}};
   Json out = call(r);
   REQUIRE(out.contains("results"));
   const Json& res = out["results"][0];

@@ -338,7 +338,15 @@ export interface PlanResponse {
   version: string;
   predictor: string;
   model: { name: string; parameters: number; layer_count: number };
-  training: { batch_size: number; precision: Precision; optimizer: Optimizer; seq_len?: number };
+  training: {
+    batch_size: number;
+    precision: Precision;
+    optimizer: Optimizer;
+    optimizer_impl: OptimizerImpl;
+    attention: AttentionKernel;
+    kernels: KernelSet;
+    seq_len?: number;
+  };
   plan: { samples: number; steps: number; max_gpus: number; min_gpus: number; tokens?: number };
   results: PlanAcceleratorResult[];
 }
