@@ -132,22 +132,13 @@ std::vector<std::string> chip_siblings(const std::string& gpu, const std::vector
 /// Metrics of held-out rows `rows` of `d` whose log(measured / predicted) is `log_ratio`, after removing
 /// each precision's median of it: the error left if the GPU's own level were known.
 Metrics with_own_level(const Dataset& d, const std::vector<std::size_t>& rows, const Vector& log_ratio) {
-  std::map<int, std::vector<double>> by_precision;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    by_precision[static_cast<int>(d.samples[rows[i]].precision)].push_back(log_ratio(static_cast<Eigen::Index>(i)));
-  }
-  std::map<int, double> level;
-  for (auto& [precision, v] : by_precision) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    level[precision] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  }
+  const GpuLevels levels = gpu_levels(d, rows, log_ratio, Vector::Zero(log_ratio.size()));
   Vector measured(static_cast<Eigen::Index>(rows.size())), predicted(measured.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Sample& s = d.samples[rows[i]];
     const auto r = static_cast<Eigen::Index>(i);
     measured(r) = s.time_ms;
-    predicted(r) = s.time_ms / std::exp(log_ratio(r) - level[static_cast<int>(s.precision)]);
+    predicted(r) = s.time_ms / std::exp(log_ratio(r) - levels.at(s.accelerator->id).at(prenet::to_string(s.precision)));
   }
   return compute_metrics(measured, predicted);
 }
