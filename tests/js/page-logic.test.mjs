@@ -82,27 +82,25 @@ describe('links', () => {
     assert.deepEqual(restored.scenario, scenario);
   });
 
-  test('the optimizer kernels: foreach in the link, fused the default, anything else a named problem', async () => {
-    const foreach = await paramsToScenario(new URLSearchParams('optimizer_impl=foreach'), KNOWN);
-    assert.deepEqual(foreach.problems, []);
-    assert.equal(foreach.scenario.training.optimizer_impl, 'foreach');
-    const fused = await paramsToScenario(new URLSearchParams('optimizer_impl=fused'), KNOWN, foreach.scenario);
-    assert.equal(fused.scenario.training.optimizer_impl, undefined);
-    assert.equal((await scenarioToParams(defaultScenario())).params.has('optimizer_impl'), false);
-    const bad = await paramsToScenario(new URLSearchParams('optimizer_impl=apex'), KNOWN);
-    assert.deepEqual(bad.problems, ['optimizer_impl: expected fused or foreach, got "apex"']);
-  });
-
-  test('the layer kernels: megatron in the link, pytorch the default, anything else a named problem', async () => {
-    const megatron = await paramsToScenario(new URLSearchParams('kernels=megatron'), KNOWN);
-    assert.deepEqual(megatron.problems, []);
-    assert.equal(megatron.scenario.training.kernels, 'megatron');
-    assert.equal((await scenarioToParams(megatron.scenario)).params.get('kernels'), 'megatron');
-    const pytorch = await paramsToScenario(new URLSearchParams('kernels=pytorch'), KNOWN, megatron.scenario);
-    assert.equal(pytorch.scenario.training.kernels, undefined);
-    assert.equal((await scenarioToParams(defaultScenario())).params.has('kernels'), false);
-    const bad = await paramsToScenario(new URLSearchParams('kernels=deepspeed'), KNOWN);
-    assert.deepEqual(bad.problems, ['kernels: expected pytorch or megatron, got "deepspeed"']);
+  test('two-way training choices: the other value in the link, the default left out, anything else a named problem', async () => {
+    /** @type {Array<[string, string, string, string]>} name, default, the other value, a wrong value */
+    const choices = [
+      ['attention', 'eager', 'flash', 'sdpa'],
+      ['optimizer_impl', 'fused', 'foreach', 'apex'],
+      ['kernels', 'pytorch', 'megatron', 'deepspeed'],
+    ];
+    for (const [name, fallback, other, bad] of choices) {
+      const linked = await paramsToScenario(new URLSearchParams(`${name}=${other}`), KNOWN);
+      assert.deepEqual(linked.problems, []);
+      const training = /** @type {Record<string, unknown>} */ (linked.scenario.training);
+      assert.equal(training[name], other);
+      assert.equal((await scenarioToParams(linked.scenario)).params.get(name), other);
+      const reset = await paramsToScenario(new URLSearchParams(`${name}=${fallback}`), KNOWN, linked.scenario);
+      assert.equal(/** @type {Record<string, unknown>} */ (reset.scenario.training)[name], undefined);
+      assert.equal((await scenarioToParams(defaultScenario())).params.has(name), false);
+      const wrong = await paramsToScenario(new URLSearchParams(`${name}=${bad}`), KNOWN);
+      assert.deepEqual(wrong.problems, [`${name}: expected ${fallback} or ${other}, got "${bad}"`]);
+    }
   });
 
   test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {

@@ -253,9 +253,9 @@ export async function scenarioToParams(scenario) {
   }
   params.set('precision', training.precision);
   params.set('optimizer', training.optimizer);
-  if (training.attention === 'flash') params.set('attention', 'flash');
-  if (training.kernels === 'megatron') params.set('kernels', 'megatron');
-  if (training.optimizer_impl === 'foreach') params.set('optimizer_impl', 'foreach');
+  for (const [name, , other] of TWO_WAY_CHOICES) {
+    if (/** @type {Record<string, unknown>} */ (training)[name] === other) params.set(name, other);
+  }
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
     params.set('measured_on', scenario.calibration.hardware);
@@ -296,6 +296,17 @@ export function paramsFromLocation(location) {
   return merged;
 }
 
+/**
+ * Training fields with two values: [link parameter and field, the core's default (left out of
+ * scenarios and links), the other value].
+ * @type {ReadonlyArray<readonly [string, string, string]>}
+ */
+const TWO_WAY_CHOICES = [
+  ['attention', 'eager', 'flash'],
+  ['optimizer_impl', 'fused', 'foreach'],
+  ['kernels', 'pytorch', 'megatron'],
+];
+
 /** Parameter names the page reads; anything else in a link is ignored without complaint. */
 const SCENARIO_KEYS = new Set([
   'preset',
@@ -304,9 +315,7 @@ const SCENARIO_KEYS = new Set([
   'custom',
   'precision',
   'optimizer',
-  'attention',
-  'optimizer_impl',
-  'kernels',
+  ...TWO_WAY_CHOICES.map(([name]) => name),
   'sort',
   'layers',
   'measured',
@@ -427,23 +436,13 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
     if (known.optimizers.includes(optimizer)) scenario.training.optimizer = /** @type {Optimizer} */ (optimizer);
     else problems.push(`optimizer: unknown optimizer "${optimizer}"; expected one of ${known.optimizers.join(', ')}`);
   }
-  const attention = params.get('attention')?.trim();
-  if (attention !== undefined && attention !== '') {
-    if (attention === 'flash') scenario.training.attention = 'flash';
-    else if (attention === 'eager') delete scenario.training.attention;
-    else problems.push(`attention: expected eager or flash, got "${attention}"`);
-  }
-  const optimizerImpl = params.get('optimizer_impl')?.trim();
-  if (optimizerImpl !== undefined && optimizerImpl !== '') {
-    if (optimizerImpl === 'foreach') scenario.training.optimizer_impl = 'foreach';
-    else if (optimizerImpl === 'fused') delete scenario.training.optimizer_impl;
-    else problems.push(`optimizer_impl: expected fused or foreach, got "${optimizerImpl}"`);
-  }
-  const kernels = params.get('kernels')?.trim();
-  if (kernels !== undefined && kernels !== '') {
-    if (kernels === 'megatron') scenario.training.kernels = 'megatron';
-    else if (kernels === 'pytorch') delete scenario.training.kernels;
-    else problems.push(`kernels: expected pytorch or megatron, got "${kernels}"`);
+  const choices = /** @type {Record<string, unknown>} */ (scenario.training);
+  for (const [name, fallback, other] of TWO_WAY_CHOICES) {
+    const value = params.get(name)?.trim();
+    if (value === undefined || value === '') continue;
+    if (value === other) choices[name] = other;
+    else if (value === fallback) delete choices[name];
+    else problems.push(`${name}: expected ${fallback} or ${other}, got "${value}"`);
   }
 
   // The measured step: kept even when out of range (the core names `calibration.step_ms`), and
