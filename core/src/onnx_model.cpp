@@ -970,8 +970,12 @@ class Translator {
         sizes = c->ints;
       }
       if (sizes.empty()) sizes.assign(n.outputs.size(), x.shape[k] / static_cast<std::int64_t>(n.outputs.size()));
+      // Each part non-negative and within what is left of the axis: the sum cannot overflow.
       std::int64_t total = 0;
-      for (auto v : sizes) total += v;
+      for (auto v : sizes) {
+        if (v < 0 || v > x.shape[k] - total) mismatch();
+        total += v;
+      }
       if (sizes.size() != n.outputs.size() || total != x.shape[k]) mismatch();
       for (std::size_t o = 0; o < n.outputs.size(); ++o) {
         Shape s = x.shape;
