@@ -176,7 +176,7 @@ const hfNested = (n) => {
 };
 
 /** @type {{group: string, name: string, input: () => string, native?: boolean}[]} */
-const CASES = [
+export const CASES = [
   // Malformed JSON.
   { group: 'malformed JSON', name: 'empty text', input: () => '' },
   { group: 'malformed JSON', name: 'truncated `{"model": `', input: () => '{"model": ' },
@@ -618,4 +618,4 @@ bar is no task over 200 ms after the paste's own. Its diagnostics print the numb
   }
 }
 
-await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

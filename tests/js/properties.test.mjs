@@ -22,6 +22,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { before, describe, test } from 'node:test';
+import { randomModel, randomRequest, rng } from './generators.mjs';
 import { IDENTITY_TOLERANCE, assertClose, engine, requireBuiltCore } from './helpers.mjs';
 
 before(requireBuiltCore);
@@ -48,90 +49,6 @@ let learnedDecreases = [];
 /** Requests whose learned step is lower at the largest batch than at batch 1. @type {string[]} */
 let learnedEndToEnd = [];
 let predictorSeen = '';
-
-/** xorshift32: small, deterministic. @param {number} seed */
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  const next = () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
-    return x / 2 ** 32;
-  };
-  return {
-    /** @param {number} lo @param {number} hi */
-    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
-    /** @param {number} lo @param {number} hi */
-    real: (lo, hi) => lo + next() * (hi - lo),
-    /** @template T @param {T[]} a @returns {T} */
-    pick: (a) => /** @type {any} */ (a[Math.floor(next() * a.length)]),
-  };
-}
-
-/** A random small layer list: a dense, attention, LSTM or conv stack. @param {ReturnType<typeof rng>} r */
-function randomModel(r) {
-  const kind = r.pick(['vector', 'sequence', 'tokens', 'image']);
-  const heads = r.int(1, 8);
-  const width = heads * r.int(1, 32);
-  const activation = r.pick(['relu', 'gelu', 'tanh', 'silu']);
-  /** @type {any[]} */ const layers = [];
-  /** @type {any[]} */ let body;
-  /** @type {any} */ let input;
-  if (kind === 'vector') {
-    input = { kind, features: r.int(1, 256) };
-    body = [{ type: 'dense', units: width, activation }];
-  } else if (kind === 'image') {
-    input = { kind, channels: r.int(1, 4), image_size: r.int(4, 64) };
-    body = [{ type: 'conv2d', filters: r.int(1, 64), kernel_size: r.pick([1, 3, 5]), padding: 'same', activation }, { type: 'batchnorm' }];
-  } else {
-    const seq_len = r.int(1, 256);
-    if (kind === 'tokens') {
-      input = { kind, seq_len };
-      layers.push({ type: 'embedding', vocab_size: r.int(2, 5000), dim: width });
-    } else {
-      input = { kind, seq_len, features: r.int(1, 256) };
-      layers.push({ type: 'dense', units: width });
-    }
-    const block = r.pick(['dense', 'attention', 'lstm']);
-    if (block === 'attention') {
-      body = [{ type: 'layernorm' }, { type: 'attention', num_heads: heads }, { type: 'dense', units: width, activation }];
-    } else if (block === 'lstm') {
-      body = [{ type: 'lstm', hidden_size: r.int(1, 128) }, { type: 'dense', units: width }];
-    } else {
-      body = [{ type: 'dense', units: width, activation }];
-    }
-  }
-  layers.push({ type: 'repeat', count: r.int(1, 6), name: 'block', layers: body });
-  if (kind === 'image') layers.push({ type: 'global_avg_pool' });
-  layers.push({ type: 'dense', units: r.int(2, 100) }, { type: 'cross_entropy' });
-  return { name: `random-${kind}`, input, layers };
-}
-
-/** @param {ReturnType<typeof rng>} r @param {string[]} presets @param {any[]} hardware */
-function randomRequest(r, presets, hardware) {
-  const precision = r.pick(['fp32', 'fp32', 'tf32', 'fp16', 'bf16']);
-  const ids = hardware.filter((h) => h.peak_tflops && precision in h.peak_tflops).map((h) => h.id);
-  /** @type {any[]} */ const hw = [r.pick(ids)];
-  if (r.int(0, 1)) {
-    /** @type {Record<string, number>} */ const peaks = { fp32: r.real(1, 100) };
-    for (const p of ['tf32', 'fp16', 'bf16']) if (p === precision || r.int(0, 1)) peaks[p] = r.real(5, 2000);
-    hw.push({ name: 'custom', peak_tflops: peaks, memory_bandwidth_gbs: r.real(100, 8000), memory_gb: r.real(8, 192) });
-  }
-  const model = r.int(0, 2) === 0 ? { preset: r.pick(presets) } : randomModel(r);
-  // Fused attention on the random stacks (a preset may be Transformer-XL, which refuses it).
-  const attention = 'preset' in model ? 'eager' : r.pick(['eager', 'flash']);
-  return {
-    model,
-    training: {
-      batch_size: 1,
-      precision,
-      attention,
-      optimizer: r.pick(['none', 'sgd', 'momentum', 'adam', 'adamw', 'adagrad', 'adadelta', 'rmsprop']),
-      dataset_size: r.int(1, 1000000),
-      epochs: r.int(0, 1) ? r.int(1, 10) : Number(r.real(0.01, 5).toFixed(3)),
-    },
-    hardware: hw,
-    options: { per_layer: false },
-  };
-}
 
 /** Every number anywhere in `value` is finite. @param {unknown} value @param {string} path */
 function assertAllFinite(value, path) {

@@ -207,7 +207,7 @@ ${loaded.checks.map((line) => `- ${line}`).join('\n') || '_None._'}
 ${loaded.problems.length ? `\n**Disagreements:**\n\n${loaded.problems.map((line) => `- ${line}`).join('\n')}\n` : ''}`;
 }
 
-async function main() {
+export async function main() {
   const started = performance.now();
   const { write, shared } = parseArgs(process.argv.slice(2));
   const dir = validationDir(shared);
@@ -232,7 +232,9 @@ async function main() {
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }
 
-main().catch((error) => {
-  console.error(`bench:accuracy: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error) => {
+    console.error(`bench:accuracy: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

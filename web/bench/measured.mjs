@@ -73,7 +73,7 @@ const f1 = (v) => v.toFixed(1);
 /** @param {number} v a percentage @returns {string} it with its sign */
 const signedPct = (v) => `${v >= 0 ? '+' : ''}${f1(v)}%`;
 
-async function main() {
+export async function main() {
   const argv = process.argv.slice(2);
   const write = argv.includes('--write');
   const at = argv.indexOf('--measured');

@@ -111,7 +111,7 @@ const NOT_PREDICTED = [
 /** @param {number} v */
 const f1 = (v) => v.toFixed(1);
 
-async function main() {
+export async function main() {
   const rows = [];
   for (const item of [...MEGATRON_2021, ...LLAMA3]) {
     const response = await engine.predict(/** @type {import('../src/types').PredictRequest} */ (/** @type {unknown} */ (item.request)));
@@ -188,4 +188,4 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
