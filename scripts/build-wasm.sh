@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs
 if [ ! -f build/emscripten/CMakeCache.txt ]; then
-  emcmake cmake -S . -B build/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node >/dev/null
+  emcmake cmake -S . -B build/emscripten -DCMAKE_BUILD_TYPE=Release -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node ${CMAKE_ARGS:-} >/dev/null
 fi
 cmake --build build/emscripten -j"$(nproc)"
 mkdir -p build/wasm

@@ -4,7 +4,7 @@
 Run from the repository root: `python3 core/tools/gen_presets.py`. Standard library only. The JSON files are
 committed; this script is how they were written and the place to change them. Convolutional networks follow
 torchvision's definitions (the counts quoted are torchvision's); transformers are Hugging Face config.json
-files, which the core expands itself (core/src/hf_config.cpp). tests/core/test_presets.cpp checks every
+files, which the core expands itself (core/src/model/hf/hf_config.cpp). tests/core/test_presets.cpp checks every
 count against `published_parameters` and the work per token or image against the standard formulas.
 """
 import json

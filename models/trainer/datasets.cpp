@@ -83,7 +83,7 @@ void conv_rows(const Table& t, Dataset& conv) {
   }
 }
 
-/// Arithmetic per element of NeuSight's elementwise ops (same scale as core/src/features.cpp).
+/// Arithmetic per element of NeuSight's elementwise ops (same scale as core/src/layers/features.cpp).
 double op_flops(const std::string& op) {
   if (op == "gelu") return 8;
   if (op == "tanh" || op == "pow" || op == "div") return 4;

@@ -88,10 +88,10 @@ std::string render_report(const std::vector<Experiment>& experiments, const std:
        "analytic roofline time of the same kernels on the same accelerator) — what lets a model transfer to hardware "
        "it never saw. **mono_mlp** is the exception: it predicts log(time) from the monotone feature set (the roofline "
        "terms that never fall as a kernel grows, the raw shape only up to a cap, and layer constants; the audit is "
-       "in `core/src/kernel_features.cpp`) and is non-decreasing in every size feature by construction (non-negative "
+       "in `core/src/timing/kernel_features.cpp`) and is non-decreasing in every size feature by construction (non-negative "
        "weights, non-decreasing activations), so a prediction never falls as a batch, sequence or image grows; its "
        "numbers appear in the Roofline column, and its baseline comparison on unseen GPUs is the plain mlp's. "
-       "Features are computed by the product's own C++ code (`core/src/kernel_features.cpp`). "
+       "Features are computed by the product's own C++ code (`core/src/timing/kernel_features.cpp`). "
        "Errors are on time in milliseconds.\n\n";
 
   r << "## Datasets\n\n| dataset | rows | GPUs | chosen model | selection |\n|---|---:|---|---|---|\n";

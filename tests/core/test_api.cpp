@@ -508,7 +508,7 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), the pr
   CHECK(r["results"].size() == ids.size());
 }
 
-// The core remembers built presets per process (core/src/catalog.cpp, resolve_preset). A response must not
+// The core remembers built presets per process (core/src/catalog/catalog.cpp, resolve_preset). A response must not
 // depend on what was asked before it: same request, same bytes; other sizes or names, their own networks.
 TEST_CASE("remembered presets never change a response", "[api][presets]") {
   auto request = [](int seq_len, const std::string& name) {

@@ -7,7 +7,7 @@
 // the image size (random layer stacks of that input kind) doubles, for the analytic roofline (the
 // response's `baselines.roofline.step_ms`) and for the learned step. The learned per-kernel models
 // guarantee it by construction when each is a monotone MLP (models/README.md): log(time) non-decreasing
-// in every feature that grows with a kernel, those features audited in core/src/kernel_features.cpp and
+// in every feature that grows with a kernel, those features audited in core/src/timing/kernel_features.cpp and
 // checked in tests/core/test_kernel_features.cpp; a kernel is charged the larger of that and its physical
 // floor, and a batched GEMM never less than one of its products; a measured GPU's level per class (the model's
 // median miss on that GPU's training rows) is one factor whatever the size, and a custom accelerator

@@ -16,7 +16,7 @@
  * @typedef {import('./types').ModelRunner} ModelRunner
  */
 
-/** The core's limit on request text (core/src/json_util.cpp, kMaxTextBytes; docs/API.md "Limits"). */
+/** The core's limit on request text (core/src/request/json_util.cpp, kMaxTextBytes; docs/API.md "Limits"). */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 /** A request the core rejected. `field` is a dotted path into the request, or "request". */

@@ -146,7 +146,7 @@ const std::vector<std::string> kRooflineNames = {
 // TFLOP/s): with a dozen training GPUs a free hardware input lets the net learn each GPU by name, and
 // leave-one-GPU-out errors grew (models/README.md, also when the hardware entered only linearly);
 // hardware enters only through the size-scaled roofline terms (times in us, waves and tiles per unit,
-// bytes over L2) and, for GPUs that were measured, through their level (core/src/learned.cpp).
+// bytes over L2) and, for GPUs that were measured, through their level (core/src/timing/learned.cpp).
 struct MonotoneFeature {
   const char* name;
   int grows;
