@@ -1,5 +1,6 @@
-// Minimal RFC 4180 CSV reader (quoted fields, doubled quotes, CRLF or LF) and helpers for the raw
-// measurement files. No dependencies beyond node: builtins.
+// The one CSV reader of the repository: RFC 4180 (quoted fields with commas, doubled quotes, CRLF
+// or LF line ends), for the raw measurement files (models/build-data.mjs), the measured runs and the
+// validation files of the benchmarks (web/bench). No dependencies beyond node: builtins.
 
 import { readFileSync } from 'node:fs';
 
@@ -86,6 +87,40 @@ export function parseCsvObjects(text, where) {
     records.push(rec);
   });
   return { header, records };
+}
+
+/**
+ * The rows of CSV text without its blank lines.
+ * @param {string} text
+ * @returns {string[][]}
+ */
+export function parseCsvRows(text) {
+  return parseCsv(text).filter((row) => row.length > 1 || row[0] !== '');
+}
+
+/**
+ * Rows as objects keyed by the header, header names and cells trimmed (the Justus files write
+ * ", imsize, ..."), for files others wrote: missing trailing cells read as '', and only blank cells
+ * may follow the header's last column.
+ * @param {string} text
+ * @param {string} what file name for error messages
+ * @returns {Record<string, string>[]}
+ */
+export function parseTrimmedCsvObjects(text, what) {
+  const [header, ...rows] = parseCsvRows(text);
+  if (!header) throw new Error(`${what}: empty CSV`);
+  const names = header.map((name) => name.trim());
+  return rows.map((cells, index) => {
+    if (cells.length > names.length && cells.slice(names.length).some((cell) => cell.trim() !== '')) {
+      throw new Error(`${what}: line ${index + 2} has ${cells.length} cells, the header ${names.length}`);
+    }
+    /** @type {Record<string, string>} */
+    const record = {};
+    names.forEach((name, column) => {
+      record[name] = (cells[column] ?? '').trim();
+    });
+    return record;
+  });
 }
 
 /**

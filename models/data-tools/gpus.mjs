@@ -1,16 +1,22 @@
-// Every measured device -> a catalogue id in core/data/hardware.json. The reasoning for each choice is
-// in models/data/SOURCES.md ("GPU mapping"). A device that is neither mapped nor explicitly excluded is
-// an error: nothing is dropped silently.
+// The one GPU-name map: every measured device -> a catalogue id in core/data/hardware.json, for the
+// training data (models/build-data.mjs) and the accuracy benchmark's validation files
+// (web/bench/accuracy/rows.mjs). The reasoning for each choice is in models/data/SOURCES.md ("GPU
+// mapping"). A device that is neither mapped nor explicitly excluded is an error: nothing is dropped
+// silently.
 
 import { readFileSync } from 'node:fs';
 
-/** NeuSight: the `Device` column (torch.cuda.get_device_name()). */
+/**
+ * NeuSight: the `Device` column (torch.cuda.get_device_name()); its label folders write the same
+ * names with underscores for spaces.
+ */
 export const NEUSIGHT_DEVICES = {
   'Tesla P4': 'p4',
   'Tesla P100-PCIE-16GB': 'p100-pcie-16gb',
   'Tesla T4': 't4',
   'Tesla V100-PCIE-32GB': 'v100-pcie-32gb',
   'NVIDIA A100-PCIE-40GB': 'a100-pcie-40gb',
+  'NVIDIA A100-SXM4-40GB': 'a100-sxm4-40gb',
   'NVIDIA A100 80GB PCIe': 'a100-pcie-80gb',
 };
 
@@ -22,6 +28,15 @@ export const JUSTUS_DEVICES = {
   '1080ti': 'gtx-1080-ti',
   P100: 'p100-pcie-16gb', // Google Cloud nvidia-tesla-p100 (PCIe 16 GB)
   V100: 'v100-sxm2-16gb', // Google Cloud nvidia-tesla-v100 (SXM2 16 GB)
+};
+
+/**
+ * NVIDIA DeepLearningExamples: the `gpu` column of the validation file e2e-dev.csv. Its tables are
+ * "DGX-1 (8x V100 16G/32G)" tables, and DGX-1 carries SXM2 V100s.
+ */
+export const DLE_DEVICES = {
+  'V100 16GB': 'v100-sxm2-16gb',
+  'V100 32GB': 'v100-sxm2-32gb',
 };
 
 /** DeepBench: the device tag in the sheet's file name, `DeepBench_<tag>__<sheet>.csv`. */
@@ -49,11 +64,14 @@ export const VIDUR_DEVICES = {
   a40: 'a40',
 };
 
-/** Loads the catalogue ids and checks that every id used above exists. */
+/**
+ * Loads the catalogue ids and checks that every id used above exists.
+ * @param {string} path
+ */
 export function loadCatalogueIds(path) {
-  const doc = JSON.parse(readFileSync(path, 'utf8'));
+  const doc = /** @type {{hardware: {id: string}[]}} */ (JSON.parse(readFileSync(path, 'utf8')));
   const ids = new Set(doc.hardware.map((h) => h.id));
-  const used = [NEUSIGHT_DEVICES, JUSTUS_DEVICES, DEEPBENCH_DEVICES, VIDUR_DEVICES].flatMap((m) => Object.values(m));
+  const used = [NEUSIGHT_DEVICES, JUSTUS_DEVICES, DLE_DEVICES, DEEPBENCH_DEVICES, VIDUR_DEVICES].flatMap((m) => Object.values(m));
   const missing = [...new Set(used)].filter((id) => !ids.has(id));
   if (missing.length) {
     throw new Error(`GPU mapping uses ids missing from ${path}: ${missing.join(', ')}`);
@@ -61,9 +79,24 @@ export function loadCatalogueIds(path) {
   return ids;
 }
 
-/** Looks a device up in a mapping; throws with the file named when it is unknown. */
+/**
+ * A device's catalogue id in a mapping, or undefined (never an inherited property).
+ * @param {Readonly<Record<string, string>>} mapping
+ * @param {string} device
+ * @returns {string | undefined}
+ */
+export function deviceId(mapping, device) {
+  return Object.hasOwn(mapping, device) ? mapping[device] : undefined;
+}
+
+/**
+ * Looks a device up in a mapping; throws with the file named when it is unknown.
+ * @param {Readonly<Record<string, string>>} mapping
+ * @param {string} device
+ * @param {string} where
+ */
 export function mapDevice(mapping, device, where) {
-  const id = mapping[device];
+  const id = deviceId(mapping, device);
   if (!id) throw new Error(`${where}: unmapped device "${device}" (add it to models/data-tools/gpus.mjs)`);
   return id;
 }

@@ -401,25 +401,37 @@ std::map<std::string, std::map<std::string, Metrics>> score_validation(const Dat
   return out;
 }
 
-Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
-  Experiment e;
-  e.dataset = d.name;
-  e.peak_fraction = peak_fraction_by_decade(d);
-  e.gpus = d.gpus();
-  e.rows = d.samples.size();
-  std::map<std::string, Design> designs;
-  for (FeatureSet set : prenet::all_feature_sets()) designs[prenet::to_string(set)] = build_design(d, set);
-  designs[prenet::to_string(FeatureSet::Monotone)] = build_design(d, FeatureSet::Monotone);
-  e.require_monotone = options.require_monotone;
-  const Design& any = designs.begin()->second;
-  // Fits run two at a time, each tree model on one thread, so results do not depend on scheduling.
-  ModelOptions mo = options.model;
-  const int workers = std::max(1, mo.threads);
-  mo.threads = 1;
+namespace {
 
+/// What every fit of one experiment shares: the data, its design per feature set, and how fits run.
+struct FitContext {
+  const Dataset& d;
+  std::map<std::string, Design> designs;  // by feature set name
+  ModelOptions mo;                        // each fit on one thread
+  int workers;                            // fits run at once
+
+  const Design& design(FeatureSet set) const { return designs.at(prenet::to_string(set)); }
+  /// The design of the first feature set by name: rows, GPUs, times and roofline are the same in every one.
+  const Design& any() const { return designs.begin()->second; }
+};
+
+/// The designs of every feature set. Fits run two at a time, each tree model on one thread, so results
+/// do not depend on scheduling.
+FitContext fit_context(const Dataset& d, const ModelOptions& model) {
+  FitContext c{d, {}, model, std::max(1, model.threads)};
+  c.mo.threads = 1;
+  for (FeatureSet set : prenet::all_feature_sets()) c.designs[prenet::to_string(set)] = build_design(d, set);
+  c.designs[prenet::to_string(FeatureSet::Monotone)] = build_design(d, FeatureSet::Monotone);
+  return c;
+}
+
+/// The random 80/10/10 split: every model on every feature set, and each model's seen-GPU scores.
+void score_random_split(Experiment& e, const FitContext& c) {
+  const Dataset& d = c.d;
+  const ModelOptions mo = c.mo;
   std::vector<std::size_t> train, val, test;
   random_split(d.samples.size(), mo.seed, train, val, test);
-  Design test_any = subset(any, test);
+  Design test_any = subset(c.any(), test);
   e.roofline_only_random = compute_metrics(test_any.time_ms, test_any.roofline_ms);
   std::vector<std::function<Metrics()>> jobs;
   std::vector<std::pair<std::string, std::string>> keys;
@@ -432,7 +444,7 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
       // that never fall with size, plus hardware constants).
       if (kind == "mono_mlp" && set != FeatureSet::Roofline) continue;
       FeatureSet actual = set == FeatureSet::Roofline ? feature_set_for(kind) : set;
-      const Design* all = &designs[prenet::to_string(actual)];
+      const Design* all = &c.design(actual);
       if (set == FeatureSet::Roofline) {
         std::map<std::string, Metrics>* slot = &seen[kind];
         jobs.push_back([=, &d, &train, &val, &test] {
@@ -446,102 +458,150 @@ Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
       keys.emplace_back(kind, prenet::to_string(set));
     }
   }
-  auto results = run_parallel(jobs, workers);
+  auto results = run_parallel(jobs, c.workers);
   for (std::size_t i = 0; i < keys.size(); ++i) e.random_split[keys[i].first][keys[i].second] = results[i];
   e.seen_by_gpu = std::move(seen);
+}
 
-  // Leave one GPU out, over the GPUs with enough rows to judge (others still train every fold).
+/// One held-out GPU's rows, and the other GPUs' rows split into fit and early-stopping tenth.
+struct Fold {
+  std::vector<std::size_t> fit, val, held;
+};
+
+/// The folds of the held-out GPUs; also scores the roofline alone on each held-out GPU.
+std::map<std::string, Fold> make_folds(Experiment& e, const FitContext& c) {
+  const Design& any = c.any();
+  std::map<std::string, Fold> folds;
+  for (const auto& gpu : e.held_out_gpus) {
+    Fold& f = folds[gpu];
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < any.gpu.size(); ++i) (any.gpu[i] == gpu ? f.held : rest).push_back(i);
+    // A seeded tenth of the remaining rows guides early stopping; the held-out GPU is never seen.
+    Rng rng(c.mo.seed + 7);
+    auto p = rng.permutation(rest.size());
+    for (std::size_t i = 0; i < p.size(); ++i) (i < p.size() / 10 ? f.val : f.fit).push_back(rest[p[i]]);
+    Design held_any = subset(any, f.held);
+    e.roofline_only_logo[gpu] = compute_metrics(held_any.time_ms, held_any.roofline_ms);
+  }
+  return folds;
+}
+
+/// Held-out log errors of every roofline-feature fit, by (model, GPU): how GPUs share errors.
+using Residuals = std::map<std::pair<std::string, std::string>, Vector>;
+
+/// Leave-one-GPU-out fits of `kinds` × `sets` on every fold; results land in e.logo under `as` (the
+/// chosen kind's name for the comparison runs; empty: each kind's own).
+void score_held_out(Experiment& e, const FitContext& c, const std::map<std::string, Fold>& folds,
+                    const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets, const std::string& as,
+                    Residuals& residuals) {
+  const ModelOptions mo = c.mo;
+  const std::vector<std::string>& held_out = e.held_out_gpus;
+  std::vector<std::function<Metrics()>> js;
+  std::vector<std::tuple<std::string, std::string, std::string>> ks;
+  std::vector<Vector> rv(kinds.size() * sets.size() * held_out.size());
+  for (const auto& kind : kinds) {
+    for (FeatureSet set : sets) {
+      FeatureSet actual = set == FeatureSet::Roofline ? feature_set_for(kind) : set;
+      const Design* all = &c.design(actual);
+      for (const auto& gpu : held_out) {
+        const Fold* f = &folds.at(gpu);
+        Vector* out = set == FeatureSet::Roofline ? &rv[js.size()] : nullptr;
+        js.push_back([=] {
+          return fit_and_score(kind, mo, actual, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held),
+                               out);
+        });
+        ks.emplace_back(as.empty() ? kind : as, prenet::to_string(set), gpu);
+      }
+    }
+  }
+  auto rs = run_parallel(js, c.workers);
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    e.logo[std::get<0>(ks[i])][std::get<1>(ks[i])][std::get<2>(ks[i])] = rs[i];
+    if (rv[i].size() > 0) residuals[{std::get<0>(ks[i]), std::get<2>(ks[i])}] = std::move(rv[i]);
+  }
+}
+
+/// The chosen model's held-out errors: each GPU with its own level, and their cross-GPU correlation.
+void score_shared_errors(Experiment& e, const FitContext& c, const std::map<std::string, Fold>& folds,
+                         const Residuals& residuals) {
+  std::vector<std::size_t> rows;
+  std::vector<double> errors;
+  for (const auto& gpu : e.held_out_gpus) {
+    const Vector& r = residuals.at({e.chosen_model, gpu});
+    const Fold& f = folds.at(gpu);
+    rows.insert(rows.end(), f.held.begin(), f.held.end());
+    errors.insert(errors.end(), r.data(), r.data() + r.size());
+    e.logo_own_level[gpu] = with_own_level(c.d, f.held, r);
+  }
+  Vector all_errors = Eigen::Map<const Vector>(errors.data(), static_cast<Eigen::Index>(errors.size()));
+  std::tie(e.cross_gpu_correlation, e.cross_gpu_pairs) = cross_gpu_correlation(c.d, rows, all_errors);
+}
+
+/// A GPU never measured whose chip was (v100-pcie-32gb held out, v100-sxm2-16gb trained) gets its
+/// siblings' level in the product; this is that case, measured.
+void score_sibling_levels(Experiment& e, const FitContext& c, const std::map<std::string, Fold>& folds) {
+  const Dataset& d = c.d;
+  const ModelOptions mo = c.mo;
+  const FeatureSet set = feature_set_for(e.chosen_model);
+  const Design* all = &c.design(set);
+  std::vector<std::function<Metrics()>> js;
+  std::vector<std::string> ks;
+  for (const auto& gpu : e.held_out_gpus) {
+    std::vector<std::string> siblings = chip_siblings(gpu, e.gpus);
+    if (siblings.empty()) continue;
+    e.siblings[gpu] = siblings;
+    const Fold* f = &folds.at(gpu);
+    const std::string kind = e.chosen_model;
+    js.push_back([=, &d] { return fit_and_score_with_levels(kind, mo, set, d, *all, f->fit, f->val, f->held); });
+    ks.push_back(gpu);
+  }
+  auto rs = run_parallel(js, c.workers);
+  for (std::size_t i = 0; i < ks.size(); ++i) e.logo_sibling_level[ks[i]] = rs[i];
+}
+
+/// The GPUs with enough rows to judge a model on (others still train every fold).
+std::vector<std::string> gpus_to_hold_out(const Design& any, std::size_t min_rows, std::size_t& gpu_count) {
   std::map<std::string, std::size_t> rows_per_gpu;
   for (const auto& g : any.gpu) rows_per_gpu[g]++;
   std::vector<std::string> held_out;
   for (const auto& [gpu, n] : rows_per_gpu) {
-    if (n >= options.min_rows_to_hold_out) held_out.push_back(gpu);
+    if (n >= min_rows) held_out.push_back(gpu);
   }
-  e.held_out_gpus = held_out;
-  if (held_out.size() >= 2 && rows_per_gpu.size() >= 2) {
-    struct Fold {
-      std::vector<std::size_t> fit, val, held;
-    };
-    std::map<std::string, Fold> folds;
-    for (const auto& gpu : held_out) {
-      Fold& f = folds[gpu];
-      std::vector<std::size_t> rest;
-      for (std::size_t i = 0; i < any.gpu.size(); ++i) (any.gpu[i] == gpu ? f.held : rest).push_back(i);
-      // A seeded tenth of the remaining rows guides early stopping; the held-out GPU is never seen.
-      Rng rng(mo.seed + 7);
-      auto p = rng.permutation(rest.size());
-      for (std::size_t i = 0; i < p.size(); ++i) (i < p.size() / 10 ? f.val : f.fit).push_back(rest[p[i]]);
-      Design held_any = subset(any, f.held);
-      e.roofline_only_logo[gpu] = compute_metrics(held_any.time_ms, held_any.roofline_ms);
-    }
-    // Held-out log errors of every roofline-feature fit, kept to measure how GPUs share errors.
-    std::map<std::pair<std::string, std::string>, Vector> residuals;
-    // Results land under `as` (the chosen kind's name for the comparison runs).
-    auto logo_jobs = [&](const std::vector<std::string>& kinds, const std::vector<FeatureSet>& sets,
-                         const std::string& as) {
-      std::vector<std::function<Metrics()>> js;
-      std::vector<std::tuple<std::string, std::string, std::string>> ks;
-      std::vector<Vector> rv(kinds.size() * sets.size() * held_out.size());
-      for (const auto& kind : kinds) {
-        for (FeatureSet set : sets) {
-          FeatureSet actual = set == FeatureSet::Roofline ? feature_set_for(kind) : set;
-          const Design* all = &designs[prenet::to_string(actual)];
-          for (const auto& gpu : held_out) {
-            const Fold* f = &folds[gpu];
-            Vector* out = set == FeatureSet::Roofline ? &rv[js.size()] : nullptr;
-            js.push_back([=] {
-              return fit_and_score(kind, mo, actual, subset(*all, f->fit), subset(*all, f->val), subset(*all, f->held),
-                                   out);
-            });
-            ks.emplace_back(as.empty() ? kind : as, prenet::to_string(set), gpu);
-          }
-        }
-      }
-      auto rs = run_parallel(js, workers);
-      for (std::size_t i = 0; i < ks.size(); ++i) {
-        e.logo[std::get<0>(ks[i])][std::get<1>(ks[i])][std::get<2>(ks[i])] = rs[i];
-        if (rv[i].size() > 0) residuals[{std::get<0>(ks[i]), std::get<2>(ks[i])}] = std::move(rv[i]);
-      }
-    };
-    // Every model with the roofline features decides the export; the chosen one is then also run with
-    // PreNeT's feature sets, so the report shows what the roofline features add on unseen hardware.
-    logo_jobs(model_kinds(), {FeatureSet::Roofline}, "");
-    choose(e);
-    {
-      std::vector<std::size_t> rows;
-      std::vector<double> errors;
-      for (const auto& gpu : held_out) {
-        const Vector& r = residuals.at({e.chosen_model, gpu});
-        rows.insert(rows.end(), folds[gpu].held.begin(), folds[gpu].held.end());
-        errors.insert(errors.end(), r.data(), r.data() + r.size());
-        e.logo_own_level[gpu] = with_own_level(d, folds[gpu].held, r);
-      }
-      Vector all_errors = Eigen::Map<const Vector>(errors.data(), static_cast<Eigen::Index>(errors.size()));
-      std::tie(e.cross_gpu_correlation, e.cross_gpu_pairs) = cross_gpu_correlation(d, rows, all_errors);
-    }
-    {
-      // A GPU never measured whose chip was (v100-pcie-32gb held out, v100-sxm2-16gb trained) gets its
-      // siblings' level in the product; this is that case, measured.
-      const FeatureSet set = feature_set_for(e.chosen_model);
-      const Design* all = &designs[prenet::to_string(set)];
-      std::vector<std::function<Metrics()>> js;
-      std::vector<std::string> ks;
-      for (const auto& gpu : held_out) {
-        std::vector<std::string> siblings = chip_siblings(gpu, e.gpus);
-        if (siblings.empty()) continue;
-        e.siblings[gpu] = siblings;
-        const Fold* f = &folds[gpu];
-        const std::string kind = e.chosen_model;
-        js.push_back([=, &d] { return fit_and_score_with_levels(kind, mo, set, d, *all, f->fit, f->val, f->held); });
-        ks.push_back(gpu);
-      }
-      auto rs = run_parallel(js, workers);
-      for (std::size_t i = 0; i < ks.size(); ++i) e.logo_sibling_level[ks[i]] = rs[i];
-    }
-    std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
-    if (options.logo_all_feature_sets)
-      comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
-    logo_jobs({e.comparison_model}, comparison, e.chosen_model);
+  gpu_count = rows_per_gpu.size();
+  return held_out;
+}
+
+/// Leave one GPU out: every model with the roofline features decides the export; the chosen one is then
+/// also run with PreNeT's feature sets, so the report shows what the roofline features add on unseen
+/// hardware.
+void score_leave_one_gpu_out(Experiment& e, const FitContext& c, const ExperimentOptions& options) {
+  const std::map<std::string, Fold> folds = make_folds(e, c);
+  Residuals residuals;
+  score_held_out(e, c, folds, model_kinds(), {FeatureSet::Roofline}, "", residuals);
+  choose(e);
+  score_shared_errors(e, c, folds, residuals);
+  score_sibling_levels(e, c, folds);
+  std::vector<FeatureSet> comparison = {FeatureSet::Baseline, FeatureSet::CO_CM_CT};
+  if (options.logo_all_feature_sets)
+    comparison = {FeatureSet::Baseline, FeatureSet::CO, FeatureSet::CO_CM, FeatureSet::CO_CM_CT};
+  score_held_out(e, c, folds, {e.comparison_model}, comparison, e.chosen_model, residuals);
+}
+
+}  // namespace
+
+Experiment run_experiment(const Dataset& d, const ExperimentOptions& options) {
+  Experiment e;
+  e.dataset = d.name;
+  e.peak_fraction = peak_fraction_by_decade(d);
+  e.gpus = d.gpus();
+  e.rows = d.samples.size();
+  const FitContext c = fit_context(d, options.model);
+  e.require_monotone = options.require_monotone;
+  score_random_split(e, c);
+  std::size_t gpu_count = 0;
+  e.held_out_gpus = gpus_to_hold_out(c.any(), options.min_rows_to_hold_out, gpu_count);
+  if (e.held_out_gpus.size() >= 2 && gpu_count >= 2) {
+    score_leave_one_gpu_out(e, c, options);
   } else {
     choose(e);
   }

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseCsvObjects, parseCsvRows } from '../../web/bench/accuracy/csv.mjs';
+import { parseCsvRows, parseTrimmedCsvObjects } from '../../models/data-tools/csv.mjs';
 import { ape, mean, median, signedError, summarize } from '../../web/bench/accuracy/metrics.mjs';
 import { caseValue, flopsBaseline, intervalFor, readPredictors } from '../../web/bench/accuracy/predictors.mjs';
 import { presetHfConfig } from '../../web/bench/accuracy/load.mjs';
@@ -303,7 +303,7 @@ describe('Justus VGG-16 rows', () => {
 
   test('the header of the benchmark files, with its spaces, reads as these keys', () => {
     const text = 'operation, imsize, precision (bits), batchsize,time per batch (ms), comment\nVGG-16, 224, 32, 1, 20.666, \n';
-    const [row] = parseCsvObjects(text, 'vgg.csv');
+    const [row] = parseTrimmedCsvObjects(text, 'vgg.csv');
     assert.deepEqual(row, { operation: 'VGG-16', imsize: '224', 'precision (bits)': '32', batchsize: '1', 'time per batch (ms)': '20.666', comment: '' });
   });
 });

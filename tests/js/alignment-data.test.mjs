@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { parseCsvObjects } from '../../models/data-tools/csv.mjs';
 import { median } from '../../web/bench/accuracy/metrics.mjs';
 
 const ROOT = new URL('../../', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('models/artifacts/manifest.json', ROOT), 'utf8'));
-const lines = readFileSync(new URL('models/measured/h200/alignment.csv', ROOT), 'utf8').trim().split('\n');
-const header = /** @type {string} */ (lines[0]).split(',');
-const rows = lines.slice(1).map((line) => Object.fromEntries(line.split(',').map((v, i) => [header[i], v])));
+const alignmentCsv = fileURLToPath(new URL('models/measured/h200/alignment.csv', ROOT));
+const { records: rows } = parseCsvObjects(readFileSync(alignmentCsv, 'utf8'), alignmentCsv);
 
 /** @param {number} v */
 const aligned = (v) => v % 8 === 0;

@@ -118,7 +118,7 @@ predictor had a value on fewer rows). Signed errors in the appendix are + for ov
   optimizer \`sgd\` / \`adam\` (\`step_ms\`).
 - Rows of \`e2e-dev.csv\` that repeat a NeuSight or Justus row are checked against it, not counted
   twice (appendix D).
-- Accelerator names map to catalogue ids in \`web/bench/accuracy/rows.mjs\` (\`GPU_IDS\`); an unknown
+- Accelerator names map to catalogue ids in \`models/data-tools/gpus.mjs\`; an unknown
   name stops the benchmark.
 
 ## Summary

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createEngine } from '../src/engine.js';
+import { createOrtRunner } from '../src/ort-runner.js';
 
 /** Located relative to this file, so `npx prenet` works from any working directory. */
 export const CORE_URL = new URL('../../build/wasm/prenet_core.mjs', import.meta.url);
@@ -32,7 +33,7 @@ const MODELS_URL = new URL('../../models/artifacts/', import.meta.url);
 
 /**
  * The learned predictors from models/artifacts, run by ONNX Runtime (onnxruntime-web's Node build,
- * the same package and operators as the page). Null when the artifacts or the package are missing.
+ * the same package, operators and runner as the page). Null when the artifacts or the package are missing.
  * @returns {Promise<import('../src/types').ModelRunner | null>}
  */
 export async function loadNodeModels() {
@@ -40,26 +41,7 @@ export async function loadNodeModels() {
   if (!existsSync(manifestPath)) return null;
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
-  /** @type {Map<string, Promise<import('onnxruntime-web').InferenceSession>>} */
-  const sessions = new Map();
-  const session = (/** @type {string} */ dataset) => {
-    let s = sessions.get(dataset);
-    if (!s) {
-      s = readFile(fileURLToPath(new URL(`${dataset}.onnx`, MODELS_URL))).then((bytes) =>
-        ort.InferenceSession.create(bytes),
-      );
-      sessions.set(dataset, s);
-    }
-    return s;
-  };
-  return {
-    async run(dataset, features, rows, width) {
-      const out = await (await session(dataset)).run({ features: new ort.Tensor('float32', features, [rows, width]) });
-      const y = out['y'];
-      if (!y) throw new Error(`${dataset}.onnx has no output "y"`);
-      return /** @type {Float32Array} */ (y.data);
-    },
-  };
+  return createOrtRunner(ort, (dataset) => readFile(fileURLToPath(new URL(`${dataset}.onnx`, MODELS_URL))));
 }
 
 export const engine = createEngine(loadNodeCore, loadNodeModels);

@@ -22,19 +22,15 @@ import createPrenetCore from '@wasm/prenet_core.mjs';
 import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import css from './embed.css?inline';
 import { element, svg } from './dom';
+import { predictorState, trainingSettings } from './describe';
 import { createEngine } from './engine.js';
 import { formatCost, formatDuration, formatGB, formatMs, formatRange, formatSI } from './format.js';
 import { runJob } from './jobs.js';
-import { loadOrtModels } from './ort-runner';
+import { learnedLoader, loadOrtModels } from './learned-models';
 import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, type Known } from './scenario.js';
 import { sortResults } from './sort.js';
-import type { Catalog, ModelRunner, PredictRequest, PredictResponse } from './types';
+import type { Catalog, PredictRequest, PredictResponse } from './types';
 
-/** Why the learned predictors are not in use; null while they load and once they have. */
-let learnedProblem: string | null = null;
-/** True once the learned models have loaded or failed to. */
-let learnedSettled = false;
-let learnedLoad: Promise<ModelRunner | null> | undefined;
 /** Elements showing roofline numbers while the learned models load: each recomputes once they settle. */
 const waiting = new Set<() => void>();
 
@@ -49,29 +45,24 @@ function unreachable(assets: LearnedAssets | null): string | null {
 }
 
 /**
- * ONNX Runtime and the class models, loaded once per page when the first element asks. Never
- * rejects: a failure is kept in learnedProblem and predictions stay on the roofline.
+ * ONNX Runtime and the class models, loaded once per page when the first element asks. A failure
+ * leaves predictions on the roofline.
  */
-function loadLearned(): Promise<ModelRunner | null> {
-  learnedLoad ??= (async () => {
+const learnedModels = learnedLoader({
+  async open() {
     const problem = unreachable(learnedAssets);
     if (problem !== null) throw new Error(problem);
     return loadOrtModels(learnedAssets as LearnedAssets);
-  })()
-    .catch((error: unknown) => {
-      learnedProblem = `the learned models did not load: ${error instanceof Error ? error.message : String(error)}`;
-      console.warn(`prenet-calculator: ${learnedProblem}; predicting with the roofline`);
-      return null;
-    })
-    .finally(() => {
-      learnedSettled = true;
-      for (const recompute of waiting) recompute();
-      waiting.clear();
-    });
-  return learnedLoad;
-}
+  },
+  problem: (reason) => `the learned models did not load: ${reason}`,
+  tag: 'prenet-calculator',
+  onSettled() {
+    for (const recompute of waiting) recompute();
+    waiting.clear();
+  },
+});
 
-const engine = createEngine(() => createPrenetCore(), loadLearned);
+const engine = createEngine(() => createPrenetCore(), () => learnedModels.load());
 /** The analytic roofline alone: asked for with predictor="roofline", and shown while the models load. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 let known: Promise<Known & { presetNames: Map<string, string> }> | undefined;
@@ -231,8 +222,8 @@ export class PrenetCalculatorElement extends HTMLElement {
       const asked = this.getAttribute('predictor');
       if (asked !== null && asked !== 'learned' && asked !== 'roofline') problems.push(`predictor: expected learned or roofline, got "${asked}"`);
       const learned = asked !== 'roofline';
-      if (learned) void loadLearned();
-      const pending = learned && !learnedSettled;
+      if (learned) void learnedModels.load();
+      const pending = learned && !learnedModels.settled;
       const result = scenario.hardware.length === 0 ? null : await runJob(learned && !pending ? engine : roofline, scenarioToJob(scenario, { perLayer: 'none' }));
       if (generation !== this.#generation) return;
       if (result === null || !result.ok) {
@@ -242,7 +233,7 @@ export class PrenetCalculatorElement extends HTMLElement {
       }
       // Roofline numbers shown while the models load are replaced once they have (or have failed to).
       if (pending) {
-        if (learnedSettled) this.#schedule();
+        if (learnedModels.settled) this.#schedule();
         else waiting.add(this.#recompute);
       }
       this.result = result.response;
@@ -271,11 +262,18 @@ export class PrenetCalculatorElement extends HTMLElement {
 
   /** Which predictor computed the numbers shown, and why when it is not the one asked for. */
   #predictorNote(response: PredictResponse, learned: boolean, pending: boolean): string {
-    if (response.predictor === 'learned') return 'learned models; small figures: 80% interval';
-    if (!learned) return `${response.predictor}, the analytic model`;
-    if (pending) return `${response.predictor} for now; loading the learned models`;
-    if (learnedProblem === null && response.results.length > 0) return `${response.predictor}, the analytic model: the learned models cover GPUs only`;
-    return `${response.predictor}, because ${learnedProblem ?? 'the learned models are not available'}`;
+    const state = predictorState(response, learned, pending, learnedModels.problem);
+    switch (state.kind) {
+      case 'learned':
+        return 'learned models; small figures: 80% interval';
+      case 'roofline-asked':
+        return `${response.predictor}, the analytic model`;
+      case 'loading':
+        return `${response.predictor} for now; loading the learned models`;
+      case 'fallback':
+        if (state.problem === null && state.analyticRows) return `${response.predictor}, the analytic model: the learned models cover GPUs only`;
+        return `${response.predictor}, because ${state.problem ?? 'the learned models are not available'}`;
+    }
   }
 
   /** @param title the preset's catalogue name, or the model's name for a config */
@@ -288,7 +286,7 @@ export class PrenetCalculatorElement extends HTMLElement {
       element(
         'span',
         `${formatSI(model.parameters)} parameters · ${formatSI(model.flops_per_step.total, 'FLOP')} per step · batch ${training.batch_size} · ` +
-          `${training.precision} · ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${training.attention === 'flash' ? ' · fused attention' : ''}${training.kernels === 'megatron' ? ' · Megatron kernels' : ''} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
+          `${trainingSettings(training).join(' · ')} · ${training.steps_per_epoch.toLocaleString('en-US')} steps × ${training.epochs} epoch${training.epochs === 1 ? '' : 's'}` +
           (calibration === null ? '' : ` · calibrated to ${formatMs(calibration.step_ms)} measured on ${calibration.hardware}`),
         'meta',
       ),

@@ -7,42 +7,28 @@
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
 import { coreWasm } from 'virtual:prenet-core-wasm';
-import { learnedAssets } from 'virtual:prenet-learned-assets';
+import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import { runJob, runPlan } from './jobs.js';
-import { loadOrtModels } from './ort-runner';
-import type { ModelRunner, PredictRequest } from './types';
-
-/** Why the learned predictors are not in use (null when they are, or still loading). */
-let learnedProblem: string | null = learnedAssets === null ? 'this build carries no learned models' : null;
-/** True once the learned models have loaded or failed to (at once when the build has none). */
-let learnedSettled = learnedAssets === null;
-let runner: Promise<ModelRunner | null> | undefined;
+import { learnedLoader, loadOrtModels } from './learned-models';
+import type { PredictRequest } from './types';
 
 /**
- * Loads ONNX Runtime and the class models, once, when the page asks (after its first result, so the
- * first paint does not wait for ORT's 14 MB wasm). Never rejects: a failure is kept in learnedProblem
- * and predictions stay on the roofline.
+ * ONNX Runtime and the class models, loaded once, when the page asks (after its first result, so the
+ * first paint does not wait for ORT's 14 MB wasm). A failure leaves predictions on the roofline.
  */
-function loadLearned(): Promise<ModelRunner | null> {
-  const assets = learnedAssets;
-  runner ??= (assets === null ? Promise.resolve(null) : loadOrtModels(assets))
-    .catch((error: unknown) => {
-      learnedProblem = `the learned models did not load (${error instanceof Error ? error.message : String(error)})`;
-      console.warn(`prenet: ${learnedProblem}; predicting with the roofline`);
-      return null;
-    })
-    .finally(() => {
-      learnedSettled = true;
-    });
-  return runner;
-}
+const learnedModels = learnedLoader({
+  open: () => loadOrtModels(learnedAssets as LearnedAssets),
+  problem: (reason) => `the learned models did not load (${reason})`,
+  tag: 'prenet',
+  unavailable: learnedAssets === null ? 'this build carries no learned models' : null,
+});
 
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
 // nothing to do before the core is there anyway.
 // The site fetches the core's binary as its own file (coreWasm); other builds carry it inside the core.
-const engine = createEngine(async () => createPrenetCore(coreWasm === null ? {} : { wasmBinary: await coreWasm() }), loadLearned);
+const engine = createEngine(async () => createPrenetCore(coreWasm === null ? {} : { wasmBinary: await coreWasm() }), () => learnedModels.load());
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
 
@@ -51,13 +37,13 @@ const host: EngineHost = {
     try {
       if (request.kind === 'catalog') return { id: request.id, ok: true, kind: 'catalog', catalog: await engine.catalog() };
       if (request.kind === 'learned') {
-        await loadLearned();
-        return { id: request.id, ok: true, kind: 'learned', learnedProblem };
+        await learnedModels.load();
+        return { id: request.id, ok: true, kind: 'learned', learnedProblem: learnedModels.problem };
       }
       if (request.kind === 'plan') return { id: request.id, ok: true, kind: 'plan', result: await runPlan(engine, request.job) };
-      const pending = !learnedSettled;
+      const pending = !learnedModels.settled;
       const result = await runJob(pending ? roofline : engine, request.job);
-      return { id: request.id, ok: true, kind: 'compute', result, learnedProblem, learnedPending: pending };
+      return { id: request.id, ok: true, kind: 'compute', result, learnedProblem: learnedModels.problem, learnedPending: pending };
     } catch (error) {
       return { id: request.id, ok: false, message: error instanceof Error ? error.message : String(error) };
     }

@@ -6,7 +6,8 @@
 // (tsc with checkJs and strict), against the contract types in types.ts.
 //
 // How the wasm factory is found differs by environment (a bundler import in the page, a file read in
-// Node), so this module takes a loader function; see engine-node.js and main.ts.
+// Node), so this module takes a loader function; see web/cli/node-engine.mjs, engine-worker.ts (the
+// page's engine) and embed.ts (the element's).
 
 /**
  * @typedef {import('./types').PredictRequest} PredictRequest

@@ -153,19 +153,71 @@ function rowMatches(row: HTMLElement, parts: Parts, words: string[]): boolean {
   return true;
 }
 
-export function createHardwarePicker(catalog: Catalog, onChange: () => void): HardwarePicker {
-  const parts = findParts();
-  let custom: CustomEntry[] = [];
-  const names = new Map(catalog.hardware.map((entry) => [entry.id, entry.name]));
-
+/** The vendor filter's options: all, each vendor of the catalogue, and custom. */
+function fillVendorFilter(select: HTMLSelectElement, catalog: Catalog): void {
   const vendors = [...new Set(catalog.hardware.map(vendorOf))];
-  parts.vendor.replaceChildren(
+  select.replaceChildren(
     ...[['', 'all'] as const, ...vendors.map((v) => [v, VENDOR_LABELS[v] ?? v] as const), ['custom', 'Custom'] as const].map(([value, text]) => {
       const option = element('option', text);
       option.value = value;
       return option;
     }),
   );
+}
+
+/** The custom form's numbers and problems, all problems in one box under it (the fields are too narrow for their own). */
+function readCustomValues(parts: Parts): { values: Partial<Record<CustomField, number>>; problems: string[] } {
+  const values: Partial<Record<CustomField, number>> = {};
+  const problems: string[] = [];
+  for (const field of CUSTOM_FIELDS) {
+    const input = parts.customNumbers[field];
+    const name = (input.labels?.[0]?.textContent ?? field).replace(/\s+/g, ' ').trim();
+    const required = field === 'fp32' || field === 'bandwidth' || field === 'memory';
+    let problem = '';
+    if (input.value.trim() === '' && !input.validity.badInput) {
+      if (required) problem = `${name}: required`;
+    } else if (!Number.isFinite(input.valueAsNumber) || input.valueAsNumber < 0 || (field !== 'price' && input.valueAsNumber === 0)) {
+      problem = `${name}: expected a number above 0${field === 'price' ? ' (or 0)' : ''}`;
+    } else {
+      values[field] = input.valueAsNumber;
+    }
+    if (problem === '') input.removeAttribute('aria-invalid');
+    else input.setAttribute('aria-invalid', 'true');
+    if (problem !== '') problems.push(problem);
+  }
+  const box = byId('custom-error', HTMLElement);
+  box.textContent = problems.join('; ');
+  box.hidden = problems.length === 0;
+  return { values, problems };
+}
+
+/** The custom accelerator the form's valid numbers describe, with the first free id `custom-N`. */
+function newCustomEntry(values: Partial<Record<CustomField, number>>, existing: readonly CustomEntry[], nameText: string): CustomEntry {
+  const used = new Set(existing.map((entry) => entry.id));
+  let n = existing.length + 1;
+  while (used.has(`custom-${n}`)) n += 1;
+  const peak: CustomEntry['peak_tflops'] = { fp32: values.fp32 ?? 0 };
+  for (const precision of CUSTOM_PRECISIONS) {
+    const value = values[precision];
+    if (value !== undefined) peak[precision] = value;
+  }
+  const entry: CustomEntry = {
+    id: `custom-${n}`,
+    name: nameText.trim() || `Custom accelerator ${n}`,
+    peak_tflops: peak,
+    memory_bandwidth_gbs: values.bandwidth ?? 0,
+    memory_gb: values.memory ?? 0,
+  };
+  if (values.price !== undefined) entry.price_per_hour_usd = values.price;
+  return entry;
+}
+
+export function createHardwarePicker(catalog: Catalog, onChange: () => void): HardwarePicker {
+  const parts = findParts();
+  let custom: CustomEntry[] = [];
+  const names = new Map(catalog.hardware.map((entry) => [entry.id, entry.name]));
+
+  fillVendorFilter(parts.vendor, catalog);
 
   const boxes = (): HTMLInputElement[] => [...parts.list.querySelectorAll<HTMLInputElement>('input[type=checkbox]')];
   const rows = (): HTMLElement[] => [...parts.list.querySelectorAll<HTMLElement>(':scope > .pick')];
@@ -222,62 +274,13 @@ export function createHardwarePicker(catalog: Catalog, onChange: () => void): Ha
 
   // ---------------------------------------------------------------- custom accelerator form
 
-  /** The custom form's problems, all in one box under it (the fields are too narrow for their own). */
-  function readCustomValues(): { values: Partial<Record<CustomField, number>>; problems: string[] } {
-    const values: Partial<Record<CustomField, number>> = {};
-    const problems: string[] = [];
-    for (const field of CUSTOM_FIELDS) {
-      const input = parts.customNumbers[field];
-      const name = (input.labels?.[0]?.textContent ?? field).replace(/\s+/g, ' ').trim();
-      const required = field === 'fp32' || field === 'bandwidth' || field === 'memory';
-      let problem = '';
-      if (input.value.trim() === '' && !input.validity.badInput) {
-        if (required) problem = `${name}: required`;
-      } else if (!Number.isFinite(input.valueAsNumber) || input.valueAsNumber < 0 || (field !== 'price' && input.valueAsNumber === 0)) {
-        problem = `${name}: expected a number above 0${field === 'price' ? ' (or 0)' : ''}`;
-      } else {
-        values[field] = input.valueAsNumber;
-      }
-      if (problem === '') input.removeAttribute('aria-invalid');
-      else input.setAttribute('aria-invalid', 'true');
-      if (problem !== '') problems.push(problem);
-    }
-    const box = byId('custom-error', HTMLElement);
-    box.textContent = problems.join('; ');
-    box.hidden = problems.length === 0;
-    return { values, problems };
-  }
-
-  /** The custom accelerator the form describes, or null after showing what is wrong. */
-  function readCustomForm(): CustomEntry | null {
-    const { values, problems } = readCustomValues();
-    const ok = problems.length === 0;
-    if (!ok) return null;
-    const used = new Set(custom.map((entry) => entry.id));
-    let n = custom.length + 1;
-    while (used.has(`custom-${n}`)) n += 1;
-    const peak: CustomEntry['peak_tflops'] = { fp32: values.fp32 ?? 0 };
-    for (const precision of CUSTOM_PRECISIONS) {
-      const value = values[precision];
-      if (value !== undefined) peak[precision] = value;
-    }
-    const entry: CustomEntry = {
-      id: `custom-${n}`,
-      name: parts.customName.value.trim() || `Custom accelerator ${n}`,
-      peak_tflops: peak,
-      memory_bandwidth_gbs: values.bandwidth ?? 0,
-      memory_gb: values.memory ?? 0,
-    };
-    if (values.price !== undefined) entry.price_per_hour_usd = values.price;
-    return entry;
-  }
-
   parts.customAdd.addEventListener('click', () => {
-    const entry = readCustomForm();
-    if (entry === null) {
+    const { values, problems } = readCustomValues(parts);
+    if (problems.length > 0) {
       parts.customPanel.querySelector<HTMLInputElement>('[aria-invalid=true]')?.focus();
       return;
     }
+    const entry = newCustomEntry(values, custom, parts.customName.value);
     const selected = new Set(read().hardware);
     custom = [...custom, entry];
     selected.add(entry.id);

@@ -8,6 +8,7 @@
 import { drawBarChart, drawLayerChart, type Bar } from './charts';
 import { wireConfigInput } from './config-input';
 import { byId, download } from './dom';
+import { predictorState, type PredictorState } from './describe';
 import { engineSource } from './engine-source';
 import { connectEngine, type EngineClient } from './engine-client';
 import { exportFileName, exportJson, resultsCsv } from './export.js';
@@ -256,21 +257,30 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
 function showPredictor(response: PredictResponse, problem: string | null, pending: boolean): void {
   const note = byId('predictor', HTMLElement);
   document.documentElement.dataset.predictor = response.predictor;
-  const learned = response.predictor === 'learned';
-  if (learned && performance.getEntriesByName('prenet:first-learned').length === 0) {
+  const state = predictorState(response, true, pending, problem);
+  if (state.kind === 'learned' && performance.getEntriesByName('prenet:first-learned').length === 0) {
     requestAnimationFrame(() => performance.mark('prenet:first-learned'));
   }
-  note.classList.toggle('fallback', !learned && !pending && problem !== null);
-  const analyticRows = response.results.some((r) => r.predictor === 'roofline');
-  note.textContent = learned
-    ? `Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.${
-        analyticRows ? ' Rows marked analytic (TPU, Gaudi) are timed by the roofline: the learned models cover GPUs only.' : ''
-      }`
-    : pending
-      ? `Predictor: ${response.predictor} (analytic) for now; the learned models are loading and will replace these numbers.`
-      : `Predictor: ${response.predictor} (analytic)${
-          problem !== null ? `, because ${problem}` : analyticRows ? ': the learned models cover GPUs only' : ''
-        }.`;
+  note.classList.toggle('fallback', state.kind === 'fallback' && state.problem !== null);
+  note.textContent = predictorSentence(state, response.predictor);
+}
+
+/** The page's sentence for a predictor state (the element words it in describe's few words). */
+function predictorSentence(state: PredictorState, predictor: string): string {
+  switch (state.kind) {
+    case 'learned':
+      return `Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.${
+        state.analyticRows ? ' Rows marked analytic (TPU, Gaudi) are timed by the roofline: the learned models cover GPUs only.' : ''
+      }`;
+    case 'loading':
+      return `Predictor: ${predictor} (analytic) for now; the learned models are loading and will replace these numbers.`;
+    case 'roofline-asked':
+      return `Predictor: ${predictor} (analytic).`;
+    case 'fallback':
+      return `Predictor: ${predictor} (analytic)${
+        state.problem !== null ? `, because ${state.problem}` : state.analyticRows ? ': the learned models cover GPUs only' : ''
+      }.`;
+  }
 }
 
 let announceTimer: ReturnType<typeof setTimeout> | undefined;

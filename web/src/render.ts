@@ -1,6 +1,7 @@
 // Errors beside their inputs, the status line, and the "what was understood" summary.
 // Text only (textContent), never HTML.
 
+import { trainingSettings } from './describe';
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
 import type { ModelInput, PredictResponse } from './types';
@@ -153,7 +154,7 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
       `${plural(training.steps_per_epoch, 'step')} per epoch × ${plural(training.epochs, 'epoch')} ` +
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
-    ['Precision, optimizer', `${training.precision}, ${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}${training.attention === 'flash' ? ', fused attention' : ''}${training.kernels === 'megatron' ? ', Megatron kernels' : ''}`],
+    ['Precision, optimizer', trainingSettings(training).join(', ')],
     ...layoutRows(response),
   ];
 }

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseCsvObjects } from './csv.mjs';
+import { parseTrimmedCsvObjects } from '../../../models/data-tools/csv.mjs';
 import { classifyE2eRow, dleRowToCase, justusRowToCase, neusightRowToCase, parseJustusFileName } from './rows.mjs';
 
 /**
@@ -61,7 +61,7 @@ export function loadCases(dir) {
 
   const neusightFile = 'neusight-labels-dev.csv';
   files.push(neusightFile);
-  const neusightRecords = parseCsvObjects(readText(join(dir, neusightFile)), neusightFile);
+  const neusightRecords = parseTrimmedCsvObjects(readText(join(dir, neusightFile)), neusightFile);
   const neusight = neusightRecords.map((record, index) => neusightRowToCase(record, modelConfig, `${neusightFile}:${index + 2}`));
 
   const e2eFile = 'e2e-dev.csv';
@@ -78,10 +78,10 @@ export function loadCases(dir) {
     .sort((a, b) => justusOrder(a) - justusOrder(b) || a.localeCompare(b))
     .map((file) => {
       files.push(file);
-      return { file, records: parseCsvObjects(readText(join(dir, file)), file) };
+      return { file, records: parseTrimmedCsvObjects(readText(join(dir, file)), file) };
     });
 
-  parseCsvObjects(readText(join(dir, e2eFile)), e2eFile).forEach((record, index) => {
+  parseTrimmedCsvObjects(readText(join(dir, e2eFile)), e2eFile).forEach((record, index) => {
     const origin = `${e2eFile}:${index + 2}`;
     const kind = classifyE2eRow(record);
     const value = Number(record.value);

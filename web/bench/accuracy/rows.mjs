@@ -4,6 +4,8 @@
 // Pure functions only (no file or engine access), so tests/js/accuracy-bench.test.mjs can check every
 // mapping rule on hand-written rows.
 
+import { DLE_DEVICES, JUSTUS_DEVICES, NEUSIGHT_DEVICES, deviceId } from '../../../models/data-tools/gpus.mjs';
+
 /**
  * @typedef {import('../../src/types').PredictRequest} PredictRequest
  * @typedef {import('../../src/types').Precision} Precision
@@ -64,23 +66,15 @@ export const NEUSIGHT_PARALLEL_NOTE =
 // ------------------------------------------------------------------------------------------ GPUs
 
 /**
- * Device names in the validation files → catalogue ids. NeuSight names are exact parts. The
- * DeepLearningExamples tables are "DGX-1 (8x V100 16G/32G)" tables, and DGX-1 carries SXM2 V100s.
- * Justus et al. ran on Google Cloud in 2018, whose V100 is the SXM2 16 GB part
- * (models/data/SOURCES.md, "GPU mapping").
- * @type {Readonly<Record<string, string>>}
+ * @param {string} name the device as the file names it: a NeuSight label folder (the device name with
+ *   underscores for spaces), or a "DLE:" / "Justus:" prefix and the name in that source
+ * @returns {string | undefined} catalogue id, from the one GPU-name map (models/data-tools/gpus.mjs)
  */
-export const GPU_IDS = Object.freeze({
-  'NVIDIA_A100-PCIE-40GB': 'a100-pcie-40gb',
-  'NVIDIA_A100-SXM4-40GB': 'a100-sxm4-40gb',
-  'Tesla_V100-PCIE-32GB': 'v100-pcie-32gb',
-  Tesla_T4: 't4',
-  Tesla_P4: 'p4',
-  'Tesla_P100-PCIE-16GB': 'p100-pcie-16gb',
-  'DLE:V100 16GB': 'v100-sxm2-16gb',
-  'DLE:V100 32GB': 'v100-sxm2-32gb',
-  'Justus:V100': 'v100-sxm2-16gb',
-});
+function catalogIdOf(name) {
+  if (name.startsWith('DLE:')) return deviceId(DLE_DEVICES, name.slice('DLE:'.length));
+  if (name.startsWith('Justus:')) return deviceId(JUSTUS_DEVICES, name.slice('Justus:'.length));
+  return deviceId(NEUSIGHT_DEVICES, name.replaceAll('_', ' '));
+}
 
 /**
  * @param {string} name the device as the file names it (DLE and Justus names carry a "DLE:"/"Justus:" prefix)
@@ -88,9 +82,9 @@ export const GPU_IDS = Object.freeze({
  * @returns {string} catalogue id
  */
 export function gpuToCatalogId(name, where) {
-  const id = GPU_IDS[name];
+  const id = catalogIdOf(name);
   if (id === undefined) {
-    throw new Error(`${where}: unknown GPU "${name}"; map it to a catalogue id in GPU_IDS (web/bench/accuracy/rows.mjs)`);
+    throw new Error(`${where}: unknown GPU "${name}"; map it to a catalogue id in models/data-tools/gpus.mjs`);
   }
   return id;
 }

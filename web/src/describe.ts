@@ -1,0 +1,40 @@
+// What the page (render.ts, main.ts) and the embedded element (embed.ts) both say about a response,
+// decided here once; each surface words it for its space (a sentence on the page, a few words in
+// the element).
+
+import type { PredictResponse } from './types';
+
+/** The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron kernels. */
+export function trainingSettings(training: PredictResponse['training']): string[] {
+  const settings = [training.precision, `${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}`];
+  if (training.attention === 'flash') settings.push('fused attention');
+  if (training.kernels === 'megatron') settings.push('Megatron kernels');
+  return settings;
+}
+
+/**
+ * Which predictor computed the numbers shown and why it is that one:
+ * - `learned`: the learned models (`analyticRows`: some accelerators they do not cover are on the roofline);
+ * - `roofline-asked`: the roofline, because it was asked for;
+ * - `loading`: the roofline while the learned models load;
+ * - `fallback`: the roofline although the learned models were asked for, because of `problem`, or
+ *   (problem null) because they cover none of the accelerators (`analyticRows`) or are simply absent.
+ */
+export type PredictorState =
+  | { kind: 'learned'; analyticRows: boolean }
+  | { kind: 'roofline-asked' }
+  | { kind: 'loading' }
+  | { kind: 'fallback'; problem: string | null; analyticRows: boolean };
+
+/**
+ * @param asked whether the learned models were asked for
+ * @param pending whether they are still loading
+ * @param problem why they are not in use (the host's learned loader), or null
+ */
+export function predictorState(response: PredictResponse, asked: boolean, pending: boolean, problem: string | null): PredictorState {
+  const analyticRows = response.results.some((r) => r.predictor === 'roofline');
+  if (response.predictor === 'learned') return { kind: 'learned', analyticRows };
+  if (!asked) return { kind: 'roofline-asked' };
+  if (pending) return { kind: 'loading' };
+  return { kind: 'fallback', problem, analyticRows };
+}
