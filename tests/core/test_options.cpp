@@ -89,3 +89,15 @@ TEST_CASE("memory_format: a bad value names the field; a network without convolu
   REQUIRE(bert.contains("warnings"));
   CHECK(bert.at("warnings").dump().find("training.memory_format ignored") != std::string::npos);
 }
+
+TEST_CASE("options_echo is the response's training echo less its derived fields", "[options]") {
+  // What api.cpp and plan.cpp echo today, for the lead to replace with options_echo at the merge.
+  for (const Json& training : {Json::object(), Json{{"batch_size", 8}, {"precision", "fp16"}, {"optimizer", "sgd"}},
+                               Json{{"attention", "flash"}, {"kernels", "megatron"}, {"optimizer_impl", "foreach"}}}) {
+    Json request = {{"model", {{"preset", "gpt2"}}}, {"training", training}, {"hardware", {"h100-sxm"}}};
+    Json echo = predict(request).at("training");
+    for (const char* derived : {"dataset_size", "epochs", "steps_per_epoch", "seq_len", "image_size"})
+      echo.erase(derived);
+    CHECK(echo == prenet::options_echo(prenet::parse_request(request).training));
+  }
+}
