@@ -92,7 +92,7 @@ async function elementRows(page, id, predictor = 'learned') {
  */
 async function nodeResponse(attributes, configText = '') {
   const catalog = await nodeEngine.catalog();
-  const known = { presets: catalog.presets.map((p) => p.id), hardware: catalog.hardware.map((h) => h.id), precisions: catalog.precisions, optimizers: catalog.optimizers };
+  const known = { presets: catalog.presets.map((p) => p.id), hardware: catalog.hardware.map((h) => h.id), options: catalog.options };
   const { scenario } = await paramsToScenario(new URLSearchParams(attributes), known, defaultScenario());
   scenario.config = configText;
   const result = await runJob(nodeEngine, scenarioToJob(scenario, { perLayer: 'none' }));
@@ -280,6 +280,21 @@ describe('the <prenet-calculator> element on a page of another site, under a str
     assert.match(await elementText(page, 'preset'), /Megatron kernels/);
     assert.equal(await setAttributeAndWait(page, 'preset', 'kernels', 'pytorch', 'kernels'), 'pytorch');
     assert.doesNotMatch(await elementText(page, 'preset'), /Megatron kernels/);
+  });
+
+  test('memory_format="nchw", an attribute from the core\'s table of options: ResNet-50 under bf16 slows down', async () => {
+    const { page } = browser;
+    const step = async () => (await elementRows(page, 'preset')).find((r) => r.hardware === 'h100-sxm')?.step ?? 0;
+    try {
+      await setAttributeAndWait(page, 'preset', 'preset', 'resnet50', 'batch_size');
+      const before = await step();
+      await setAttributeAndWait(page, 'preset', 'memory_format', 'nchw', 'batch_size');
+      const after = await step();
+      assert.ok(after > before, `NCHW step ${after} > channels_last step ${before}`);
+    } finally {
+      await setAttributeAndWait(page, 'preset', 'memory_format', '', 'batch_size');
+      await setAttributeAndWait(page, 'preset', 'preset', 'bert-base', 'batch_size');
+    }
   });
 
   test('a TPU beside a GPU: the TPU row is marked analytic and has no interval', async () => {

@@ -179,6 +179,33 @@ describe('GPUs and parallelism on the served page', () => {
     assert.doesNotMatch((await page.locator('#summary').textContent()) ?? '', /\(foreach\)/);
   });
 
+  test('memory format: a select built from the core\'s table; NCHW under fp16 slows ResNet-50, and the link says so', async () => {
+    const select = page.locator('#memory-format');
+    assert.deepEqual(await select.locator('option').evaluateAll((options) => options.map((o) => /** @type {HTMLOptionElement} */ (o).value)), ['', 'channels_last', 'nchw']);
+    const preset = await page.locator('#preset-list input:checked').getAttribute('value');
+    const precision = await page.locator('#precision').inputValue();
+    await choosePreset(page, 'resnet50');
+    await page.locator('#precision').selectOption('fp16');
+    await page.waitForFunction(() => /resnet50/.test(document.querySelector('#summary')?.textContent ?? ''));
+    await within('ResNet-50 never rendered', () => settledLearned(page));
+    const step = await column(page, 'results', 'step_ms');
+    await select.selectOption('nchw');
+    await within('NCHW never rendered', () => settledLearned(page));
+    const slower = await column(page, 'results', 'step_ms');
+    for (const id of Object.keys(step)) {
+      assert.ok((slower[id] ?? NaN) > (step[id] ?? NaN), `${id}: step ${slower[id]} > ${step[id]} ms`);
+    }
+    await page.locator('#share').click();
+    assert.match(page.url(), /[#&]memory_format=nchw/);
+    // Back to the settings the tests that follow build on.
+    await select.selectOption('');
+    await page.locator('#precision').selectOption(precision);
+    await choosePreset(page, preset ?? 'bert-base');
+    await settled(page);
+    await page.locator('#share').click();
+    assert.doesNotMatch(page.url(), /memory_format/);
+  });
+
   test('degrees that do not multiply to the GPU count: the core\'s error beside GPUs', async () => {
     await page.locator('#parallel-data').fill('2');
     await settled(page);

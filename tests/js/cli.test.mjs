@@ -86,6 +86,18 @@ describe('prenet predict', () => {
     assertOneLineError(prenet(['predict', '--preset', 'bert-base', '--hardware', 'nope']), /^prenet: hardware\[0\]: /);
   });
 
+  test('--memory-format sets training.memory_format, a flag the catalogue\'s table of options gives', async () => {
+    const args = ['predict', '--preset', 'resnet50', '--hardware', 'a100-sxm4-80gb', '--precision', 'bf16', '--json'];
+    const nchw = prenet([...args, '--memory-format', 'nchw']);
+    assert.equal(nchw.status, 0, nchw.stderr);
+    /** @type {import('../../web/src/types').PredictRequest} */
+    const request = { model: { preset: 'resnet50' }, training: { precision: 'bf16', memory_format: 'nchw' }, hardware: ['a100-sxm4-80gb'] };
+    assert.deepEqual(JSON.parse(nchw.stdout), await engine.predict(request));
+    const plain = prenet(args);
+    assert.ok(JSON.parse(nchw.stdout).results[0].step_ms > JSON.parse(plain.stdout).results[0].step_ms, 'NCHW adds layout transposes');
+    assertOneLineError(prenet(['predict', '--preset', 'resnet50', '--memory-format', 'nhwc']), /^prenet: training\.memory_format: .*"nhwc"/);
+  });
+
   test('a malformed request file is reported by the core as "request"', () => {
     assertOneLineError(prenet(['predict', '--request', requestFile('{"model": ')]), /^prenet: request: /);
     // …also when flags would have modified it.
@@ -166,11 +178,12 @@ describe('prenet hardware / presets / --help', () => {
     assert.deepEqual(JSON.parse(run.stdout), (await engine.catalog()).hardware);
   });
 
-  test('--help prints usage and exits 0', () => {
+  test('--help prints usage and exits 0', async () => {
     const run = prenet(['--help']);
     assert.equal(run.status, 0);
     assert.match(run.stdout, /^Usage:/);
     assert.match(run.stdout, /--dataset-size/);
+    for (const option of (await engine.catalog()).options) assert.ok(run.stdout.includes(`${option.flag} ${option.flag_value}`), option.flag);
     for (const flag of ['--onnx FILE', '--keras FILE', '--hf FILE']) assert.ok(run.stdout.includes(flag), flag);
   });
 });

@@ -29,8 +29,8 @@ import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
 const KNOWN = {
   presets: ['bert-base', 'gpt2', 'resnet50'],
   hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x'],
-  precisions: ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'],
-  optimizers: ['none', 'sgd', 'adam', 'adamw'],
+  // The core's table of training options: links read and write what it names.
+  options: (await engine.catalog()).options,
 };
 
 /**
@@ -72,7 +72,7 @@ describe('links', () => {
     scenario.sort = { column: 'cost_usd', descending: true };
     scenario.layersFor = 'mi300x';
     scenario.calibration = { hardware: 'mi300x', step_ms: 123.4 };
-    const { params, configLeftOut } = await scenarioToParams(scenario);
+    const { params, configLeftOut } = await scenarioToParams(scenario, KNOWN);
     assert.equal(params.get('measured'), '123.4');
     assert.equal(params.get('measured_on'), 'mi300x');
     assert.equal(configLeftOut, false);
@@ -94,24 +94,41 @@ describe('links', () => {
       assert.deepEqual(linked.problems, []);
       const training = /** @type {Record<string, unknown>} */ (linked.scenario.training);
       assert.equal(training[name], other);
-      assert.equal((await scenarioToParams(linked.scenario)).params.get(name), other);
+      assert.equal((await scenarioToParams(linked.scenario, KNOWN)).params.get(name), other);
       const reset = await paramsToScenario(new URLSearchParams(`${name}=${fallback}`), KNOWN, linked.scenario);
       assert.equal(/** @type {Record<string, unknown>} */ (reset.scenario.training)[name], undefined);
-      assert.equal((await scenarioToParams(defaultScenario())).params.has(name), false);
+      assert.equal((await scenarioToParams(defaultScenario(), KNOWN)).params.has(name), false);
       const wrong = await paramsToScenario(new URLSearchParams(`${name}=${bad}`), KNOWN);
       assert.deepEqual(wrong.problems, [`${name}: expected ${fallback} or ${other}, got "${bad}"`]);
     }
   });
 
+  test('training.memory_format: either value in the link and back, absent left out, anything else a named problem', async () => {
+    for (const value of ['nchw', 'channels_last']) {
+      const linked = await paramsToScenario(new URLSearchParams(`preset=resnet50&memory_format=${value}`), KNOWN);
+      assert.deepEqual(linked.problems, []);
+      assert.equal(linked.scenario.training.memory_format, value);
+      const { params } = await scenarioToParams(linked.scenario, KNOWN);
+      assert.equal(params.get('memory_format'), value);
+      assert.deepEqual((await paramsToScenario(params, KNOWN)).scenario, linked.scenario);
+      assert.equal(scenarioToJob(linked.scenario, { perLayer: 'none' }).request.training?.memory_format, value);
+    }
+    assert.equal((await scenarioToParams(defaultScenario(), KNOWN)).params.has('memory_format'), false);
+    assert.equal(defaultScenario().training.memory_format, undefined);
+    const wrong = await paramsToScenario(new URLSearchParams('memory_format=nhwc'), KNOWN);
+    assert.deepEqual(wrong.problems, ['memory_format: expected channels_last or nchw, got "nhwc"']);
+    assert.equal(hasScenario(new URLSearchParams('memory_format=nchw'), KNOWN), true);
+  });
+
   test('a measured step round-trips, defaults to the first accelerator, and is dropped by a blank', async () => {
-    const { params } = await scenarioToParams(defaultScenario());
+    const { params } = await scenarioToParams(defaultScenario(), KNOWN);
     assert.equal(params.has('measured'), false, 'no calibration, no parameter');
     const link = new URLSearchParams('hardware=h100-sxm,v100-sxm2-32gb&measured=80.5&measured_on=v100-sxm2-32gb');
-    assert.equal(hasScenario(new URLSearchParams('measured=80.5')), true);
+    assert.equal(hasScenario(new URLSearchParams('measured=80.5'), KNOWN), true);
     const restored = await paramsToScenario(link, KNOWN);
     assert.deepEqual(restored.problems, []);
     assert.deepEqual(restored.scenario.calibration, { hardware: 'v100-sxm2-32gb', step_ms: 80.5 });
-    const again = await paramsToScenario((await scenarioToParams(restored.scenario)).params, KNOWN);
+    const again = await paramsToScenario((await scenarioToParams(restored.scenario, KNOWN)).params, KNOWN);
     assert.deepEqual(again.scenario, restored.scenario);
     const noOn = await paramsToScenario(new URLSearchParams('hardware=mi300x,h100-sxm&measured=12'), KNOWN);
     assert.deepEqual(noOn.scenario.calibration, { hardware: 'mi300x', step_ms: 12 });
@@ -124,12 +141,12 @@ describe('links', () => {
 
   test('the query sets a scenario and the hash overrides it (the iframe mode\'s URL)', async () => {
     const params = paramsFromLocation({ search: '?embed=1&preset=gpt2&batch=8&hardware=h100-sxm', hash: '#batch=16' });
-    assert.equal(hasScenario(params), true);
+    assert.equal(hasScenario(params, KNOWN), true);
     const { scenario } = await paramsToScenario(params, KNOWN);
     assert.equal(scenario.preset, 'gpt2');
     assert.equal(scenario.training.batch_size, 16);
     assert.deepEqual(scenario.hardware, ['h100-sxm']);
-    assert.equal(hasScenario(new URLSearchParams('embed=1&theme=dark')), false);
+    assert.equal(hasScenario(new URLSearchParams('embed=1&theme=dark'), KNOWN), false);
   });
 
   test('what a link gets wrong is reported per parameter and left at the default', async () => {
@@ -161,7 +178,7 @@ describe('links', () => {
       intra_node_us: 2,
     };
     scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'cost' };
-    const { params } = await scenarioToParams(scenario);
+    const { params } = await scenarioToParams(scenario, KNOWN);
     assert.equal(params.get('gpus'), '16');
     assert.equal(params.get('zero'), '1');
     assert.equal(params.get('sp'), '1');
@@ -171,9 +188,9 @@ describe('links', () => {
     assert.deepEqual(restored.problems, []);
     assert.deepEqual(restored.scenario, scenario);
     // The default scenario writes none of them: old links keep their meaning, new ones stay short.
-    const plain = (await scenarioToParams(defaultScenario())).params;
+    const plain = (await scenarioToParams(defaultScenario(), KNOWN)).params;
     for (const name of ['gpus', 'zero', 'recompute', 'sp', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
-    assert.equal(hasScenario(new URLSearchParams('tp=2')), true, 'short aliases are read too');
+    assert.equal(hasScenario(new URLSearchParams('tp=2'), KNOWN), true, 'short aliases are read too');
     const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&sp=yes&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
     assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'sp', 'budget_unit', 'plan_by']);
     assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });
@@ -196,7 +213,7 @@ describe('links', () => {
     // Random text hardly compresses: beyond the link budget it is left out.
     const noise = randomBytes(MAX_LINK_CONFIG_CHARS).toString('base64');
     const scenario = { ...defaultScenario(), config: noise };
-    const { params, configLeftOut } = await scenarioToParams(scenario);
+    const { params, configLeftOut } = await scenarioToParams(scenario, KNOWN);
     assert.equal(configLeftOut, true);
     assert.equal(params.has('config'), false);
   });
@@ -204,10 +221,10 @@ describe('links', () => {
   test('a config over the held-config size is left out of links without being compressed', async () => {
     // Highly compressible, so only the size rule (not the compressed budget) can leave it out.
     const scenario = { ...defaultScenario(), config: 'a'.repeat(MAX_LINK_SOURCE_CHARS + 1) };
-    const { params, configLeftOut } = await scenarioToParams(scenario);
+    const { params, configLeftOut } = await scenarioToParams(scenario, KNOWN);
     assert.equal(configLeftOut, true);
     assert.equal(params.has('config'), false);
-    const small = await scenarioToParams({ ...defaultScenario(), config: 'a'.repeat(MAX_LINK_SOURCE_CHARS) });
+    const small = await scenarioToParams({ ...defaultScenario(), config: 'a'.repeat(MAX_LINK_SOURCE_CHARS) }, KNOWN);
     assert.equal(small.configLeftOut, false);
   });
 });

@@ -13,7 +13,9 @@ import { formatSI, sig3 } from '../src/format.js';
 import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
 import { engine } from './node-engine.mjs';
 
-const USAGE = `Usage:
+/** @typedef {import('../src/types').CatalogOption} CatalogOption */
+
+const USAGE_HEAD = `Usage:
   prenet predict [--request FILE|-] [flags]   predict training time; prints the response JSON
   prenet plan [--request FILE|-] [flags]      search parallel layouts that fit; ranked by time and cost
   prenet hardware [--json]                    list the accelerator catalogue
@@ -28,17 +30,9 @@ Flags for predict (each overrides the same field of --request):
   --keras FILE       a Keras model.to_json() file
   --hf FILE          a Hugging Face config.json
   --hardware A,B     accelerator ids, comma-separated, e.g. a100-sxm4-80gb,h100-sxm
-  --batch N          training.batch_size
-  --seq-len N        training.seq_len
-  --image-size N     training.image_size
-  --precision P      fp32, tf32, fp16, bf16 or fp8
-  --optimizer O      none, sgd, momentum, adam, adamw, adagrad, adadelta or rmsprop
-  --optimizer-impl I fused (one pass per optimizer state, the default) or foreach (torch.optim's default)
-  --attention A      eager (score matrices in memory, the default) or flash (one fused kernel per pass)
-  --kernels K        pytorch (operations as Hugging Face writes them, the default) or megatron (fused)
-  --dataset-size N   training.dataset_size (samples per epoch)
-  --epochs N         training.epochs
-  --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
+`;
+
+const USAGE_TAIL = `  --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
 
 Parallel training (predict; each sets the same field of the request's "parallel"):
   --gpus N  --data N  --tensor N  --pipeline N  --micro-batch-size N  --micro-batches N
@@ -64,22 +58,38 @@ Examples:
     --precision bf16 --optimizer adamw --tokens 2e12 --max-gpus 1024
 `;
 
-/** Numeric flags and the training field each sets. */
-const NUMBER_FLAGS = /** @type {const} */ ({
-  batch: 'batch_size',
-  'seq-len': 'seq_len',
-  'image-size': 'image_size',
-  'dataset-size': 'dataset_size',
-  epochs: 'epochs',
-});
-/** String flags that set a training field unchanged (the core validates the value). */
-const TEXT_FLAGS = /** @type {const} */ ({
-  precision: 'precision',
-  optimizer: 'optimizer',
-  'optimizer-impl': 'optimizer_impl',
-  attention: 'attention',
-  kernels: 'kernels',
-});
+/** @param {readonly string[]} values "a or b", "a, b or c" */
+function orList(values) {
+  return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+}
+
+/**
+ * The --help lines of one training option, from the core's table: the flag, the field with its values or
+ * range and default, then its doc.
+ * @param {CatalogOption} option
+ */
+function optionUsage(option) {
+  const accepted = option.kind === 'choice' ? orList(option.values ?? []) : `${option.min} to ${option.max}`;
+  const fallback = option.default === null ? '' : ` (default ${option.default})`;
+  const flag = `${option.flag} ${option.flag_value}`.padEnd(18);
+  return `  ${flag} ${option.field}: ${accepted}${fallback}\n${' '.repeat(21)}${option.doc}\n`;
+}
+
+/**
+ * The usage text; the training flags come from the catalogue's table of options.
+ * @param {readonly CatalogOption[]} options
+ */
+export function usage(options) {
+  return `${USAGE_HEAD}${options.map(optionUsage).join('')}${USAGE_TAIL}`;
+}
+
+/**
+ * The flag (without dashes) of each training option, and the option.
+ * @param {readonly CatalogOption[]} options
+ */
+function trainingFlags(options) {
+  return new Map(options.map((option) => [option.flag.replace(/^--/, ''), option]));
+}
 /** Numeric flags and the `parallel` field each sets. */
 const PARALLEL_FLAGS = /** @type {const} */ ({
   gpus: 'gpus',
@@ -93,14 +103,13 @@ const PARALLEL_FLAGS = /** @type {const} */ ({
 });
 /** Numeric flags and the `plan` field each sets. */
 const PLAN_FLAGS = /** @type {const} */ ({ 'max-gpus': 'max_gpus', tokens: 'tokens', samples: 'samples', top: 'top' });
+/** Flags that take a value, besides the training options' (trainingFlags). */
 const VALUE_FLAGS = new Set([
   'request',
   'preset',
   ...MODEL_FILE_FLAGS,
   'hardware',
   'recompute',
-  ...Object.keys(NUMBER_FLAGS),
-  ...Object.keys(TEXT_FLAGS),
   ...Object.keys(PARALLEL_FLAGS),
   ...Object.keys(PLAN_FLAGS),
 ]);
@@ -120,9 +129,11 @@ const SWITCH_FLAGS = new Set(['sequence-parallel']);
  * A small parser rather than util.parseArgs, because parseArgs refuses `--batch -4` as ambiguous,
  * and a negative number should reach the core, which names the field in its error.
  * @param {string[]} argv
+ * @param {readonly CatalogOption[]} options the catalogue's training options, whose flags are accepted too
  * @returns {CommandLine}
  */
-export function parseCommandLine(argv) {
+export function parseCommandLine(argv, options) {
+  const training = trainingFlags(options);
   /** @type {CommandLine} */
   const parsed = { command: undefined, values: new Map(), json: false, help: false };
   const args = argv[Symbol.iterator]();
@@ -142,7 +153,7 @@ export function parseCommandLine(argv) {
       const value = eq === -1 ? 'true' : arg.slice(eq + 1);
       if (value !== 'true' && value !== 'false') throw new PrenetError(`--${name}`, `--${name}: expected true or false, got "${value}"`);
       parsed.values.set(name, value);
-    } else if (VALUE_FLAGS.has(name)) {
+    } else if (VALUE_FLAGS.has(name) || training.has(name)) {
       // The next argument is the value even if it starts with "-" (see above).
       const value = eq === -1 ? args.next().value : arg.slice(eq + 1);
       if (value === undefined) throw new PrenetError(`--${name}`, `--${name}: missing value`);
@@ -185,20 +196,17 @@ function isPlainObject(value) {
 }
 
 /**
- * The training fields set by flags.
+ * The training fields set by flags: numbers parsed, choices as given (the core validates them).
  * @param {Map<string, string>} values
+ * @param {readonly CatalogOption[]} options
  * @returns {Record<string, unknown>}
  */
-function trainingOverrides(values) {
+function trainingOverrides(values, options) {
   /** @type {Record<string, unknown>} */
   const training = {};
-  for (const [flag, field] of Object.entries(NUMBER_FLAGS)) {
+  for (const [flag, option] of trainingFlags(options)) {
     const text = values.get(flag);
-    if (text !== undefined) training[field] = parseNumber(flag, text);
-  }
-  for (const [flag, field] of Object.entries(TEXT_FLAGS)) {
-    const text = values.get(flag);
-    if (text !== undefined) training[field] = text;
+    if (text !== undefined) training[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
   }
   return training;
 }
@@ -224,12 +232,13 @@ function sectionOverrides(values, flags) {
  * text that is not a JSON object also goes through unchanged, so the core reports it (one
  * validator, one set of messages).
  * @param {Map<string, string>} values
+ * @param {readonly CatalogOption[]} options the catalogue's training options
  * @returns {Promise<string>}
  */
-export async function buildRequestText(values) {
+export async function buildRequestText(values, options) {
   const source = values.get('request');
   const text = source === undefined ? '{}' : await readRequestText(source);
-  const training = trainingOverrides(values);
+  const training = trainingOverrides(values, options);
   const parallel = sectionOverrides(values, PARALLEL_FLAGS);
   const recompute = values.get('recompute');
   if (recompute !== undefined) parallel.recompute = recompute;
@@ -324,16 +333,17 @@ function presetRow(preset) {
 
 /**
  * @param {CommandLine} cli
+ * @param {import('../src/types').Catalog} catalog
  * @returns {Promise<string>} what to print on stdout
  */
-async function run(cli) {
-  if (cli.help) return USAGE;
+async function run(cli, catalog) {
+  if (cli.help) return usage(catalog.options);
   switch (cli.command) {
     case 'predict': {
       for (const flag of Object.keys(PLAN_FLAGS)) {
         if (cli.values.has(flag)) throw new PrenetError(`--${flag}`, `--${flag}: only plan takes this flag`);
       }
-      const response = await engine.predict(await buildRequestText(cli.values));
+      const response = await engine.predict(await buildRequestText(cli.values, catalog.options));
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'plan': {
@@ -342,7 +352,7 @@ async function run(cli) {
           throw new PrenetError(`--${flag}`, `--${flag}: plan searches the layout; only --gpus-per-node sets the fabric`);
         }
       }
-      const response = await engine.plan(await buildRequestText(cli.values));
+      const response = await engine.plan(await buildRequestText(cli.values, catalog.options));
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'hardware':
@@ -351,7 +361,6 @@ async function run(cli) {
         const [flag] = cli.values.keys();
         throw new PrenetError(`--${flag}`, `--${flag}: only predict takes this flag`);
       }
-      const catalog = await engine.catalog();
       if (cli.command === 'hardware') {
         if (cli.json) return JSON.stringify(catalog.hardware, null, 2);
         const header = ['id', 'name', 'memory GB', 'GB/s', 'fp32 TFLOPS', 'bf16/fp16 TFLOPS', '$/h'];
@@ -390,7 +399,8 @@ async function main() {
     process.exit(0);
   });
   try {
-    const output = await run(parseCommandLine(process.argv.slice(2)));
+    const catalog = await engine.catalog();
+    const output = await run(parseCommandLine(process.argv.slice(2), catalog.options), catalog);
     process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
   } catch (error) {
     process.stderr.write(`${errorLine(error)}\n`);

@@ -71,37 +71,22 @@ function loadKnown(): Promise<Known & { presetNames: Map<string, string> }> {
   known ??= engine.catalog().then((catalog: Catalog) => ({
     presets: catalog.presets.map((p) => p.id),
     hardware: catalog.hardware.map((h) => h.id),
-    precisions: catalog.precisions,
-    optimizers: catalog.optimizers,
+    options: catalog.options,
     presetNames: new Map(catalog.presets.map((p) => [p.id, p.name])),
   }));
   return known;
 }
 
-/** Attributes read as scenario parameters (scenario.js accepts each of these names). */
-const SCENARIO_ATTRIBUTES = [
-  'preset',
-  'hardware',
-  'custom',
-  'batch',
-  'batch_size',
-  'batch-size',
-  'seq_len',
-  'seq-len',
-  'image_size',
-  'image-size',
-  'dataset_size',
-  'dataset-size',
-  'epochs',
-  'precision',
-  'optimizer',
-  'attention',
-  'optimizer_impl',
-  'kernels',
-  'measured',
-  'measured_on',
-  'sort',
-] as const;
+/**
+ * Attributes read as scenario parameters (scenario.js accepts each of these names), besides the training
+ * options': those are the link names of the catalogue's table of options (watched once it is loaded).
+ */
+const SCENARIO_ATTRIBUTES = ['preset', 'hardware', 'custom', 'measured', 'measured_on', 'sort'] as const;
+
+/** Every attribute read as a scenario parameter. */
+function scenarioAttributes(known: Known): string[] {
+  return [...SCENARIO_ATTRIBUTES, ...known.options.flatMap((option) => option.link)];
+}
 
 let sheet: CSSStyleSheet | undefined;
 
@@ -157,6 +142,8 @@ export class PrenetCalculatorElement extends HTMLElement {
   #scheduled = false;
   #generation = 0;
   readonly #recompute = (): void => this.#schedule();
+  /** Watches the training options' attributes, which observedAttributes cannot name before the catalogue loads. */
+  #optionAttributes: MutationObserver | undefined;
 
   constructor() {
     super();
@@ -181,6 +168,14 @@ export class PrenetCalculatorElement extends HTMLElement {
 
   connectedCallback(): void {
     this.#schedule();
+    void loadKnown().then((known) => {
+      this.#optionAttributes ??= new MutationObserver(this.#recompute);
+      this.#optionAttributes.observe(this, { attributes: true, attributeFilter: known.options.flatMap((option) => option.link) });
+    }, () => undefined);
+  }
+
+  disconnectedCallback(): void {
+    this.#optionAttributes?.disconnect();
   }
 
   attributeChangedCallback(): void {
@@ -197,9 +192,9 @@ export class PrenetCalculatorElement extends HTMLElement {
     });
   }
 
-  #params(): URLSearchParams {
+  #params(known: Known): URLSearchParams {
     const params = new URLSearchParams();
-    for (const name of SCENARIO_ATTRIBUTES) {
+    for (const name of scenarioAttributes(known)) {
       const value = this.getAttribute(name);
       if (value !== null) params.set(name, value);
     }
@@ -216,7 +211,7 @@ export class PrenetCalculatorElement extends HTMLElement {
     this.dataset.state = 'loading';
     try {
       const catalogue = await loadKnown();
-      const { scenario, problems } = await paramsToScenario(this.#params(), catalogue, defaultScenario());
+      const { scenario, problems } = await paramsToScenario(this.#params(catalogue), catalogue, defaultScenario());
       scenario.config = this.#inlineConfig();
       if (scenario.hardware.length === 0) problems.push('hardware: name at least one accelerator');
       const asked = this.getAttribute('predictor');
@@ -328,7 +323,7 @@ export class PrenetCalculatorElement extends HTMLElement {
       return;
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:' && url.protocol !== 'file:') return; // no javascript: links
-    const { params } = await scenarioToParams(scenario);
+    const { params } = await scenarioToParams(scenario, await loadKnown());
     url.hash = params.toString();
     const link = element('a', 'Open in the calculator ↗');
     link.href = url.href;

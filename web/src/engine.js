@@ -17,9 +17,6 @@
  * @typedef {import('./types').ModelRunner} ModelRunner
  */
 
-/** The core's limit on request text (core/src/request/json_util.cpp, kMaxTextBytes; docs/API.md "Limits"). */
-export const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
-
 /** A request the core rejected. `field` is a dotted path into the request, or "request". */
 export class PrenetError extends Error {
   /**
@@ -73,13 +70,14 @@ export function unwrap(text) {
 /**
  * @param {PredictRequest | string} request an object, or JSON text passed to the core unchanged
  *   (so malformed text gets the core's own "request" error)
+ * @param {number} maxRequestBytes the core's limit on request text (its catalogue's limits.request_bytes)
  */
-function requestText(request) {
+function requestText(request, maxRequestBytes) {
   const text = typeof request === 'string' ? request : JSON.stringify(request);
   // The core refuses the same text after copying it into wasm memory; refusing here saves a 100 MiB copy.
   // UTF-16 length never exceeds the UTF-8 byte count, so this only catches texts the core would refuse.
-  if (text.length > MAX_REQUEST_BYTES) {
-    throw new PrenetError('request', `request: input is ${text.length} bytes or more; the limit is ${MAX_REQUEST_BYTES} bytes`);
+  if (text.length > maxRequestBytes) {
+    throw new PrenetError('request', `request: input is ${text.length} bytes or more; the limit is ${maxRequestBytes} bytes`);
   }
   return text;
 }
@@ -155,6 +153,30 @@ export function createEngine(load, loadModels) {
     return modulePromise;
   }
 
+  /**
+   * The catalogue is fixed for a build, so it is parsed once.
+   * @returns {Promise<Catalog>}
+   */
+  function catalog() {
+    catalogPromise ??= core()
+      .then((module) => /** @type {Catalog} */ (unwrap(module.catalog())))
+      .catch((error) => {
+        catalogPromise = undefined;
+        throw error;
+      });
+    return catalogPromise;
+  }
+
+  /**
+   * The request text, refused here when over the core's limit; a stand-in core without `limits` in its
+   * catalogue (tests) leaves the check to the core.
+   * @param {PredictRequest | string} request
+   */
+  async function checkedText(request) {
+    const { limits } = await catalog();
+    return requestText(request, limits?.request_bytes ?? Infinity);
+  }
+
   return {
     /** Resolves once the wasm module is loaded; lets callers show "loading" distinctly. */
     ready: () => core().then(() => undefined),
@@ -165,7 +187,7 @@ export function createEngine(load, loadModels) {
      */
     async predict(request) {
       const [module, runner] = await Promise.all([core(), models()]);
-      const text = requestText(request);
+      const text = await checkedText(request);
       return runner ? learnedInTurn(module, runner, text) : unwrap(module.predict(text));
     },
 
@@ -176,7 +198,7 @@ export function createEngine(load, loadModels) {
      */
     async predictRoofline(request) {
       const module = await core();
-      return unwrap(module.predict(requestText(request)));
+      return unwrap(module.predict(await checkedText(request)));
     },
 
     /**
@@ -189,7 +211,7 @@ export function createEngine(load, loadModels) {
     async plan(request) {
       const [module, runner] = await Promise.all([core(), models()]);
       if (!module.plan) throw new PrenetError('request', 'request: this build of the core has no plan mode');
-      const text = requestText(/** @type {any} */ (request));
+      const text = await checkedText(/** @type {any} */ (request));
       /** @type {any} */
       let doc;
       try {
@@ -217,19 +239,7 @@ export function createEngine(load, loadModels) {
       return unwrap(module.plan(JSON.stringify({ ...doc, plan: { ...(doc.plan ?? {}), time_scale: scale } })));
     },
 
-    /**
-     * The catalogue is fixed for a build, so it is parsed once.
-     * @returns {Promise<Catalog>}
-     */
-    catalog() {
-      catalogPromise ??= core()
-        .then((module) => /** @type {Catalog} */ (unwrap(module.catalog())))
-        .catch((error) => {
-          catalogPromise = undefined;
-          throw error;
-        });
-      return catalogPromise;
-    },
+    catalog,
   };
 }
 

@@ -3,8 +3,17 @@
 
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
-import { PARALLEL_NUMBERS, RECOMPUTE_MODES, type Calibration, type Parallel, type Recompute, type Scenario, type Training } from './scenario.js';
-import type { Catalog, ModelInput, PredictResponse, PresetEntry } from './types';
+import {
+  PARALLEL_NUMBERS,
+  RECOMPUTE_MODES,
+  scenarioChoice,
+  type Calibration,
+  type Parallel,
+  type Recompute,
+  type Scenario,
+  type Training,
+} from './scenario.js';
+import type { Catalog, CatalogOption, ModelInput, PredictResponse, PresetEntry } from './types';
 
 export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
 
@@ -32,11 +41,10 @@ export interface FormParts {
   configKind: HTMLElement;
   configClear: HTMLButtonElement;
   numbers: Record<NumberField, HTMLInputElement>;
-  precision: HTMLSelectElement;
-  optimizer: HTMLSelectElement;
-  attention: HTMLSelectElement;
-  optimizerImpl: HTMLSelectElement;
-  kernels: HTMLSelectElement;
+  /** The training choices' selects (precision, optimizer, attention, ...), built from the catalogue's options. */
+  choices: Map<CatalogOption, HTMLSelectElement>;
+  /** The field the choices are placed before. */
+  choicesBefore: HTMLElement;
   measuredStep: HTMLInputElement;
   measuredOn: HTMLSelectElement;
   parallel: Record<ParallelNumber, HTMLInputElement>;
@@ -62,11 +70,8 @@ export function findForm(): FormParts {
     configKind: byId('config-kind', HTMLElement),
     configClear: byId('config-clear', HTMLButtonElement),
     numbers,
-    precision: byId('precision', HTMLSelectElement),
-    optimizer: byId('optimizer', HTMLSelectElement),
-    attention: byId('attention', HTMLSelectElement),
-    optimizerImpl: byId('optimizer-impl', HTMLSelectElement),
-    kernels: byId('kernels', HTMLSelectElement),
+    choices: new Map(),
+    choicesBefore: byId('training-choices-end', HTMLElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
     parallel: Object.fromEntries(PARALLEL_NUMBERS.map((field) => [field, byId(parallelControlId(field), HTMLInputElement)])) as Record<
@@ -101,37 +106,46 @@ function presetRow(preset: PresetEntry): HTMLLabelElement {
   return label;
 }
 
-/** How precisions and optimizers read in the selects; values missing here are shown as they are. */
-const LABELS: Record<string, string> = {
-  fp32: 'FP32',
-  tf32: 'TF32',
-  fp16: 'FP16 mixed',
-  bf16: 'BF16 mixed',
-  fp8: 'FP8',
-  none: 'none (forward + backward only)',
-  sgd: 'SGD',
-  momentum: 'SGD with momentum',
-  adam: 'Adam',
-  adamw: 'AdamW',
-  adagrad: 'Adagrad',
-  adadelta: 'Adadelta',
-  rmsprop: 'RMSprop',
-};
-
-function fillSelect(select: HTMLSelectElement, values: readonly string[]): void {
+/**
+ * The form field of one training choice: a label (the option's doc as its title), a select of the
+ * table's values, blank first where the core has no default, and the box for the core's error. The id
+ * is the key with dashes (`optimizer-impl`); its error box `<id>-error`.
+ */
+function choiceField(option: CatalogOption): { field: HTMLDivElement; select: HTMLSelectElement } {
+  const id = option.key.replace(/_/g, '-');
+  const label = element('label', option.label);
+  label.htmlFor = id;
+  label.title = option.doc;
+  const select = element('select');
+  select.id = id;
+  select.setAttribute('aria-describedby', `${id}-error`);
+  const values = option.values ?? [];
+  const entries = values.map((value, i) => [value, option.labels?.[i] ?? value] as const);
   select.replaceChildren(
-    ...values.map((value) => {
-      const option = element('option', LABELS[value] ?? value);
-      option.value = value;
-      return option;
+    ...(option.default === null ? [['', 'not set'] as const, ...entries] : entries).map(([value, text]) => {
+      const entry = element('option', text);
+      entry.value = value;
+      return entry;
     }),
   );
+  const error = element('p', undefined, 'error');
+  error.id = `${id}-error`;
+  error.hidden = true;
+  const field = element('div', undefined, 'field');
+  field.append(label, select, error);
+  return { field, select };
 }
 
 export function populateForm(parts: FormParts, catalog: Catalog): void {
   parts.presetList.replaceChildren(...catalog.presets.map(presetRow));
-  fillSelect(parts.precision, catalog.precisions);
-  fillSelect(parts.optimizer, catalog.optimizers);
+  for (const select of parts.choices.values()) select.closest('.field')?.remove();
+  parts.choices.clear();
+  for (const option of catalog.options) {
+    if (option.kind !== 'choice') continue;
+    const { field, select } = choiceField(option);
+    parts.choicesBefore.before(field);
+    parts.choices.set(option, select);
+  }
 }
 
 /** Shows the presets matching every word of the search box. */
@@ -203,13 +217,13 @@ export function updatePresetNote(parts: FormParts): void {
 /** Reads the model and training parts of the scenario. Empty number boxes are left out. */
 export function readModelAndTraining(parts: FormParts, fallbackPreset: string): Pick<Scenario, 'preset' | 'config' | 'training'> {
   const checked = presetRadios(parts).find((radio) => radio.checked);
-  const training: Training = {
-    precision: parts.precision.value as Training['precision'],
-    optimizer: parts.optimizer.value as Training['optimizer'],
-  };
-  if (parts.attention.value === 'flash') training.attention = 'flash';
-  if (parts.optimizerImpl.value === 'foreach') training.optimizer_impl = 'foreach';
-  if (parts.kernels.value === 'megatron') training.kernels = 'megatron';
+  // Every scenario holds precision and optimizer: their selects set them here (scenarioChoice).
+  const choices: Record<string, unknown> = {};
+  for (const [option, select] of parts.choices) {
+    const value = scenarioChoice(option, select.value);
+    if (value !== undefined) choices[option.key] = value;
+  }
+  const training = choices as unknown as Training;
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
@@ -224,11 +238,11 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
     const value = scenario.training[field];
     parts.numbers[field].value = value === undefined ? '' : String(value);
   }
-  parts.precision.value = scenario.training.precision;
-  parts.optimizer.value = scenario.training.optimizer;
-  parts.attention.value = scenario.training.attention ?? 'eager';
-  parts.optimizerImpl.value = scenario.training.optimizer_impl ?? 'fused';
-  parts.kernels.value = scenario.training.kernels ?? 'pytorch';
+  const choices = scenario.training as unknown as Record<string, unknown>;
+  for (const [option, select] of parts.choices) {
+    const value = choices[option.key];
+    select.value = typeof value === 'string' ? value : typeof option.default === 'string' ? option.default : '';
+  }
   updatePresetNote(parts);
 }
 

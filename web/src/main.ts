@@ -109,9 +109,9 @@ let writtenHash = '';
 /** Counts pasted links: a write of the scenario before one (it awaits compression) must not replace it. */
 let pastedLinks = 0;
 
-async function writeLink(scenario: Scenario): Promise<{ configLeftOut: boolean }> {
+async function writeLink(app: App, scenario: Scenario): Promise<{ configLeftOut: boolean }> {
   const pastedBefore = pastedLinks;
-  const { params: link, configLeftOut } = await scenarioToParams(scenario);
+  const { params: link, configLeftOut } = await scenarioToParams(scenario, app.catalog);
   if (pastedLinks !== pastedBefore) return { configLeftOut };
   if (EMBED) link.set('embed', '1');
   // Commas are fine in a fragment; unescaped they keep `hardware=a,b,c` readable.
@@ -126,17 +126,16 @@ async function writeLink(scenario: Scenario): Promise<{ configLeftOut: boolean }
 }
 
 /** Writing the URL on every keystroke is wasted work (compression, history); a short pause suffices. */
-function scheduleLinkWrite(scenario: Scenario): void {
+function scheduleLinkWrite(app: App, scenario: Scenario): void {
   clearTimeout(linkTimer);
-  linkTimer = setTimeout(() => void writeLink(scenario), 250);
+  linkTimer = setTimeout(() => void writeLink(app, scenario), 250);
 }
 
 function known(catalog: Catalog) {
   return {
     presets: catalog.presets.map((p) => p.id),
     hardware: catalog.hardware.map((h) => h.id),
-    precisions: catalog.precisions,
-    optimizers: catalog.optimizers,
+    options: catalog.options,
   };
 }
 
@@ -154,7 +153,7 @@ const shownOnce = new Promise<void>((resolve) => (firstShown = resolve));
  */
 function request(app: App, scenario: Scenario, since: number): void {
   app.scenario = scenario;
-  scheduleLinkWrite(scenario);
+  scheduleLinkWrite(app, scenario);
   if (scenario.hardware.length === 0) {
     queued = null;
     clearErrors();
@@ -399,7 +398,7 @@ async function runPlanNow(app: App): Promise<void> {
   if (planning) return;
   const scenario = readScenario(app);
   app.scenario = scenario;
-  scheduleLinkWrite(scenario);
+  scheduleLinkWrite(app, scenario);
   if (scenario.plan.budget === undefined) return showPlanError(`plan.${scenario.plan.unit}`, `Enter how many ${scenario.plan.unit} to train on.`);
   if (scenario.hardware.length === 0) return showPlanError('hardware', 'Tick at least one accelerator above.');
   planning = true;
@@ -474,7 +473,7 @@ function wirePlan(app: App): void {
   });
   app.plan.form.addEventListener('input', (event) => {
     app.scenario = { ...app.scenario, plan: readPlan(app.plan) };
-    scheduleLinkWrite(app.scenario);
+    scheduleLinkWrite(app, app.scenario);
     // Ranking again needs no search: the layouts are the same.
     if (event.target === app.plan.rank && app.planShown !== null) {
       renderPlan(app.plan, app.planShown, app.scenario.plan, (layout) => useLayout(app, layout));
@@ -513,7 +512,7 @@ function wireShare(app: App): void {
   const note = byId('share-note', HTMLElement);
   byId('share', HTMLButtonElement).addEventListener('click', async () => {
     clearTimeout(linkTimer);
-    const { configLeftOut } = await writeLink(readScenario(app));
+    const { configLeftOut } = await writeLink(app, readScenario(app));
     const url = location.href;
     let copied = false;
     try {
@@ -587,7 +586,7 @@ function wireInputs(app: App): void {
     (sort) => {
       app.scenario = { ...app.scenario, sort };
       if (app.shown !== null) renderTable(app.shown.response, sort, app.shown.scenario.calibration?.hardware);
-      scheduleLinkWrite(app.scenario);
+      scheduleLinkWrite(app, app.scenario);
     },
   );
   // Another accelerator's per-layer timings must be computed (jobs.js); a few milliseconds.
@@ -657,7 +656,7 @@ async function start(): Promise<void> {
   wireShare(app);
   redrawOnResize(app);
   setStatus('');
-  if (hasScenario(params)) await restore(app, params);
+  if (hasScenario(params, catalog)) await restore(app, params);
   else {
     applyScenario(app, app.scenario);
     // Read back from the form: a default accelerator missing from this catalogue is dropped there.

@@ -14,13 +14,15 @@
  * @typedef {import('./types').Optimizer} Optimizer
  * @typedef {import('./types').CustomAccelerator} CustomAccelerator
  * @typedef {import('./types').HardwareRef} HardwareRef
+ * @typedef {import('./types').CatalogOption} CatalogOption
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
  *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash',
- *   optimizer_impl?: 'foreach', kernels?: 'megatron' }}
+ *   optimizer_impl?: 'foreach', kernels?: 'megatron', memory_format?: import('./types').MemoryFormat }}
  *   Training
- *   numbers are present only when the user set them; absent ones take the core's defaults
+ *   numbers are present only when the user set them; absent ones take the core's defaults; the other
+ *   choices only when they differ from the core's default (scenarioChoice)
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
  *   one accelerator (its id, which should be one of `hardware`); sent to the core as `calibration`
  * @typedef {{ column: SortColumn, descending: boolean }} Sort
@@ -60,8 +62,9 @@
  * @typedef {'time' | 'cost'} PlanRank
  * @typedef {{ budget?: number, unit: BudgetUnit, max_gpus?: number, rank: PlanRank }} PlanSettings
  *   the Plan panel: train on `budget` tokens or samples with at most `max_gpus` GPUs, ranked by `rank`
- * @typedef {{ presets: string[], hardware: string[], precisions: string[], optimizers: string[] }} Known
- *   what the catalogue offers, to check a link against
+ * @typedef {{ presets: string[], hardware: string[], options: CatalogOption[] }} Known
+ *   what the catalogue offers, to check a link against; `options` is the core's table of training
+ *   options (docs/API.md "Options"), which gives each its link parameters, values and default
  */
 
 /** @type {readonly SortColumn[]} */
@@ -153,14 +156,23 @@ export function parallelRequest(parallel) {
   return section;
 }
 
-/** Training numbers: the field, then the parameter names accepted for it (first = written). */
-const NUMBER_PARAMS = /** @type {const} */ ([
-  ['batch_size', ['batch', 'batch_size', 'batch-size']],
-  ['seq_len', ['seq_len', 'seq-len']],
-  ['image_size', ['image_size', 'image-size']],
-  ['dataset_size', ['dataset_size', 'dataset-size']],
-  ['epochs', ['epochs']],
-]);
+/**
+ * What a scenario holds for training choice `option` set to `value` (a link's or the form's): the value,
+ * or undefined (left out, so the core's default applies) for a blank or the default itself, except for
+ * the choices every scenario holds (precision and optimizer, which links always write).
+ * @param {CatalogOption} option
+ * @param {string} value one of option.values, or ''
+ * @returns {string | undefined}
+ */
+export function scenarioChoice(option, value) {
+  if (option.key in defaultScenario().training) return value;
+  return value === '' || value === option.default ? undefined : value;
+}
+
+/** @param {readonly string[]} values "a or b", "a, b or c" */
+function orList(values) {
+  return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+}
 
 /** Longest config text put into a link, after compression. Longer configs are left out with a note. */
 export const MAX_LINK_CONFIG_CHARS = 24_000;
@@ -230,10 +242,12 @@ export async function decodeConfig(value) {
 /**
  * The link parameters for a scenario. The preset, accelerators, batch, precision and optimizer are
  * always written so a link keeps its meaning if the page's defaults change; the rest only when set.
+ * Each training option goes under the first of its link names in the catalogue's table.
  * @param {Scenario} scenario
+ * @param {Pick<Known, 'options'>} known
  * @returns {Promise<{ params: URLSearchParams, configLeftOut: boolean }>}
  */
-export async function scenarioToParams(scenario) {
+export async function scenarioToParams(scenario, known) {
   const params = new URLSearchParams();
   let configLeftOut = false;
   params.set('preset', scenario.preset);
@@ -246,15 +260,11 @@ export async function scenarioToParams(scenario) {
   if (scenario.custom.length > 0) {
     params.set('custom', toBase64Url(new TextEncoder().encode(JSON.stringify(scenario.custom))));
   }
-  const { training } = scenario;
-  for (const [field, names] of NUMBER_PARAMS) {
-    const value = training[field];
-    if (value !== undefined) params.set(names[0], String(value));
-  }
-  params.set('precision', training.precision);
-  params.set('optimizer', training.optimizer);
-  for (const [name, , other] of TWO_WAY_CHOICES) {
-    if (/** @type {Record<string, unknown>} */ (training)[name] === other) params.set(name, other);
+  const training = /** @type {Record<string, unknown>} */ (scenario.training);
+  for (const option of known.options) {
+    const value = training[option.key];
+    const name = option.link[0];
+    if (value !== undefined && name !== undefined) params.set(name, String(value));
   }
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
@@ -297,25 +307,14 @@ export function paramsFromLocation(location) {
 }
 
 /**
- * Training fields with two values: [link parameter and field, the core's default (left out of
- * scenarios and links), the other value].
- * @type {ReadonlyArray<readonly [string, string, string]>}
+ * Parameter names the page reads besides the training options' (the catalogue's table); anything else
+ * in a link is ignored without complaint.
  */
-const TWO_WAY_CHOICES = [
-  ['attention', 'eager', 'flash'],
-  ['optimizer_impl', 'fused', 'foreach'],
-  ['kernels', 'pytorch', 'megatron'],
-];
-
-/** Parameter names the page reads; anything else in a link is ignored without complaint. */
 const SCENARIO_KEYS = new Set([
   'preset',
   'config',
   'hardware',
   'custom',
-  'precision',
-  'optimizer',
-  ...TWO_WAY_CHOICES.map(([name]) => name),
   'sort',
   'layers',
   'measured',
@@ -327,13 +326,48 @@ const SCENARIO_KEYS = new Set([
   'budget_unit',
   'max_gpus',
   'plan_by',
-  ...NUMBER_PARAMS.flatMap(([, names]) => names),
   ...PARALLEL_PARAMS.flatMap(([, names]) => names),
 ]);
 
-/** @param {URLSearchParams} params whether the link describes a scenario at all */
-export function hasScenario(params) {
-  return [...params.keys()].some((key) => SCENARIO_KEYS.has(key));
+/**
+ * Whether the link describes a scenario at all.
+ * @param {URLSearchParams} params
+ * @param {Pick<Known, 'options'>} known
+ */
+export function hasScenario(params, known) {
+  const options = new Set(known.options.flatMap((option) => option.link));
+  return [...params.keys()].some((key) => SCENARIO_KEYS.has(key) || options.has(key));
+}
+
+/**
+ * One training option of a link onto `training`: numbers are kept even when out of range (the core
+ * names the field), a blank number is unset; a choice must be one of the table's values.
+ * @param {URLSearchParams} params
+ * @param {CatalogOption} option
+ * @param {Training} training
+ * @param {string[]} problems
+ */
+function readTrainingOption(params, option, training, problems) {
+  const name = option.link.find((candidate) => params.has(candidate));
+  if (name === undefined) return;
+  const fields = /** @type {Record<string, unknown>} */ (training);
+  const raw = params.get(name)?.trim() ?? '';
+  if (option.kind !== 'choice') {
+    const value = Number(raw);
+    if (raw === '') delete fields[option.key];
+    else if (Number.isFinite(value)) fields[option.key] = value;
+    else problems.push(`${name}: expected a number, got "${raw}"`);
+    return;
+  }
+  const values = option.values ?? [];
+  if (raw === '' && scenarioChoice(option, raw) === undefined) return;
+  if (!values.includes(raw)) {
+    problems.push(`${name}: expected ${orList(values)}, got "${raw}"`);
+    return;
+  }
+  const value = scenarioChoice(option, raw);
+  if (value === undefined) delete fields[option.key];
+  else fields[option.key] = value;
 }
 
 /**
@@ -416,34 +450,7 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
     scenario.hardware = [...new Set(ids.filter((id) => !unknown.includes(id)))];
   }
 
-  for (const [field, names] of NUMBER_PARAMS) {
-    const name = names.find((candidate) => params.has(candidate));
-    if (name === undefined) continue;
-    const raw = params.get(name)?.trim() ?? '';
-    const value = Number(raw);
-    if (raw === '') delete scenario.training[field];
-    else if (Number.isFinite(value)) scenario.training[field] = value;
-    else problems.push(`${name}: expected a number, got "${raw}"`);
-  }
-
-  const precision = params.get('precision');
-  if (precision !== null) {
-    if (known.precisions.includes(precision)) scenario.training.precision = /** @type {Precision} */ (precision);
-    else problems.push(`precision: unknown precision "${precision}"; expected one of ${known.precisions.join(', ')}`);
-  }
-  const optimizer = params.get('optimizer');
-  if (optimizer !== null) {
-    if (known.optimizers.includes(optimizer)) scenario.training.optimizer = /** @type {Optimizer} */ (optimizer);
-    else problems.push(`optimizer: unknown optimizer "${optimizer}"; expected one of ${known.optimizers.join(', ')}`);
-  }
-  const choices = /** @type {Record<string, unknown>} */ (scenario.training);
-  for (const [name, fallback, other] of TWO_WAY_CHOICES) {
-    const value = params.get(name)?.trim();
-    if (value === undefined || value === '') continue;
-    if (value === other) choices[name] = other;
-    else if (value === fallback) delete choices[name];
-    else problems.push(`${name}: expected ${fallback} or ${other}, got "${value}"`);
-  }
+  for (const option of known.options) readTrainingOption(params, option, scenario.training, problems);
 
   // The measured step: kept even when out of range (the core names `calibration.step_ms`), and
   // its accelerator even when not among `hardware` (the core names `calibration.hardware`).

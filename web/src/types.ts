@@ -7,6 +7,8 @@ export type AttentionKernel = 'eager' | 'flash';
 export type KernelSet = 'pytorch' | 'megatron';
 /** The optimizer's update: one fused pass per state, or torch.optim's default multi-tensor foreach ops. */
 export type OptimizerImpl = 'fused' | 'foreach';
+/** How convolution tensors lie in memory; absent, convolutions are timed as channels_last (docs/PREDICTION.md). */
+export type MemoryFormat = 'channels_last' | 'nchw';
 export type Optimizer =
   | 'none'
   | 'sgd'
@@ -39,6 +41,7 @@ export interface TrainingSpec {
   attention?: AttentionKernel;
   kernels?: KernelSet;
   optimizer_impl?: OptimizerImpl;
+  memory_format?: MemoryFormat;
   dataset_size?: number;
   epochs?: number;
 }
@@ -146,6 +149,8 @@ export interface TrainingSummary {
   optimizer_impl: OptimizerImpl;
   attention: AttentionKernel;
   kernels: KernelSet;
+  /** Present only when the request gave it. */
+  memory_format?: MemoryFormat;
   dataset_size: number;
   epochs: number;
   steps_per_epoch: number;
@@ -345,6 +350,7 @@ export interface PlanResponse {
     optimizer_impl: OptimizerImpl;
     attention: AttentionKernel;
     kernels: KernelSet;
+    memory_format?: MemoryFormat;
     seq_len?: number;
   };
   plan: { samples: number; steps: number; max_gpus: number; min_gpus: number; tokens?: number };
@@ -376,12 +382,52 @@ export interface PresetEntry {
   parameters: number;
 }
 
+/** One training option of the core's table (docs/API.md "Options"): what the page, links, the element and the CLI read. */
+export interface CatalogOption {
+  /** The member of the request's `training`, e.g. "memory_format". */
+  key: keyof TrainingSpec;
+  /** Its path in errors, e.g. "training.memory_format". */
+  field: string;
+  kind: 'integer' | 'number' | 'choice';
+  /** Choices: the accepted names, and how each reads in the page's select. */
+  values?: string[];
+  labels?: string[];
+  /** Numbers: the accepted range. */
+  min?: number;
+  max?: number;
+  /** The core's default; null: none (derived, the model's own, or not modelled). */
+  default: string | number | null;
+  label: string;
+  doc: string;
+  /** Link parameters, which are also the element's attributes; the first is the one written. */
+  link: string[];
+  /** The CLI flag ("--memory-format") and its placeholder in --help. */
+  flag: string;
+  flag_value: string;
+}
+
+/** A form of the request's `model` (docs/API.md "Model"). */
+export interface ModelFormEntry {
+  key: 'preset' | 'hf_config' | 'keras' | 'onnx_base64' | 'layers';
+  doc: string;
+}
+
+export interface CatalogLimits {
+  /** The longest request text the core reads. */
+  request_bytes: number;
+  json_depth: number;
+  accelerators: number;
+}
+
 export interface Catalog {
   version: string;
   hardware: HardwareEntry[];
   presets: PresetEntry[];
   precisions: Precision[];
   optimizers: Optimizer[];
+  options: CatalogOption[];
+  model_forms: ModelFormEntry[];
+  limits: CatalogLimits;
 }
 
 // ---------------------------------------------------------------- wasm module

@@ -85,6 +85,7 @@ struct LayerAttrs {
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
   bool fused = false;             // attention: one fused kernel per pass, scores never in memory (FlashAttention)
   bool megatron = false;          // Megatron-LM's fused kernels (KernelSet): softmax, bias-GELU, SwiGLU
+  bool nchw = false;              // conv2d: NCHW tensors (training.memory_format nchw), see layers/memory_format
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter

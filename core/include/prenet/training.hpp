@@ -1,5 +1,6 @@
 #pragma once
-// The training configuration of a request: precision, optimizer, batch and dataset sizes.
+// The training configuration of a request: precision, optimizer, batch and dataset sizes. The names, defaults
+// and limits of its fields live in one table (core/src/request/options.cpp); the enums are for the physics.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,17 +20,18 @@ enum class KernelSet { PyTorch, Megatron };
 /// How the optimizer's update runs: one fused pass over each parameter's states (apex, DeepSpeed,
 /// Megatron, PyTorch's fused=True), or PyTorch's default multi-tensor "foreach" ops, one pass per op.
 enum class OptimizerImpl { Fused, Foreach };
+/// How convolution tensors lie in memory: NHWC (PyTorch's channels_last, cuDNN's tensor-core layout) or NCHW
+/// (PyTorch's default), which cuDNN transposes around each convolution under 16-bit training.
+enum class MemoryFormat { ChannelsLast, NCHW };
 
+// Names as the request writes them (the options table's values).
 const char* to_string(Precision p);
 const char* to_string(Optimizer o);
 const char* to_string(AttentionKernel a);
-const std::vector<std::string>& attention_kernel_names();
 const char* to_string(KernelSet k);
-const std::vector<std::string>& kernel_set_names();
+const char* to_string(OptimizerImpl i);
 const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
-const char* to_string(OptimizerImpl i);
-const std::vector<std::string>& optimizer_impl_names();
 /// Parses a name from precision_names(); the caller has validated it.
 Precision precision_from_string(const std::string& name);
 /// Parses a name from optimizer_names(); the caller has validated it.
@@ -57,6 +59,7 @@ struct TrainingConfig {
   AttentionKernel attention = AttentionKernel::Eager;
   KernelSet kernels = KernelSet::PyTorch;
   OptimizerImpl optimizer_impl = OptimizerImpl::Fused;
+  std::optional<MemoryFormat> memory_format;  // absent: timed as channels_last, and not echoed
   std::int64_t dataset_size = 0;  // 0: batch_size x 100
   double epochs = 1.0;
 

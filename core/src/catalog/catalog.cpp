@@ -11,6 +11,7 @@
 #include "prenet/onnx_model.hpp"
 #include "prenet/layer_list.hpp"
 #include "prenet/version.hpp"
+#include "request/options.hpp"
 
 namespace prenet {
 namespace {
@@ -120,33 +121,50 @@ Network resolve_preset(const std::string& id, const std::string& name, const Tra
   return net;
 }
 
-/// The network the request's model describes, in whichever form it came.
-Network resolve_model_form(const Json& model, const TrainingConfig& training) {
+/// The network of the model form `form` (one of model_forms()) that `model` holds.
+Network network_of_form(const std::string& form, const Json& model, const TrainingConfig& training) {
   const std::string path = "model";
-  require_object(model, path);
-  reject_unknown_keys(model, path, {"preset", "hf_config", "keras", "onnx_base64", "layers", "input", "name"});
-  int forms = 0;
-  for (const char* form : {"preset", "hf_config", "keras", "onnx_base64", "layers"}) {
-    forms += static_cast<int>(model.contains(form));
-  }
-  if (forms != 1) throw InputError(path, "expected exactly one of preset, hf_config, keras, onnx_base64 or layers");
-
   std::string name = get_string(model, "name", path, "");
-  if (model.contains("preset")) return resolve_preset(require_string(model, "preset", path), name, training, path);
-  if (model.contains("hf_config")) {
+  if (form == "preset") return resolve_preset(require_string(model, "preset", path), name, training, path);
+  if (form == "hf_config") {
     return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);
   }
-  if (model.contains("keras")) {
-    Network net = keras_to_network(model["keras"], join(path, "keras"), overrides_of(training));
-    if (!name.empty()) net.name = name;
-    return net;
-  }
-  if (model.contains("onnx_base64")) {
-    Network net = onnx_to_network(model["onnx_base64"], join(path, "onnx_base64"), overrides_of(training));
+  if (form == "keras" || form == "onnx_base64") {
+    Network net = form == "keras"
+                      ? keras_to_network(model["keras"], join(path, "keras"), overrides_of(training))
+                      : onnx_to_network(model["onnx_base64"], join(path, "onnx_base64"), overrides_of(training));
     if (!name.empty()) net.name = name;
     return net;
   }
   return parse_layer_list(model, path, overrides_of(training));
+}
+
+/// Marks the convolutions of `net` with the request's memory format; a network without any gets a warning.
+void apply_memory_format(Network& net, const TrainingConfig& training) {
+  if (!training.memory_format) return;
+  bool any = false;
+  for (Layer& layer : net.layers) {
+    if (layer.type != LayerType::Conv2d) continue;
+    layer.attrs.nchw = *training.memory_format == MemoryFormat::NCHW;
+    any = true;
+  }
+  if (!any) net.warnings.push_back("training.memory_format ignored: the model has no convolutions");
+}
+
+/// The network the request's model describes, in whichever form it came.
+Network resolve_model_form(const Json& model, const TrainingConfig& training) {
+  const std::string path = "model";
+  require_object(model, path);
+  std::vector<std::string> keys;
+  for (const ModelForm& form : model_forms()) keys.emplace_back(form.key);
+  int forms = 0;
+  for (const auto& key : keys) forms += static_cast<int>(model.contains(key));
+  keys.insert(keys.end(), {"input", "name"});
+  reject_unknown_keys(model, path, keys);
+  if (forms != 1) throw InputError(path, "expected exactly one of " + model_form_list());
+  Network net = network_of_form(model_form_of(model), model, training);
+  apply_memory_format(net, training);
+  return net;
 }
 
 }  // namespace
@@ -184,8 +202,14 @@ Json catalog_document() {
                            {"parameters", net.parameters()},
                            {"published_parameters", p.published_parameters}});
   }
-  return {{"version", version()},         {"hardware", hardware},           {"presets", preset_list},
-          {"precisions", precision_names()}, {"optimizers", optimizer_names()}};
+  return {{"version", version()},
+          {"hardware", hardware},
+          {"presets", preset_list},
+          {"precisions", precision_names()},
+          {"optimizers", optimizer_names()},
+          {"options", options_catalogue()},
+          {"model_forms", model_forms_catalogue()},
+          {"limits", limits_catalogue()}};
 }
 
 }  // namespace prenet

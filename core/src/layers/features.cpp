@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "layers/memory_format.hpp"
+
 namespace prenet {
 namespace {
 
@@ -233,6 +235,7 @@ void add_layer_kernels(const Layer& layer, double b, Precision precision, Kernel
       }
       if (dx) kb.add(conv_pass_kernel(ConvPass::Data, shape, e));
       kb.add(conv_pass_kernel(ConvPass::Filter, shape, e));
+      for (const Kernel& k : layout_transposes(layer, in_elems, out_elems, e)) kb.add(k);
       lw.saved_activation_bytes = e * in_elems + out_elems * (composed ? composed->saved : act > 0 ? e : 0);
       break;
     }

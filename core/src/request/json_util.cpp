@@ -33,9 +33,6 @@ std::string strip_prefix(const std::string& what) {
   return pos == std::string::npos ? what : what.substr(pos + 2);
 }
 
-constexpr std::size_t kMaxTextBytes = 16u << 20;
-constexpr int kMaxDepth = 64;
-
 std::string quote(const std::string& s) { return "\"" + printable(s) + "\""; }
 
 std::string show(const Json& value) {
@@ -164,10 +161,15 @@ std::string get_enum(const Json& obj, const std::string& key, const std::string&
 }
 
 void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known) {
+  reject_unknown_keys(obj, path, known, known);
+}
+
+void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known,
+                         const std::vector<std::string>& named) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& k : named) list += (list.empty() ? "" : ", ") + k;
       if (it.key().empty()) {
         // An empty name cannot be a path element; report it on the object that holds it.
         throw InputError(path.empty() ? "request" : path, "has a field with an empty name; expected one of " + list);
@@ -178,22 +180,22 @@ void reject_unknown_keys(const Json& obj, const std::string& path, const std::ve
 }
 
 Json parse_json_text(const std::string& text, const std::string& path) {
-  if (text.size() > kMaxTextBytes) {
+  if (text.size() > kMaxRequestBytes) {
     throw InputError(path, "input is " + std::to_string(text.size()) + " bytes; the limit is " +
-                               std::to_string(kMaxTextBytes) + " bytes");
+                               std::to_string(kMaxRequestBytes) + " bytes");
   }
   // nlohmann's parser recurses per nesting level; a callback bounds the depth before it can exhaust the stack.
   bool too_deep = false;
   Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxDepth) too_deep = true;
+    if (depth > kMaxJsonDepth) too_deep = true;
     return !too_deep;
   };
   try {
     Json parsed = Json::parse(text, limit_depth, true, false);
-    if (too_deep) throw InputError(path, "JSON nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (too_deep) throw InputError(path, "JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     return parsed;
   } catch (const Json::parse_error& e) {
-    if (too_deep) throw InputError(path, "JSON nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (too_deep) throw InputError(path, "JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     throw InputError(path, "malformed JSON: " + printable(strip_prefix(e.what())));
   } catch (const Json::out_of_range& e) {
     // e.g. a number beyond the range of a double (1e400)

@@ -1,34 +1,13 @@
 #include "prenet/request.hpp"
 
+#include "request/options.hpp"
+
 namespace prenet {
 namespace {
 
 TrainingConfig parse_training(const Json& doc) {
-  TrainingConfig t;
-  if (!doc.contains("training") || doc["training"].is_null()) return t;
-  const std::string path = "training";
-  const Json& tr = require_object(doc["training"], path);
-  reject_unknown_keys(
-      tr, path,
-      {"batch_size", "seq_len", "image_size", "precision", "optimizer", "optimizer_impl", "attention", "kernels",
-       "dataset_size", "epochs"});
-  t.batch_size = get_int(tr, "batch_size", path, 32, 1, 1 << 20);
-  if (tr.contains("seq_len") && !tr["seq_len"].is_null()) t.seq_len = get_int(tr, "seq_len", path, 0, 1, 1 << 20);
-  if (tr.contains("image_size") && !tr["image_size"].is_null()) {
-    t.image_size = get_int(tr, "image_size", path, 0, 1, 16384);
-  }
-  t.precision = precision_from_string(get_enum(tr, "precision", path, "fp32", precision_names()));
-  t.optimizer = optimizer_from_string(get_enum(tr, "optimizer", path, "adam", optimizer_names()));
-  t.optimizer_impl = get_enum(tr, "optimizer_impl", path, "fused", optimizer_impl_names()) == "foreach"
-                         ? OptimizerImpl::Foreach
-                         : OptimizerImpl::Fused;
-  t.attention = get_enum(tr, "attention", path, "eager", attention_kernel_names()) == "flash" ? AttentionKernel::Flash
-                                                                                              : AttentionKernel::Eager;
-  t.kernels = get_enum(tr, "kernels", path, "pytorch", kernel_set_names()) == "megatron" ? KernelSet::Megatron
-                                                                                          : KernelSet::PyTorch;
-  t.dataset_size = get_int(tr, "dataset_size", path, 0, 1, std::int64_t{1} << 50);
-  t.epochs = get_number(tr, "epochs", path, 1.0, 1e-6, 1e6);
-  return t;
+  if (!doc.contains("training") || doc["training"].is_null()) return {};
+  return parse_training_options(require_object(doc["training"], "training"), "training");
 }
 
 std::vector<Accelerator> parse_hardware(const Json& doc) {

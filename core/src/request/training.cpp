@@ -1,82 +1,36 @@
 #include "prenet/training.hpp"
 
+#include "request/options.hpp"
+
 namespace prenet {
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::TF32: return "tf32";
-    case Precision::FP16: return "fp16";
-    case Precision::BF16: return "bf16";
-    case Precision::FP8: return "fp8";
-  }
-  return "fp32";
-}
+const char* to_string(Precision p) { return choice_name("precision", static_cast<std::size_t>(p)); }
 
-const char* to_string(Optimizer o) {
-  switch (o) {
-    case Optimizer::None: return "none";
-    case Optimizer::SGD: return "sgd";
-    case Optimizer::Momentum: return "momentum";
-    case Optimizer::Adam: return "adam";
-    case Optimizer::AdamW: return "adamw";
-    case Optimizer::Adagrad: return "adagrad";
-    case Optimizer::Adadelta: return "adadelta";
-    case Optimizer::RMSProp: return "rmsprop";
-  }
-  return "none";
-}
+const char* to_string(Optimizer o) { return choice_name("optimizer", static_cast<std::size_t>(o)); }
 
-const char* to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "eager"; }
+const char* to_string(AttentionKernel a) { return choice_name("attention", static_cast<std::size_t>(a)); }
 
-const std::vector<std::string>& attention_kernel_names() {
-  static const std::vector<std::string> names = {"eager", "flash"};
-  return names;
-}
+const char* to_string(KernelSet k) { return choice_name("kernels", static_cast<std::size_t>(k)); }
 
-const char* to_string(KernelSet k) { return k == KernelSet::Megatron ? "megatron" : "pytorch"; }
+const char* to_string(OptimizerImpl i) { return choice_name("optimizer_impl", static_cast<std::size_t>(i)); }
 
-const std::vector<std::string>& kernel_set_names() {
-  static const std::vector<std::string> names = {"pytorch", "megatron"};
-  return names;
-}
+const std::vector<std::string>& precision_names() { return training_option("precision").values; }
 
-const std::vector<std::string>& precision_names() {
-  static const std::vector<std::string> names = {"fp32", "tf32", "fp16", "bf16", "fp8"};
-  return names;
-}
-
-const std::vector<std::string>& optimizer_names() {
-  static const std::vector<std::string> names = {"none",    "sgd",      "momentum", "adam",
-                                                 "adamw",   "adagrad",  "adadelta", "rmsprop"};
-  return names;
-}
+const std::vector<std::string>& optimizer_names() { return training_option("optimizer").values; }
 
 Precision precision_from_string(const std::string& name) {
-  for (auto p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16, Precision::FP8}) {
-    if (name == to_string(p)) return p;
-  }
-  return Precision::FP32;
+  std::size_t i = choice_index("precision", name);
+  return i < precision_names().size() ? static_cast<Precision>(i) : Precision::FP32;
 }
 
 Optimizer optimizer_from_string(const std::string& name) {
-  for (auto o : {Optimizer::None, Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW,
-                 Optimizer::Adagrad, Optimizer::Adadelta, Optimizer::RMSProp}) {
-    if (name == to_string(o)) return o;
-  }
-  return Optimizer::None;
+  std::size_t i = choice_index("optimizer", name);
+  return i < optimizer_names().size() ? static_cast<Optimizer>(i) : Optimizer::None;
 }
 
 double activation_bytes(Precision p) { return p == Precision::FP32 || p == Precision::TF32 ? 4.0 : 2.0; }
 
 bool is_mixed(Precision p) { return p == Precision::FP16 || p == Precision::BF16 || p == Precision::FP8; }
-
-const char* to_string(OptimizerImpl i) { return i == OptimizerImpl::Foreach ? "foreach" : "fused"; }
-
-const std::vector<std::string>& optimizer_impl_names() {
-  static const std::vector<std::string> names = {"fused", "foreach"};
-  return names;
-}
 
 // Reads + writes per parameter: SGD p,g -> p; momentum adds m; Adam adds m and v (PREDICTION.md). Foreach:
 // the sum over PyTorch's _multi_tensor_<optimizer> ops of 4 bytes per tensor each reads or writes, e.g.

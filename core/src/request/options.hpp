@@ -1,0 +1,82 @@
+#pragma once
+// The training options as data: one row per field of the request's "training" object, with its allowed
+// values or limits, default, doc and the link parameter / element attribute / CLI flag that carry it.
+// Parsing, the response's training echo and the catalogue (which the page, links, the element and the CLI
+// read) all come from this table (docs/API.md "Options"); the model forms and request limits beside it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "prenet/json_util.hpp"
+#include "prenet/training.hpp"
+
+namespace prenet {
+
+enum class OptionKind { Integer, Number, Choice };
+
+/// A parsed option value: `integer` for Integer, `number` for Number, `choice` (an index into values) for Choice.
+struct OptionValue {
+  std::int64_t integer = 0;
+  double number = 0;
+  std::size_t choice = 0;
+};
+
+/// Which options the training echo (options_echo) carries.
+enum class Echo { Never, Always, WhenGiven };
+
+struct TrainingOption {
+  const char* key;  // member of the request's "training" object
+  OptionKind kind;
+  std::vector<std::string> values;  // Choice: the names, in the order of the C++ enum
+  std::vector<std::string> labels;  // Choice: how each value reads in the page's select
+  double min = 0, max = 0;          // Integer and Number: the accepted range
+  Json fallback;                    // the default when absent; null: none (derived, or the model's own)
+  const char* label;                // the page's name for it
+  const char* doc;                  // one line
+  std::vector<std::string> link;    // link parameters, which are also the element's attributes; first written
+  const char* flag;                 // the CLI flag, without its dashes
+  const char* flag_value;           // the flag's placeholder in --help
+  Echo echo;
+  /// Whether "unknown field; expected one of ..." lists it: the recorded error texts (tests/golden) predate
+  /// training.memory_format, so listing it there changes two recorded responses (the lead's decision).
+  bool listed;
+  void (*store)(TrainingConfig&, const OptionValue&);
+  std::optional<OptionValue> (*read)(const TrainingConfig&);  // nullopt: not set
+};
+
+/// Every training option, in the order the request is validated.
+const std::vector<TrainingOption>& training_options();
+/// The row of `key`; throws std::out_of_range for a key not in the table.
+const TrainingOption& training_option(const std::string& key);
+/// The name of value `index` of choice option `key` (the C++ enum's value).
+const char* choice_name(const std::string& key, std::size_t index);
+/// The index of `name` among choice option `key`'s values; values.size() when it is not one.
+std::size_t choice_index(const std::string& key, const std::string& name);
+
+/// Validates the request's "training" object at `path` against the table; every error names its field.
+TrainingConfig parse_training_options(const Json& training, const std::string& path);
+/// The options a response echoes under "training" (batch size and the named choices); the caller adds the
+/// derived fields (dataset size, epochs, steps, the model's sequence length or image size).
+Json options_echo(const TrainingConfig& training);
+/// The table as the catalogue publishes it ("options").
+Json options_catalogue();
+
+/// One form of the request's "model" (docs/API.md "Model"): its key and a one-line doc.
+struct ModelForm {
+  const char* key;
+  const char* doc;
+};
+/// The model forms in the order they are named in messages; the last, "layers", is the fallback.
+const std::vector<ModelForm>& model_forms();
+/// The form `model` came in: the first form key it holds, else "layers" (the model is validated elsewhere).
+const char* model_form_of(const Json& model);
+/// "preset, hf_config, keras, onnx_base64 or layers", for messages.
+std::string model_form_list();
+/// The model forms as the catalogue publishes them ("model_forms").
+Json model_forms_catalogue();
+
+/// The request limits as the catalogue publishes them ("limits").
+Json limits_catalogue();
+
+}  // namespace prenet
