@@ -16,17 +16,17 @@ struct Wanted {
 };
 
 /// Builds the model of `a`, read from `c`; appends notes for the user to `warnings`.
-using Builder = Json (*)(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+using Builder = Json (*)(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 /// Decoder-only transformers (GPT-2, GPT-NeoX, GPT-J, OPT, Llama and relatives): decoder.cpp.
-Json build_decoder(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Post-LayerNorm encoders with a task head (BERT, RoBERTa, DistilBERT): encoder.cpp.
-Json build_encoder(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// T5 and Switch Transformers: t5.cpp.
-Json build_t5(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// The fairseq / BART encoder-decoders: seq2seq.cpp.
-Json build_seq2seq(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// ViT image classifiers: vit.cpp.
-Json build_vit(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf

@@ -138,7 +138,7 @@ Json decoder_layers(const Arch& a, std::int64_t positions, const HeadChoice& h) 
 
 }  // namespace
 
-Json build_decoder(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   check_heads(c, a.hidden, a.heads, a.kv_heads, a.head_dim > 0, a.heads_field, a.kv_field);
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, a.learned_positions, warnings);
   std::int64_t positions = 0;

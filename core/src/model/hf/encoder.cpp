@@ -83,7 +83,7 @@ void encoder_head(const Arch& a, Seq& s) {
 
 }  // namespace
 
-Json build_encoder(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   check_heads(c, a.hidden, a.heads, a.heads, false, a.heads_field, "");
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, true, warnings);
   Seq s;

@@ -6,6 +6,7 @@
 namespace prenet::hf {
 namespace {
 
+/// Whether `text` ends with `suffix`.
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }

@@ -1,5 +1,6 @@
 #pragma once
 // A layer list under construction, as the Hugging Face builders write it.
+#include <cstdint>
 #include <string>
 #include <utility>
 

@@ -3,7 +3,8 @@
 // How to add a model_type:
 //  1. Pick the family whose builder makes its layers (kDecoder, kEncoder, kT5, kSeq2Seq, kVit below; a new
 //     kind of network is a new builder in builders.hpp and one Family here).
-//  2. Add a row: {"model_type", family, compose({parts...}, {overrides...})}. Parts are step lists read in
+//  2. Add a row: {"model_type", family, compose({parts...}, {overrides...})}, e.g.
+//     {"qwen2", kDecoder, compose({kDecoderCore, kLlama, kQkvBias})}. Parts are step lists read in
 //     order (steps.hpp: need/opt/rate/flag/act/fix, each naming the config's fields in order of preference,
 //     with the Hugging Face class's default); reuse a sibling's parts where the config reads the same way.
 //     An override replaces the part's step of the same kind that fills the same quantity (a different
@@ -21,11 +22,11 @@
 namespace prenet::hf {
 namespace {
 
-constexpr Family kDecoder{"decoder", build_decoder, false};
-constexpr Family kEncoder{"encoder", build_encoder, false};
-constexpr Family kT5{"t5", build_t5, false};
-constexpr Family kSeq2Seq{"seq2seq", build_seq2seq, false};
-constexpr Family kVit{"vit", build_vit, true};
+constexpr Family kDecoder{build_decoder, false};
+constexpr Family kEncoder{build_encoder, false};
+constexpr Family kT5{build_t5, false};
+constexpr Family kSeq2Seq{build_seq2seq, false};
+constexpr Family kVit{build_vit, true};
 
 // ---- decoders -------------------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ namespace prenet::hf {
 
 /// A kind of network with one builder.
 struct Family {
-  const char* name;
   Builder build;
   bool image_input;  // the model reads an image, not tokens
 };

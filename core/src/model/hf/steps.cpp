@@ -9,10 +9,11 @@
 namespace prenet::hf {
 namespace {
 
-Step make(Op op, std::vector<std::string> keys = {}) {
+/// A step of `op` reading `keys`, its other members unset.
+Step make(Op op, Keys keys = {}) {
   Step s;
   s.op = op;
-  s.keys = std::move(keys);
+  s.keys.assign(keys.begin(), keys.end());
   return s;
 }
 
@@ -82,64 +83,69 @@ Amount capped(std::int64_t cap, Size m) {
   return x;
 }
 
-Step need(Size m, std::vector<std::string> keys, Amount min, Amount max) {
-  Step s = make(Op::Need, std::move(keys));
+Step need(Size m, Keys keys, Amount min, Amount max) {
+  Step s = make(Op::Need, keys);
   s.size = m;
   s.min = min;
   s.max = max;
   return s;
 }
 
-Step head_count(std::vector<std::string> keys) {
-  Step s = need(&Arch::heads, std::move(keys), 1, kMaxWidth);
+Step head_count(Keys keys) {
+  Step s = need(&Arch::heads, keys, 1, kMaxWidth);
   s.text = &Arch::heads_field;
   return s;
 }
 
-Step opt(Size m, std::vector<std::string> keys, Amount fallback, Amount min, Amount max) {
-  Step s = need(m, std::move(keys), min, max);
+Step opt(Size m, Keys keys, Amount fallback, Amount min, Amount max) {
+  Step s = need(m, keys, min, max);
   s.op = Op::Optional;
   s.fallback = fallback;
   return s;
 }
 
-Step rate(Rate m, std::vector<std::string> keys, double fallback) {
-  Step s = make(Op::Dropout, std::move(keys));
+Step rate(Rate m, Keys keys, double fallback) {
+  Step s = make(Op::Dropout, keys);
   s.rate = m;
   s.rate_default = fallback;
   return s;
 }
 
-Step rate(Rate m, std::vector<std::string> keys, Rate same_as) {
-  Step s = rate(m, std::move(keys), 0.0);
+Step rate(Rate m, Keys keys, Rate same_as) {
+  Step s = rate(m, keys, 0.0);
   s.rate_from = same_as;
   return s;
 }
 
-Step flag(std::vector<Flag> m, std::string key, bool fallback) {
-  Step s = make(Op::Switch, {std::move(key)});
-  s.flags = std::move(m);
+Step flag(std::initializer_list<Flag> m, const char* key, bool fallback) {
+  Step s = make(Op::Switch, {key});
+  s.flags.assign(m.begin(), m.end());
   s.flag_default = fallback;
   return s;
 }
 
-Step flag(Flag m, std::string key, bool fallback) { return flag(std::vector<Flag>{m}, std::move(key), fallback); }
+Step flag(Flag m, const char* key, bool fallback) {
+  Step s = make(Op::Switch, {key});
+  s.flags = {m};
+  s.flag_default = fallback;
+  return s;
+}
 
-Step flag(Flag m, std::string key, Flag same_as) {
-  Step s = flag(std::vector<Flag>{m}, std::move(key), false);
+Step flag(Flag m, const char* key, Flag same_as) {
+  Step s = flag(m, key, false);
   s.flag_from = same_as;
   return s;
 }
 
-Step not_flag(Flag m, std::string key) {
-  Step s = flag(std::vector<Flag>{m}, std::move(key), false);
+Step not_flag(Flag m, const char* key) {
+  Step s = flag(m, key, false);
   s.op = Op::NotSwitch;
   return s;
 }
 
-Step act(std::vector<std::string> keys, std::string fallback) {
-  Step s = make(Op::Activation, std::move(keys));
-  s.text_default = std::move(fallback);
+Step act(Keys keys, const char* fallback) {
+  Step s = make(Op::Activation, keys);
+  s.text_default = fallback;
   return s;
 }
 
@@ -164,16 +170,16 @@ Step fix(Rate m, Rate same_as) {
   return s;
 }
 
-Step fix(Text m, std::string value) {
+Step fix(Text m, const char* value) {
   Step s = make(Op::Set);
   s.text = m;
-  s.text_default = std::move(value);
+  s.text_default = value;
   return s;
 }
 
-Step warn_if(std::string key, std::string note) {
-  Step s = make(Op::Warn, {std::move(key)});
-  s.text_default = std::move(note);
+Step warn_if(const char* key, const char* note) {
+  Step s = make(Op::Warn, {key});
+  s.text_default = note;
   return s;
 }
 

@@ -3,6 +3,7 @@
 // that fill one quantity, with its default and bounds. A model type's row in model_types.cpp is a list of
 // them, read in order (so that, of two bad fields, the same one is reported first).
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ using Size = std::int64_t Arch::*;
 using Rate = double Arch::*;
 using Flag = bool Arch::*;
 using Text = std::string Arch::*;
+/// Config field spellings, in order of preference.
+using Keys = std::initializer_list<const char*>;
 /// Code for what is not field renaming; reads `c` into `a`, may add notes to `warnings`.
 using Hook = void (*)(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 
@@ -57,29 +60,29 @@ struct Step {
 using Steps = std::vector<Step>;
 
 /// A required size from the first present of `keys`.
-Step need(Size m, std::vector<std::string> keys, Amount min, Amount max);
+Step need(Size m, Keys keys, Amount min, Amount max);
 /// The head count from the first present of `keys`, remembering the spelling for errors.
-Step head_count(std::vector<std::string> keys);
+Step head_count(Keys keys);
 /// An optional size from the first present of `keys`, `fallback` when none is.
-Step opt(Size m, std::vector<std::string> keys, Amount fallback, Amount min, Amount max);
+Step opt(Size m, Keys keys, Amount fallback, Amount min, Amount max);
 /// A dropout rate, `fallback` (or the rate `same_as` read before) when absent.
-Step rate(Rate m, std::vector<std::string> keys, double fallback);
-Step rate(Rate m, std::vector<std::string> keys, Rate same_as);
+Step rate(Rate m, Keys keys, double fallback);
+Step rate(Rate m, Keys keys, Rate same_as);
 /// A switch `key` setting every one of `m`, `fallback` (or the switch `same_as`) when absent.
-Step flag(std::vector<Flag> m, std::string key, bool fallback);
-Step flag(Flag m, std::string key, bool fallback);
-Step flag(Flag m, std::string key, Flag same_as);
+Step flag(std::initializer_list<Flag> m, const char* key, bool fallback);
+Step flag(Flag m, const char* key, bool fallback);
+Step flag(Flag m, const char* key, Flag same_as);
 /// `m` is the negation of switch `key`; absent, `m` keeps its value.
-Step not_flag(Flag m, std::string key);
+Step not_flag(Flag m, const char* key);
 /// The activation from the first present of `keys`, `fallback` when none is.
-Step act(std::vector<std::string> keys, std::string fallback);
+Step act(Keys keys, const char* fallback);
 /// Sets a quantity without reading the config.
 Step fix(Size m, Amount value);
 Step fix(Flag m, bool value);
 Step fix(Rate m, Rate same_as);
-Step fix(Text m, std::string value);
+Step fix(Text m, const char* value);
 /// A note for the user when switch `key` is on.
-Step warn_if(std::string key, std::string note);
+Step warn_if(const char* key, const char* note);
 /// The task head named by `architectures` (heads.cpp).
 Step task_head();
 /// Runs `fn`; `fills` names the quantity it sets, for overrides (nullptr: none can override it).

@@ -142,7 +142,7 @@ void warn_capacity(const Cfg& c, const Arch& t, std::int64_t seq, std::vector<st
 
 }  // namespace
 
-Json build_t5(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   // The target sequence is taken as long as the input (docs/MODEL_FORMAT.md); relative buckets run longer.
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, false, warnings);
   warn_capacity(c, a, seq, warnings);

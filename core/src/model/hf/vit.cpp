@@ -69,7 +69,7 @@ std::int64_t choose_image(std::int64_t wanted, std::int64_t config_image, std::i
 
 }  // namespace
 
-Json build_vit(const Cfg& c, Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   check_heads(c, a.hidden, a.heads, a.heads, false, a.heads_field, "");
   std::int64_t config_image = c.opt({"image_size"}, 224, 1, 16384);
   if (config_image < a.patch) throw InputError(c.field("patch_size"), "is larger than the image_size");
