@@ -8,12 +8,11 @@
 namespace prenet {
 
 /// Expands a Hugging Face `config.json` into a layer-list model ({"name","input","layers"}).
-/// Recognised `model_type`s: bert, roberta, distilbert, gpt2, gpt_neox, gptj, opt, llama, mistral, qwen2,
-/// phi, falcon, gemma, mixtral, t5 (and mt5), switch_transformers, vit; another type with the usual fields becomes a GPT-2-style
-/// decoder with a warning. `seq_len` is the sequence length to use (0: the config's maximum positions,
-/// capped at 1024); `image_size` likewise for vision models (0: the config's). Appends notes for the user
-/// (assumptions, unknown model types) to `warnings`. Errors name `path` (e.g. "model.hf_config.n_embd")
-/// or the training field at fault.
+/// The recognised `model_type`s are the rows of core/src/model/hf/model_types.cpp; another type with the usual
+/// fields becomes a GPT-2-style decoder with a warning. `seq_len` is the sequence length to use (0: the config's
+/// maximum positions, capped at 1024); `image_size` likewise for vision models (0: the config's). Appends notes for the
+/// user (assumptions, unknown model types) to `warnings`. Errors name `path` (e.g. "model.hf_config.n_embd") or the
+/// training field at fault.
 Json hf_config_to_layers(const Json& config, const std::string& path, std::int64_t seq_len,
                          std::vector<std::string>& warnings, std::int64_t image_size = 0);
 

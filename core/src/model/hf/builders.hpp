@@ -1,0 +1,32 @@
+#pragma once
+// The family builders: each turns a normalised Arch into a layer-list model.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/hf/arch.hpp"
+#include "model/hf/config_reader.hpp"
+
+namespace prenet::hf {
+
+/// The input size the request asks for (0: the config's).
+struct Wanted {
+  std::int64_t seq_len = 0;
+  std::int64_t image_size = 0;
+};
+
+/// Builds the model of `a`, read from `c`; appends notes for the user to `warnings`.
+using Builder = Json (*)(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+
+/// Decoder-only transformers (GPT-2, GPT-NeoX, GPT-J, OPT, Llama and relatives): decoder.cpp.
+Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Post-LayerNorm encoders with a task head (BERT, RoBERTa, DistilBERT): encoder.cpp.
+Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// T5 and Switch Transformers: t5.cpp.
+Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The fairseq / BART encoder-decoders: seq2seq.cpp.
+Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// ViT image classifiers: vit.cpp.
+Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+
+}  // namespace prenet::hf

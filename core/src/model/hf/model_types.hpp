@@ -1,0 +1,32 @@
+#pragma once
+// The table of Hugging Face model types (model_types.cpp): what each model_type reads and which builder
+// turns it into layers.
+#include <string>
+#include <vector>
+
+#include "model/hf/builders.hpp"
+#include "model/hf/steps.hpp"
+
+namespace prenet::hf {
+
+/// A kind of network with one builder.
+struct Family {
+  Builder build;
+  bool image_input;  // the model reads an image, not tokens
+};
+
+/// One row: a model_type, its family, and the steps that read its config.
+struct ModelType {
+  std::string name;  // the model_type (and the model's name in the response)
+  Family family;
+  Steps steps;                            // read in order
+  std::vector<std::string> aliases = {};  // other model_type spellings of the same model
+};
+
+/// The row for `model_type`, or nullptr when the table has none.
+const ModelType* find_model_type(const std::string& model_type);
+
+/// The row an unrecognised model_type is read with (a GPT-2-style decoder, with a warning).
+const ModelType& unrecognised_model_type();
+
+}  // namespace prenet::hf
