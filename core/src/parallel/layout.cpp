@@ -1,0 +1,124 @@
+#include "parallel/layout.hpp"
+
+#include "prenet/error.hpp"
+
+namespace prenet {
+
+std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
+                                         const std::vector<double>& saved_none,
+                                         const std::vector<std::size_t>& bounds) {
+  std::vector<StageInputs> stages;
+  stages.reserve(bounds.size() - 1);
+  for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+    stages.push_back(stage_inputs(shard, saved, saved_none, bounds[s], bounds[s + 1]));
+  }
+  return stages;
+}
+
+MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg, Precision precision,
+                              Optimizer optimizer) {
+  MemoryEstimate worst;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    MemoryEstimate m = stage_memory(stages[s], s, cfg, precision, optimizer);
+    if (s == 0 || m.total_gb() > worst.total_gb()) worst = m;
+  }
+  return worst;
+}
+
+std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
+                                 Recompute mode, const Accelerator& acc, Precision precision) {
+  const std::size_t n = shard.net.layers.size();
+  std::vector<double> extra(n, 0.0);
+  if (mode == Recompute::Full) {
+    // Whole blocks run forward again: their layers' forward time.
+    for (std::size_t l = 0; l < n; ++l) extra[l] = shard.layers[l].in_block ? timing.layers[l].ms[0] : 0.0;
+  } else if (mode == Recompute::Selective) {
+    // The kernels add_recompute_kernels repeats (attention's core), timed one by one.
+    StepWork again = work;
+    add_recompute_kernels(again, shard, mode);
+    for (std::size_t i = work.kernels.size(); i < again.kernels.size(); ++i) {
+      const Kernel& k = again.kernels[i];
+      extra[static_cast<std::size_t>(k.layer)] += kernel_time(k, acc, precision).total_ms();
+    }
+  }
+  return extra;
+}
+
+LayoutEvaluator::LayoutEvaluator(const Network& net, const TrainingConfig& training, const Accelerator& acc)
+    : net_(net), training_(training), acc_(acc) {}
+
+LayoutEvaluator::Key LayoutEvaluator::key_of(const ParallelConfig& cfg, std::size_t depth) {
+  Key k = {cfg.tensor, cfg.sequence_parallel ? 1 : 0, cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute)};
+  for (std::size_t i = depth; i < k.size(); ++i) k[i] = -1;
+  return k;
+}
+
+void LayoutEvaluator::reuse(const ParallelConfig& cfg, const ShardedNetwork& shard, const StepWork& work) {
+  reused_key_ = key_of(cfg, 3);
+  reused_shard_ = &shard;
+  reused_work_ = &work;
+}
+
+bool LayoutEvaluator::reused(const ParallelConfig& cfg) const { return reused_key_ == key_of(cfg, 3); }
+
+const ShardedNetwork* LayoutEvaluator::shard(const ParallelConfig& cfg) {
+  const Key key = key_of(cfg, 2);
+  if (reused_key_ && Key{(*reused_key_)[0], (*reused_key_)[1], -1, -1} == key) return reused_shard_;
+  if (shard_key_ != key) {
+    shard_key_ = key;
+    shard_.reset();
+    try {
+      shard_ = shard_network(net_, cfg.tensor, cfg.sequence_parallel);
+    } catch (const InputError&) {
+      // The network does not split that way: no layout of this shard exists.
+    }
+  }
+  return shard_ ? &*shard_ : nullptr;
+}
+
+const StepWork& LayoutEvaluator::work(const ParallelConfig& cfg) {
+  if (reused(cfg)) return *reused_work_;
+  const Key key = key_of(cfg, 3);
+  if (work_key_ != key) {
+    const TrainingConfig& tr = training_;
+    work_ = step_work(shard(cfg)->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    work_key_ = key;
+  }
+  return work_;
+}
+
+const Timing& LayoutEvaluator::roofline(const ParallelConfig& cfg) {
+  const Key key = key_of(cfg, 3);
+  if (timing_key_ != key) {
+    timing_ = roofline_times(work(cfg), {acc_}, training_.precision).front();
+    timing_key_ = key;
+  }
+  return timing_;
+}
+
+const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Recompute mode) {
+  ParallelConfig c = cfg;
+  c.recompute = mode;
+  const Key key = key_of(c, 4);
+  std::optional<Key>& slot_key = mode == Recompute::None ? none_key_ : saved_key_;
+  std::vector<double>& slot = mode == Recompute::None ? none_ : saved_;
+  if (slot_key != key) {
+    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size, training_.precision);
+    slot_key = key;
+  }
+  return slot;
+}
+
+MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+  const Key key = key_of(cfg, 4);
+  if (stages_key_ != key || stage_bounds_ != bounds) {
+    const std::vector<double>& kept = saved(cfg, cfg.recompute);
+    const std::vector<double>& none = saved(cfg, Recompute::None);
+    stages_ = stage_inputs_of(*shard(cfg), kept, none, bounds);
+    stages_key_ = key;
+    stage_bounds_ = bounds;
+  }
+  return fullest_memory(stages_, cfg, training_.precision, training_.optimizer);
+}
+
+}  // namespace prenet
