@@ -101,7 +101,10 @@ async function predictLearned(module, runner, text) {
   let outputs;
   try {
     // Copy every class's rows out of wasm memory before anything else can call into the module.
-    const inputs = prepared.classes.map((c, i) => ({ ...c, features: new Float32Array(learnedFeatures(prepared.session, i)) }));
+    const inputs = prepared.classes.map((c, i) => ({
+      ...c,
+      features: new Float32Array(learnedFeatures(prepared.session, i)),
+    }));
     outputs = await Promise.all(
       inputs.map((c) =>
         c.rows > 0 ? runner.run(c.dataset, c.features, c.rows, c.width) : Promise.resolve(new Float32Array(0)),

@@ -35,7 +35,7 @@ std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& wo
 
 class LayoutEvaluator {
  public:
-  /// Layouts of `net` trained as `training` says, on accelerators `acc` (kept by reference).
+  /// Layouts of `net` trained as `training` says, on accelerator `acc` (all three kept by reference).
   LayoutEvaluator(const Network& net, const TrainingConfig& training, const Accelerator& acc);
 
   /// Takes what a prepared request already holds for its own layout `cfg` (kept by reference): its shard,
