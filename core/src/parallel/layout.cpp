@@ -1,5 +1,7 @@
 #include "parallel/layout.hpp"
 
+#include <utility>
+
 #include "prenet/error.hpp"
 
 namespace prenet {
@@ -15,24 +17,42 @@ std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std:
   return stages;
 }
 
+namespace {
+
+/// The stage whose GPU holds the most (the first of those that tie) and that memory (GB).
+std::pair<std::size_t, double> fullest_stage(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
+                                             Precision precision, Optimizer optimizer) {
+  std::pair<std::size_t, double> fullest{0, 0.0};
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const double gb = stage_memory(stages[s], s, cfg, precision, optimizer).total_gb();
+    if (s == 0 || gb > fullest.second) fullest = {s, gb};
+  }
+  return fullest;
+}
+
+}  // namespace
+
 MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg, Precision precision,
                               Optimizer optimizer) {
-  MemoryEstimate worst;
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    MemoryEstimate m = stage_memory(stages[s], s, cfg, precision, optimizer);
-    if (s == 0 || m.total_gb() > worst.total_gb()) worst = m;
-  }
-  return worst;
+  const std::size_t s = fullest_stage(stages, cfg, precision, optimizer).first;
+  return stage_memory(stages[s], s, cfg, precision, optimizer);
 }
 
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
                                  Recompute mode, const Accelerator& acc, Precision precision) {
   std::vector<double> extra(shard.net.layers.size(), 0.0);
   if (mode == Recompute::None) return extra;
-  // Which kernels run again is add_recompute_kernels' rule: they are the ones it appends.
-  StepWork again = work;
+  // Which kernels run again is add_recompute_kernels' rule: they are the ones it appends to the forward
+  // kernels (it repeats no others, so the rest of the step need not be copied).
+  StepWork again;
+  again.layers = work.layers;
+  again.kernels.reserve(work.kernels.size());  // the forward kernels and what is repeated fit
+  for (const Kernel& k : work.kernels) {
+    if (k.phase == Phase::Forward) again.kernels.push_back(k);
+  }
+  const std::size_t forward = again.kernels.size();
   add_recompute_kernels(again, shard, mode);
-  for (std::size_t i = work.kernels.size(); i < again.kernels.size(); ++i) {
+  for (std::size_t i = forward; i < again.kernels.size(); ++i) {
     const Kernel& k = again.kernels[i];
     const auto l = static_cast<std::size_t>(k.layer);
     // Full recomputation repeats a layer's whole forward, whose time the timing has; selective only
@@ -107,7 +127,8 @@ const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Rec
   return slot;
 }
 
-MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cfg,
+                                                        const std::vector<std::size_t>& bounds) {
   const Key key = key_of(cfg, 4);
   if (stages_key_ != key || stage_bounds_ != bounds) {
     const std::vector<double>& kept = saved(cfg, cfg.recompute);
@@ -116,7 +137,15 @@ MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::ve
     stages_key_ = key;
     stage_bounds_ = bounds;
   }
-  return fullest_memory(stages_, cfg, training_.precision, training_.optimizer);
+  return stages_;
+}
+
+MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+  return fullest_memory(stages(cfg, bounds), cfg, training_.precision, training_.optimizer);
+}
+
+double LayoutEvaluator::fullest_gb(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+  return fullest_stage(stages(cfg, bounds), cfg, training_.precision, training_.optimizer).second;
 }
 
 }  // namespace prenet

@@ -2,7 +2,8 @@
 // The one evaluator of a parallel layout (docs/PREDICTION.md, "More than one GPU"): for a ParallelConfig
 // on one accelerator kind, the tensor shard, one micro-batch's step work and its roofline, the activations
 // kept for backward and the memory of the fullest GPU. Memory advice and plan mode both ask it; it keeps
-// the last result of each step, so layouts that differ only in later choices reuse the earlier ones.
+// the last result of each step, so layouts that differ only in later choices reuse the earlier ones (a
+// reference it returns stays valid until it is asked about a layout that differs in that step).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -54,12 +55,16 @@ class LayoutEvaluator {
   const std::vector<double>& saved(const ParallelConfig& cfg, Recompute mode);
   /// Memory of the fullest GPU of `cfg` with its layers split into the stages `bounds`.
   MemoryEstimate fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);
+  /// Its total (GB) alone, for searches that try many layouts.
+  double fullest_gb(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);
 
  private:
   /// What selects the shard (tensor, sequence parallel), then the step work (+ micro-batch size), then
   /// what it saves (+ recompute mode).
   using Key = std::array<std::int64_t, 4>;
   static Key key_of(const ParallelConfig& cfg, std::size_t depth);
+  /// What each stage of `cfg` split at `bounds` keeps.
+  const std::vector<StageInputs>& stages(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);
 
   const Network& net_;
   const TrainingConfig& training_;

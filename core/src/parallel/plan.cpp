@@ -136,7 +136,7 @@ class AcceleratorSearch {
   void consider(const ParallelConfig& cfg) {
     ++considered;
     const StagePlan& sp = stages(cfg);
-    const double memory = layouts_.fullest(cfg, sp.bounds).total_gb();
+    const double memory = layouts_.fullest_gb(cfg, sp.bounds);
     if (memory > acc_.memory_gb) return;
     const ParallelTiming pt = finish_parallel(sp, cfg, fabric_, tr_.precision);
     Layout l;
