@@ -40,24 +40,26 @@ MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const Para
 
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
                                  Recompute mode, const Accelerator& acc, Precision precision) {
-  std::vector<double> extra(shard.net.layers.size(), 0.0);
-  if (mode == Recompute::None) return extra;
-  // Which kernels run again is add_recompute_kernels' rule: they are the ones it appends to the forward
-  // kernels (it repeats no others, so the rest of the step need not be copied).
-  StepWork again;
-  again.layers = work.layers;
-  again.kernels.reserve(work.kernels.size());  // the forward kernels and what is repeated fit
-  for (const Kernel& k : work.kernels) {
-    if (k.phase == Phase::Forward) again.kernels.push_back(k);
-  }
-  const std::size_t forward = again.kernels.size();
-  add_recompute_kernels(again, shard, mode);
-  for (std::size_t i = forward; i < again.kernels.size(); ++i) {
-    const Kernel& k = again.kernels[i];
-    const auto l = static_cast<std::size_t>(k.layer);
-    // Full recomputation repeats a layer's whole forward, whose time the timing has; selective only
-    // some of its kernels, timed one by one.
-    extra[l] = mode == Recompute::Full ? timing.layers[l].ms[0] : extra[l] + kernel_time(k, acc, precision).total_ms();
+  const std::size_t n = shard.net.layers.size();
+  std::vector<double> extra(n, 0.0);
+  if (mode == Recompute::Full) {
+    // Whole blocks run forward again: their layers' forward time, which the timing has.
+    for (std::size_t l = 0; l < n; ++l) extra[l] = shard.layers[l].in_block ? timing.layers[l].ms[0] : 0.0;
+  } else if (mode == Recompute::Selective) {
+    // Which kernels run again is add_recompute_kernels' rule: those it appends to the forward kernels (it
+    // repeats no others, so the rest of the step need not be copied), timed one by one.
+    StepWork again;
+    again.layers = work.layers;
+    again.kernels.reserve(work.kernels.size());
+    for (const Kernel& k : work.kernels) {
+      if (k.phase == Phase::Forward) again.kernels.push_back(k);
+    }
+    const std::size_t forward = again.kernels.size();
+    add_recompute_kernels(again, shard, mode);
+    for (std::size_t i = forward; i < again.kernels.size(); ++i) {
+      const Kernel& k = again.kernels[i];
+      extra[static_cast<std::size_t>(k.layer)] += kernel_time(k, acc, precision).total_ms();
+    }
   }
   return extra;
 }
