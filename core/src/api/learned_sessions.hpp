@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 
 #include "prenet/api.hpp"
 #include "prenet/learned.hpp"
