@@ -6,20 +6,22 @@
 
 namespace {
 
-/// A view of class i's feature rows in wasm memory; valid until the next call into the module, so the
-/// engine copies it at once.
-emscripten::val learned_features(unsigned class_index) {
-  const std::vector<float>& rows = prenet::learned_features(class_index);
+/// A view of session `session`'s class i feature rows in wasm memory; valid until the next call into the
+/// module, so the engine copies it at once.
+emscripten::val learned_features(unsigned session, unsigned class_index) {
+  const std::vector<float>& rows = prenet::learned_features(session, class_index);
   return emscripten::val(emscripten::typed_memory_view(rows.size(), rows.data()));
 }
 
 /// `outputs`: one Float32Array of model outputs per class, in the order learned_prepare listed them.
-std::string learned_finish(const emscripten::val& outputs) {
+std::string learned_finish(unsigned session, const emscripten::val& outputs) {
   std::vector<std::vector<float>> values;
   const auto n = outputs["length"].as<unsigned>();
   for (unsigned i = 0; i < n; ++i) values.push_back(emscripten::convertJSArrayToNumberVector<float>(outputs[i]));
-  return prenet::learned_finish(values);
+  return prenet::learned_finish(session, values);
 }
+
+void learned_release(unsigned session) { prenet::learned_release(session); }
 
 }  // namespace
 
@@ -30,4 +32,5 @@ EMSCRIPTEN_BINDINGS(prenet_core) {
   emscripten::function("learnedPrepare", &prenet::learned_prepare);
   emscripten::function("learnedFeatures", &learned_features);
   emscripten::function("learnedFinish", &learned_finish);
+  emscripten::function("learnedRelease", &learned_release);
 }

@@ -553,3 +553,56 @@ TEST_CASE("a dense layer with a misaligned width is named, with its slowdown and
   CHECK(warnings("fp32", "h100-sxm").empty());  // no tensor cores in FP32
   CHECK(warnings("bf16", "mi300x").empty());    // not measured on other vendors' libraries
 }
+
+TEST_CASE("memory advice and plan mode give the memory a prediction of their layout gives", "[api][parallel]") {
+  // Both evaluate layouts with the one layout evaluator; without a pipeline the stage split cannot differ,
+  // so their fullest GPU is the prediction's to the last rounded digit.
+  Json req = {{"model", {{"preset", "gpt2-large"}}},
+              {"training", {{"batch_size", 16}, {"precision", "bf16"}}},
+              {"hardware", {"a100-sxm4-40gb"}},
+              {"options", {{"per_layer", false}}}};
+  auto predicted_memory = [&req](Json parallel) {
+    Json r = req;
+    r["parallel"] = std::move(parallel);
+    Json out = Json::parse(predict_json(r.dump()));
+    REQUIRE_FALSE(out.contains("error"));
+    return out["results"][0]["memory_gb"].get<double>();
+  };
+  Json layout = {{"data", 2}, {"tensor", 1}, {"pipeline", 1}, {"micro_batch_size", 8}};
+  Json base = req;
+  base["parallel"] = layout;
+  Json out = Json::parse(predict_json(base.dump()));
+  REQUIRE_FALSE(out.contains("error"));
+  const Json& advice = out["results"][0]["memory_advice"];
+  std::size_t checked = 0;
+  for (const Json& a : advice) {
+    Json changed = layout;
+    for (auto it = a["change"].begin(); it != a["change"].end(); ++it) changed[it.key()] = it.value();
+    if (changed["pipeline"] != 1) continue;
+    changed.erase("micro_batches");
+    changed.erase("gpus");
+    INFO(a.dump());
+    CHECK(predicted_memory(changed) == a["memory_gb"].get<double>());
+    ++checked;
+  }
+  CHECK(checked >= 2);
+
+  Json plan_req = req;
+  plan_req["plan"] = {{"max_gpus", 8}, {"top", 5}};
+  Json plan = Json::parse(prenet::plan_json(plan_req.dump()));
+  REQUIRE_FALSE(plan.contains("error"));
+  checked = 0;
+  for (const Json& l : plan["results"][0]["by_time"]) {
+    if (l["pipeline"] != 1) continue;
+    INFO(l.dump());
+    CHECK(predicted_memory({{"data", l["data"]},
+                            {"tensor", l["tensor"]},
+                            {"pipeline", 1},
+                            {"micro_batch_size", l["micro_batch_size"]},
+                            {"zero_stage", l["zero_stage"]},
+                            {"recompute", l["recompute"]},
+                            {"sequence_parallel", l["sequence_parallel"]}}) == l["memory_gb"].get<double>());
+    ++checked;
+  }
+  CHECK(checked >= 2);
+}

@@ -23,28 +23,37 @@ const char* kRequest = R"J({"model": {"preset": "bert-base"}, "training": {"batc
 const char* kUnmeasuredRequest = R"J({"model": {"preset": "bert-base"}, "training": {"batch_size": 16,
   "seq_len": 128}, "hardware": ["h100-sxm", "l4", "mi300x"], "options": {"per_layer": false}})J";
 
-/// Runs prepare, then finish with each row's output from `value(class, row)`.
+/// Each class's outputs for prepared session `plan`, row r of class c from `value(session, class, row)`.
 template <typename F>
-Json run_learned(const std::string& request, F value) {
-  Json plan = Json::parse(prenet::learned_prepare(request));
-  REQUIRE_FALSE(plan.contains("error"));
+std::vector<std::vector<float>> learned_outputs(const Json& plan, F value) {
+  const auto session = plan["session"].get<std::uint32_t>();
   std::vector<std::vector<float>> outputs;
   for (std::size_t c = 0; c < plan["classes"].size(); ++c) {
     auto rows = plan["classes"][c]["rows"].get<std::size_t>();
     auto width = plan["classes"][c]["width"].get<std::size_t>();
-    REQUIRE(prenet::learned_features(c).size() == rows * width);
+    REQUIRE(prenet::learned_features(session, c).size() == rows * width);
     std::vector<float> y(rows);
-    for (std::size_t r = 0; r < rows; ++r) y[r] = value(c, r);
+    for (std::size_t r = 0; r < rows; ++r) y[r] = value(session, c, r);
     outputs.push_back(y);
   }
-  return Json::parse(prenet::learned_finish(outputs));
+  return outputs;
 }
 
-/// The output that makes class `c`'s row `r` take `scale` x its roofline time, whatever the class's target.
-float output_for_roofline(std::size_t c, std::size_t r, double scale) {
+/// Runs prepare, then finish with each row's output from `value(session, class, row)`.
+template <typename F>
+Json run_learned(const std::string& request, F value) {
+  Json plan = Json::parse(prenet::learned_prepare(request));
+  REQUIRE_FALSE(plan.contains("error"));
+  std::vector<std::vector<float>> outputs = learned_outputs(plan, value);
+  return Json::parse(prenet::learned_finish(plan["session"].get<std::uint32_t>(), outputs));
+}
+
+/// The output that makes class `c`'s row `r` of `session` take `scale` x its roofline time, whatever the
+/// class's target.
+float output_for_roofline(std::uint32_t session, std::size_t c, std::size_t r, double scale) {
   const auto& cls = prenet::learned_manifest().classes.at(c);
   if (cls.predicts_ratio) return static_cast<float>(std::log(scale));
-  return static_cast<float>(std::log(scale * prenet::learned_roofline_ms(c).at(r)));
+  return static_cast<float>(std::log(scale * prenet::learned_roofline_ms(session, c).at(r)));
 }
 
 }  // namespace
@@ -137,7 +146,8 @@ TEST_CASE("TPUs and Gaudi parts are timed by the roofline inside a learned respo
     "hardware": ["tpu-v5p", "a100-sxm4-80gb"], "options": {"per_layer": false}})J";
   Json roofline = Json::parse(prenet::predict_json(mixed));
   // Learned rows at three times their roofline time: the GPU moves, the TPU keeps the roofline's step.
-  Json out = run_learned(mixed, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 3.0); });
+  Json out = run_learned(
+      mixed, [](std::uint32_t s, std::size_t c, std::size_t r) { return output_for_roofline(s, c, r, 3.0); });
   REQUIRE_FALSE(out.contains("error"));
   CHECK(out["predictor"] == "learned");
   const Json& tpu = out["results"][0];
@@ -171,8 +181,10 @@ TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeate
   for (const auto& c : plan["classes"]) rows += c["rows"].get<std::size_t>();
   // 12 identical encoder blocks: far fewer rows than kernels x accelerators.
   CHECK(rows < 3 * 200);
-  Json learned =
-      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
+  prenet::learned_release(plan["session"].get<std::uint32_t>());
+  Json learned = run_learned(kUnmeasuredRequest, [](std::uint32_t s, std::size_t c, std::size_t r) {
+    return output_for_roofline(s, c, r, 1.0);
+  });
   REQUIRE_FALSE(learned.contains("error"));
   CHECK(learned["predictor"] == "learned");
   REQUIRE(learned["results"].size() == 3);
@@ -186,10 +198,12 @@ TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeate
 }
 
 TEST_CASE("adding log 2 to every model output doubles the kernel times", "[learned]") {
-  Json base =
-      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 1.0); });
-  Json doubled =
-      run_learned(kUnmeasuredRequest, [](std::size_t c, std::size_t r) { return output_for_roofline(c, r, 2.0); });
+  Json base = run_learned(kUnmeasuredRequest, [](std::uint32_t s, std::size_t c, std::size_t r) {
+    return output_for_roofline(s, c, r, 1.0);
+  });
+  Json doubled = run_learned(kUnmeasuredRequest, [](std::uint32_t s, std::size_t c, std::size_t r) {
+    return output_for_roofline(s, c, r, 2.0);
+  });
   CHECK(doubled["results"][0]["step_ms"].get<double>() ==
         Approx(2 * base["results"][0]["step_ms"].get<double>()).epsilon(1e-4));
 }
@@ -246,7 +260,8 @@ TEST_CASE("the level multiplies the learned kernels of that accelerator only", "
   for (const auto& c : prenet::learned_manifest().classes) ceiling = std::min(ceiling, c.ceiling_ratio);
   const double scale = 0.99 * ceiling / high;
   REQUIRE(scale > 2);
-  Json out = run_learned(req.dump(), [&](std::size_t c, std::size_t r) { return output_for_roofline(c, r, scale); });
+  Json out = run_learned(
+      req.dump(), [&](std::uint32_t s, std::size_t c, std::size_t r) { return output_for_roofline(s, c, r, scale); });
   REQUIRE_FALSE(out.contains("error"));
   double ratio = out["results"][0]["step_ms"].get<double>() / out["results"][1]["step_ms"].get<double>();
   CHECK(ratio >= std::min(low, 1.0) * (1 - 1e-6));
@@ -256,15 +271,71 @@ TEST_CASE("the level multiplies the learned kernels of that accelerator only", "
 
 TEST_CASE("wrong output counts and finishing without preparing are errors, not crashes", "[learned][errors]") {
   Json plan = Json::parse(prenet::learned_prepare(kRequest));
-  Json r = Json::parse(prenet::learned_finish({{1.0f}}));
+  const auto session = plan["session"].get<std::uint32_t>();
+  Json r = Json::parse(prenet::learned_finish(session, {{1.0f}}));
   REQUIRE(r.contains("error"));
   CHECK(r["error"]["field"] == "outputs");
-  r = Json::parse(prenet::learned_finish({}));
+  // A failed finish closes the session too: finishing it again is finishing without preparing.
+  r = Json::parse(prenet::learned_finish(session, {}));
+  REQUIRE(r.contains("error"));
+  CHECK(r["error"]["field"] == "request");
+  r = Json::parse(prenet::learned_finish(0, {}));
   REQUIRE(r.contains("error"));
   CHECK(r["error"]["field"] == "request");
   r = Json::parse(prenet::learned_prepare("{oops"));
   REQUIRE(r.contains("error"));
   CHECK(r["error"]["field"] == "request");
+}
+
+TEST_CASE("two learned sessions interleaved give the answers each gives alone", "[learned][sessions]") {
+  const char* other = R"J({"model": {"preset": "gpt2"}, "training": {"batch_size": 4},
+    "hardware": ["h100-sxm", "a100-sxm4-80gb"], "options": {"per_layer": true}})J";
+  auto scaled = [](double scale) {
+    return [scale](std::uint32_t s, std::size_t c, std::size_t r) { return output_for_roofline(s, c, r, scale); };
+  };
+  const std::string alone_a = run_learned(kRequest, scaled(2.0)).dump();
+  const std::string alone_b = run_learned(other, scaled(0.5)).dump();
+  // Both prepared before either finishes, their features read in between, and finished in reverse order.
+  Json a = Json::parse(prenet::learned_prepare(kRequest));
+  Json b = Json::parse(prenet::learned_prepare(other));
+  REQUIRE_FALSE(a.contains("error"));
+  REQUIRE_FALSE(b.contains("error"));
+  const auto ida = a["session"].get<std::uint32_t>(), idb = b["session"].get<std::uint32_t>();
+  CHECK(ida != idb);
+  auto outputs_a = learned_outputs(a, scaled(2.0));
+  auto outputs_b = learned_outputs(b, scaled(0.5));
+  CHECK(Json::parse(prenet::learned_finish(idb, outputs_b)).dump() == alone_b);
+  CHECK(Json::parse(prenet::learned_finish(ida, outputs_a)).dump() == alone_a);
+  // Finished sessions are gone: no rows, and finishing again is an error naming the request.
+  CHECK(prenet::learned_features(ida, 0).empty());
+  CHECK(prenet::learned_roofline_ms(idb, 0).empty());
+  Json again = Json::parse(prenet::learned_finish(ida, outputs_a));
+  REQUIRE(again.contains("error"));
+  CHECK(again["error"]["field"] == "request");
+}
+
+TEST_CASE("learned sessions are limited, and a released one frees its place", "[learned][sessions][errors]") {
+  std::vector<std::uint32_t> open;
+  for (std::size_t i = 0; i < prenet::kMaxLearnedSessions; ++i) {
+    Json plan = Json::parse(prenet::learned_prepare(kRequest));
+    REQUIRE_FALSE(plan.contains("error"));
+    open.push_back(plan["session"].get<std::uint32_t>());
+  }
+  Json refused = Json::parse(prenet::learned_prepare(kRequest));
+  REQUIRE(refused.contains("error"));
+  CHECK(refused["error"]["field"] == "request");
+  CHECK(refused["error"]["message"].get<std::string>().find("64 learned predictions are already open") !=
+        std::string::npos);
+  const std::uint32_t last = open.back();
+  open.pop_back();
+  prenet::learned_release(last);
+  prenet::learned_release(last);  // twice: the second time nothing happens
+  CHECK(prenet::learned_features(last, 0).empty());
+  Json plan = Json::parse(prenet::learned_prepare(kRequest));
+  REQUIRE_FALSE(plan.contains("error"));
+  open.push_back(plan["session"].get<std::uint32_t>());
+  for (std::uint32_t id : open) prenet::learned_release(id);
+  CHECK(prenet::learned_features(open.back(), 0).empty());
 }
 
 TEST_CASE(
@@ -311,10 +382,10 @@ TEST_CASE("with monotone models, a batched GEMM is never faster than one of its 
   const double gemm_scale = 0.99 * classes[static_cast<std::size_t>(gemm)].ceiling_ratio;
   REQUIRE(gemm_scale > 3);
   auto run = [&](bool slow_bmm) {
-    return run_learned(kUnmeasuredRequest, [&](std::size_t c, std::size_t r) {
-      if (static_cast<int>(c) == gemm) return output_for_roofline(c, r, gemm_scale);
-      if (static_cast<int>(c) == bmm && slow_bmm) return output_for_roofline(c, r, 1.5);
-      return output_for_roofline(c, r, 1.0);
+    return run_learned(kUnmeasuredRequest, [&](std::uint32_t s, std::size_t c, std::size_t r) {
+      if (static_cast<int>(c) == gemm) return output_for_roofline(s, c, r, gemm_scale);
+      if (static_cast<int>(c) == bmm && slow_bmm) return output_for_roofline(s, c, r, 1.5);
+      return output_for_roofline(s, c, r, 1.0);
     });
   };
   Json fast = run(false), slow = run(true);

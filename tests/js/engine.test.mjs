@@ -154,7 +154,7 @@ describe('predict', () => {
   });
 
   test('concurrent learned predictions (several embedded elements) each get their own answer', async () => {
-    // The core holds one learned request between prepare and finish, and the models run in between.
+    // Each learned prediction has its own core session between prepare and finish, and the models run in between.
     const first = exampleRequest({ batch_size: 8 });
     const requests = [first, { model: { preset: 'gpt2' }, hardware: ['h100-sxm'] }, exampleRequest({ batch_size: 64 })];
     const one = [];

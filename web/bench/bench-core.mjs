@@ -105,13 +105,13 @@ async function main() {
     const { learnedPrepare, learnedFeatures, learnedFinish } = core;
     if (learnedPrepare && learnedFeatures && learnedFinish) {
       const once = () => {
-        /** @type {{classes: {rows: number}[]}} */
+        /** @type {{session: number, classes: {rows: number}[]}} */
         const plan = JSON.parse(assertNoError(learnedPrepare(text)));
         const outputs = plan.classes.map((c, i) => {
-          new Float32Array(learnedFeatures(i));
+          new Float32Array(learnedFeatures(plan.session, i));
           return new Float32Array(c.rows);
         });
-        assertNoError(learnedFinish(outputs));
+        assertNoError(learnedFinish(plan.session, outputs));
       };
       for (let i = 0; i < WARMUP; i += 1) once();
       learned = Array.from({ length: WASM_RUNS }, () => timeMs(once));

@@ -83,26 +83,37 @@ function requestText(request, maxRequestBytes) {
 }
 
 /**
- * Learned prediction: the core lists the rows each class model must time, the runner evaluates one
- * batch per class (all layers x all accelerators at once), and the core assembles the response.
+ * Learned prediction: the core opens a session listing the rows each class model must time, the runner
+ * evaluates one batch per class (all layers x all accelerators at once), and the core assembles the
+ * response and closes the session. Sessions are independent, so predictions may be in flight together.
  * @param {PrenetCoreModule} module
  * @param {ModelRunner} runner
  * @param {string} text
  * @returns {Promise<PredictResponse>}
  */
 async function predictLearned(module, runner, text) {
-  const { learnedPrepare, learnedFeatures, learnedFinish } = module;
-  if (!learnedPrepare || !learnedFeatures || !learnedFinish) return unwrap(module.predict(text));
-  /** @type {{classes: {dataset: string, rows: number, width: number}[]}} */
-  const plan = unwrap(learnedPrepare(text));
-  // Copy every class's rows out of wasm memory before anything else can call into the module.
-  const inputs = plan.classes.map((c, i) => ({ ...c, features: new Float32Array(learnedFeatures(i)) }));
-  const outputs = await Promise.all(
-    inputs.map((c) =>
-      c.rows > 0 ? runner.run(c.dataset, c.features, c.rows, c.width) : Promise.resolve(new Float32Array(0)),
-    ),
-  );
-  return unwrap(learnedFinish(outputs));
+  const { learnedPrepare, learnedFeatures, learnedFinish, learnedRelease } = module;
+  if (!learnedPrepare || !learnedFeatures || !learnedFinish || !learnedRelease) return unwrap(module.predict(text));
+  /** @type {{session: number, classes: {dataset: string, rows: number, width: number}[]}} */
+  const prepared = unwrap(learnedPrepare(text));
+  /** @type {Float32Array[]} */
+  let outputs;
+  try {
+    // Copy every class's rows out of wasm memory before anything else can call into the module.
+    const inputs = prepared.classes.map((c, i) => ({
+      ...c,
+      features: new Float32Array(learnedFeatures(prepared.session, i)),
+    }));
+    outputs = await Promise.all(
+      inputs.map((c) =>
+        c.rows > 0 ? runner.run(c.dataset, c.features, c.rows, c.width) : Promise.resolve(new Float32Array(0)),
+      ),
+    );
+  } catch (error) {
+    learnedRelease(prepared.session);
+    throw error;
+  }
+  return unwrap(learnedFinish(prepared.session, outputs));
 }
 
 /**
@@ -119,26 +130,6 @@ export function createEngine(load, loadModels) {
 
   /** @type {Promise<ModelRunner | null> | undefined} */
   let modelsPromise;
-
-  /**
-   * The core keeps one learned request between learnedPrepare and learnedFinish, and the models run
-   * asynchronously in between: without taking turns, two callers (two embedded elements, a plan and
-   * a prediction) would finish each other's requests.
-   * @type {Promise<unknown>}
-   */
-  let learnedTurn = Promise.resolve();
-
-  /**
-   * @param {PrenetCoreModule} module
-   * @param {ModelRunner} runner
-   * @param {string} text
-   * @returns {Promise<PredictResponse>}
-   */
-  function learnedInTurn(module, runner, text) {
-    const run = learnedTurn.then(() => predictLearned(module, runner, text));
-    learnedTurn = run.catch(() => undefined);
-    return run;
-  }
 
   function models() {
     modelsPromise ??= loadModels ? loadModels().catch(() => null) : Promise.resolve(null);
@@ -188,7 +179,7 @@ export function createEngine(load, loadModels) {
     async predict(request) {
       const [module, runner] = await Promise.all([core(), models()]);
       const text = await checkedText(request);
-      return runner ? learnedInTurn(module, runner, text) : unwrap(module.predict(text));
+      return runner ? predictLearned(module, runner, text) : unwrap(module.predict(text));
     },
 
     /**
@@ -229,7 +220,7 @@ export function createEngine(load, loadModels) {
         options: { per_layer: false },
       });
       const roofline = unwrap(module.predict(base));
-      const learned = await learnedInTurn(module, runner, base);
+      const learned = await predictLearned(module, runner, base);
       /** @type {Record<string, number>} */
       const scale = {};
       roofline.results.forEach((/** @type {any} */ r, /** @type {number} */ i) => {

@@ -437,12 +437,17 @@ export interface Catalog {
 export interface PrenetCoreModule {
   predict(requestJson: string): string;
   catalog(): string;
-  /** Learned prediction, step 1: validates the request; JSON {"classes": [{dataset, rows, width}]} or an error. */
+  /**
+   * Learned prediction, step 1: validates the request and opens a session; JSON
+   * {"session": id, "classes": [{dataset, rows, width}]} or an error (also when 64 sessions are open).
+   */
   learnedPrepare?(requestJson: string): string;
-  /** Step 2: class i's input rows, a view into wasm memory (copy before the next call). */
-  learnedFeatures?(classIndex: number): Float32Array;
-  /** Step 3: each class's model outputs, in prepare's order; returns the response JSON. */
-  learnedFinish?(outputs: Float32Array[]): string;
+  /** Step 2: session `session`'s class i input rows, a view into wasm memory (copy before the next call). */
+  learnedFeatures?(session: number, classIndex: number): Float32Array;
+  /** Step 3: each class's model outputs, in prepare's order; closes the session and returns the response JSON. */
+  learnedFinish?(session: number, outputs: Float32Array[]): string;
+  /** Closes a session without a response (its models failed); nothing happens for one not open. */
+  learnedRelease?(session: number): void;
   /** Plan mode (docs/API.md, "Plan"): the fitting parallel layouts; JSON text. */
   plan?(requestJson: string): string;
 }

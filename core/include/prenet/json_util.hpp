@@ -44,9 +44,6 @@ std::string get_enum(const Json& obj, const std::string& key, const std::string&
                      const std::vector<std::string>& allowed);
 /// Rejects members of `obj` not listed in `known`, so typos do not pass silently.
 void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known);
-/// Rejects members of `obj` not in `known`; the message offers `named` (a subset of `known`).
-void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known,
-                         const std::vector<std::string>& named);
 
 /// The longest request text the core reads, in bytes (docs/API.md "Limits").
 constexpr std::size_t kMaxRequestBytes = 16u << 20;

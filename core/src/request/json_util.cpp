@@ -161,15 +161,10 @@ std::string get_enum(const Json& obj, const std::string& key, const std::string&
 }
 
 void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known) {
-  reject_unknown_keys(obj, path, known, known);
-}
-
-void reject_unknown_keys(const Json& obj, const std::string& path, const std::vector<std::string>& known,
-                         const std::vector<std::string>& named) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       std::string list;
-      for (const auto& k : named) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       if (it.key().empty()) {
         // An empty name cannot be a path element; report it on the object that holds it.
         throw InputError(path.empty() ? "request" : path, "has a field with an empty name; expected one of " + list);

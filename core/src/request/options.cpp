@@ -73,7 +73,7 @@ std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
 
 /// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
 /// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
-/// its placeholder; echo, listed in errors; how it is stored in and read from TrainingConfig.
+/// its placeholder; echo; how it is stored in and read from TrainingConfig.
 std::vector<TrainingOption> build_options() {
   using K = OptionKind;
   using TC = TrainingConfig;
@@ -82,57 +82,57 @@ std::vector<TrainingOption> build_options() {
   return {
       {"batch_size", K::Integer, {}, {}, 1, 1 << 20, 32,
        "Batch size", "samples per optimizer step (with parallel: the global batch)",
-       {"batch", "batch_size", "batch-size"}, "batch", "N", Echo::Always, true,
+       {"batch", "batch_size", "batch-size"}, "batch", "N", Echo::Always,
        store_integer<&TC::batch_size>, read_member<&TC::batch_size>},
       {"seq_len", K::Integer, {}, {}, 1, 1 << 20, nullptr,
        "Sequence length", "tokens per sample; absent: the model's own",
-       {"seq_len", "seq-len"}, "seq-len", "N", Echo::Never, true,
+       {"seq_len", "seq-len"}, "seq-len", "N", Echo::Never,
        store_integer<&TC::seq_len>, read_member<&TC::seq_len>},
       {"image_size", K::Integer, {}, {}, 1, 16384, nullptr,
        "Image size (px)", "image height and width in pixels; absent: the model's own",
-       {"image_size", "image-size"}, "image-size", "N", Echo::Never, true,
+       {"image_size", "image-size"}, "image-size", "N", Echo::Never,
        store_integer<&TC::image_size>, read_member<&TC::image_size>},
       {"precision", K::Choice, {"fp32", "tf32", "fp16", "bf16", "fp8"},
        {"FP32", "TF32", "FP16 mixed", "BF16 mixed", "FP8"}, 0, 0, "fp32",
        "Precision", "arithmetic of the matrix units; fp16, bf16 and fp8 train with FP32 master weights",
-       {"precision"}, "precision", "P", Echo::Always, true,
+       {"precision"}, "precision", "P", Echo::Always,
        store_choice<&TC::precision>, read_member<&TC::precision>},
       {"optimizer", K::Choice, {"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop"},
        {"none (forward + backward only)", "SGD", "SGD with momentum", "Adam", "AdamW", "Adagrad", "Adadelta",
         "RMSprop"}, 0, 0, "adam",
        "Optimizer", "the update rule; none times forward and backward only",
-       {"optimizer"}, "optimizer", "O", Echo::Always, true,
+       {"optimizer"}, "optimizer", "O", Echo::Always,
        store_choice<&TC::optimizer>, read_member<&TC::optimizer>},
       {"optimizer_impl", K::Choice, {"fused", "foreach"}, {"fused (one pass)", "foreach (PyTorch default)"}, 0, 0,
        "fused", "Optimizer kernels",
        "fused: one pass over each parameter's states (apex, DeepSpeed, Megatron, fused=True); foreach: "
        "torch.optim's default, one pass per tensor operation",
-       {"optimizer_impl"}, "optimizer-impl", "I", Echo::Always, true,
+       {"optimizer_impl"}, "optimizer-impl", "I", Echo::Always,
        store_choice<&TC::optimizer_impl>, read_member<&TC::optimizer_impl>},
       {"attention", K::Choice, {"eager", "flash"}, {"eager (scores in memory)", "fused (FlashAttention)"}, 0, 0,
        "eager", "Attention",
        "eager: attention writes its score matrices to memory; flash: one fused kernel per pass keeps them on chip",
-       {"attention"}, "attention", "A", Echo::Always, true,
+       {"attention"}, "attention", "A", Echo::Always,
        store_choice<&TC::attention>, read_member<&TC::attention>},
       {"kernels", K::Choice, {"pytorch", "megatron"}, {"PyTorch (Hugging Face code)", "Megatron-LM (fused)"}, 0, 0,
        "pytorch", "Layer kernels",
        "pytorch: the operations as Hugging Face writes them; megatron: Megatron-LM's fused bias-GELU, SwiGLU and "
        "softmax",
-       {"kernels"}, "kernels", "K", Echo::Always, true,
+       {"kernels"}, "kernels", "K", Echo::Always,
        store_choice<&TC::kernels>, read_member<&TC::kernels>},
       {"memory_format", K::Choice, {"channels_last", "nchw"}, {"channels_last (NHWC)", "NCHW (PyTorch default)"},
        0, 0, nullptr, "Memory format",
        "convolution networks: nchw adds cuDNN's layout transposes around each convolution under 16-bit training; "
        "absent: timed as channels_last",
-       {"memory_format"}, "memory-format", "F", Echo::WhenGiven, false,
+       {"memory_format"}, "memory-format", "F", Echo::WhenGiven,
        store_choice<&TC::memory_format>, read_member<&TC::memory_format>},
       {"dataset_size", K::Integer, {}, {}, 1, static_cast<double>(std::int64_t{1} << 50), nullptr,
        "Samples per epoch", "samples in one epoch; absent: batch_size x 100",
-       {"dataset_size", "dataset-size"}, "dataset-size", "N", Echo::Never, true,
+       {"dataset_size", "dataset-size"}, "dataset-size", "N", Echo::Never,
        store_integer<&TC::dataset_size>, read_dataset_size},
       {"epochs", K::Number, {}, {}, 1e-6, 1e6, 1.0,
        "Epochs", "passes over the dataset (fractions allowed)",
-       {"epochs"}, "epochs", "N", Echo::Never, true,
+       {"epochs"}, "epochs", "N", Echo::Never,
        store_number<&TC::epochs>, read_member<&TC::epochs>},
   };
   // clang-format on
@@ -195,12 +195,10 @@ Json option_json(const TrainingOption& o) {
   return j;
 }
 
-/// The keys of the table, or only those TrainingOption::listed names in messages.
-std::vector<std::string> option_keys(bool listed_only) {
+/// The keys of the table, in its order.
+std::vector<std::string> option_keys() {
   std::vector<std::string> keys;
-  for (const auto& o : training_options()) {
-    if (o.listed || !listed_only) keys.emplace_back(o.key);
-  }
+  for (const auto& o : training_options()) keys.emplace_back(o.key);
   return keys;
 }
 
@@ -230,9 +228,8 @@ std::size_t choice_index(const std::string& key, const std::string& name) {
 }
 
 TrainingConfig parse_training_options(const Json& tr, const std::string& path) {
-  static const std::vector<std::string> accepted = option_keys(false);
-  static const std::vector<std::string> listed = option_keys(true);
-  reject_unknown_keys(tr, path, accepted, listed);
+  static const std::vector<std::string> accepted = option_keys();
+  reject_unknown_keys(tr, path, accepted);
   TrainingConfig t;
   for (const auto& o : training_options()) read_option(o, tr, path, t);
   return t;

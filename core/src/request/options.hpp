@@ -38,9 +38,6 @@ struct TrainingOption {
   const char* flag;                 // the CLI flag, without its dashes
   const char* flag_value;           // the flag's placeholder in --help
   Echo echo;
-  /// Whether "unknown field; expected one of ..." lists it: the recorded error texts (tests/golden) predate
-  /// training.memory_format, so listing it there changes two recorded responses (the lead's decision).
-  bool listed;
   void (*store)(TrainingConfig&, const OptionValue&);
   std::optional<OptionValue> (*read)(const TrainingConfig&);  // nullopt: not set
 };

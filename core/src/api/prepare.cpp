@@ -1,0 +1,57 @@
+#include "api/prepare.hpp"
+
+#include <string>
+
+#include "prenet/catalog.hpp"
+#include "response/result.hpp"
+#include "response/warnings.hpp"
+
+namespace prenet {
+namespace {
+
+/// With `parallel`: one GPU's shard, one micro-batch of its work (with what recomputation repeats) and
+/// what it keeps for backward, beside the whole model's step over the global batch.
+void prepare_parallel(Prepared& p) {
+  const TrainingConfig& tr = p.req.training;
+  const ParallelConfig& cfg = *p.req.parallel;
+  p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
+  p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+  StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+  p.model_flops = whole.flops;
+  p.model_matmul_flops = matmul_flops(whole);
+  p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, tr.precision);
+  p.saved_none = saved_activation_bytes(*p.shard, p.work, Recompute::None, cfg.micro_batch_size, tr.precision);
+  add_recompute_kernels(p.work, *p.shard, cfg.recompute);
+  if (cfg.pipeline > static_cast<std::int64_t>(p.net.layers.size())) {
+    throw InputError("parallel.pipeline", "the network has " + std::to_string(p.net.layers.size()) +
+                                              " layers, fewer than " + std::to_string(cfg.pipeline) +
+                                              " pipeline stages");
+  }
+}
+
+}  // namespace
+
+Prepared prepare(const Json& doc) {
+  Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
+  const TrainingConfig& tr = p.req.training;
+  p.net = resolve_model(p.req.model, tr);
+  if (p.req.parallel) {
+    prepare_parallel(p);
+  } else {
+    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    p.model_flops = p.work.flops;
+    p.model_matmul_flops = matmul_flops(p.work);
+  }
+  if (p.work.kernels.empty()) {
+    throw InputError("model", "the network performs no computation (only reshapes or identities)");
+  }
+  p.mem = estimate_memory(p.net, p.work, tr.precision, tr.optimizer);
+  p.roofline = roofline_times(p.work, p.req.hardware, tr.precision);
+  for (std::string& w :
+       misaligned_warnings(p.shard ? p.shard->net : p.net, p.work, p.req.hardware, p.roofline, tr.precision)) {
+    p.net.warnings.push_back(std::move(w));
+  }
+  return p;
+}
+
+}  // namespace prenet

@@ -1,0 +1,153 @@
+#include "parallel/layout.hpp"
+
+#include <utility>
+
+#include "prenet/error.hpp"
+
+namespace prenet {
+
+std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
+                                         const std::vector<double>& saved_none,
+                                         const std::vector<std::size_t>& bounds) {
+  std::vector<StageInputs> stages;
+  stages.reserve(bounds.size() - 1);
+  for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+    stages.push_back(stage_inputs(shard, saved, saved_none, bounds[s], bounds[s + 1]));
+  }
+  return stages;
+}
+
+namespace {
+
+/// The stage whose GPU holds the most (the first of those that tie) and that memory (GB).
+std::pair<std::size_t, double> fullest_stage(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
+                                             Precision precision, Optimizer optimizer) {
+  std::pair<std::size_t, double> fullest{0, 0.0};
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const double gb = stage_memory(stages[s], s, cfg, precision, optimizer).total_gb();
+    if (s == 0 || gb > fullest.second) fullest = {s, gb};
+  }
+  return fullest;
+}
+
+}  // namespace
+
+MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg, Precision precision,
+                              Optimizer optimizer) {
+  const std::size_t s = fullest_stage(stages, cfg, precision, optimizer).first;
+  return stage_memory(stages[s], s, cfg, precision, optimizer);
+}
+
+std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
+                                 Recompute mode, const Accelerator& acc, Precision precision) {
+  const std::size_t n = shard.net.layers.size();
+  std::vector<double> extra(n, 0.0);
+  if (mode == Recompute::Full) {
+    // Whole blocks run forward again: their layers' forward time, which the timing has.
+    for (std::size_t l = 0; l < n; ++l) extra[l] = shard.layers[l].in_block ? timing.layers[l].ms[0] : 0.0;
+  } else if (mode == Recompute::Selective) {
+    // Which kernels run again is add_recompute_kernels' rule: those it appends to the forward kernels (it
+    // repeats no others, so the rest of the step need not be copied), timed one by one.
+    StepWork again;
+    again.layers = work.layers;
+    again.kernels.reserve(work.kernels.size());
+    for (const Kernel& k : work.kernels) {
+      if (k.phase == Phase::Forward) again.kernels.push_back(k);
+    }
+    const std::size_t forward = again.kernels.size();
+    add_recompute_kernels(again, shard, mode);
+    for (std::size_t i = forward; i < again.kernels.size(); ++i) {
+      const Kernel& k = again.kernels[i];
+      extra[static_cast<std::size_t>(k.layer)] += kernel_time(k, acc, precision).total_ms();
+    }
+  }
+  return extra;
+}
+
+LayoutEvaluator::LayoutEvaluator(const Network& net, const TrainingConfig& training, const Accelerator& acc)
+    : net_(net), training_(training), acc_(acc) {}
+
+LayoutEvaluator::Key LayoutEvaluator::key_of(const ParallelConfig& cfg, std::size_t depth) {
+  Key k = {cfg.tensor, cfg.sequence_parallel ? 1 : 0, cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute)};
+  for (std::size_t i = depth; i < k.size(); ++i) k[i] = -1;
+  return k;
+}
+
+void LayoutEvaluator::reuse(const ParallelConfig& cfg, const ShardedNetwork& shard, const StepWork& work) {
+  reused_key_ = key_of(cfg, 3);
+  reused_shard_ = &shard;
+  reused_work_ = &work;
+}
+
+bool LayoutEvaluator::reused(const ParallelConfig& cfg) const { return reused_key_ == key_of(cfg, 3); }
+
+const ShardedNetwork* LayoutEvaluator::shard(const ParallelConfig& cfg) {
+  const Key key = key_of(cfg, 2);
+  if (reused_key_ && Key{(*reused_key_)[0], (*reused_key_)[1], -1, -1} == key) return reused_shard_;
+  if (shard_key_ != key) {
+    shard_key_ = key;
+    shard_.reset();
+    try {
+      shard_ = shard_network(net_, cfg.tensor, cfg.sequence_parallel);
+    } catch (const InputError&) {
+      // The network does not split that way: no layout of this shard exists.
+    }
+  }
+  return shard_ ? &*shard_ : nullptr;
+}
+
+const StepWork& LayoutEvaluator::work(const ParallelConfig& cfg) {
+  if (reused(cfg)) return *reused_work_;
+  const Key key = key_of(cfg, 3);
+  if (work_key_ != key) {
+    const TrainingConfig& tr = training_;
+    work_ = step_work(shard(cfg)->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    work_key_ = key;
+  }
+  return work_;
+}
+
+const Timing& LayoutEvaluator::roofline(const ParallelConfig& cfg) {
+  const Key key = key_of(cfg, 3);
+  if (timing_key_ != key) {
+    timing_ = roofline_times(work(cfg), {acc_}, training_.precision).front();
+    timing_key_ = key;
+  }
+  return timing_;
+}
+
+const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Recompute mode) {
+  ParallelConfig c = cfg;
+  c.recompute = mode;
+  const Key key = key_of(c, 4);
+  std::optional<Key>& slot_key = mode == Recompute::None ? none_key_ : saved_key_;
+  std::vector<double>& slot = mode == Recompute::None ? none_ : saved_;
+  if (slot_key != key) {
+    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size, training_.precision);
+    slot_key = key;
+  }
+  return slot;
+}
+
+const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cfg,
+                                                        const std::vector<std::size_t>& bounds) {
+  const Key key = key_of(cfg, 4);
+  if (stages_key_ != key || stage_bounds_ != bounds) {
+    const std::vector<double>& kept = saved(cfg, cfg.recompute);
+    const std::vector<double>& none = saved(cfg, Recompute::None);
+    stages_ = stage_inputs_of(*shard(cfg), kept, none, bounds);
+    stages_key_ = key;
+    stage_bounds_ = bounds;
+  }
+  return stages_;
+}
+
+MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+  return fullest_memory(stages(cfg, bounds), cfg, training_.precision, training_.optimizer);
+}
+
+double LayoutEvaluator::fullest_gb(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
+  return fullest_stage(stages(cfg, bounds), cfg, training_.precision, training_.optimizer).second;
+}
+
+}  // namespace prenet
