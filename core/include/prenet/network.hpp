@@ -60,8 +60,6 @@ enum class LayerType {
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
 const char* to_string(LayerType type);
-/// True for the three recurrent types.
-bool is_recurrent(LayerType type);
 
 /// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
 struct LayerAttrs {

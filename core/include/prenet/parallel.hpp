@@ -157,9 +157,6 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);
 
-/// Per-layer parameter counts of one GPU's shard (after tensor sharding), used for gradients and ZeRO.
-std::vector<double> shard_parameters(const ShardedNetwork& shard);
-
 /// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
 /// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
