@@ -108,6 +108,10 @@ struct ShardedNetwork {
 /// parallel.sequence_parallel when it does not divide the sequence.
 ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool sequence_parallel = false);
 
+/// Whether selective recomputation (Korthikanti et al.) runs forward kernel `k` of `layer` again in
+/// backward: attention's core (QK^T, softmax, dropout, PV) unless it is one fused kernel.
+bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context);
+
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
 

@@ -214,8 +214,8 @@ Prepared prepare(const Json& doc) {
   if (p.req.parallel) {
     const ParallelConfig& cfg = *p.req.parallel;
     p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
-    p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
-    StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    p.work = step_work(p.shard->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
+    StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
     p.model_flops = whole.flops;
     p.model_matmul_flops = matmul_flops(whole);
     p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, tr.precision);
@@ -227,7 +227,7 @@ Prepared prepare(const Json& doc) {
                                                 " pipeline stages");
     }
   } else {
-    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    p.work = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
     p.model_flops = p.work.flops;
     p.model_matmul_flops = matmul_flops(p.work);
   }
@@ -366,7 +366,8 @@ Json memory_advice(const Prepared& p, const Accelerator& acc, const ParallelConf
       const bool same_work = !own && c.micro_batch_size == cfg.micro_batch_size;
       StepWork work = same_work
                           ? StepWork{}
-                          : step_work(shard.net, c.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+                          : step_work(shard.net, c.micro_batch_size, kernel_context(tr), tr.optimizer,
+                                      tr.optimizer_impl);
       const StepWork& w = same_work ? p.work : work;
       std::vector<double> saved = saved_activation_bytes(shard, w, c.recompute, c.micro_batch_size, tr.precision);
       std::vector<double> none = saved_activation_bytes(shard, w, Recompute::None, c.micro_batch_size, tr.precision);

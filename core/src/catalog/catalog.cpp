@@ -154,18 +154,14 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
 Network resolve_model(const Json& model, const TrainingConfig& training) {
   Network net = resolve_model_form(model, training);
   if (training.attention == AttentionKernel::Flash) {
-    for (Layer& layer : net.layers) {
+    for (const Layer& layer : net.layers) {
       if (layer.type != LayerType::Attention) continue;
       if (layer.attrs.relative) {
         throw InputError("training.attention", "\"flash\" cannot time layer \"" + printable(layer.name) +
                                                    "\": relative-position attention (Transformer-XL) adds a second "
                                                    "score matrix no fused kernel computes; use \"eager\"");
       }
-      layer.attrs.fused = true;
     }
-  }
-  if (training.kernels == KernelSet::Megatron) {
-    for (Layer& layer : net.layers) layer.attrs.megatron = true;
   }
   return net;
 }

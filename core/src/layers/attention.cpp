@@ -24,6 +24,9 @@ void flash_attention(KernelBuilder& kb, Phase phase, double s, double t, double 
   kb.add(k);
 }
 
+/// Whether attention runs as one fused kernel per pass (FlashAttention).
+bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+
 /// The sizes of one attention layer's step: s queries, t keys (memory or cache included), heads, widths.
 struct Dims {
   bool cross;
@@ -51,8 +54,8 @@ void core_forward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
   const double e = st.e;
   // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
   // gradient up, and the softmax backward reads it and the FP32 output.
-  const bool fp32_probs = fp32_probabilities(a, e);
-  if (a.fused) {
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  if (flash(st.context)) {
     flash_attention(kb, Phase::Forward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
     return;
   }
@@ -68,8 +71,8 @@ void core_forward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
 void core_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
   const LayerAttrs& a = st.a;
   const double e = st.e;
-  const bool fp32_probs = fp32_probabilities(a, e);
-  if (a.fused) {
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  if (flash(st.context)) {
     flash_attention(kb, Phase::Backward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
     return;
   }
@@ -147,6 +150,7 @@ class Attention : public LayerKind {
     const LayerAttrs& a = st.a;
     const double e = st.e;
     const Dims x = dims_of(st);
+    const bool fused = flash(st.context);
     if (x.cross) {
       kb.gemm(Phase::Forward, x.m, x.q, x.emb);        // Q projection
       kb.gemm(Phase::Forward, x.mk, 2 * x.kv, x.emb);  // K, V projections of the memory
@@ -175,10 +179,10 @@ class Attention : public LayerKind {
     projections_backward(st, x, kb);
     // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
     // kernel keeps only each row's log-sum-exp (FP32) for its backward.
-    const double scores = attention_score_bytes(a, x.probs, e) + (a.relative && !a.fused ? e * x.probs : 0);
+    const double scores = attention_score_bytes(a, x.probs, e, st.context) + (a.relative && !fused ? e * x.probs : 0);
     lw.saved_activation_bytes =
         e * (x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + x.m * x.q + x.mk * 2 * x.kv + x.m * x.q) +
-        scores + (a.fused ? 4 * x.bh * x.s : 0);
+        scores + (fused ? 4 * x.bh * x.s : 0);
   }
 
   /// h * s * t * d per sample (t = s for self-attention without a cache).
@@ -216,17 +220,17 @@ class Attention : public LayerKind {
 
   /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV)
   /// runs again; a fused kernel keeps no scores, and its backward recomputes them anyway.
-  bool recomputed_selectively(const Layer& layer, const Kernel& k) const override {
-    return !layer.attrs.fused && k.cls != KernelClass::Gemm;
+  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
+    return !flash(context) && k.cls != KernelClass::Gemm;
   }
 
   /// What scales with s^2: the softmax output, and with dropout its mask and output.
-  double selective_dropped_bytes(const Layer& layer, double b, double e) const override {
-    if (layer.attrs.fused) return 0.0;
+  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context) const override {
+    if (flash(context)) return 0.0;
     double s = d(layer.input_shapes.front()[0]);
     double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : s;
     double probs = b * d(layer.attrs.num_heads) * s * t;
-    return attention_score_bytes(layer.attrs, probs, e);
+    return attention_score_bytes(layer.attrs, probs, e, context);
   }
 
  private:
@@ -259,14 +263,16 @@ const LayerKind& attention_kind() {
   return kind;
 }
 
-bool fp32_probabilities(const LayerAttrs& a, double e) { return !a.fused && !a.megatron && e < 4; }
+bool fp32_probabilities(const KernelContext& context, double e) {
+  return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
+}
 
-double attention_score_bytes(const LayerAttrs& a, double probs, double e) {
-  if (a.fused) return 0;
+double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context) {
+  if (context.attention == AttentionKernel::Flash) return 0;
   // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
   // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
   const double dropout = a.rate > 0 ? probs * (1 + e) : 0;
-  if (fp32_probabilities(a, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs);
+  if (fp32_probabilities(context, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs);
   return e * probs + dropout;
 }
 

@@ -88,7 +88,8 @@ class Dense : public LayerKind {
     // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
     // its input, gate and up.
     const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
-    const double gate_saved = !a.gated ? 0 : a.megatron ? e : e + (composed ? composed->output : e);
+    const bool megatron = st.context.kernels == KernelSet::Megatron;
+    const double gate_saved = !a.gated ? 0 : megatron ? e : e + (composed ? composed->output : e);
     lw.saved_activation_bytes = e * routed * k + hidden * (act_saved + gate_saved);
     kb.set_misaligned(false);
   }
@@ -165,7 +166,8 @@ class Dense : public LayerKind {
       kb.chain(Phase::Forward, hidden, {product});
       kb.chain(Phase::Backward, hidden, {product, product});
       kb.chain(Phase::Backward, hidden, composed->backward);
-    } else if (a.gated && a.megatron) {  // one fused kernel each way, saving only its input (gate and up)
+    } else if (a.gated && st.context.kernels ==
+                              KernelSet::Megatron) {  // one fused kernel each way, saving only its input (gate and up)
       kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);
       kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
     } else if (a.gated) {

@@ -129,7 +129,8 @@ std::vector<bool> output_saved_by_consumer(const Network& net) {
 }
 
 /// Appends layer `layer`'s kernels for `batch` samples and sets what it saves for backward.
-void add_layer_kernels(const Layer& layer, double batch, double e, KernelBuilder& kb, LayerWork& lw) {
+void add_layer_kernels(const Layer& layer, double batch, const KernelContext& context, double e, KernelBuilder& kb,
+                       LayerWork& lw) {
   const Shape& in = layer.input_shapes.front();
   const LayerAttrs& a = layer.attrs;
   // Megatron-LM fuses its GELU (the tanh form) into one kernel; PyTorch runs Hugging Face's chains.
@@ -142,15 +143,22 @@ void add_layer_kernels(const Layer& layer, double batch, double e, KernelBuilder
                        batch * d(elements(layer.output_shape)),
                        layer.needs_input_grad,
                        activation_flops(a.activation),
-                       a.megatron ? std::nullopt : composed_activation(a.activation, e)};
+                       context.kernels == KernelSet::Megatron ? std::nullopt : composed_activation(a.activation, e),
+                       context};
   kind_of(layer.type).kernels(step, kb, lw);
 }
 
 }  // namespace
 
-StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer,
+KernelContext kernel_context(const TrainingConfig& training) {
+  return KernelContext(training.precision, training.attention, training.kernels);
+}
+
+StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& context, Optimizer optimizer,
                    OptimizerImpl impl) {
+  const Precision precision = context.precision;
   StepWork work;
+  work.context = context;
   work.layers.resize(net.layers.size());
   const double b = d(batch);
   const double e = activation_bytes(precision);
@@ -159,7 +167,7 @@ StepWork step_work(const Network& net, std::int64_t batch, Precision precision, 
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
-    add_layer_kernels(layer, b, e, kb, lw);
+    add_layer_kernels(layer, b, context, e, kb, lw);
     // A tensor kept only for a ReLU's backward, which reads nothing else, is free when its consumer saves
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.

@@ -65,6 +65,7 @@ struct LayerStep {
   bool dx;                          // whether backward produces the input's gradient
   double act;                       // activation_flops of the layer's activation
   std::optional<OpChain> composed;  // its op chain, when it runs as one (PyTorch's kernels)
+  const KernelContext& context;     // how the request runs its kernels
 };
 
 /// What the tensor-parallel layout makes of a layer (shard_network): its input is gathered over the group
@@ -116,9 +117,11 @@ class LayerKind {
   /// Copies of its input it saves for the weight gradient (sequence parallelism keeps a slice of each).
   virtual double saved_input_copies(const Layer&) const { return 1.0; }
   /// Whether selective recomputation runs forward kernel `k` of the layer again in backward.
-  virtual bool recomputed_selectively(const Layer&, const Kernel&) const { return false; }
-  /// Saved bytes that selective recomputation drops for a micro-batch of `b` samples.
-  virtual double selective_dropped_bytes(const Layer&, double /*b*/, double /*e*/) const { return 0.0; }
+  virtual bool recomputed_selectively(const Layer&, const Kernel&, const KernelContext&) const { return false; }
+  /// Saved bytes that selective recomputation drops for a micro-batch of `b` samples at activation size e.
+  virtual double selective_dropped_bytes(const Layer&, double /*b*/, double /*e*/, const KernelContext&) const {
+    return 0.0;
+  }
 
  private:
   LayerType type_;

@@ -277,6 +277,10 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
   return s;
 }
 
+bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context) {
+  return kind_of(layer.type).recomputed_selectively(layer, k, context);
+}
+
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode) {
   if (mode == Recompute::None) return;
   const std::size_t count = work.kernels.size();
@@ -289,7 +293,7 @@ void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recomput
       again = shard.layers[l].in_block;
     } else {
       const Layer& L = shard.net.layers[l];
-      again = kind_of(L.type).recomputed_selectively(L, k);
+      again = recomputed_selectively(L, k, work.context);
     }
     if (!again) continue;
     k.phase = Phase::Backward;
@@ -317,7 +321,7 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
       const double input = e * b * d(elements(L.input_shapes.front())) * kind_of(L.type).saved_input_copies(L);
       bytes -= input * (1.0 - 1.0 / d(shard.layers[l].saved_input_split));
     }
-    if (mode == Recompute::Selective) bytes -= kind_of(L.type).selective_dropped_bytes(L, b, e);
+    if (mode == Recompute::Selective) bytes -= kind_of(L.type).selective_dropped_bytes(L, b, e, work.context);
     if (mode == Recompute::Full && shard.layers[l].in_block) {
       // Only the input of each block instance is kept; the rest is recomputed in backward.
       bytes = 0;

@@ -126,7 +126,7 @@ Json plan_document(const Json& doc) {
     samples = d(tr.dataset_size > 0 ? tr.dataset_size : B * 100) * tr.epochs;
   }
   const double steps = std::ceil(samples / d(B));
-  const StepWork one = step_work(net, 1, tr.precision, tr.optimizer, tr.optimizer_impl);
+  const StepWork one = step_work(net, 1, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   double matmul_per_sample = 0;
   for (const Kernel& k : one.kernels) {
     if (is_matmul(k.cls)) matmul_per_sample += k.flops;
@@ -159,15 +159,14 @@ Json plan_document(const Json& doc) {
       }
       for (std::int64_t mbs : powers(std::min<std::int64_t>(B, 64))) {
         if (B % mbs != 0) continue;
-        StepWork work = step_work(shard->net, mbs, tr.precision, tr.optimizer, tr.optimizer_impl);
+        StepWork work = step_work(shard->net, mbs, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
         const Timing timing = roofline_times(work, {acc}, tr.precision).front();
         // Recomputed forward per layer: attention's core (selective) or whole blocks (full).
         std::vector<double> selective(n, 0.0);
         for (const Kernel& k : work.kernels) {
           const auto l = static_cast<std::size_t>(k.layer);
           const Layer& L = shard->net.layers[l];
-          if (k.phase == Phase::Forward && L.type == LayerType::Attention && !L.attrs.fused &&
-              k.cls != KernelClass::Gemm) {
+          if (k.phase == Phase::Forward && recomputed_selectively(L, k, work.context)) {
             selective[l] += kernel_time(k, acc, tr.precision).total_ms();
           }
         }
