@@ -54,6 +54,55 @@ void check_output(const Layer& layer, const std::string& path) {
   }
 }
 
+/// The producers of a layer-list entry's inputs: its "inputs" names resolved to their latest definitions
+/// (trying the entry's repeat prefix first for local names), or the previous layer when it names none.
+std::vector<int> resolve_inputs(const Json& spec, const std::string& path, const std::string& name,
+                                const std::map<std::string, int>& latest, const Network& net) {
+  std::vector<int> inputs;
+  if (spec.contains("inputs")) {
+    const Json& names = require_array(spec["inputs"], join(path, "inputs"));
+    if (names.empty()) throw InputError(join(path, "inputs"), "expected at least one input name");
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      std::string ref_path = index(join(path, "inputs"), k);
+      if (!names[k].is_string()) throw InputError(ref_path, "expected a layer name, got " + describe_type(names[k]));
+      std::string ref = names[k].get<std::string>();
+      if (ref == "input") {
+        inputs.push_back(kNetworkInput);
+        continue;
+      }
+      // Names resolve to their latest definition, so a repeated block can refer to its own layers.
+      auto it = latest.find(ref);
+      if (it == latest.end()) {
+        // Inside repeats, local names carry the block prefix; try it before giving up.
+        std::string prefix = name.substr(0, name.rfind('.') + 1);
+        it = latest.find(prefix + ref);
+      }
+      if (it == latest.end()) throw InputError(ref_path, "no earlier layer is named \"" + ref + "\"");
+      inputs.push_back(it->second);
+    }
+  } else {
+    inputs.push_back(net.layers.empty() ? kNetworkInput : static_cast<int>(net.layers.size()) - 1);
+  }
+  return inputs;
+}
+
+/// Checks that a layer tied to an embedding names an earlier embedding of the matching size.
+void check_tied(const Layer& layer, const std::map<std::string, int>& latest, const Network& net,
+                const std::string& path) {
+  if (layer.attrs.tied_to.empty()) return;
+  auto tied = latest.find(layer.attrs.tied_to);
+  if (tied == latest.end() || net.layers[static_cast<std::size_t>(tied->second)].type != LayerType::Embedding) {
+    throw InputError(join(path, "tied_to"), "no earlier embedding is named \"" + layer.attrs.tied_to + "\"");
+  }
+  const Layer& emb = net.layers[static_cast<std::size_t>(tied->second)];
+  if (emb.attrs.vocab_size != layer.attrs.units || emb.attrs.dim != layer.input_shapes.front().back()) {
+    throw InputError(join(path, "tied_to"),
+                     "embedding \"" + layer.attrs.tied_to + "\" is " + std::to_string(emb.attrs.vocab_size) + " x " +
+                         std::to_string(emb.attrs.dim) + "; this layer needs " +
+                         std::to_string(layer.input_shapes.front().back()) + " x " + std::to_string(layer.attrs.units));
+  }
+}
+
 }  // namespace
 
 InputSpec parse_input_spec(const Json& input, const std::string& path) {
@@ -89,8 +138,8 @@ Network parse_layer_list(const Json& model, const std::string& path, const Input
   if (!model.contains("input")) throw InputError(join(path, "input"), "required input specification is missing");
   net.input = parse_input_spec(model["input"], join(path, "input"));
   if (elements(net.input.shape()) > Limits::kMaxElementsPerSample / 8) {
-    throw InputError(join(path, "input"), "one sample of " + to_string(net.input.shape()) +
-                                              " is too large (more than 2^37 elements)");
+    throw InputError(join(path, "input"),
+                     "one sample of " + to_string(net.input.shape()) + " is too large (more than 2^37 elements)");
   }
   if (overrides.seq_len) {
     if (net.input.kind == InputKind::Tokens || net.input.kind == InputKind::Sequence) {
@@ -104,8 +153,8 @@ Network parse_layer_list(const Json& model, const std::string& path, const Input
     if (net.input.kind == InputKind::Image) {
       net.input.image_size = *overrides.image_size;
     } else {
-      net.warnings.push_back("training.image_size ignored: the model takes " +
-                             std::string(to_string(net.input.kind)) + " input");
+      net.warnings.push_back("training.image_size ignored: the model takes " + std::string(to_string(net.input.kind)) +
+                             " input");
     }
   }
 
@@ -156,50 +205,14 @@ int LayerListBuilder::add(const Json& spec, const std::string& path, const std::
   bool same_padding = false;
   layer.attrs = kind->parse(spec, path, &same_padding);
 
-  if (spec.contains("inputs")) {
-    const Json& names = require_array(spec["inputs"], join(path, "inputs"));
-    if (names.empty()) throw InputError(join(path, "inputs"), "expected at least one input name");
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      std::string ref_path = index(join(path, "inputs"), k);
-      if (!names[k].is_string()) throw InputError(ref_path, "expected a layer name, got " + describe_type(names[k]));
-      std::string ref = names[k].get<std::string>();
-      if (ref == "input") {
-        layer.inputs.push_back(kNetworkInput);
-        continue;
-      }
-      // Names resolve to their latest definition, so a repeated block can refer to its own layers.
-      auto it = latest.find(ref);
-      if (it == latest.end()) {
-        // Inside repeats, local names carry the block prefix; try it before giving up.
-        std::string prefix = name.substr(0, name.rfind('.') + 1);
-        it = latest.find(prefix + ref);
-      }
-      if (it == latest.end()) throw InputError(ref_path, "no earlier layer is named \"" + ref + "\"");
-      layer.inputs.push_back(it->second);
-    }
-  } else {
-    layer.inputs.push_back(net.layers.empty() ? kNetworkInput : static_cast<int>(net.layers.size()) - 1);
-  }
+  layer.inputs = resolve_inputs(spec, path, name, latest, net);
   bool upstream = false;
   for (int producer : layer.inputs) {
-    layer.input_shapes.push_back(producer == kNetworkInput ? input_shape_
-                                                           : net.layers[static_cast<std::size_t>(producer)].output_shape);
+    layer.input_shapes.push_back(
+        producer == kNetworkInput ? input_shape_ : net.layers[static_cast<std::size_t>(producer)].output_shape);
     if (producer != kNetworkInput) upstream = upstream || trains_upstream[static_cast<std::size_t>(producer)];
   }
-  if (!layer.attrs.tied_to.empty()) {
-    auto tied = latest.find(layer.attrs.tied_to);
-    if (tied == latest.end() || net.layers[static_cast<std::size_t>(tied->second)].type != LayerType::Embedding) {
-      throw InputError(join(path, "tied_to"), "no earlier embedding is named \"" + layer.attrs.tied_to + "\"");
-    }
-    const Layer& emb = net.layers[static_cast<std::size_t>(tied->second)];
-    if (emb.attrs.vocab_size != layer.attrs.units || emb.attrs.dim != layer.input_shapes.front().back()) {
-      throw InputError(join(path, "tied_to"), "embedding \"" + layer.attrs.tied_to + "\" is " +
-                                                      std::to_string(emb.attrs.vocab_size) + " x " +
-                                                      std::to_string(emb.attrs.dim) + "; this layer needs " +
-                                                      std::to_string(layer.input_shapes.front().back()) + " x " +
-                                                      std::to_string(layer.attrs.units));
-    }
-  }
+  check_tied(layer, latest, net, path);
   kind->infer(layer, same_padding, path);
   check_output(layer, path);
   layer.needs_input_grad = upstream;
