@@ -69,9 +69,7 @@ class Conv2d : public LayerKind {
            d(a.filters);
   }
   bool saves_input() const override { return true; }
-  bool saves_output_only_for_relu(const Layer& layer) const override {
-    return layer.attrs.activation == "relu" && !layer.attrs.gated && layer.attrs.experts <= 1;
-  }
+  bool saves_output_only_for_relu(const Layer& layer) const override { return layer.attrs.activation == "relu"; }
 };
 
 }  // namespace
