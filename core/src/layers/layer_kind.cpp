@@ -6,9 +6,38 @@
 #include "layers/kind_helpers.hpp"
 
 namespace prenet {
+
+// The registered kinds, each defined in its own file under core/src/layers (related kinds may share one).
+const LayerKind& dense_kind();
+const LayerKind& conv2d_kind();
+const LayerKind& max_pool2d_kind();
+const LayerKind& avg_pool2d_kind();
+const LayerKind& global_avg_pool_kind();
+const LayerKind& global_max_pool_kind();
+const LayerKind& batchnorm_kind();
+const LayerKind& layernorm_kind();
+const LayerKind& rmsnorm_kind();
+const LayerKind& activation_kind();
+const LayerKind& dropout_kind();
+const LayerKind& flatten_kind();
+const LayerKind& reshape_kind();
+const LayerKind& softmax_kind();
+const LayerKind& embedding_kind();
+const LayerKind& rnn_kind();
+const LayerKind& lstm_kind();
+const LayerKind& gru_kind();
+const LayerKind& attention_kind();
+const LayerKind& add_kind();
+const LayerKind& concat_kind();
+const LayerKind& identity_kind();
+const LayerKind& cross_entropy_kind();
+const LayerKind& multiply_kind();
+const LayerKind& parameter_kind();
+const LayerKind& adaptive_softmax_kind();
+
 namespace {
 
-/// Every kind, indexed by its LayerType. To add a kind, add its accessor here.
+/// Every kind, indexed by its LayerType. To add a kind, declare its accessor above and list it here.
 const std::vector<const LayerKind*>& kind_registry() {
   static const std::vector<const LayerKind*> by_type = [] {
     const std::vector<const LayerKind*> kinds = {

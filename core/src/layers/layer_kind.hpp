@@ -1,8 +1,8 @@
 #pragma once
 // One home per layer kind: its layer-list name and attributes, its shape rule, its kernels per phase,
 // PreNeT's features, its tensor-parallel sharding and what it saves for backward, behind one interface.
-// Adding a kind: a LayerType value, one file defining a LayerKind subclass and its `*_kind()` accessor,
-// and one line in kind_registry() (layer_kind.cpp).
+// Adding a kind: a LayerType value, one file defining a LayerKind subclass and its `<name>_kind()`
+// accessor, and its registration in layer_kind.cpp (the accessor's declaration and an entry in the list).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -134,33 +134,5 @@ const LayerKind& kind_of(LayerType type);
 const LayerKind* kind_named(const std::string& name);
 /// Every kind's layer-list name, sorted, comma-separated.
 std::string kind_name_list();
-
-// The kinds (one file each under core/src/layers; several related kinds may share one).
-const LayerKind& dense_kind();
-const LayerKind& conv2d_kind();
-const LayerKind& max_pool2d_kind();
-const LayerKind& avg_pool2d_kind();
-const LayerKind& global_avg_pool_kind();
-const LayerKind& global_max_pool_kind();
-const LayerKind& batchnorm_kind();
-const LayerKind& layernorm_kind();
-const LayerKind& rmsnorm_kind();
-const LayerKind& activation_kind();
-const LayerKind& dropout_kind();
-const LayerKind& flatten_kind();
-const LayerKind& reshape_kind();
-const LayerKind& softmax_kind();
-const LayerKind& embedding_kind();
-const LayerKind& rnn_kind();
-const LayerKind& lstm_kind();
-const LayerKind& gru_kind();
-const LayerKind& attention_kind();
-const LayerKind& add_kind();
-const LayerKind& concat_kind();
-const LayerKind& identity_kind();
-const LayerKind& cross_entropy_kind();
-const LayerKind& multiply_kind();
-const LayerKind& parameter_kind();
-const LayerKind& adaptive_softmax_kind();
 
 }  // namespace prenet
