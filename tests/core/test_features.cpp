@@ -490,7 +490,7 @@ TEST_CASE("training.attention flash: one fused kernel per pass, no score traffic
   flash.attention = AttentionKernel::Flash;
   const Network eager_net = resolve_model(model, TrainingConfig{}), flash_net = resolve_model(model, flash);
   const StepWork eager = step_work(eager_net, 2, Precision::FP32, Optimizer::Adam);
-  const StepWork fused = step_work(flash_net, 2, Precision::FP32, Optimizer::Adam);
+  const StepWork fused = step_work(flash_net, 2, kernel_context(flash), Optimizer::Adam);
   const auto mha = layer_index(flash_net, "mha"), gqa = layer_index(flash_net, "gqa");
   const double projections = 2 * b * s * e * (3 * e) + 2 * b * s * e * e;
   const double core = 4 * b * h * s * s * hd;  // QK^T and PV

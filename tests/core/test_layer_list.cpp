@@ -5,6 +5,7 @@
 #include <string>
 
 #include "helpers.hpp"
+#include "layers/layer_kind.hpp"
 #include "prenet/api.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -479,4 +480,20 @@ TEST_CASE("conv2d weight counts that overflow are rejected", "[layer_list][error
     CHECK_THAT(e.field(), Catch::StartsWith("model.layers[0]"));
   }
   CHECK(rejected);
+}
+
+TEST_CASE("every layer type has one registered kind whose name round-trips", "[layer_list][kinds]") {
+  int kinds = 0;
+  for (int t = 0; t <= static_cast<int>(LayerType::AdaptiveSoftmax); ++t) {
+    const auto type = static_cast<LayerType>(t);
+    const LayerKind& kind = kind_of(type);
+    INFO(kind.name());
+    CHECK(kind.type() == type);
+    REQUIRE(kind_named(kind.name()) == &kind);
+    CHECK(std::string(to_string(type)) == kind.name());
+    ++kinds;
+  }
+  CHECK(kind_named("repeat") == nullptr);
+  CHECK(kind_name_list().find("activation, adaptive_softmax, add, attention") == 0);
+  CHECK(kinds == 26);
 }

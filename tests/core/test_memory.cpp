@@ -29,6 +29,11 @@ Json gpt_config(double dropout = 0.1, const std::string& activation = "gelu_pyto
           {"embd_pdrop", dropout}, {"activation_function", activation}};
 }
 
+/// The kernels gpt() times with unless asked otherwise: Megatron-LM's.
+KernelContext megatron_kernels(Precision precision, AttentionKernel attention = AttentionKernel::Eager) {
+  return KernelContext(precision, attention, KernelSet::Megatron);
+}
+
 Network gpt(Precision precision, double dropout = 0.1, AttentionKernel attention = AttentionKernel::Eager,
             const std::string& activation = "gelu_pytorch_tanh", KernelSet kernels = KernelSet::Megatron) {
   TrainingConfig tr;
@@ -66,7 +71,7 @@ TEST_CASE("model states per parameter follow the documented formula", "[memory]"
   check(Precision::FP8, Optimizer::None, 6, 2, 0);
 
   Network net = gpt(Precision::BF16);
-  StepWork work = step_work(net, 2, Precision::BF16, Optimizer::Adam);
+  StepWork work = step_work(net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
   MemoryEstimate m = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
   const double params = d(net.parameters());
   CHECK(m.weights_gb == Approx(6 * params / 1e9).epsilon(1e-12));
@@ -79,7 +84,7 @@ TEST_CASE("one GPU laid out as a parallel job has the single-GPU memory", "[memo
   ShardedNetwork shard = shard_network(net, 1);
   ParallelConfig cfg;
   cfg.micro_batch_size = 4;
-  StepWork work = step_work(shard.net, 4, Precision::BF16, Optimizer::Adam);
+  StepWork work = step_work(shard.net, 4, megatron_kernels(Precision::BF16), Optimizer::Adam);
   auto saved = saved_activation_bytes(shard, work, Recompute::None, 4, Precision::BF16);
   MemoryEstimate a =
       estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
@@ -91,7 +96,7 @@ TEST_CASE("one GPU laid out as a parallel job has the single-GPU memory", "[memo
 TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over the data group", "[memory]") {
   Network net = gpt(Precision::BF16);
   ShardedNetwork shard = shard_network(net, 1);
-  StepWork work = step_work(shard.net, 1, Precision::BF16, Optimizer::Adam);
+  StepWork work = step_work(shard.net, 1, megatron_kernels(Precision::BF16), Optimizer::Adam);
   auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
   const double P = d(net.parameters());
   const double dp = 8;
@@ -123,7 +128,7 @@ TEST_CASE("GPT layer activations match Korthikanti et al. for each recomputation
   for (std::int64_t b : {1, 3}) {
     for (std::int64_t t : {1, 2, 4}) {
       ShardedNetwork shard = shard_network(net, t);
-      StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+      StepWork work = step_work(shard.net, b, megatron_kernels(Precision::BF16), Optimizer::Adam);
       const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), td = d(t);
       INFO("micro-batch " << b << ", tensor " << t);
       auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
@@ -146,7 +151,8 @@ TEST_CASE("a fused (flash) attention keeps no scores: Korthikanti's selective nu
   Network net = gpt(Precision::BF16, 0.1, AttentionKernel::Flash);
   for (std::int64_t b : {1, 3}) {
     ShardedNetwork shard = shard_network(net, 1);
-    StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+    const KernelContext flash = megatron_kernels(Precision::BF16, AttentionKernel::Flash);
+    StepWork work = step_work(shard.net, b, flash, Optimizer::Adam);
     const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), lse = 4 * a * s * d(b);
     INFO("micro-batch " << b);
     auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
@@ -170,7 +176,7 @@ TEST_CASE("with sequence parallelism every term of the GPT layer activations is 
   for (std::int64_t b : {1, 3}) {
     for (std::int64_t t : {1, 2, 4}) {
       ShardedNetwork shard = shard_network(net, t, true);
-      StepWork work = step_work(shard.net, b, Precision::BF16, Optimizer::Adam);
+      StepWork work = step_work(shard.net, b, megatron_kernels(Precision::BF16), Optimizer::Adam);
       const double sbh = s * d(b) * h, td = d(t), stats = 2 * 8 * s * d(b) / td;
       INFO("micro-batch " << b << ", tensor " << t);
       auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
@@ -189,8 +195,8 @@ TEST_CASE("sequence parallelism never keeps more activations than tensor paralle
   Network net = gpt(Precision::BF16);
   for (std::int64_t t : {2, 4}) {
     ShardedNetwork off = shard_network(net, t), on = shard_network(net, t, true);
-    StepWork w_off = step_work(off.net, 2, Precision::BF16, Optimizer::Adam);
-    StepWork w_on = step_work(on.net, 2, Precision::BF16, Optimizer::Adam);
+    StepWork w_off = step_work(off.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
+    StepWork w_on = step_work(on.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
     for (Recompute mode : {Recompute::None, Recompute::Selective, Recompute::Full}) {
       auto a = saved_activation_bytes(off, w_off, mode, 2, Precision::BF16);
       auto b = saved_activation_bytes(on, w_on, mode, 2, Precision::BF16);
@@ -212,7 +218,7 @@ TEST_CASE("without dropout the attention keeps only the softmax output", "[memor
   const double s = kSeq, h = kHidden, a = kHeads;
   Network net = gpt(Precision::BF16, 0.0);
   ShardedNetwork shard = shard_network(net, 1);
-  StepWork work = step_work(shard.net, 2, Precision::BF16, Optimizer::Adam);
+  StepWork work = step_work(shard.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
   auto none = saved_activation_bytes(shard, work, Recompute::None, 2, Precision::BF16);
   const double sbh = s * 2 * h;
   CHECK(block_bytes(shard, none, 1) == Approx(sbh * (32 + 2 * a * s / h) + 2 * 8 * s * 2));
@@ -231,7 +237,8 @@ TEST_CASE("PyTorch's eager attention under autocast keeps FP32 probabilities and
       Network eager = gpt(p, dropout, AttentionKernel::Eager, "gelu_pytorch_tanh", KernelSet::PyTorch);
       Network fused = gpt(p, dropout);
       ShardedNetwork es = shard_network(eager, 1), fs = shard_network(fused, 1);
-      StepWork ew = step_work(es.net, 2, p, Optimizer::Adam), fw = step_work(fs.net, 2, p, Optimizer::Adam);
+      StepWork ew = step_work(es.net, 2, p, Optimizer::Adam);
+      StepWork fw = step_work(fs.net, 2, megatron_kernels(p), Optimizer::Adam);
       auto eb = saved_activation_bytes(es, ew, Recompute::None, 2, p);
       auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
       // Bytes per score beyond the fused softmax's: 4 + 1 + 2 - (2 + 1 + 2) with dropout, 4 + 2 - 2 without.
@@ -251,7 +258,7 @@ TEST_CASE("PyTorch's eager attention under autocast keeps FP32 probabilities and
 TEST_CASE("pipeline stages keep the activations of the micro-batches in flight", "[memory]") {
   Network net = gpt(Precision::BF16);
   ShardedNetwork shard = shard_network(net, 1);
-  StepWork work = step_work(shard.net, 1, Precision::BF16, Optimizer::Adam);
+  StepWork work = step_work(shard.net, 1, megatron_kernels(Precision::BF16), Optimizer::Adam);
   auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
   ParallelConfig cfg;
   cfg.pipeline = 4;
@@ -329,7 +336,8 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
     // Megatron's kernels fuse the same function: gelu_new then costs what gelu_pytorch_tanh does.
     ShardedNetwork mn = shard_network(gpt(p, 0.1, AttentionKernel::Eager, "gelu_new"), 1);
     ShardedNetwork mt = shard_network(gpt(p), 1);
-    StepWork nw = step_work(mn.net, 2, p, Optimizer::Adam), tw = step_work(mt.net, 2, p, Optimizer::Adam);
+    StepWork nw = step_work(mn.net, 2, megatron_kernels(p), Optimizer::Adam);
+    StepWork tw = step_work(mt.net, 2, megatron_kernels(p), Optimizer::Adam);
     CHECK(nw.kernels.size() == tw.kernels.size());
     CHECK(block_bytes(mn, saved_activation_bytes(mn, nw, Recompute::None, 2, p), 1) ==
           Approx(block_bytes(mt, saved_activation_bytes(mt, tw, Recompute::None, 2, p), 1)));
@@ -349,8 +357,8 @@ TEST_CASE("a GLU as PyTorch runs it saves gate, activation and up, and Megatron'
     TrainingConfig pytorch, megatron;
     pytorch.precision = megatron.precision = p;
     megatron.kernels = KernelSet::Megatron;
-    StepWork pw = step_work(resolve_model(glu, pytorch), 2, p, Optimizer::Adam);
-    StepWork mw = step_work(resolve_model(glu, megatron), 2, p, Optimizer::Adam);
+    StepWork pw = step_work(resolve_model(glu, pytorch), 2, kernel_context(pytorch), Optimizer::Adam);
+    StepWork mw = step_work(resolve_model(glu, megatron), 2, kernel_context(megatron), Optimizer::Adam);
     INFO(to_string(p));
     CHECK(pw.layers[1].saved_activation_bytes - mw.layers[1].saved_activation_bytes == Approx(e * hidden));
     CHECK(pw.kernels.size() == mw.kernels.size() + 3);  // activation and product; two product terms and one

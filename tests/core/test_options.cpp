@@ -79,6 +79,10 @@ TEST_CASE("memory_format: NCHW under bf16 is slower, FP32 and absent unchanged",
   CHECK(step_ms(nchw) < step_ms(channels_last) * 1.5);
   CHECK(step_ms(resnet50("fp32", "nchw")) == step_ms(resnet50("fp32", "")));
   CHECK(step_ms(resnet50("tf32", "nchw")) == step_ms(resnet50("tf32", "channels_last")));
+  // The echo carries the format only when the request gives it.
+  CHECK(nchw.at("training").at("memory_format") == "nchw");
+  CHECK(channels_last.at("training").at("memory_format") == "channels_last");
+  CHECK(!absent.at("training").contains("memory_format"));
 }
 
 TEST_CASE("memory_format: a bad value names the field; a network without convolutions warns", "[options]") {

@@ -69,13 +69,28 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
 
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element, double e);
-/// True when attention `a` keeps its probabilities in FP32 (PyTorch's eager attention under 16-bit
-/// training: the softmax is on autocast's FP32 list) before a cast to the activation type for the PV GEMM.
-bool fp32_probabilities(const LayerAttrs& a, double e);
+/// How a request runs its kernels: training settings, never part of the model. A precision alone means
+/// PyTorch's kernels and eager attention.
+struct KernelContext {
+  KernelContext(Precision p = Precision::FP32, AttentionKernel a = AttentionKernel::Eager,
+                KernelSet k = KernelSet::PyTorch)
+      : precision(p), attention(a), kernels(k) {}
+  Precision precision;
+  AttentionKernel attention;  // Flash: one fused kernel per pass, scores never in memory (FlashAttention)
+  KernelSet kernels;          // Megatron-LM's fused kernels: softmax, bias-GELU, SwiGLU
+  bool nchw = false;          // training.memory_format nchw: convolutions keep NCHW tensors (layers/memory_format)
+};
+/// The kernel context of a request's training section.
+KernelContext kernel_context(const TrainingConfig& training);
+
+/// True when attention with activations of e bytes keeps its probabilities in FP32 (PyTorch's eager
+/// attention under 16-bit training: the softmax is on autocast's FP32 list) before a cast to the
+/// activation type for the PV GEMM.
+bool fp32_probabilities(const KernelContext& context, double e);
 /// Bytes attention `a` saves for backward per step that scale with its `probs` score elements at activation
 /// size e: the probabilities (FP32 and their 16-bit copy under fp32_probabilities), and with dropout its
 /// mask (1 byte) and output; 0 for a fused (flash) kernel. What selective recomputation drops.
-double attention_score_bytes(const LayerAttrs& a, double probs, double e);
+double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context);
 /// `steps` dependent launches of an (m x k) . (k x n) cell GEMM plus gate arithmetic on `gate_elements`.
 Kernel recurrent_kernel(Phase phase, double steps, double m, double n, double k, double gate_elements, double e);
 
@@ -90,13 +105,14 @@ struct LayerWork {
 };
 
 struct StepWork {
+  KernelContext context;  // how its kernels run
   std::vector<Kernel> kernels;
   std::vector<LayerWork> layers;
   std::array<double, 3> flops{};  // by Phase, whole step
 };
 
-/// Everything one optimizer step of `net` does for `batch` samples at `precision` with `optimizer`.
-StepWork step_work(const Network& net, std::int64_t batch, Precision precision, Optimizer optimizer,
+/// Everything one optimizer step of `net` does for `batch` samples with `context`'s kernels and `optimizer`.
+StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& context, Optimizer optimizer,
                    OptimizerImpl impl = OptimizerImpl::Fused);
 
 /// Share of an adaptive_softmax layer's tokens whose target falls in each tail cluster: the layer's

@@ -60,8 +60,6 @@ enum class LayerType {
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
 const char* to_string(LayerType type);
-/// True for the three recurrent types.
-bool is_recurrent(LayerType type);
 
 /// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
 struct LayerAttrs {
@@ -83,9 +81,6 @@ struct LayerAttrs {
   std::int64_t top_k = 1;         // dense: experts each token is routed to
   std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
-  bool fused = false;             // attention: one fused kernel per pass, scores never in memory (FlashAttention)
-  bool megatron = false;          // Megatron-LM's fused kernels (KernelSet): softmax, bias-GELU, SwiGLU
-  bool nchw = false;              // conv2d: NCHW tensors (training.memory_format nchw), see layers/memory_format
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter

@@ -108,6 +108,10 @@ struct ShardedNetwork {
 /// parallel.sequence_parallel when it does not divide the sequence.
 ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool sequence_parallel = false);
 
+/// Whether selective recomputation (Korthikanti et al.) runs forward kernel `k` of `layer` again in
+/// backward: attention's core (QK^T, softmax, dropout, PV) unless it is one fused kernel.
+bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context);
+
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
 
@@ -156,9 +160,6 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
 /// The step of `cfg` from its stage sums.
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);
-
-/// Per-layer parameter counts of one GPU's shard (after tensor sharding), used for gradients and ZeRO.
-std::vector<double> shard_parameters(const ShardedNetwork& shard);
 
 /// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
 /// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.

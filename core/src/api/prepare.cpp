@@ -15,8 +15,8 @@ void prepare_parallel(Prepared& p) {
   const TrainingConfig& tr = p.req.training;
   const ParallelConfig& cfg = *p.req.parallel;
   p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
-  p.work = step_work(p.shard->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
-  StepWork whole = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+  p.work = step_work(p.shard->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
+  StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   p.model_flops = whole.flops;
   p.model_matmul_flops = matmul_flops(whole);
   p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, tr.precision);
@@ -38,7 +38,7 @@ Prepared prepare(const Json& doc) {
   if (p.req.parallel) {
     prepare_parallel(p);
   } else {
-    p.work = step_work(p.net, tr.batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    p.work = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
     p.model_flops = p.work.flops;
     p.model_matmul_flops = matmul_flops(p.work);
   }

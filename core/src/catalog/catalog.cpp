@@ -1,5 +1,6 @@
 #include "prenet/catalog.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -139,15 +140,11 @@ Network network_of_form(const std::string& form, const Json& model, const Traini
   return parse_layer_list(model, path, overrides_of(training));
 }
 
-/// Marks the convolutions of `net` with the request's memory format; a network without any gets a warning.
-void apply_memory_format(Network& net, const TrainingConfig& training) {
+/// Warns when the request sets a memory format for a network without convolutions, where it changes nothing.
+void warn_unused_memory_format(Network& net, const TrainingConfig& training) {
   if (!training.memory_format) return;
-  bool any = false;
-  for (Layer& layer : net.layers) {
-    if (layer.type != LayerType::Conv2d) continue;
-    layer.attrs.nchw = *training.memory_format == MemoryFormat::NCHW;
-    any = true;
-  }
+  const bool any = std::any_of(net.layers.begin(), net.layers.end(),
+                               [](const Layer& layer) { return layer.type == LayerType::Conv2d; });
   if (!any) net.warnings.push_back("training.memory_format ignored: the model has no convolutions");
 }
 
@@ -163,7 +160,7 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
   reject_unknown_keys(model, path, keys);
   if (forms != 1) throw InputError(path, "expected exactly one of " + model_form_list());
   Network net = network_of_form(model_form_of(model), model, training);
-  apply_memory_format(net, training);
+  warn_unused_memory_format(net, training);
   return net;
 }
 
@@ -172,18 +169,14 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
 Network resolve_model(const Json& model, const TrainingConfig& training) {
   Network net = resolve_model_form(model, training);
   if (training.attention == AttentionKernel::Flash) {
-    for (Layer& layer : net.layers) {
+    for (const Layer& layer : net.layers) {
       if (layer.type != LayerType::Attention) continue;
       if (layer.attrs.relative) {
         throw InputError("training.attention", "\"flash\" cannot time layer \"" + printable(layer.name) +
                                                    "\": relative-position attention (Transformer-XL) adds a second "
                                                    "score matrix no fused kernel computes; use \"eager\"");
       }
-      layer.attrs.fused = true;
     }
-  }
-  if (training.kernels == KernelSet::Megatron) {
-    for (Layer& layer : net.layers) layer.attrs.megatron = true;
   }
   return net;
 }

@@ -1,5 +1,7 @@
 #include "prenet/network.hpp"
 
+#include "layers/layer_kind.hpp"
+
 namespace prenet {
 
 std::int64_t elements(const Shape& shape) {
@@ -34,41 +36,7 @@ const char* to_string(InputKind kind) {
   return "vector";
 }
 
-const char* to_string(LayerType type) {
-  switch (type) {
-    case LayerType::Dense: return "dense";
-    case LayerType::Conv2d: return "conv2d";
-    case LayerType::MaxPool2d: return "max_pool2d";
-    case LayerType::AvgPool2d: return "avg_pool2d";
-    case LayerType::GlobalAvgPool: return "global_avg_pool";
-    case LayerType::GlobalMaxPool: return "global_max_pool";
-    case LayerType::BatchNorm: return "batchnorm";
-    case LayerType::LayerNorm: return "layernorm";
-    case LayerType::RmsNorm: return "rmsnorm";
-    case LayerType::Activation: return "activation";
-    case LayerType::Dropout: return "dropout";
-    case LayerType::Flatten: return "flatten";
-    case LayerType::Reshape: return "reshape";
-    case LayerType::Softmax: return "softmax";
-    case LayerType::Embedding: return "embedding";
-    case LayerType::Rnn: return "rnn";
-    case LayerType::Lstm: return "lstm";
-    case LayerType::Gru: return "gru";
-    case LayerType::Attention: return "attention";
-    case LayerType::Add: return "add";
-    case LayerType::Concat: return "concat";
-    case LayerType::Identity: return "identity";
-    case LayerType::CrossEntropy: return "cross_entropy";
-    case LayerType::Multiply: return "multiply";
-    case LayerType::Parameter: return "parameter";
-    case LayerType::AdaptiveSoftmax: return "adaptive_softmax";
-  }
-  return "identity";
-}
-
-bool is_recurrent(LayerType type) {
-  return type == LayerType::Rnn || type == LayerType::Lstm || type == LayerType::Gru;
-}
+const char* to_string(LayerType type) { return kind_of(type).name(); }
 
 std::int64_t Network::parameters() const {
   std::int64_t total = 0;

@@ -49,6 +49,7 @@ std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& wo
     // Which kernels run again is add_recompute_kernels' rule: those it appends to the forward kernels (it
     // repeats no others, so the rest of the step need not be copied), timed one by one.
     StepWork again;
+    again.context = work.context;
     again.layers = work.layers;
     again.kernels.reserve(work.kernels.size());
     for (const Kernel& k : work.kernels) {
@@ -101,7 +102,7 @@ const StepWork& LayoutEvaluator::work(const ParallelConfig& cfg) {
   const Key key = key_of(cfg, 3);
   if (work_key_ != key) {
     const TrainingConfig& tr = training_;
-    work_ = step_work(shard(cfg)->net, cfg.micro_batch_size, tr.precision, tr.optimizer, tr.optimizer_impl);
+    work_ = step_work(shard(cfg)->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
     work_key_ = key;
   }
   return work_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layers/layer_kind.hpp"
+
 namespace prenet {
 namespace {
 
@@ -37,11 +39,6 @@ std::string block_prefix(const std::string& name) {
   return dot == std::string::npos ? std::string() : name.substr(0, dot + 1);
 }
 
-/// Layers that only pass their input through elementwise (a chain between an MLP's two matrices).
-bool is_passthrough(LayerType t) {
-  return t == LayerType::Activation || t == LayerType::Dropout || t == LayerType::Identity;
-}
-
 /// Link from the catalogue record `rec[key]` ({kind, bandwidth_gbs, latency_us}); `halve` turns the
 /// catalogue's bidirectional intra-node figure into one direction.
 Link catalogue_link(const Json& rec, const char* key, bool halve, const Link& fallback) {
@@ -70,28 +67,6 @@ double latency_hops(std::int64_t n) {
   return std::min(ring, tree);
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-/// What a layer is to the tensor-parallel layout: its input is gathered over the group (QKV, an MLP's
-/// first matrix, the vocabulary head), its output is summed over the group (attention's output
-/// projection, an MLP's second matrix, the token embedding), or it lies between an MLP's two matrices.
-enum : unsigned { kGathersInput = 1, kScattersOutput = 2, kInner = 4 };
-
-/// Layers whose work is the same for every token, so a GPU can run its slice of the sequence alone.
-bool is_token_wise(LayerType t) {
-  switch (t) {
-    case LayerType::LayerNorm:
-    case LayerType::RmsNorm:
-    case LayerType::Dropout:
-    case LayerType::Add:
-    case LayerType::Multiply:
-    case LayerType::Activation:
-    case LayerType::Identity:
-    case LayerType::Dense: return true;
-    default: return false;
-  }
-}
-
 /// Sequence parallelism over `t` GPUs (Korthikanti et al. 2022): the replicated token-wise layers whose
 /// leading dimension is a sequence that the tensor-parallel layers read get 1/t of it; the tensor-
 /// parallel layers keep their shapes (all-gather before, reduce-scatter after, the same traffic as the
@@ -112,7 +87,7 @@ void split_sequence(ShardedNetwork& s, std::int64_t t, const std::vector<unsigne
     ShardLayer& sl = s.layers[l];
     if (roles[l] & kGathersInput && is_sequence(L.input_shapes.front())) sl.saved_input_split = t;
     if (roles[l] & kScattersOutput && is_sequence(L.output_shape)) sl.output_split = t;
-    if (roles[l] != 0 || !is_token_wise(L.type) || !is_sequence(L.output_shape)) continue;
+    if (roles[l] != 0 || !kind_of(L.type).token_wise() || !is_sequence(L.output_shape)) continue;
     const std::int64_t seq = L.output_shape[0];
     if (seq % t != 0) {
       throw InputError("parallel.sequence_parallel",
@@ -292,116 +267,18 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
       if (in != kNetworkInput) consumers[static_cast<std::size_t>(in)].push_back(l);
     }
   }
-  auto split = [&](std::int64_t v, const Layer& layer, const std::string& what) {
-    if (v % t != 0) {
-      throw InputError("parallel.tensor", "tensor degree " + str(t) + " does not divide the " + str(v) + " " + what +
-                                              " of layer \"" + printable(layer.name) + "\"");
-    }
-    return v / t;
-  };
   std::vector<bool> row(n, false);
   std::vector<unsigned> roles(n, 0);
   for (std::size_t l = 0; l < n; ++l) {
-    Layer& L = s.net.layers[l];
-    ShardLayer& sl = s.layers[l];
-    LayerAttrs& a = L.attrs;
-    switch (L.type) {
-      case LayerType::Attention: {
-        const std::int64_t e = L.input_shapes.front().back();
-        a.num_heads = split(a.num_heads, L, "attention heads");
-        // Fewer key/value heads than GPUs: each GPU keeps one, replicated (Megatron's GQA layout).
-        if (a.num_kv_heads % t == 0) {
-          a.num_kv_heads /= t;
-        } else if (t % a.num_kv_heads == 0) {
-          a.num_kv_heads = 1;
-        } else {
-          throw InputError("parallel.tensor", "tensor degree " + str(t) + " and the " + str(a.num_kv_heads) +
-                                                  " key/value heads of layer \"" + printable(L.name) +
-                                                  "\" do not divide one another");
-        }
-        const std::int64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
-        L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0);
-        sl.forward_allreduces = 1;
-        sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-        sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-        roles[l] = kGathersInput | kScattersOutput;
-        break;
-      }
-      case LayerType::Dense: {
-        const std::int64_t k = L.input_shapes.front().back();
-        const std::int64_t mats = a.gated ? 2 : 1;
-        if (row[l]) {  // second matrix of an MLP: input split, output summed over the group
-          L.parameters = a.experts * mats * k * a.units + (a.bias ? a.experts * mats * a.units : 0);
-          sl.forward_allreduces = 1;
-          sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-          roles[l] = kScattersOutput;
-          break;
-        }
-        // Follow a single-consumer chain of elementwise layers to a dense layer that maps back.
-        std::vector<std::size_t> chain;
-        std::size_t cur = l;
-        std::optional<std::size_t> partner;
-        while (consumers[cur].size() == 1) {
-          std::size_t next = consumers[cur][0];
-          const Layer& nl = net.layers[next];
-          if (nl.inputs.size() != 1) break;
-          if (nl.type == LayerType::Dense) {
-            if (nl.attrs.tied_to.empty() && nl.attrs.units == k && nl.input_shapes.front().back() == a.units) {
-              partner = next;
-            }
-            break;
-          }
-          if (!is_passthrough(nl.type)) break;
-          chain.push_back(next);
-          cur = next;
-        }
-        const bool head = consumers[l].size() == 1 && net.layers[consumers[l][0]].type == LayerType::CrossEntropy;
-        if (partner && a.tied_to.empty()) {
-          std::int64_t units = split(a.units, L, "units");
-          a.units = units;
-          L.output_shape.back() = units;
-          L.parameters = a.experts * mats * (k + (a.bias ? 1 : 0)) * units;
-          for (std::size_t c : chain) {
-            Layer& cl = s.net.layers[c];
-            cl.input_shapes.front().back() = units;
-            cl.output_shape.back() = units;
-            roles[c] = kInner;
-          }
-          Layer& rl = s.net.layers[*partner];
-          rl.input_shapes.front().back() = units;
-          row[*partner] = true;
-          sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-          sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
-          roles[l] = kGathersInput;
-        } else if (head) {
-          // Vocabulary-parallel output layer; Megatron pads the vocabulary to a multiple of the group.
-          std::int64_t units = ceil_div(a.units, t);
-          a.units = units;
-          L.output_shape.back() = units;
-          L.parameters = a.tied_to.empty() ? a.experts * mats * (k + (a.bias ? 1 : 0)) * units : (a.bias ? units : 0);
-          Layer& ce = s.net.layers[consumers[l][0]];
-          ce.input_shapes.front().back() = units;
-          sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-          sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
-          roles[l] = kGathersInput;
-        }
-        break;
-      }
-      case LayerType::Embedding: {
-        // Token embeddings are split by vocabulary rows; small tables (positions, buckets) stay whole.
-        if (a.positional || a.vocab_size < 1000) break;
-        a.vocab_size = ceil_div(a.vocab_size, t);
-        L.parameters = a.vocab_size * a.dim;
-        sl.forward_allreduces = 1;
-        sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-        roles[l] = kScattersOutput;
-        break;
-      }
-      default: break;
-    }
+    ShardStep step{net, s, l, t, consumers, row, roles};
+    kind_of(net.layers[l].type).shard(step);
   }
   if (sequence_parallel) split_sequence(s, t, roles);
   return s;
+}
+
+bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context) {
+  return kind_of(layer.type).recomputed_selectively(layer, k, context);
 }
 
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode) {
@@ -415,10 +292,8 @@ void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recomput
     if (mode == Recompute::Full) {
       again = shard.layers[l].in_block;
     } else {
-      // Selective (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV) runs again; a
-      // fused kernel keeps no scores, and its backward recomputes them anyway.
       const Layer& L = shard.net.layers[l];
-      again = L.type == LayerType::Attention && !L.attrs.fused && k.cls != KernelClass::Gemm;
+      again = recomputed_selectively(L, k, work.context);
     }
     if (!again) continue;
     k.phase = Phase::Backward;
@@ -443,17 +318,10 @@ std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const St
     double bytes = work.layers[l].saved_activation_bytes;
     if (shard.layers[l].saved_input_split > 1) {
       // Sequence parallelism: the input saved for the weight gradient is this GPU's slice of the sequence.
-      const double top_k = L.type == LayerType::Dense ? d(L.attrs.top_k) : 1.0;
-      const double input = e * b * d(elements(L.input_shapes.front())) * top_k;
+      const double input = e * b * d(elements(L.input_shapes.front())) * kind_of(L.type).saved_input_copies(L);
       bytes -= input * (1.0 - 1.0 / d(shard.layers[l].saved_input_split));
     }
-    if (mode == Recompute::Selective && L.type == LayerType::Attention && !L.attrs.fused) {
-      // Drop what scales with s^2: softmax output, and with dropout its mask and output.
-      double s = d(L.input_shapes.front()[0]);
-      double t = L.input_shapes.size() > 1 ? d(L.input_shapes[1][0]) : s;
-      double probs = b * d(L.attrs.num_heads) * s * t;
-      bytes -= attention_score_bytes(L.attrs, probs, e);
-    }
+    if (mode == Recompute::Selective) bytes -= kind_of(L.type).selective_dropped_bytes(L, b, e, work.context);
     if (mode == Recompute::Full && shard.layers[l].in_block) {
       // Only the input of each block instance is kept; the rest is recomputed in backward.
       bytes = 0;
@@ -538,13 +406,6 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, const Sha
   std::vector<std::size_t> bounds = split_stages(unit_cost, stages);
   for (auto& b : bounds) b = b < starts.size() ? starts[b] : cost.size();
   return bounds;
-}
-
-std::vector<double> shard_parameters(const ShardedNetwork& shard) {
-  std::vector<double> out;
-  out.reserve(shard.net.layers.size());
-  for (const Layer& l : shard.net.layers) out.push_back(d(l.parameters));
-  return out;
 }
 
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,

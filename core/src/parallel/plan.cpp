@@ -244,7 +244,7 @@ Plan search_plan(const Json& doc) {
   plan.net = resolve_model(plan.request.model, tr);
   plan.samples = run_samples(plan.options, plan.net, tr);
   plan.steps = std::ceil(plan.samples / d(tr.batch_size));
-  const double matmul_per_sample = matmul_flops(step_work(plan.net, 1, tr.precision, tr.optimizer, tr.optimizer_impl));
+  const double matmul_per_sample = matmul_flops(step_work(plan.net, 1, kernel_context(tr), tr.optimizer, tr.optimizer_impl));
   for (const Accelerator& acc : plan.request.hardware) {
     plan.accelerators.push_back(search_accelerator(plan, acc, fabric_cfg, matmul_per_sample));
   }

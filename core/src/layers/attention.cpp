@@ -1,0 +1,279 @@
+// attention: multi-head (or grouped-query) attention over [seq_len, embed_dim], self or cross (a second,
+// memory input), with Transformer-XL's cached positions and relative scores; eager or one fused
+// (FlashAttention) kernel per pass. Heads shard over the tensor group.
+#include "layers/kind_helpers.hpp"
+
+namespace prenet {
+namespace {
+
+/// FlashAttention's one kernel per pass (Dao 2023) over `bh` query heads of s positions, `bkv` key/value
+/// heads of t positions, width hd: forward QK^T and PV (4 s t hd FLOPs per query head), backward
+/// recomputes the scores, then dV, dP, dQ, dK (10 s t hd); a causal mask skips the blocks above the
+/// diagonal (half, for s = t). Memory traffic is the inputs and outputs only: forward reads Q, K, V and
+/// writes O and each row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and
+/// writes dQ, dK, dV. Timed as a batched GEMM of the QK^T shape.
+void flash_attention(KernelBuilder& kb, Phase phase, double s, double t, double hd, double bh, double bkv, bool causal,
+                     double e) {
+  const double masked = causal && s == t ? 0.5 : 1.0;
+  Kernel k = gemm_kernel(phase, s, t, hd, bh, e);
+  k.cls = KernelClass::BatchedGemm;
+  const bool forward = phase == Phase::Forward;
+  k.flops = (forward ? 4.0 : 10.0) * bh * s * t * hd * masked;
+  k.bytes =
+      forward ? e * hd * (2 * bh * s + 2 * bkv * t) + 4 * bh * s : e * hd * (4 * bh * s + 4 * bkv * t) + 8 * bh * s;
+  kb.add(k);
+}
+
+/// Whether attention runs as one fused kernel per pass (FlashAttention).
+bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+
+/// The sizes of one attention layer's step: s queries, t keys (memory or cache included), heads, widths.
+struct Dims {
+  bool cross;
+  double s, emb, heads, hd, t, q, kv, m, mk, bh, probs;
+};
+
+Dims dims_of(const LayerStep& st) {
+  const LayerAttrs& a = st.a;
+  Dims x{};
+  // Cross-attention reads keys and values from a second (memory) input of t positions; self-attention t = s,
+  // plus memory_len cached positions (Transformer-XL), which it projects with the segment and never
+  // differentiates into.
+  x.cross = st.layer.input_shapes.size() > 1;
+  x.s = d(st.in[0]), x.emb = d(st.in[1]), x.heads = d(a.num_heads), x.hd = d(a.head_dim);
+  x.t = x.cross ? d(st.layer.input_shapes[1][0]) : x.s + d(a.memory_len);
+  x.q = x.heads * x.hd, x.kv = d(a.num_kv_heads) * x.hd;
+  x.m = st.b * x.s, x.mk = st.b * x.t, x.bh = st.b * x.heads;
+  x.probs = x.bh * x.s * x.t;
+  return x;
+}
+
+/// The attention core's forward: scores, softmax (and dropout), PV; or one fused kernel.
+void core_forward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
+  const LayerAttrs& a = st.a;
+  const double e = st.e;
+  // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
+  // gradient up, and the softmax backward reads it and the FP32 output.
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  if (flash(st.context)) {
+    flash_attention(kb, Phase::Forward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
+    return;
+  }
+  kb.gemm(Phase::Forward, x.s, x.t, x.hd, x.bh);  // scores Q K^T
+  // Scale, mask and softmax.
+  kb.stream(KernelClass::Softmax, Phase::Forward, x.probs, fp32_probs ? (e + 4) / e : 2, 6);
+  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, (4 + e) / e, 0);
+  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 2 + 1 / e, 2);  // dropout + mask
+  kb.gemm(Phase::Forward, x.s, x.hd, x.t, x.bh);                                               // P V
+}
+
+/// The attention core's backward, mirroring core_forward.
+void core_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
+  const LayerAttrs& a = st.a;
+  const double e = st.e;
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  if (flash(st.context)) {
+    flash_attention(kb, Phase::Backward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
+    return;
+  }
+  kb.gemm(Phase::Backward, x.s, x.t, x.hd, x.bh);  // dP = dO V^T
+  kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);  // dV = P^T dO
+  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2 + 1 / e, 1);
+  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, (e + 4) / e, 0);
+  kb.stream(KernelClass::Softmax, Phase::Backward, x.probs, fp32_probs ? (8 + e) / e : 3, 4);
+  kb.gemm(Phase::Backward, x.s, x.hd, x.t, x.bh);  // dQ = dS K
+  kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);  // dK = dS^T Q
+}
+
+/// The projections' backward: gradients of the input (when needed) and of the weights.
+void projections_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
+  if (x.cross) {
+    if (st.dx) kb.gemm(Phase::Backward, x.m, x.emb, x.q);  // Q projection: input gradient
+    kb.gemm(Phase::Backward, x.emb, x.q, x.m);             // Q projection: weight gradient
+    kb.gemm(Phase::Backward, x.mk, x.emb, 2 * x.kv);       // K, V projections: memory gradient
+    kb.gemm(Phase::Backward, x.emb, 2 * x.kv, x.mk);       // K, V projections: weight gradient
+  } else {
+    // Autograd differentiates the whole projected block (segment and cache) before dropping the cache's part.
+    if (st.dx) kb.gemm(Phase::Backward, x.mk, x.emb, x.q + 2 * x.kv);  // projections: input gradient
+    kb.gemm(Phase::Backward, x.emb, x.q + 2 * x.kv, x.mk);             // projections: weight gradient
+  }
+}
+
+class Attention : public LayerKind {
+ public:
+  Attention() : LayerKind(LayerType::Attention, "attention") {}
+
+  LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
+    reject_unknown_keys(spec, path,
+                        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout",
+                                     "memory_len", "relative_positions"}));
+    LayerAttrs a;
+    a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
+    a.relative = get_bool(spec, "relative_positions", path, false);
+    a.rate = get_number(spec, "dropout", path, 0.0, 0.0, 0.999999);
+    a.num_heads = require_int(spec, "num_heads", path, 1, 1 << 16);
+    a.num_kv_heads = get_int(spec, "num_kv_heads", path, a.num_heads, 1, a.num_heads);
+    if (a.num_heads % a.num_kv_heads != 0) {
+      throw InputError(join(path, "num_kv_heads"), "must divide num_heads (" + std::to_string(a.num_heads) + ")");
+    }
+    a.head_dim = get_int(spec, "head_dim", path, 0, 1, 1 << 16);
+    a.causal = get_bool(spec, "causal", path, false);
+    a.bias = get_bool(spec, "bias", path, true);
+    a.out_bias = get_bool(spec, "out_bias", path, a.bias);
+    return a;
+  }
+
+  void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
+    const Shape& in = layer.input_shapes.front();
+    LayerAttrs& a = layer.attrs;
+    require_rank(in, 2, path, "attention expects [seq_len, embed_dim]");
+    std::int64_t e = in[1];
+    if (a.head_dim == 0) {
+      if (e % a.num_heads != 0) {
+        throw InputError(join(path, "num_heads"),
+                         "must divide the embedding width " + std::to_string(e) + " (or give head_dim)");
+      }
+      a.head_dim = e / a.num_heads;
+    }
+    std::int64_t q = a.num_heads * a.head_dim;
+    std::int64_t kv = a.num_kv_heads * a.head_dim;
+    check_inputs(layer, path);
+    layer.parameters = params_of({e + 1, q + 2 * kv}, path) + params_of({q + 1, e}, path);
+    if (!a.bias) layer.parameters -= q + 2 * kv;
+    if (!a.out_bias) layer.parameters -= e;
+    // Transformer-XL's r_net projects the sinusoidal relative positions to the heads' keys (no bias).
+    if (a.relative) layer.parameters += params_of({e, q}, path);
+    layer.output_shape = in;
+  }
+
+  void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
+    const LayerAttrs& a = st.a;
+    const double e = st.e;
+    const Dims x = dims_of(st);
+    const bool fused = flash(st.context);
+    if (x.cross) {
+      kb.gemm(Phase::Forward, x.m, x.q, x.emb);        // Q projection
+      kb.gemm(Phase::Forward, x.mk, 2 * x.kv, x.emb);  // K, V projections of the memory
+    } else {
+      // Q, K, V projections; Transformer-XL projects the cached positions' queries too and drops them.
+      kb.gemm(Phase::Forward, x.mk, x.q + 2 * x.kv, x.emb);
+    }
+    if (a.relative) {  // sinusoidal table, its r_net projection (batch-independent) and the position scores
+      kb.stream(KernelClass::Elementwise, Phase::Forward, x.t * x.emb, 1, 2);
+      kb.gemm(Phase::Forward, x.t, x.q, x.emb);
+      kb.gemm(Phase::Forward, x.s, x.t, x.hd, x.bh);                       // (Q + r_r_bias) R^T
+      kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 2, 0);  // relative shift (pad, copy)
+      kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 3, 2);  // (AC + BD) * scale
+    }
+    core_forward(st, x, kb);
+    kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
+    kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
+    kb.gemm(Phase::Backward, x.q, x.emb, x.m);  // output projection: weight gradient
+    core_backward(st, x, kb);
+    if (a.relative) {
+      kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2, 0);  // relative shift back
+      kb.gemm(Phase::Backward, x.s, x.hd, x.t, x.bh);                       // dQ += dBD R
+      kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);                       // dR = dBD^T Q (summed over the batch)
+      kb.gemm(Phase::Backward, x.emb, x.q, x.t);                            // r_net: weight gradient
+    }
+    projections_backward(st, x, kb);
+    // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
+    // kernel keeps only each row's log-sum-exp (FP32) for its backward.
+    const double scores = attention_score_bytes(a, x.probs, e, st.context) + (a.relative && !fused ? e * x.probs : 0);
+    lw.saved_activation_bytes =
+        e * (x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + x.m * x.q + x.mk * 2 * x.kv + x.m * x.q) +
+        scores + (fused ? 4 * x.bh * x.s : 0);
+  }
+
+  /// h * s * t * d per sample (t = s for self-attention without a cache).
+  double prenet_co(const Layer& layer, double b) const override {
+    const Shape& in = layer.input_shapes.front();
+    double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : d(in[0]) + d(layer.attrs.memory_len);
+    return b * d(layer.attrs.num_heads) * d(in[0]) * t * d(in[1]);
+  }
+
+  /// Megatron: heads and the QKV projection column-parallel, the output projection row-parallel.
+  void shard(ShardStep& s) const override {
+    Layer& L = s.shard.net.layers[s.l];
+    LayerAttrs& a = L.attrs;
+    const std::int64_t t = s.t;
+    const std::int64_t e = L.input_shapes.front().back();
+    a.num_heads = split_evenly(a.num_heads, t, L, "attention heads");
+    // Fewer key/value heads than GPUs: each GPU keeps one, replicated (Megatron's GQA layout).
+    if (a.num_kv_heads % t == 0) {
+      a.num_kv_heads /= t;
+    } else if (t % a.num_kv_heads == 0) {
+      a.num_kv_heads = 1;
+    } else {
+      throw InputError("parallel.tensor", "tensor degree " + std::to_string(t) + " and the " +
+                                              std::to_string(a.num_kv_heads) + " key/value heads of layer \"" +
+                                              printable(L.name) + "\" do not divide one another");
+    }
+    const std::int64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
+    L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0);
+    ShardLayer& sl = s.shard.layers[s.l];
+    sl.forward_allreduces = 1;
+    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+    s.roles[s.l] = kGathersInput | kScattersOutput;
+  }
+
+  /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV)
+  /// runs again; a fused kernel keeps no scores, and its backward recomputes them anyway.
+  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
+    return !flash(context) && k.cls != KernelClass::Gemm;
+  }
+
+  /// What scales with s^2: the softmax output, and with dropout its mask and output.
+  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context) const override {
+    if (flash(context)) return 0.0;
+    double s = d(layer.input_shapes.front()[0]);
+    double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : s;
+    double probs = b * d(layer.attrs.num_heads) * s * t;
+    return attention_score_bytes(layer.attrs, probs, e, context);
+  }
+
+ private:
+  /// A query stream and optionally a memory stream of the query's width; cache and relative positions
+  /// only for self-attention.
+  static void check_inputs(const Layer& layer, const std::string& path) {
+    const LayerAttrs& a = layer.attrs;
+    const std::int64_t e = layer.input_shapes.front()[1];
+    if (layer.input_shapes.size() > 2) {
+      throw InputError(join(path, "inputs"), "attention takes a query stream and optionally a memory stream");
+    }
+    if (layer.input_shapes.size() == 2 && (a.memory_len > 0 || a.relative)) {
+      throw InputError(join(path, a.memory_len > 0 ? "memory_len" : "relative_positions"),
+                       "applies to self-attention only (this layer reads a memory stream)");
+    }
+    if (layer.input_shapes.size() == 2) {  // cross-attention: keys and values come from the memory stream
+      const Shape& memory = layer.input_shapes[1];
+      if (memory.size() != 2 || memory[1] != e) {
+        throw InputError(join(path, "inputs"),
+                         "the memory stream must be [seq_len, " + std::to_string(e) + "], got " + to_string(memory));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const LayerKind& attention_kind() {
+  static const Attention kind;
+  return kind;
+}
+
+bool fp32_probabilities(const KernelContext& context, double e) {
+  return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
+}
+
+double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context) {
+  if (context.attention == AttentionKernel::Flash) return 0;
+  // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
+  // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
+  const double dropout = a.rate > 0 ? probs * (1 + e) : 0;
+  if (fp32_probabilities(context, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs);
+  return e * probs + dropout;
+}
+
+}  // namespace prenet

@@ -1,0 +1,41 @@
+// cross_entropy: the loss over logits in the last dimension, in FP32 whatever the training precision.
+#include "layers/kind_helpers.hpp"
+
+namespace prenet {
+namespace {
+
+class CrossEntropy : public LayerKind {
+ public:
+  CrossEntropy() : LayerKind(LayerType::CrossEntropy, "cross_entropy") {}
+
+  void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
+    last_dim(layer, path);
+    layer.output_shape = {};
+  }
+
+  void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
+    const double e = st.e, in_elems = st.in_elems;
+    // The loss runs in FP32 whatever the training precision (autocast's FP32 list; Hugging Face upcasts
+    // the logits first), as PyTorch's unfused log_softmax + nll_loss: 16-bit logits are cast up before it
+    // and their gradient cast back after; the backward fills the gradient of the log-probabilities with
+    // zeros before scattering into it, and the log-softmax backward reads that gradient and its output.
+    if (e < 4) kb.stream(KernelClass::Elementwise, Phase::Forward, in_elems, 1, 0, e + 4);
+    kb.stream(KernelClass::Softmax, Phase::Forward, in_elems, 2, 6, 4);
+    kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 1, 0, 4);
+    kb.stream(KernelClass::Softmax, Phase::Backward, in_elems, 3, 2, 4);
+    if (e < 4) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 1, 0, 4 + e);
+    // Its log-probabilities are saved, and the first backward kernels, which run while every activation
+    // is still held (a step's memory peak), add the FP32 gradients of the log-probabilities and of the
+    // logits: 12 bytes per logit (docs/PREDICTION.md, Memory).
+    lw.saved_activation_bytes = 12.0 * in_elems;
+  }
+};
+
+}  // namespace
+
+const LayerKind& cross_entropy_kind() {
+  static const CrossEntropy kind;
+  return kind;
+}
+
+}  // namespace prenet

@@ -1,0 +1,198 @@
+// dense: a matrix over the last dimension, optionally gated (GLU), a mixture of experts, or tied to an
+// embedding's matrix; an MLP's pair of dense layers and the vocabulary head shard over the tensor group.
+#include <cmath>
+
+#include "layers/kind_helpers.hpp"
+
+namespace prenet {
+namespace {
+
+/// The dense layer that maps layer s.l's `units`-wide output back to its input width k through a chain of
+/// passthrough layers (an MLP's second matrix), and that chain; nullopt when there is none.
+std::optional<std::size_t> mlp_partner(const ShardStep& s, std::int64_t k, std::int64_t units,
+                                       std::vector<std::size_t>& chain) {
+  std::size_t cur = s.l;
+  while (s.consumers[cur].size() == 1) {
+    std::size_t next = s.consumers[cur][0];
+    const Layer& nl = s.net.layers[next];
+    if (nl.inputs.size() != 1) break;
+    if (nl.type == LayerType::Dense) {
+      if (nl.attrs.tied_to.empty() && nl.attrs.units == k && nl.input_shapes.front().back() == units) return next;
+      break;
+    }
+    if (!kind_of(nl.type).passthrough()) break;
+    chain.push_back(next);
+    cur = next;
+  }
+  return std::nullopt;
+}
+
+class Dense : public LayerKind {
+ public:
+  Dense() : LayerKind(LayerType::Dense, "dense") {}
+
+  LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
+    reject_unknown_keys(spec, path,
+                        common_keys({"units", "bias", "activation", "tied_to", "gated", "experts", "top_k"}));
+    LayerAttrs a;
+    a.units = require_int(spec, "units", path, 1, Limits::kMaxDim);
+    a.bias = get_bool(spec, "bias", path, true);
+    a.activation = get_enum(spec, "activation", path, "none", activation_names());
+    a.tied_to = get_string(spec, "tied_to", path, "");
+    a.gated = get_bool(spec, "gated", path, false);
+    a.experts = get_int(spec, "experts", path, 1, 1, 1 << 16);
+    a.top_k = get_int(spec, "top_k", path, 1, 1, a.experts);
+    if (!a.tied_to.empty() && (a.gated || a.experts > 1)) {
+      throw InputError(join(path, "tied_to"), "a gated or mixture-of-experts dense layer cannot be tied");
+    }
+    return a;
+  }
+
+  void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
+    const LayerAttrs& a = layer.attrs;
+    std::int64_t width = last_dim(layer, path);
+    layer.output_shape = layer.input_shapes.front();
+    layer.output_shape.back() = a.units;
+    std::int64_t mats = a.gated ? 2 : 1;
+    layer.parameters = a.tied_to.empty() ? params_of({a.experts, mats, width + (a.bias ? 1 : 0), a.units}, path)
+                                         : (a.bias ? a.units : 0);
+  }
+
+  void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
+    const LayerAttrs& a = st.a;
+    const double e = st.e, act = st.act;
+    const std::optional<OpChain>& composed = st.composed;
+    // Mixture of experts: every token runs through top_k of the experts (a grouped GEMM, modelled as a
+    // batched GEMM over experts, so all experts' weights are read); gated (GLU) layers have two matrices.
+    const double m = rows(st.in, st.b), n = d(a.units), k = d(st.in.back());
+    const double experts = d(a.experts), routed = m * d(a.top_k), mats = a.gated ? 2 : 1;
+    const double hidden = routed * n;  // == out_elems for an ordinary dense layer
+    const bool moe = a.experts > 1;
+    // The rows cuBLAS reads and writes in all three GEMMs are d_in and d_out long (PyTorch's row-major
+    // weight and activations), never the token count. Grouped expert GEMMs were not measured: unmarked.
+    kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
+    if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
+    kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
+    activation_kernels(st, kb, hidden);
+    if (moe) {  // combine: weighted sum of each token's top_k expert outputs, and its gradient
+      const double out_elems = st.out_elems;
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden + out_elems, 1, 2 * hidden / (hidden + out_elems));
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden + out_elems, 2, 2 * hidden / (hidden + out_elems));
+    }
+    if (st.dx) kb.gemm(Phase::Backward, routed / experts, k, mats * n, experts);
+    if (st.dx && moe) kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
+    // Weight gradient; tied layers accumulate into the embedding's.
+    kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
+    if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
+    // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
+    // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
+    // its input, gate and up.
+    const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
+    const bool megatron = st.context.kernels == KernelSet::Megatron;
+    const double gate_saved = !a.gated ? 0 : megatron ? e : e + (composed ? composed->output : e);
+    lw.saved_activation_bytes = e * routed * k + hidden * (act_saved + gate_saved);
+    kb.set_misaligned(false);
+  }
+
+  double prenet_co(const Layer& layer, double b) const override {
+    const Shape& in = layer.input_shapes.front();
+    return 2 * rows(in, b) * d(in.back()) * d(layer.attrs.units);  // the reference code's 2*b*d_in*d_out
+  }
+  bool saves_input() const override { return true; }
+  bool saves_output_only_for_relu(const Layer& layer) const override {
+    return layer.attrs.activation == "relu" && !layer.attrs.gated && layer.attrs.experts <= 1;
+  }
+
+  /// Megatron's MLP: the first matrix column-parallel, the second (found from the first) row-parallel;
+  /// the layer before a cross-entropy loss vocabulary-parallel.
+  void shard(ShardStep& s) const override {
+    Layer& L = s.shard.net.layers[s.l];
+    ShardLayer& sl = s.shard.layers[s.l];
+    LayerAttrs& a = L.attrs;
+    const std::int64_t k = L.input_shapes.front().back();
+    const std::int64_t mats = a.gated ? 2 : 1;
+    if (s.row[s.l]) {  // second matrix of an MLP: input split, output summed over the group
+      L.parameters = a.experts * mats * k * a.units + (a.bias ? a.experts * mats * a.units : 0);
+      sl.forward_allreduces = 1;
+      sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+      s.roles[s.l] = kScattersOutput;
+      return;
+    }
+    std::vector<std::size_t> chain;
+    const std::optional<std::size_t> partner = mlp_partner(s, k, a.units, chain);
+    const auto& consumers = s.consumers[s.l];
+    const bool head = consumers.size() == 1 && s.net.layers[consumers[0]].type == LayerType::CrossEntropy;
+    if (partner && a.tied_to.empty()) {
+      std::int64_t units = split_evenly(a.units, s.t, L, "units");
+      a.units = units;
+      L.output_shape.back() = units;
+      L.parameters = a.experts * mats * (k + (a.bias ? 1 : 0)) * units;
+      for (std::size_t c : chain) {
+        Layer& cl = s.shard.net.layers[c];
+        cl.input_shapes.front().back() = units;
+        cl.output_shape.back() = units;
+        s.roles[c] = kInner;
+      }
+      s.shard.net.layers[*partner].input_shapes.front().back() = units;
+      s.row[*partner] = true;
+    } else if (head) {
+      // Vocabulary-parallel output layer; Megatron pads the vocabulary to a multiple of the group.
+      std::int64_t units = ceil_div(a.units, s.t);
+      a.units = units;
+      L.output_shape.back() = units;
+      L.parameters = a.tied_to.empty() ? a.experts * mats * (k + (a.bias ? 1 : 0)) * units : (a.bias ? units : 0);
+      s.shard.net.layers[consumers[0]].input_shapes.front().back() = units;
+    } else {
+      return;
+    }
+    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+    sl.allreduce_bytes_per_sample = d(elements(L.input_shapes.front()));
+    s.roles[s.l] = kGathersInput;
+  }
+  bool token_wise() const override { return true; }
+  double saved_input_copies(const Layer& layer) const override { return d(layer.attrs.top_k); }
+
+ private:
+  /// The fused activation over the `hidden` outputs (and a gated layer's product with up), both passes.
+  static void activation_kernels(const LayerStep& st, KernelBuilder& kb, double hidden) {
+    const LayerAttrs& a = st.a;
+    const double e = st.e, act = st.act;
+    const std::optional<OpChain>& composed = st.composed;
+    if (a.gated && composed) {
+      // The chain on the gate, then its product with up (both saved), in the chain's output type;
+      // backward, the product's two terms, then the chain.
+      const double product = 2 * composed->output + e;
+      kb.chain(Phase::Forward, hidden, composed->forward);
+      kb.chain(Phase::Forward, hidden, {product});
+      kb.chain(Phase::Backward, hidden, {product, product});
+      kb.chain(Phase::Backward, hidden, composed->backward);
+    } else if (a.gated && st.context.kernels ==
+                              KernelSet::Megatron) {  // one fused kernel each way, saving only its input (gate and up)
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
+    } else if (a.gated) {
+      // PyTorch's GLU as Hugging Face writes it, act(gate) * up: the activation, then the product (which
+      // saves both factors); backward, the product's two terms, then the activation's.
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
+    } else if (composed) {
+      kb.chain(Phase::Forward, hidden, composed->forward);
+      kb.chain(Phase::Backward, hidden, composed->backward);
+    } else {
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
+      if (act > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
+    }
+  }
+};
+
+}  // namespace
+
+const LayerKind& dense_kind() {
+  static const Dense kind;
+  return kind;
+}
+
+}  // namespace prenet
