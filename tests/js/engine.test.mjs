@@ -38,6 +38,17 @@ describe('catalogue', () => {
   test('is parsed once and the same object is returned', async () => {
     assert.equal(await engine.catalog(), await engine.catalog());
   });
+
+  test("publishes the plan.time_scale range plan mode accepts (engine.js clamps learned ratios to it)", async () => {
+    const { min, max } = (await engine.catalog()).plan_limits.time_scale;
+    assert.ok(min > 0 && min < 1 && max > 1, `range [${min}, ${max}]`);
+    /** @param {number} scale */
+    const plan = (scale) => engine.plan({ model: { preset: 'bert-base' }, hardware: ['h100-sxm'], plan: { max_gpus: 2, time_scale: { 'h100-sxm': scale } } });
+    for (const scale of [min, max]) assert.equal((await plan(scale)).results.length, 1, `time_scale ${scale} is accepted`);
+    for (const scale of [min / 2, max * 2]) {
+      await assert.rejects(plan(scale), (error) => error instanceof PrenetError && error.field.startsWith('plan.time_scale'), `time_scale ${scale} is refused`);
+    }
+  });
 });
 
 /**

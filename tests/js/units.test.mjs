@@ -92,10 +92,13 @@ describe('format', () => {
   });
 });
 
+/** The model forms as the core's catalogue lists them (its model_forms), without loading the wasm. */
+const MODEL_FORMS = ['preset', 'hf_config', 'keras', 'onnx_base64', 'layers'].map((key) => ({ key }));
+
 describe('pasted model config', () => {
   test('an object with "layers" is a layer list, passed through unchanged', () => {
     const config = { layers: [{ type: 'dense', units: 10 }], input: { kind: 'vector', size: 4 } };
-    const reading = readModelConfig(JSON.stringify(config));
+    const reading = readModelConfig(JSON.stringify(config), MODEL_FORMS);
     assert.ok(reading.ok);
     assert.deepEqual(reading.model, config);
     assert.match(reading.description, /layer list, 1 entry/);
@@ -103,7 +106,7 @@ describe('pasted model config', () => {
 
   test('a Hugging Face config.json becomes hf_config', () => {
     for (const config of [{ model_type: 'bert', hidden_size: 768 }, { n_embd: 768 }, { hidden_size: 1024 }]) {
-      const reading = readModelConfig(JSON.stringify(config));
+      const reading = readModelConfig(JSON.stringify(config), MODEL_FORMS);
       assert.ok(reading.ok, JSON.stringify(config));
       assert.deepEqual(reading.model, { hf_config: config });
     }
@@ -111,15 +114,22 @@ describe('pasted model config', () => {
 
   test('Keras model.to_json() becomes keras; a skimmed ONNX file (from a dropped .onnx) passes through', () => {
     const keras = { class_name: 'Sequential', config: { layers: [] } };
-    const reading = readModelConfig(JSON.stringify(keras));
+    const reading = readModelConfig(JSON.stringify(keras), MODEL_FORMS);
     assert.ok(reading.ok);
     assert.deepEqual(reading.model, { keras });
     assert.match(reading.description, /Keras model \(Sequential\)/);
     const onnx = { onnx_base64: 'CAgSBHRlc3Q=', name: 'tiny' };
-    const read = readModelConfig(JSON.stringify(onnx));
+    const read = readModelConfig(JSON.stringify(onnx), MODEL_FORMS);
     assert.ok(read.ok);
     assert.deepEqual(read.model, onnx);
     assert.match(read.description, /ONNX graph without weights \(1 KiB\)/);
+  });
+
+  test('only the forms the catalogue lists are read', () => {
+    const keras = JSON.stringify({ class_name: 'Sequential', config: { layers: [] } });
+    const reading = readModelConfig(keras, MODEL_FORMS.filter((form) => form.key !== 'keras'));
+    assert.ok(!reading.ok);
+    assert.match(reading.message, /^config: not recognised/);
   });
 
   test('problems are named, starting with "config:"', () => {
@@ -131,7 +141,7 @@ describe('pasted model config', () => {
       ['{"foo": 1}', /^config: not recognised: expected a layer list/],
     ];
     for (const [text, expected] of cases) {
-      const reading = readModelConfig(text);
+      const reading = readModelConfig(text, MODEL_FORMS);
       assert.ok(!reading.ok, text);
       assert.match(reading.message, expected);
     }

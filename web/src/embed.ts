@@ -64,7 +64,7 @@ const learnedModels = learnedLoader({
 
 const engine = createEngine(() => createPrenetCore(), () => learnedModels.load());
 /** The analytic roofline alone: asked for with predictor="roofline", and shown while the models load. */
-const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
+const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
 let known: Promise<Known & { presetNames: Map<string, string> }> | undefined;
 
 function loadKnown(): Promise<Known & { presetNames: Map<string, string> }> {

@@ -30,7 +30,7 @@ const learnedModels = learnedLoader({
 // The site fetches the core's binary as its own file (coreWasm); other builds carry it inside the core.
 const engine = createEngine(async () => createPrenetCore(coreWasm === null ? {} : { wasmBinary: await coreWasm() }), () => learnedModels.load());
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
-const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request) };
+const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
 
 const host: EngineHost = {
   async handle(request: HostRequest): Promise<HostReply> {

@@ -221,11 +221,13 @@ export function createEngine(load, loadModels) {
       });
       const roofline = unwrap(module.predict(base));
       const learned = await predictLearned(module, runner, base);
+      // Kept within the range the core accepts for plan.time_scale.
+      const { min, max } = (await catalog()).plan_limits.time_scale;
       /** @type {Record<string, number>} */
       const scale = {};
       roofline.results.forEach((/** @type {any} */ r, /** @type {number} */ i) => {
         const l = learned.results[i];
-        if (l && r.step_ms > 0) scale[r.hardware] = Math.min(1000, Math.max(0.001, l.step_ms / r.step_ms));
+        if (l && r.step_ms > 0) scale[r.hardware] = Math.min(max, Math.max(min, l.step_ms / r.step_ms));
       });
       return unwrap(module.plan(JSON.stringify({ ...doc, plan: { ...(doc.plan ?? {}), time_scale: scale } })));
     },

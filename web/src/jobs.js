@@ -28,24 +28,25 @@ import { sortResults } from './sort.js';
 /**
  * The job's request with the pasted config, when there is one, in place of its model.
  * @template {{ model?: unknown }} R
+ * @param {{ catalog(): Promise<import('./types').Catalog> }} engine whose catalogue names the model forms
  * @param {{ request: R, configText?: string }} job
- * @returns {{ ok: true, request: R, understood: string | null } | { ok: false, field: string, message: string, understood: null }}
+ * @returns {Promise<{ ok: true, request: R, understood: string | null } | { ok: false, field: string, message: string, understood: null }>}
  */
-function withConfig(job) {
+async function withConfig(engine, job) {
   const text = job.configText ?? '';
   if (text.trim() === '') return { ok: true, request: job.request, understood: null };
-  const reading = readModelConfig(text);
+  const reading = readModelConfig(text, (await engine.catalog()).model_forms);
   if (!reading.ok) return { ok: false, field: 'config', message: reading.message, understood: null };
   return { ok: true, request: { ...job.request, model: reading.model }, understood: reading.description };
 }
 
 /**
- * @param {{ predict(request: PredictRequest): Promise<PredictResponse> }} engine
+ * @param {{ predict(request: PredictRequest): Promise<PredictResponse>, catalog(): Promise<import('./types').Catalog> }} engine
  * @param {Job} job
  * @returns {Promise<JobResult>} rejects only when the core itself fails (not for a bad request)
  */
 export async function runJob(engine, job) {
-  const configured = withConfig(job);
+  const configured = await withConfig(engine, job);
   if (!configured.ok) return configured;
   const { request, understood } = configured;
   try {
@@ -101,13 +102,13 @@ async function predictWithLayersForOne(engine, request, layersFor) {
 
 /**
  * Searches layouts for a budget (the core's plan mode), with the same config handling as runJob.
- * @param {{ plan(request: PlanRequest): Promise<PlanResponse> }} planner the engine (engine.js), whose
- *   plan() scales the roofline search by the learned predictors when they are loaded
+ * @param {{ plan(request: PlanRequest): Promise<PlanResponse>, catalog(): Promise<import('./types').Catalog> }} planner
+ *   the engine (engine.js), whose plan() scales the roofline search by the learned predictors when they are loaded
  * @param {PlanJob} job
  * @returns {Promise<PlanResult>} rejects only when the core itself fails
  */
 export async function runPlan(planner, job) {
-  const configured = withConfig(job);
+  const configured = await withConfig(planner, job);
   if (!configured.ok) return configured;
   const { request, understood } = configured;
   try {

@@ -484,9 +484,9 @@ function wirePlan(app: App): void {
 // ------------------------------------------------------------------ exports and sharing
 
 /** The request as the core saw it: with the pasted config in place of the preset. */
-function exportedRequest(job: Job) {
+function exportedRequest(job: Job, catalog: Catalog) {
   if (job.configText === undefined) return job.request;
-  const reading = readModelConfig(job.configText);
+  const reading = readModelConfig(job.configText, catalog.model_forms);
   return reading.ok ? { ...job.request, model: reading.model } : job.request;
 }
 
@@ -504,7 +504,7 @@ function wireExports(app: App): void {
       return null;
     });
     if (result === null || !result.ok) return;
-    download(exportJson(exportedRequest(job), result.response), exportFileName(result.response.model.name, 'json'), 'application/json');
+    download(exportJson(exportedRequest(job, app.catalog), result.response), exportFileName(result.response.model.name, 'json'), 'application/json');
   });
 }
 

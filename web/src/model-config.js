@@ -12,13 +12,60 @@ const HF_KEYS = ['model_type', 'n_embd', 'hidden_size'];
 /**
  * @typedef {{ ok: true, model: import('./types').ModelSpec, description: string }
  *   | { ok: false, message: string }} ConfigReading
+ * @typedef {import('./types').ModelFormEntry['key']} ModelFormKey
+ * @typedef {{ form: ModelFormKey, describe(object: import('./types').JsonObject): string | null, wrapped: boolean }} Recogniser
+ *   `describe` says what the object is when it is text of that form, else null; a `wrapped` form is
+ *   sent as `{[form]: object}`, the others hold their form's key themselves and pass through.
  */
 
 /**
+ * How pasted text of each model form (the catalogue's model_forms, by key) is told apart, in the order
+ * tried; a preset is picked from the list, never pasted.
+ * @type {Recogniser[]}
+ */
+const RECOGNISERS = [
+  {
+    form: 'layers',
+    wrapped: false,
+    describe(object) {
+      if (!('layers' in object)) return null;
+      const count = Array.isArray(object.layers) ? object.layers.length : 0;
+      // Passed through as-is: the core checks "layers" and "input" and names the field at fault.
+      return `layer list, ${count} ${count === 1 ? 'entry' : 'entries'}`;
+    },
+  },
+  {
+    form: 'onnx_base64',
+    wrapped: false,
+    describe(object) {
+      if (typeof object.onnx_base64 !== 'string') return null;
+      return `ONNX graph without weights (${Math.ceil((object.onnx_base64.length * 3) / 4 / 1024)} KiB)`;
+    },
+  },
+  {
+    form: 'keras',
+    wrapped: true,
+    describe(object) {
+      const keras = typeof object.class_name === 'string' && typeof object.config === 'object' && object.config !== null;
+      return keras ? `Keras model (${object.class_name})` : null;
+    },
+  },
+  {
+    form: 'hf_config',
+    wrapped: true,
+    describe(object) {
+      if (!HF_KEYS.some((key) => key in object)) return null;
+      return `Hugging Face config${typeof object.model_type === 'string' ? ` (model_type "${object.model_type}")` : ''}`;
+    },
+  },
+];
+
+/**
  * @param {string} text non-empty pasted text
+ * @param {ReadonlyArray<{ key: string }>} forms the model forms the core reads (its catalogue's `model_forms`)
  * @returns {ConfigReading} an error message names the problem and starts with "config:"
  */
-export function readModelConfig(text) {
+export function readModelConfig(text, forms) {
   /** @type {unknown} */
   let value;
   try {
@@ -31,23 +78,12 @@ export function readModelConfig(text) {
     return { ok: false, message: 'config: expected a JSON object, not ' + describeJson(value) };
   }
   const object = /** @type {import('./types').JsonObject} */ (value);
-  if ('layers' in object) {
-    const count = Array.isArray(object.layers) ? object.layers.length : 0;
-    // Passed through as-is: the core checks "layers" and "input" and names the field at fault.
-    const model = /** @type {import('./types').ModelSpec} */ (object);
-    return { ok: true, model, description: `layer list, ${count} ${count === 1 ? 'entry' : 'entries'}` };
-  }
-  if (typeof object.onnx_base64 === 'string') {
-    const model = /** @type {import('./types').ModelSpec} */ (object);
-    const kib = Math.ceil((object.onnx_base64.length * 3) / 4 / 1024);
-    return { ok: true, model, description: `ONNX graph without weights (${kib} KiB)` };
-  }
-  if (typeof object.class_name === 'string' && typeof object.config === 'object' && object.config !== null) {
-    return { ok: true, model: { keras: object }, description: `Keras model (${object.class_name})` };
-  }
-  if (HF_KEYS.some((key) => key in object)) {
-    const type = typeof object.model_type === 'string' ? ` (model_type "${object.model_type}")` : '';
-    return { ok: true, model: { hf_config: object }, description: `Hugging Face config${type}` };
+  for (const { form, describe, wrapped } of RECOGNISERS) {
+    if (!forms.some((f) => f.key === form)) continue;
+    const description = describe(object);
+    if (description === null) continue;
+    const model = /** @type {import('./types').ModelSpec} */ (wrapped ? { [form]: object } : object);
+    return { ok: true, model, description };
   }
   return {
     ok: false,

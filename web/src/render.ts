@@ -8,8 +8,6 @@ import type { ModelInput, PredictResponse } from './types';
 
 // ------------------------------------------------------------------ errors
 
-const TRAINING_FIELDS = new Set(['batch_size', 'seq_len', 'image_size', 'precision', 'optimizer', 'attention', 'dataset_size', 'epochs']);
-
 /** `parallel.<key>` fields with their own box (`#parallel-<key>` and `#parallel-<key>-error`). */
 const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'sequence_parallel', 'gpus_per_node']);
 
@@ -28,6 +26,20 @@ function parallelTargets(field: string): { box: HTMLElement; control: HTMLElemen
   return { box: byId('parallel-error', HTMLElement), control: null };
 }
 
+/**
+ * The box and control of a training option: each option of the catalogue has a field in the form
+ * (form.ts), its number input named by the key (`batch_size`), its select by the key with dashes
+ * (`optimizer-impl`), each with its error box `<id>-error`; null for a training field without one.
+ */
+function trainingTargets(key: string): { box: HTMLElement; control: HTMLElement | null } | null {
+  for (const id of [key, key.replace(/_/g, '-')]) {
+    const box = document.getElementById(`${id}-error`);
+    const control = document.getElementById(id);
+    if (box !== null && control !== null) return { box, control };
+  }
+  return null;
+}
+
 function usingConfig(): boolean {
   const config = document.getElementById('config');
   if (document.getElementById('config-held')?.hidden === false) return true; // a large config, held by form.ts
@@ -42,8 +54,9 @@ function usingConfig(): boolean {
  */
 function targetsFor(field: string): { box: HTMLElement; control: HTMLElement | null } {
   const training = /^training\.([a-z_]+)/.exec(field)?.[1];
-  if (training !== undefined && TRAINING_FIELDS.has(training)) {
-    return { box: byId(`${training}-error`, HTMLElement), control: document.getElementById(training) };
+  if (training !== undefined) {
+    const targets = trainingTargets(training);
+    if (targets !== null) return targets;
   }
   if (field.startsWith('calibration')) {
     const control = field === 'calibration.hardware' ? 'measured_on' : 'measured_step';

@@ -419,6 +419,12 @@ export interface CatalogLimits {
   accelerators: number;
 }
 
+/** Ranges of plan request fields, as plan mode accepts them. */
+export interface CatalogPlanLimits {
+  /** `plan.time_scale` values (learned / roofline step ratios). */
+  time_scale: { min: number; max: number };
+}
+
 export interface Catalog {
   version: string;
   hardware: HardwareEntry[];
@@ -428,6 +434,7 @@ export interface Catalog {
   options: CatalogOption[];
   model_forms: ModelFormEntry[];
   limits: CatalogLimits;
+  plan_limits: CatalogPlanLimits;
 }
 
 // ---------------------------------------------------------------- wasm module

@@ -13,6 +13,7 @@
 #include "prenet/layer_list.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
+#include "request/plan_limits.hpp"
 
 namespace prenet {
 namespace {
@@ -202,7 +203,8 @@ Json catalog_document() {
           {"optimizers", optimizer_names()},
           {"options", options_catalogue()},
           {"model_forms", model_forms_catalogue()},
-          {"limits", limits_catalogue()}};
+          {"limits", limits_catalogue()},
+          {"plan_limits", {{"time_scale", {{"min", kMinTimeScale}, {"max", kMaxTimeScale}}}}}};
 }
 
 }  // namespace prenet

@@ -4,15 +4,20 @@
 namespace prenet {
 namespace {
 
+/// A norm's layer-list attributes: the common ones and `bias` (default true).
+LayerAttrs bias_only(const Json& spec, const std::string& path) {
+  reject_unknown_keys(spec, path, common_keys({"bias"}));
+  LayerAttrs a;
+  a.bias = get_bool(spec, "bias", path, true);
+  return a;
+}
+
 class BatchNorm : public LayerKind {
  public:
   BatchNorm() : LayerKind(LayerType::BatchNorm, "batchnorm") {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    reject_unknown_keys(spec, path, common_keys({"bias"}));
-    LayerAttrs a;
-    a.bias = get_bool(spec, "bias", path, true);
-    return a;
+    return bias_only(spec, path);
   }
 
   void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
@@ -35,10 +40,7 @@ class RowNorm : public LayerKind {
   RowNorm(LayerType type, const char* name) : LayerKind(type, name) {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    reject_unknown_keys(spec, path, common_keys({"bias"}));
-    LayerAttrs a;
-    a.bias = get_bool(spec, "bias", path, true);
-    return a;
+    return bias_only(spec, path);
   }
 
   void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {

@@ -8,6 +8,7 @@
 #include "parallel/layout.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/roofline.hpp"
+#include "request/plan_limits.hpp"
 #include "response/result.hpp"
 
 namespace prenet {
@@ -30,7 +31,7 @@ PlanOptions parse_plan(const Json& doc) {
   if (p.contains("time_scale") && !p["time_scale"].is_null()) {
     const Json& ts = require_object(p["time_scale"], "plan.time_scale");
     for (auto it = ts.begin(); it != ts.end(); ++it) {
-      o.time_scale[it.key()] = require_number(ts, it.key(), "plan.time_scale", 1e-3, 1e3);
+      o.time_scale[it.key()] = require_number(ts, it.key(), "plan.time_scale", kMinTimeScale, kMaxTimeScale);
     }
   }
   return o;
