@@ -9,8 +9,8 @@
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/keras.hpp"
-#include "prenet/onnx_model.hpp"
 #include "prenet/layer_list.hpp"
+#include "prenet/onnx_model.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
 
@@ -49,7 +49,8 @@ Network from_hf_config(const Json& config, const std::string& path, const Traini
     // The generated list is not in the request: name the config instead.
     if (e.field().rfind(path + ".layers", 0) != 0 && e.field() != path + ".input") throw;
     std::string detail = e.what();
-    throw InputError(path, "the configuration describes an impossible network (" + detail.substr(detail.find(": ") + 2) + ")");
+    throw InputError(
+        path, "the configuration describes an impossible network (" + detail.substr(detail.find(": ") + 2) + ")");
   }
   net.warnings.insert(net.warnings.begin(), warnings.begin(), warnings.end());
   return net;
@@ -201,6 +202,7 @@ Json catalog_document() {
           {"precisions", precision_names()},
           {"optimizers", optimizer_names()},
           {"options", options_catalogue()},
+          {"parallel_options", parallel_options_catalogue()},
           {"model_forms", model_forms_catalogue()},
           {"limits", limits_catalogue()}};
 }
