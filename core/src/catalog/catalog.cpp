@@ -9,8 +9,8 @@
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/keras.hpp"
-#include "prenet/layer_list.hpp"
 #include "prenet/onnx_model.hpp"
+#include "prenet/layer_list.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
 
@@ -49,8 +49,7 @@ Network from_hf_config(const Json& config, const std::string& path, const Traini
     // The generated list is not in the request: name the config instead.
     if (e.field().rfind(path + ".layers", 0) != 0 && e.field() != path + ".input") throw;
     std::string detail = e.what();
-    throw InputError(
-        path, "the configuration describes an impossible network (" + detail.substr(detail.find(": ") + 2) + ")");
+    throw InputError(path, "the configuration describes an impossible network (" + detail.substr(detail.find(": ") + 2) + ")");
   }
   net.warnings.insert(net.warnings.begin(), warnings.begin(), warnings.end());
   return net;
