@@ -29,8 +29,9 @@ import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
 const KNOWN = {
   presets: ['bert-base', 'gpt2', 'resnet50'],
   hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x'],
-  // The core's table of training options: links read and write what it names.
+  // The core's tables of training options and parallel fields: links read and write what they name.
   options: (await engine.catalog()).options,
+  parallel_options: (await engine.catalog()).parallel_options,
 };
 
 /**

@@ -176,7 +176,7 @@ std::vector<TrainingOption> build_parallel_options() {
        "activation recomputation: keep fewer activations, repeat part of the forward pass in backward",
        {"recompute"}, "recompute", "R", Echo::Never, nullptr, nullptr},
       {"sequence_parallel", K::Boolean, {}, {}, 0, 0, false,
-       "Sequence parallel", "Megatron sequence parallelism over the tensor group (no effect at tensor 1)",
+       "Sequence parallelism", "Megatron sequence parallelism over the tensor group (no effect at tensor 1)",
        {"sp"}, "sequence-parallel", nullptr, Echo::Never, nullptr, nullptr},
       {"gpus_per_node", K::Integer, {}, {}, 1, 1 << 16, nullptr,
        "GPUs per node", "GPUs sharing the fast intra-node link; absent: the accelerator's node",
