@@ -192,6 +192,10 @@ describe('links', () => {
     const plain = (await scenarioToParams(defaultScenario(), KNOWN)).params;
     for (const name of ['gpus', 'zero', 'recompute', 'sp', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
     assert.equal(hasScenario(new URLSearchParams('tp=2'), KNOWN), true, 'short aliases are read too');
+    // Every link name of the core's parallel table is read (the first is written).
+    for (const option of KNOWN.parallel_options) {
+      for (const name of option.link) assert.equal(hasScenario(new URLSearchParams(`${name}=1`), KNOWN), true, name);
+    }
     const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&sp=yes&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
     assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'sp', 'budget_unit', 'plan_by']);
     assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });

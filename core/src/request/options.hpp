@@ -68,8 +68,8 @@ Json options_catalogue();
 const std::vector<TrainingOption>& parallel_options();
 /// The row of parallel field `key` ("tensor", "intra_node.bandwidth_gbs"); throws std::out_of_range for others.
 const TrainingOption& parallel_option(const std::string& key);
-/// Parallel field `key` of `section` validated against its row; `path` names `section` in errors ("parallel",
-/// "parallel.intra_node") and `key` is the member of `section`. nullopt when absent or null.
+/// The field of row `row_key` in `section` (its member: the key's last part), validated against the row; `path`
+/// names `section` in errors ("parallel", "parallel.intra_node"). nullopt when absent or null.
 std::optional<OptionValue> read_parallel_field(const Json& section, const std::string& row_key,
                                                const std::string& path);
 /// The parallel table as the catalogue publishes it ("parallel_options").
