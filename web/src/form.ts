@@ -6,6 +6,7 @@ import { formatSI } from './format.js';
 import {
   defaultScenario,
   PARALLEL_NUMBERS,
+  parallelPath,
   scenarioChoice,
   type Calibration,
   type Parallel,
@@ -19,9 +20,7 @@ export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
 
 /** The box of each parallel number: `parallel-<field>`, the link ones named by the core's path. */
 export function parallelControlId(field: ParallelNumber): string {
-  const link = /^(intra_node|inter_node)_(gbs|us)$/.exec(field);
-  if (link === null) return `parallel-${field}`;
-  return `parallel-${link[1]}-${link[2] === 'gbs' ? 'bandwidth_gbs' : 'latency_us'}`;
+  return `parallel-${parallelPath(field).replace('.', '-')}`;
 }
 
 /** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */

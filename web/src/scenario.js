@@ -115,8 +115,17 @@ export const PARALLEL_NUMBERS = [
  */
 
 /**
- * The scenario's field for a row of the core's parallel table: its key, with a link override's nested
- * field flattened ("intra_node.bandwidth_gbs" -> "intra_node_gbs").
+ * Where a scenario's parallel field goes in the request's `parallel` section, the key of its row in the
+ * core's table: its name, a link override's nested ("intra_node_gbs" -> "intra_node.bandwidth_gbs").
+ * @param {keyof Parallel} field
+ */
+export function parallelPath(field) {
+  const link = /^(intra_node|inter_node)_(gbs|us)$/.exec(field);
+  return link === null ? field : `${link[1]}.${link[2] === 'gbs' ? 'bandwidth_gbs' : 'latency_us'}`;
+}
+
+/**
+ * The scenario's field for a row of the core's parallel table: parallelPath's inverse.
  * @param {CatalogParallelOption} option
  * @returns {keyof Parallel}
  */
@@ -148,23 +157,23 @@ export function parallelInUse(parallel) {
 export function parallelRequest(parallel) {
   /** @type {import('./types').ParallelSpec} */
   const section = {};
-  for (const field of /** @type {const} */ (['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'gpus_per_node'])) {
+  const fields = /** @type {Record<string, unknown>} */ (section);
+  for (const field of PARALLEL_NUMBERS) {
     const value = parallel[field];
-    if (value !== undefined) section[field] = value;
+    if (value === undefined) continue;
+    const path = parallelPath(field);
+    const dot = path.indexOf('.');
+    if (dot === -1) {
+      fields[field] = value;
+      continue;
+    }
+    const link = path.slice(0, dot);
+    fields[link] = { .../** @type {Record<string, number> | undefined} */ (fields[link]), [path.slice(dot + 1)]: value };
   }
   // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
   if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
   if (parallel.recompute !== 'none') section.recompute = parallel.recompute;
   if (parallel.sequence_parallel === true) section.sequence_parallel = true;
-  for (const link of /** @type {const} */ (['intra_node', 'inter_node'])) {
-    const bandwidth = parallel[`${link}_gbs`];
-    const latency = parallel[`${link}_us`];
-    if (bandwidth === undefined && latency === undefined) continue;
-    section[link] = {
-      ...(bandwidth === undefined ? {} : { bandwidth_gbs: bandwidth }),
-      ...(latency === undefined ? {} : { latency_us: latency }),
-    };
-  }
   return section;
 }
 
