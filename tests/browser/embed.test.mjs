@@ -92,7 +92,7 @@ async function elementRows(page, id, predictor = 'learned') {
  */
 async function nodeResponse(attributes, configText = '') {
   const catalog = await nodeEngine.catalog();
-  const known = { presets: catalog.presets.map((p) => p.id), hardware: catalog.hardware.map((h) => h.id), options: catalog.options };
+  const known = { presets: catalog.presets.map((p) => p.id), hardware: catalog.hardware.map((h) => h.id), options: catalog.options, parallel_options: catalog.parallel_options };
   const { scenario } = await paramsToScenario(new URLSearchParams(attributes), known, defaultScenario());
   scenario.config = configText;
   const result = await runJob(nodeEngine, scenarioToJob(scenario, { perLayer: 'none' }));

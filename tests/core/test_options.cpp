@@ -5,6 +5,7 @@
 
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/parallel.hpp"
 #include "prenet/request.hpp"
 #include "request/options.hpp"
 
@@ -36,8 +37,45 @@ TEST_CASE("every option's default is what an empty training object parses to", "
       case prenet::OptionKind::Integer: CHECK(Json(v->integer) == o.fallback); break;
       case prenet::OptionKind::Number: CHECK(Json(v->number) == o.fallback); break;
       case prenet::OptionKind::Choice: CHECK(Json(o.values.at(v->choice)) == o.fallback); break;
+      case prenet::OptionKind::Boolean: CHECK(Json(v->boolean) == o.fallback); break;
     }
   }
+}
+
+TEST_CASE("the parallel table's defaults are what an empty parallel section parses to", "[options][parallel]") {
+  const prenet::ParallelConfig c = prenet::parse_parallel(Json::object(), 32);
+  CHECK(Json(c.tensor) == prenet::parallel_option("tensor").fallback);
+  CHECK(Json(c.pipeline) == prenet::parallel_option("pipeline").fallback);
+  CHECK(Json(c.zero_stage) == prenet::parallel_option("zero_stage").fallback);
+  CHECK(Json(c.sequence_parallel) == prenet::parallel_option("sequence_parallel").fallback);
+  CHECK(Json(prenet::to_string(c.recompute)) == prenet::parallel_option("recompute").fallback);
+  // The row lists the recomputation modes in the enum's order.
+  const auto& modes = prenet::parallel_option("recompute").values;
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const prenet::ParallelConfig r = prenet::parse_parallel({{"recompute", modes[i]}}, 32);
+    CHECK(std::string(prenet::to_string(r.recompute)) == modes[i]);
+  }
+  const prenet::ParallelConfig links =
+      prenet::parse_parallel({{"intra_node", {{"bandwidth_gbs", 100}}}, {"inter_node", {{"latency_us", 7}}}}, 32);
+  CHECK(links.intra_node.bandwidth_gbs == 100.0);
+  CHECK(links.inter_node.latency_us == 7.0);
+  CHECK_THROWS_WITH(prenet::parse_parallel({{"intra_node", {{"bandwidth_gbs", 0}}}}, 32),
+                    Catch::Contains("parallel.intra_node.bandwidth_gbs"));
+}
+
+TEST_CASE("the catalogue publishes the parallel table", "[options][parallel]") {
+  Json catalog = prenet::catalog_document();
+  const Json& rows = catalog.at("parallel_options");
+  REQUIRE(rows.size() == prenet::parallel_options().size());
+  CHECK(rows.at(2).at("field") == "parallel.tensor");
+  CHECK(rows.at(2).at("link") == Json({"tensor", "tp"}));
+  CHECK(rows.at(2).at("flag") == "--tensor");
+  const Json& sp = rows.at(9);
+  CHECK(sp.at("key") == "sequence_parallel");
+  CHECK(sp.at("kind") == "boolean");
+  CHECK(sp.at("flag_value").is_null());
+  CHECK(rows.at(7).at("flag").is_null());  // fsdp: no flag
+  CHECK(rows.back().at("field") == "parallel.inter_node.latency_us");
 }
 
 TEST_CASE("choice options map names to the enums both ways", "[options]") {

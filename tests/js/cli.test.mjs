@@ -184,6 +184,10 @@ describe('prenet hardware / presets / --help', () => {
     assert.match(run.stdout, /^Usage:/);
     assert.match(run.stdout, /--dataset-size/);
     for (const option of (await engine.catalog()).options) assert.ok(run.stdout.includes(`${option.flag} ${option.flag_value}`), option.flag);
+    for (const option of (await engine.catalog()).parallel_options) {
+      if (option.flag === null) continue;
+      assert.ok(run.stdout.includes(`${option.flag} ${option.flag_value ?? option.field}`), option.flag);
+    }
     for (const flag of ['--onnx FILE', '--keras FILE', '--hf FILE']) assert.ok(run.stdout.includes(flag), flag);
   });
 });

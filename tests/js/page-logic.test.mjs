@@ -29,8 +29,9 @@ import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
 const KNOWN = {
   presets: ['bert-base', 'gpt2', 'resnet50'],
   hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x'],
-  // The core's table of training options: links read and write what it names.
+  // The core's tables of training options and parallel fields: links read and write what they name.
   options: (await engine.catalog()).options,
+  parallel_options: (await engine.catalog()).parallel_options,
 };
 
 /**
@@ -191,6 +192,10 @@ describe('links', () => {
     const plain = (await scenarioToParams(defaultScenario(), KNOWN)).params;
     for (const name of ['gpus', 'zero', 'recompute', 'sp', 'budget', 'max_gpus', 'plan_by']) assert.equal(plain.has(name), false, name);
     assert.equal(hasScenario(new URLSearchParams('tp=2'), KNOWN), true, 'short aliases are read too');
+    // Every link name of the core's parallel table is read (the first is written).
+    for (const option of KNOWN.parallel_options) {
+      for (const name of option.link) assert.equal(hasScenario(new URLSearchParams(`${name}=1`), KNOWN), true, name);
+    }
     const bad = await paramsToScenario(new URLSearchParams('gpus=many&zero=4&recompute=some&sp=yes&budget_unit=days&plan_by=mood&tp=2&gpus=8'), KNOWN);
     assert.deepEqual(bad.problems.map((line) => line.split(':')[0]), ['gpus', 'zero', 'recompute', 'sp', 'budget_unit', 'plan_by']);
     assert.deepEqual(bad.scenario.parallel, { tensor: 2, zero_stage: 0, recompute: 'none' });

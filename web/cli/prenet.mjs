@@ -13,7 +13,12 @@ import { formatSI, sig3 } from '../src/format.js';
 import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
 import { engine } from './node-engine.mjs';
 
-/** @typedef {import('../src/types').CatalogOption} CatalogOption */
+/**
+ * @typedef {import('../src/types').CatalogOption} CatalogOption
+ * @typedef {import('../src/types').CatalogParallelOption} CatalogParallelOption
+ * @typedef {{ options: readonly CatalogOption[], parallel_options: readonly CatalogParallelOption[] }} Tables
+ *   the catalogue's tables of training options and parallel fields, whose flags the CLI takes
+ */
 
 const USAGE_HEAD = `Usage:
   prenet predict [--request FILE|-] [flags]   predict training time; prints the response JSON
@@ -32,14 +37,12 @@ Flags for predict (each overrides the same field of --request):
   --hardware A,B     accelerator ids, comma-separated, e.g. a100-sxm4-80gb,h100-sxm
 `;
 
-const USAGE_TAIL = `  --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
+const USAGE_MIDDLE = `  --json             compact one-line JSON (predict) or JSON instead of a table (hardware, presets)
 
 Parallel training (predict; each sets the same field of the request's "parallel"):
-  --gpus N  --data N  --tensor N  --pipeline N  --micro-batch-size N  --micro-batches N
-  --zero-stage 0..3  --recompute none|selective|full  --gpus-per-node N
-  --sequence-parallel  Megatron sequence parallelism over the tensor group (parallel.sequence_parallel:
-                     norms, dropout and residual adds split by the sequence; no effect at --tensor 1)
+`;
 
+const USAGE_TAIL = `
 Plan (plan; sets the request's "plan"):
   --max-gpus N       largest job to consider (default 1024)
   --tokens N         training tokens (or --samples N); sets the number of steps
@@ -64,23 +67,25 @@ function orList(values) {
 }
 
 /**
- * The --help lines of one training option, from the core's table: the flag, the field with its values or
- * range and default, then its doc.
- * @param {CatalogOption} option
+ * The --help lines of one option or parallel field, from the core's table: the flag, the field with its
+ * values or range and default, then its doc. A switch (no placeholder) is on when given.
+ * @param {CatalogOption | CatalogParallelOption} option one with a flag
  */
 function optionUsage(option) {
-  const accepted = option.kind === 'choice' ? orList(option.values ?? []) : `${option.min} to ${option.max}`;
+  const accepted =
+    option.kind === 'choice' ? orList(option.values ?? []) : option.kind === 'boolean' ? 'true when given' : `${option.min} to ${option.max}`;
   const fallback = option.default === null ? '' : ` (default ${option.default})`;
-  const flag = `${option.flag} ${option.flag_value}`.padEnd(18);
+  const flag = (option.flag_value === null ? `${option.flag}` : `${option.flag} ${option.flag_value}`).padEnd(18);
   return `  ${flag} ${option.field}: ${accepted}${fallback}\n${' '.repeat(21)}${option.doc}\n`;
 }
 
 /**
- * The usage text; the training flags come from the catalogue's table of options.
- * @param {readonly CatalogOption[]} options
+ * The usage text; the training and parallel flags come from the catalogue's tables.
+ * @param {Tables} tables
  */
-export function usage(options) {
-  return `${USAGE_HEAD}${options.map(optionUsage).join('')}${USAGE_TAIL}`;
+export function usage(tables) {
+  const parallel = [...parallelFlags(tables).values()].map(optionUsage).join('');
+  return `${USAGE_HEAD}${tables.options.map(optionUsage).join('')}${USAGE_MIDDLE}${parallel}${USAGE_TAIL}`;
 }
 
 /**
@@ -90,17 +95,18 @@ export function usage(options) {
 function trainingFlags(options) {
   return new Map(options.map((option) => [option.flag.replace(/^--/, ''), option]));
 }
-/** Numeric flags and the `parallel` field each sets. */
-const PARALLEL_FLAGS = /** @type {const} */ ({
-  gpus: 'gpus',
-  data: 'data',
-  tensor: 'tensor',
-  pipeline: 'pipeline',
-  'micro-batch-size': 'micro_batch_size',
-  'micro-batches': 'micro_batches',
-  'zero-stage': 'zero_stage',
-  'gpus-per-node': 'gpus_per_node',
-});
+
+/**
+ * The flag (without dashes) of each parallel field that has one, and its row; a boolean's is a switch.
+ * @param {Tables} tables
+ * @returns {Map<string, CatalogParallelOption>}
+ */
+function parallelFlags(tables) {
+  /** @type {Map<string, CatalogParallelOption>} */
+  const flags = new Map();
+  for (const option of tables.parallel_options) if (option.flag !== null) flags.set(option.flag.replace(/^--/, ''), option);
+  return flags;
+}
 /** Numeric flags and the `plan` field each sets. */
 const PLAN_FLAGS = /** @type {const} */ ({ 'max-gpus': 'max_gpus', tokens: 'tokens', samples: 'samples', top: 'top' });
 /** Flags that take a value, besides the training options' (trainingFlags). */
@@ -109,13 +115,9 @@ const VALUE_FLAGS = new Set([
   'preset',
   ...MODEL_FILE_FLAGS,
   'hardware',
-  'recompute',
-  ...Object.keys(PARALLEL_FLAGS),
   ...Object.keys(PLAN_FLAGS),
 ]);
 const BOOLEAN_FLAGS = new Set(['json', 'help']);
-/** Switches that set a request field: bare means true; `--flag=true|false` is also accepted. */
-const SWITCH_FLAGS = new Set(['sequence-parallel']);
 
 /**
  * @typedef {object} CommandLine
@@ -128,12 +130,15 @@ const SWITCH_FLAGS = new Set(['sequence-parallel']);
 /**
  * A small parser rather than util.parseArgs, because parseArgs refuses `--batch -4` as ambiguous,
  * and a negative number should reach the core, which names the field in its error.
+ * The parallel fields' switches (booleans) set a request field: bare means true; `--flag=true|false` is
+ * also accepted.
  * @param {string[]} argv
- * @param {readonly CatalogOption[]} options the catalogue's training options, whose flags are accepted too
+ * @param {Tables} tables the catalogue's tables, whose flags are accepted too
  * @returns {CommandLine}
  */
-export function parseCommandLine(argv, options) {
-  const training = trainingFlags(options);
+export function parseCommandLine(argv, tables) {
+  const training = trainingFlags(tables.options);
+  const parallel = parallelFlags(tables);
   /** @type {CommandLine} */
   const parsed = { command: undefined, values: new Map(), json: false, help: false };
   const args = argv[Symbol.iterator]();
@@ -149,11 +154,11 @@ export function parseCommandLine(argv, options) {
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     if (BOOLEAN_FLAGS.has(name) && eq === -1) {
       parsed[/** @type {'json' | 'help'} */ (name)] = true;
-    } else if (SWITCH_FLAGS.has(name)) {
+    } else if (parallel.get(name)?.kind === 'boolean') {
       const value = eq === -1 ? 'true' : arg.slice(eq + 1);
       if (value !== 'true' && value !== 'false') throw new PrenetError(`--${name}`, `--${name}: expected true or false, got "${value}"`);
       parsed.values.set(name, value);
-    } else if (VALUE_FLAGS.has(name) || training.has(name)) {
+    } else if (VALUE_FLAGS.has(name) || training.has(name) || parallel.has(name)) {
       // The next argument is the value even if it starts with "-" (see above).
       const value = eq === -1 ? args.next().value : arg.slice(eq + 1);
       if (value === undefined) throw new PrenetError(`--${name}`, `--${name}: missing value`);
@@ -212,6 +217,25 @@ function trainingOverrides(values, options) {
 }
 
 /**
+ * The parallel fields set by flags: numbers parsed, a switch true or false, choices as given (the core
+ * validates them).
+ * @param {Map<string, string>} values
+ * @param {Tables} tables
+ * @returns {Record<string, unknown>}
+ */
+function parallelOverrides(values, tables) {
+  /** @type {Record<string, unknown>} */
+  const parallel = {};
+  for (const [flag, option] of parallelFlags(tables)) {
+    const text = values.get(flag);
+    if (text === undefined) continue;
+    if (option.kind === 'boolean') parallel[option.key] = text === 'true';
+    else parallel[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
+  }
+  return parallel;
+}
+
+/**
  * The fields of one request section set by numeric flags.
  * @param {Map<string, string>} values
  * @param {Readonly<Record<string, string>>} flags flag -> field
@@ -232,18 +256,14 @@ function sectionOverrides(values, flags) {
  * text that is not a JSON object also goes through unchanged, so the core reports it (one
  * validator, one set of messages).
  * @param {Map<string, string>} values
- * @param {readonly CatalogOption[]} options the catalogue's training options
+ * @param {Tables} tables the catalogue's tables of training options and parallel fields
  * @returns {Promise<string>}
  */
-export async function buildRequestText(values, options) {
+export async function buildRequestText(values, tables) {
   const source = values.get('request');
   const text = source === undefined ? '{}' : await readRequestText(source);
-  const training = trainingOverrides(values, options);
-  const parallel = sectionOverrides(values, PARALLEL_FLAGS);
-  const recompute = values.get('recompute');
-  if (recompute !== undefined) parallel.recompute = recompute;
-  const sequenceParallel = values.get('sequence-parallel');
-  if (sequenceParallel !== undefined) parallel.sequence_parallel = sequenceParallel === 'true';
+  const training = trainingOverrides(values, tables.options);
+  const parallel = parallelOverrides(values, tables);
   const plan = sectionOverrides(values, PLAN_FLAGS);
   const preset = values.get('preset');
   const model = await modelFromFlags(values);
@@ -337,22 +357,22 @@ function presetRow(preset) {
  * @returns {Promise<string>} what to print on stdout
  */
 async function run(cli, catalog) {
-  if (cli.help) return usage(catalog.options);
+  if (cli.help) return usage(catalog);
   switch (cli.command) {
     case 'predict': {
       for (const flag of Object.keys(PLAN_FLAGS)) {
         if (cli.values.has(flag)) throw new PrenetError(`--${flag}`, `--${flag}: only plan takes this flag`);
       }
-      const response = await engine.predict(await buildRequestText(cli.values, catalog.options));
+      const response = await engine.predict(await buildRequestText(cli.values, catalog));
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'plan': {
-      for (const flag of [...Object.keys(PARALLEL_FLAGS), 'recompute', 'sequence-parallel']) {
+      for (const flag of parallelFlags(catalog).keys()) {
         if (cli.values.has(flag) && flag !== 'gpus-per-node') {
           throw new PrenetError(`--${flag}`, `--${flag}: plan searches the layout; only --gpus-per-node sets the fabric`);
         }
       }
-      const response = await engine.plan(await buildRequestText(cli.values, catalog.options));
+      const response = await engine.plan(await buildRequestText(cli.values, catalog));
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'hardware':
@@ -400,7 +420,7 @@ async function main() {
   });
   try {
     const catalog = await engine.catalog();
-    const output = await run(parseCommandLine(process.argv.slice(2), catalog.options), catalog);
+    const output = await run(parseCommandLine(process.argv.slice(2), catalog), catalog);
     process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
   } catch (error) {
     process.stderr.write(`${errorLine(error)}\n`);

@@ -72,6 +72,8 @@ function loadKnown(): Promise<Known & { presetNames: Map<string, string> }> {
     presets: catalog.presets.map((p) => p.id),
     hardware: catalog.hardware.map((h) => h.id),
     options: catalog.options,
+    // The parallel fields are the page's only (docs/EMBED.md): none is an attribute, so none is read.
+    parallel_options: catalog.parallel_options,
     presetNames: new Map(catalog.presets.map((p) => [p.id, p.name])),
   }));
   return known;

@@ -4,8 +4,9 @@
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
 import {
+  defaultScenario,
   PARALLEL_NUMBERS,
-  RECOMPUTE_MODES,
+  parallelPath,
   scenarioChoice,
   type Calibration,
   type Parallel,
@@ -19,9 +20,7 @@ export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
 
 /** The box of each parallel number: `parallel-<field>`, the link ones named by the core's path. */
 export function parallelControlId(field: ParallelNumber): string {
-  const link = /^(intra_node|inter_node)_(gbs|us)$/.exec(field);
-  if (link === null) return `parallel-${field}`;
-  return `parallel-${link[1]}-${link[2] === 'gbs' ? 'bandwidth_gbs' : 'latency_us'}`;
+  return `parallel-${parallelPath(field).replace('.', '-')}`;
 }
 
 /** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */
@@ -146,6 +145,21 @@ export function populateForm(parts: FormParts, catalog: Catalog): void {
     parts.choicesBefore.before(field);
     parts.choices.set(option, select);
   }
+  const recompute = catalog.parallel_options.find((option) => option.key === 'recompute');
+  if (recompute !== undefined) fillSelect(parts.recompute, recompute.values ?? [], recompute.labels ?? []);
+}
+
+/** Replaces a select's entries by `values`, each shown as its label; keeps the selection where it can. */
+function fillSelect(select: HTMLSelectElement, values: readonly string[], labels: readonly string[]): void {
+  const selected = select.value;
+  select.replaceChildren(
+    ...values.map((value, i) => {
+      const entry = element('option', labels[i] ?? value);
+      entry.value = value;
+      return entry;
+    }),
+  );
+  if (values.includes(selected)) select.value = selected;
 }
 
 /** Shows the presets matching every word of the search box. */
@@ -296,10 +310,11 @@ export function applyCalibration(parts: FormParts, scenario: Scenario, nameOf: (
 
 /** The parallel settings; empty boxes are left out (the core derives or defaults them). */
 export function readParallel(parts: FormParts): Parallel {
-  const recompute = parts.recompute.value as Recompute;
+  // The select holds only the core's modes (populateForm); empty before the catalogue has loaded.
+  const recompute = (parts.recompute.value || defaultScenario().parallel.recompute) as Recompute;
   const parallel: Parallel = {
     zero_stage: Number(parts.zeroStage.value) || 0,
-    recompute: RECOMPUTE_MODES.includes(recompute) ? recompute : 'none',
+    recompute,
   };
   if (parts.sequenceParallel.value === 'on') parallel.sequence_parallel = true;
   for (const field of PARALLEL_NUMBERS) {

@@ -136,6 +136,7 @@ function known(catalog: Catalog) {
     presets: catalog.presets.map((p) => p.id),
     hardware: catalog.hardware.map((h) => h.id),
     options: catalog.options,
+    parallel_options: catalog.parallel_options,
   };
 }
 

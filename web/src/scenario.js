@@ -15,6 +15,7 @@
  * @typedef {import('./types').CustomAccelerator} CustomAccelerator
  * @typedef {import('./types').HardwareRef} HardwareRef
  * @typedef {import('./types').CatalogOption} CatalogOption
+ * @typedef {import('./types').CatalogParallelOption} CatalogParallelOption
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
@@ -62,9 +63,11 @@
  * @typedef {'time' | 'cost'} PlanRank
  * @typedef {{ budget?: number, unit: BudgetUnit, max_gpus?: number, rank: PlanRank }} PlanSettings
  *   the Plan panel: train on `budget` tokens or samples with at most `max_gpus` GPUs, ranked by `rank`
- * @typedef {{ presets: string[], hardware: string[], options: CatalogOption[] }} Known
- *   what the catalogue offers, to check a link against; `options` is the core's table of training
- *   options (docs/API.md "Options"), which gives each its link parameters, values and default
+ * @typedef {{ presets: string[], hardware: string[], options: CatalogOption[],
+ *   parallel_options: CatalogParallelOption[] }} Known
+ *   what the catalogue offers, to check a link against; `options` and `parallel_options` are the core's
+ *   tables of training options and parallel fields (docs/API.md "Options"), which give each its link
+ *   parameters, values and default
  */
 
 /** @type {readonly SortColumn[]} */
@@ -88,29 +91,47 @@ export function defaultScenario() {
   return scenario;
 }
 
-/** @type {readonly Recompute[]} */
-export const RECOMPUTE_MODES = ['none', 'selective', 'full'];
-
 /**
- * Parallel numbers: the field, then the link parameter names accepted for it (first = written).
- * @type {ReadonlyArray<readonly [Exclude<keyof Parallel, 'zero_stage' | 'recompute' | 'sequence_parallel'>, readonly string[]]>}
+ * The parallel numbers the form has a box for: the scenario's fields (the link overrides' flattened,
+ * `intra_node_gbs` for the request's intra_node.bandwidth_gbs; parallelField).
+ * @type {readonly ParallelNumber[]}
  */
-const PARALLEL_PARAMS = [
-  ['gpus', ['gpus']],
-  ['data', ['data', 'dp']],
-  ['tensor', ['tensor', 'tp']],
-  ['pipeline', ['pipeline', 'pp']],
-  ['micro_batch_size', ['micro_batch', 'mbs']],
-  ['micro_batches', ['micro_batches']],
-  ['gpus_per_node', ['gpus_per_node']],
-  ['intra_node_gbs', ['intra_gbs']],
-  ['intra_node_us', ['intra_us']],
-  ['inter_node_gbs', ['inter_gbs']],
-  ['inter_node_us', ['inter_us']],
+export const PARALLEL_NUMBERS = [
+  'gpus',
+  'data',
+  'tensor',
+  'pipeline',
+  'micro_batch_size',
+  'micro_batches',
+  'gpus_per_node',
+  'intra_node_gbs',
+  'intra_node_us',
+  'inter_node_gbs',
+  'inter_node_us',
 ];
 
-/** The parallel numbers the form has a box for, in the order above. */
-export const PARALLEL_NUMBERS = PARALLEL_PARAMS.map(([field]) => field);
+/**
+ * @typedef {Exclude<keyof Parallel, 'zero_stage' | 'recompute' | 'sequence_parallel'>} ParallelNumber
+ */
+
+/**
+ * Where a scenario's parallel field goes in the request's `parallel` section, the key of its row in the
+ * core's table: its name, a link override's nested ("intra_node_gbs" -> "intra_node.bandwidth_gbs").
+ * @param {keyof Parallel} field
+ */
+export function parallelPath(field) {
+  const link = /^(intra_node|inter_node)_(gbs|us)$/.exec(field);
+  return link === null ? field : `${link[1]}.${link[2] === 'gbs' ? 'bandwidth_gbs' : 'latency_us'}`;
+}
+
+/**
+ * The scenario's field for a row of the core's parallel table: parallelPath's inverse.
+ * @param {CatalogParallelOption} option
+ * @returns {keyof Parallel}
+ */
+export function parallelField(option) {
+  return /** @type {keyof Parallel} */ (option.key.replace('.bandwidth_gbs', '_gbs').replace('.latency_us', '_us'));
+}
 
 /**
  * Whether the scenario trains on more than one GPU's worth of settings: any parallel number set, or
@@ -136,23 +157,23 @@ export function parallelInUse(parallel) {
 export function parallelRequest(parallel) {
   /** @type {import('./types').ParallelSpec} */
   const section = {};
-  for (const field of /** @type {const} */ (['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'gpus_per_node'])) {
+  const fields = /** @type {Record<string, unknown>} */ (section);
+  for (const field of PARALLEL_NUMBERS) {
     const value = parallel[field];
-    if (value !== undefined) section[field] = value;
+    if (value === undefined) continue;
+    const path = parallelPath(field);
+    const dot = path.indexOf('.');
+    if (dot === -1) {
+      fields[field] = value;
+      continue;
+    }
+    const link = path.slice(0, dot);
+    fields[link] = { .../** @type {Record<string, number> | undefined} */ (fields[link]), [path.slice(dot + 1)]: value };
   }
   // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
   if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
   if (parallel.recompute !== 'none') section.recompute = parallel.recompute;
   if (parallel.sequence_parallel === true) section.sequence_parallel = true;
-  for (const link of /** @type {const} */ (['intra_node', 'inter_node'])) {
-    const bandwidth = parallel[`${link}_gbs`];
-    const latency = parallel[`${link}_us`];
-    if (bandwidth === undefined && latency === undefined) continue;
-    section[link] = {
-      ...(bandwidth === undefined ? {} : { bandwidth_gbs: bandwidth }),
-      ...(latency === undefined ? {} : { latency_us: latency }),
-    };
-  }
   return section;
 }
 
@@ -244,7 +265,7 @@ export async function decodeConfig(value) {
  * always written so a link keeps its meaning if the page's defaults change; the rest only when set.
  * Each training option goes under the first of its link names in the catalogue's table.
  * @param {Scenario} scenario
- * @param {Pick<Known, 'options'>} known
+ * @param {Pick<Known, 'options' | 'parallel_options'>} known
  * @returns {Promise<{ params: URLSearchParams, configLeftOut: boolean }>}
  */
 export async function scenarioToParams(scenario, known) {
@@ -276,13 +297,16 @@ export async function scenarioToParams(scenario, known) {
   }
   if (scenario.layersFor !== '') params.set('layers', scenario.layersFor);
   const { parallel, plan } = scenario;
-  for (const [field, names] of PARALLEL_PARAMS) {
+  // Each parallel field under the first of its link names; the default scenario writes none of them.
+  const held = /** @type {Record<string, unknown>} */ (defaultScenario().parallel);
+  for (const option of known.parallel_options) {
+    const field = parallelField(option);
     const value = parallel[field];
-    if (value !== undefined) params.set(names[0] ?? field, String(value));
+    const name = option.link[0];
+    if (name === undefined || value === undefined || value === held[field]) continue;
+    if (option.kind !== 'boolean') params.set(name, String(value));
+    else if (value === true) params.set(name, '1');
   }
-  if (parallel.zero_stage !== 0) params.set('zero', String(parallel.zero_stage));
-  if (parallel.recompute !== 'none') params.set('recompute', parallel.recompute);
-  if (parallel.sequence_parallel === true) params.set('sp', '1');
   if (plan.budget !== undefined) {
     params.set('budget', String(plan.budget));
     params.set('budget_unit', plan.unit);
@@ -307,8 +331,8 @@ export function paramsFromLocation(location) {
 }
 
 /**
- * Parameter names the page reads besides the training options' (the catalogue's table); anything else
- * in a link is ignored without complaint.
+ * Parameter names the page reads besides the training options' and parallel fields' (the catalogue's
+ * tables); anything else in a link is ignored without complaint.
  */
 const SCENARIO_KEYS = new Set([
   'preset',
@@ -319,23 +343,19 @@ const SCENARIO_KEYS = new Set([
   'layers',
   'measured',
   'measured_on',
-  'zero',
-  'recompute',
-  'sp',
   'budget',
   'budget_unit',
   'max_gpus',
   'plan_by',
-  ...PARALLEL_PARAMS.flatMap(([, names]) => names),
 ]);
 
 /**
  * Whether the link describes a scenario at all.
  * @param {URLSearchParams} params
- * @param {Pick<Known, 'options'>} known
+ * @param {Pick<Known, 'options' | 'parallel_options'>} known
  */
 export function hasScenario(params, known) {
-  const options = new Set(known.options.flatMap((option) => option.link));
+  const options = new Set([...known.options, ...known.parallel_options].flatMap((option) => option.link));
   return [...params.keys()].some((key) => SCENARIO_KEYS.has(key) || options.has(key));
 }
 
@@ -479,7 +499,8 @@ export async function paramsToScenario(params, known, base = defaultScenario()) 
   }
   const layers = params.get('layers');
   if (layers !== null) scenario.layersFor = layers;
-  readParallelParams(params, scenario, problems);
+  for (const option of known.parallel_options) readParallelOption(params, option, scenario.parallel, problems);
+  readPlanParams(params, scenario.plan, problems);
   return { scenario, problems };
 }
 
@@ -503,34 +524,51 @@ function numberParam(params, names, problems) {
 }
 
 /**
- * The parallel settings and the Plan panel's inputs of a link, onto `scenario`.
+ * One parallel field of a link onto `parallel`. Numbers are kept even when out of range (the core names
+ * the field beside its box) and a blank one is unset; the fields every scenario holds (the selects: ZeRO
+ * stage, recomputation) must be one of their values; a switch reads 1 or 0 (true or false).
  * @param {URLSearchParams} params
- * @param {Scenario} scenario
+ * @param {CatalogParallelOption} option
+ * @param {Parallel} parallel
  * @param {string[]} problems
  */
-function readParallelParams(params, scenario, problems) {
-  const { parallel, plan } = scenario;
-  for (const [field, names] of PARALLEL_PARAMS) {
-    const value = numberParam(params, names, problems);
-    if (value === null) delete parallel[field];
-    else if (value !== undefined) parallel[field] = value;
+function readParallelOption(params, option, parallel, problems) {
+  const fields = /** @type {Record<string, unknown>} */ (parallel);
+  const field = parallelField(option);
+  const held = field in defaultScenario().parallel;
+  if ((option.kind === 'integer' || option.kind === 'number') && !held) {
+    const value = numberParam(params, option.link, problems);
+    if (value === null) delete fields[field];
+    else if (value !== undefined) fields[field] = value;
+    return;
   }
-  const zero = params.get('zero')?.trim();
-  if (zero !== undefined && zero !== '') {
-    if (/^[0-3]$/.test(zero)) parallel.zero_stage = Number(zero);
-    else problems.push(`zero: expected a ZeRO stage 0, 1, 2 or 3, got "${zero}"`);
+  const name = option.link.find((candidate) => params.has(candidate));
+  const raw = name === undefined ? '' : (params.get(name)?.trim() ?? '');
+  if (name === undefined || raw === '') return;
+  if (option.kind === 'boolean') {
+    if (raw === '1' || raw === 'true') fields[field] = true;
+    else if (raw === '0' || raw === 'false') delete fields[field];
+    else problems.push(`${name}: expected 1 (${option.label.toLowerCase()}) or 0, got "${raw}"`);
+    return;
   }
-  const recompute = params.get('recompute')?.trim();
-  if (recompute !== undefined && recompute !== '') {
-    if (RECOMPUTE_MODES.includes(/** @type {Recompute} */ (recompute))) parallel.recompute = /** @type {Recompute} */ (recompute);
-    else problems.push(`recompute: expected one of ${RECOMPUTE_MODES.join(', ')}, got "${recompute}"`);
+  if (option.kind === 'choice') {
+    const values = option.values ?? [];
+    if (values.includes(raw)) fields[field] = raw;
+    else problems.push(`${name}: expected one of ${values.join(', ')}, got "${raw}"`);
+    return;
   }
-  const sp = params.get('sp')?.trim();
-  if (sp !== undefined && sp !== '') {
-    if (sp === '1' || sp === 'true') parallel.sequence_parallel = true;
-    else if (sp === '0' || sp === 'false') delete parallel.sequence_parallel;
-    else problems.push(`sp: expected 1 (sequence parallelism) or 0, got "${sp}"`);
-  }
+  const stages = Array.from({ length: (option.max ?? 0) - (option.min ?? 0) + 1 }, (_, i) => String((option.min ?? 0) + i));
+  if (stages.includes(raw)) fields[field] = Number(raw);
+  else problems.push(`${name}: expected a ${option.label} ${orList(stages)}, got "${raw}"`);
+}
+
+/**
+ * The Plan panel's inputs of a link, onto `plan`.
+ * @param {URLSearchParams} params
+ * @param {PlanSettings} plan
+ * @param {string[]} problems
+ */
+function readPlanParams(params, plan, problems) {
   const budget = numberParam(params, ['budget'], problems);
   if (budget === null) delete plan.budget;
   else if (budget !== undefined) plan.budget = budget;

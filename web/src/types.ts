@@ -406,6 +406,30 @@ export interface CatalogOption {
   flag_value: string;
 }
 
+/** A row of the core's table of the request's `parallel` fields (docs/API.md "Parallel options"). */
+export interface CatalogParallelOption {
+  /** The member of the request's `parallel`, e.g. "tensor"; a link override's is nested: "intra_node.bandwidth_gbs". */
+  key: string;
+  /** Its path in errors, e.g. "parallel.tensor". */
+  field: string;
+  kind: 'integer' | 'number' | 'choice' | 'boolean';
+  /** Choices: the accepted names, and how each reads in the page's select. */
+  values?: string[];
+  labels?: string[];
+  /** Numbers: the accepted range. */
+  min?: number;
+  max?: number;
+  /** The core's default; null: none (derived, or the accelerator's). */
+  default: string | number | boolean | null;
+  label: string;
+  doc: string;
+  /** Link parameters (the page's; the element takes none); the first is the one written. Empty: no link. */
+  link: string[];
+  /** The CLI flag ("--tensor"), null for none; its placeholder in --help, null for a switch. */
+  flag: string | null;
+  flag_value: string | null;
+}
+
 /** A form of the request's `model` (docs/API.md "Model"). */
 export interface ModelFormEntry {
   key: 'preset' | 'hf_config' | 'keras' | 'onnx_base64' | 'layers';
@@ -432,6 +456,7 @@ export interface Catalog {
   precisions: Precision[];
   optimizers: Optimizer[];
   options: CatalogOption[];
+  parallel_options: CatalogParallelOption[];
   model_forms: ModelFormEntry[];
   limits: CatalogLimits;
   plan_limits: CatalogPlanLimits;

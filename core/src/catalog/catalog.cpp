@@ -202,6 +202,7 @@ Json catalog_document() {
           {"precisions", precision_names()},
           {"optimizers", optimizer_names()},
           {"options", options_catalogue()},
+          {"parallel_options", parallel_options_catalogue()},
           {"model_forms", model_forms_catalogue()},
           {"limits", limits_catalogue()},
           {"plan_limits", {{"time_scale", {{"min", kMinTimeScale}, {"max", kMaxTimeScale}}}}}};

@@ -4,17 +4,20 @@
 #include <cmath>
 
 #include "layers/layer_kind.hpp"
+#include "request/options.hpp"
 
 namespace prenet {
 namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-std::optional<std::int64_t> opt_int(const Json& obj, const char* key, std::int64_t min, std::int64_t max) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-  return get_int(obj, key, "parallel", 0, min, max);
+/// Integer parallel field `key` as its row validates it; nullopt when absent.
+std::optional<std::int64_t> opt_int(const Json& obj, const char* key) {
+  std::optional<OptionValue> v = read_parallel_field(obj, key, "parallel");
+  return v ? std::optional<std::int64_t>(v->integer) : std::nullopt;
 }
 
+/// Link override `key` ("intra_node"): its numbers as their rows validate them; "kind" is a free string.
 LinkOverride parse_link(const Json& obj, const char* key) {
   LinkOverride l;
   if (!obj.contains(key) || obj[key].is_null()) return l;
@@ -22,13 +25,19 @@ LinkOverride parse_link(const Json& obj, const char* key) {
   const Json& o = require_object(obj[key], path);
   reject_unknown_keys(o, path, {"kind", "bandwidth_gbs", "latency_us"});
   if (o.contains("kind") && !o["kind"].is_null()) l.kind = require_string(o, "kind", path);
-  if (o.contains("bandwidth_gbs") && !o["bandwidth_gbs"].is_null()) {
-    l.bandwidth_gbs = require_number(o, "bandwidth_gbs", path, 1e-3, 1e6);
-  }
-  if (o.contains("latency_us") && !o["latency_us"].is_null()) {
-    l.latency_us = require_number(o, "latency_us", path, 0, 1e6);
-  }
+  if (auto v = read_parallel_field(o, std::string(key) + ".bandwidth_gbs", path)) l.bandwidth_gbs = v->number;
+  if (auto v = read_parallel_field(o, std::string(key) + ".latency_us", path)) l.latency_us = v->number;
   return l;
+}
+
+/// The members the section accepts: the rows' top-level keys in table order ("intra_node" once for its fields).
+std::vector<std::string> parallel_keys() {
+  std::vector<std::string> keys;
+  for (const auto& o : parallel_options()) {
+    std::string key = std::string(o.key).substr(0, std::string(o.key).find('.'));
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  return keys;
 }
 
 std::string str(std::int64_t v) { return std::to_string(v); }
@@ -117,16 +126,15 @@ const char* to_string(Recompute r) {
 ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> batch) {
   const std::string path = "parallel";
   const Json& p = require_object(section, path);
-  reject_unknown_keys(p, path,
-                      {"gpus", "data", "tensor", "pipeline", "micro_batch_size", "micro_batches", "zero_stage", "fsdp",
-                       "recompute", "sequence_parallel", "gpus_per_node", "intra_node", "inter_node"});
+  static const std::vector<std::string> accepted = parallel_keys();
+  reject_unknown_keys(p, path, accepted);
   ParallelConfig c;
-  auto gpus = opt_int(p, "gpus", 1, kMaxGpus);
-  auto data = opt_int(p, "data", 1, kMaxGpus);
-  auto mbs = opt_int(p, "micro_batch_size", 1, 1 << 20);
-  auto mb = opt_int(p, "micro_batches", 1, 1 << 20);
-  c.tensor = get_int(p, "tensor", path, 1, 1, 1024);
-  c.pipeline = get_int(p, "pipeline", path, 1, 1, 4096);
+  auto gpus = opt_int(p, "gpus");
+  auto data = opt_int(p, "data");
+  auto mbs = opt_int(p, "micro_batch_size");
+  auto mb = opt_int(p, "micro_batches");
+  c.tensor = opt_int(p, "tensor").value_or(1);
+  c.pipeline = opt_int(p, "pipeline").value_or(1);
   const std::int64_t tp = c.tensor * c.pipeline;
   if (data) {
     c.data = *data;
@@ -184,17 +192,21 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   if (c.micro_batch_size * c.micro_batches * c.data > (std::int64_t{1} << 40)) {
     throw InputError("parallel.micro_batches", "the global batch is too large");
   }
-  c.zero_stage = static_cast<int>(get_int(p, "zero_stage", path, 0, 0, 3));
-  if (get_bool(p, "fsdp", path, false)) {
-    if (p.contains("zero_stage") && !p["zero_stage"].is_null() && c.zero_stage != 3) {
+  auto zero_stage = opt_int(p, "zero_stage");
+  c.zero_stage = static_cast<int>(zero_stage.value_or(0));
+  auto fsdp = read_parallel_field(p, "fsdp", path);
+  if (fsdp && fsdp->boolean) {
+    if (zero_stage && c.zero_stage != 3) {
       throw InputError("parallel.fsdp", "fsdp is ZeRO stage 3; it contradicts zero_stage " + str(c.zero_stage));
     }
     c.zero_stage = 3;
   }
-  c.sequence_parallel = get_bool(p, "sequence_parallel", path, false);
-  std::string rc = get_enum(p, "recompute", path, "none", {"none", "selective", "full"});
-  c.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
-  c.gpus_per_node = get_int(p, "gpus_per_node", path, 0, 1, 1 << 16);
+  auto sequence_parallel = read_parallel_field(p, "sequence_parallel", path);
+  c.sequence_parallel = sequence_parallel && sequence_parallel->boolean;
+  // The row lists the modes in the enum's order.
+  auto recompute = read_parallel_field(p, "recompute", path);
+  c.recompute = recompute ? static_cast<Recompute>(recompute->choice) : Recompute::None;
+  c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
   return c;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "prenet/parallel.hpp"
 #include "prenet/request.hpp"
 
 namespace prenet {
@@ -138,18 +139,86 @@ std::vector<TrainingOption> build_options() {
   // clang-format on
 }
 
-/// Reads one option from `tr` into `t` when it is given (null counts as absent); errors name the field.
-void read_option(const TrainingOption& o, const Json& tr, const std::string& path, TrainingConfig& t) {
-  if (!tr.contains(o.key) || tr[o.key].is_null()) return;
+/// One row per field of the request's "parallel" object, in the order its accepted fields are listed (the links'
+/// fields last, as "intra_node.<field>"). Same layout as build_options; no echo, store or read (parse_parallel
+/// derives the section from the values as given).
+std::vector<TrainingOption> build_parallel_options() {
+  using K = OptionKind;
+  const double gpus = static_cast<double>(kMaxGpus);
+  // clang-format off
+  return {
+      {"gpus", K::Integer, {}, {}, 1, gpus, nullptr,
+       "GPUs", "GPUs in all = data x tensor x pipeline; absent: derived",
+       {"gpus"}, "gpus", "N", Echo::Never, nullptr, nullptr},
+      {"data", K::Integer, {}, {}, 1, gpus, nullptr,
+       "Data parallel", "model replicas, each on its own slice of the batch; absent: derived from gpus or the batch",
+       {"data", "dp"}, "data", "N", Echo::Never, nullptr, nullptr},
+      {"tensor", K::Integer, {}, {}, 1, 1024, 1,
+       "Tensor parallel", "GPUs one layer is split over (Megatron)",
+       {"tensor", "tp"}, "tensor", "N", Echo::Never, nullptr, nullptr},
+      {"pipeline", K::Integer, {}, {}, 1, 4096, 1,
+       "Pipeline stages", "consecutive groups of layers on different GPUs (1F1B schedule)",
+       {"pipeline", "pp"}, "pipeline", "N", Echo::Never, nullptr, nullptr},
+      {"micro_batch_size", K::Integer, {}, {}, 1, 1 << 20, nullptr,
+       "Micro-batch size", "samples one replica processes at once; absent: derived from the batch",
+       {"micro_batch", "mbs"}, "micro-batch-size", "N", Echo::Never, nullptr, nullptr},
+      {"micro_batches", K::Integer, {}, {}, 1, 1 << 20, nullptr,
+       "Micro-batches", "micro-batches per step (gradient accumulation; fills the pipeline); absent: derived or 1",
+       {"micro_batches"}, "micro-batches", "N", Echo::Never, nullptr, nullptr},
+      {"zero_stage", K::Integer, {}, {}, 0, 3, 0,
+       "ZeRO stage", "ZeRO shards model states over the data-parallel group (3: FSDP)",
+       {"zero"}, "zero-stage", "0..3", Echo::Never, nullptr, nullptr},
+      {"fsdp", K::Boolean, {}, {}, 0, 0, false,
+       "FSDP", "fully sharded data parallelism: the same as zero_stage 3",
+       {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"recompute", K::Choice, {"none", "selective", "full"}, {"none", "selective (attention)", "full (per block)"},
+       0, 0, "none", "Recompute",
+       "activation recomputation: keep fewer activations, repeat part of the forward pass in backward",
+       {"recompute"}, "recompute", "R", Echo::Never, nullptr, nullptr},
+      {"sequence_parallel", K::Boolean, {}, {}, 0, 0, false,
+       "Sequence parallelism", "Megatron sequence parallelism over the tensor group (no effect at tensor 1)",
+       {"sp"}, "sequence-parallel", nullptr, Echo::Never, nullptr, nullptr},
+      {"gpus_per_node", K::Integer, {}, {}, 1, 1 << 16, nullptr,
+       "GPUs per node", "GPUs sharing the fast intra-node link; absent: the accelerator's node",
+       {"gpus_per_node"}, "gpus-per-node", "N", Echo::Never, nullptr, nullptr},
+      {"intra_node.bandwidth_gbs", K::Number, {}, {}, 1e-3, 1e6, nullptr,
+       "Intra-node GB/s", "intra-node link bandwidth per GPU, one direction; absent: the catalogue's",
+       {"intra_gbs"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"intra_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
+       "Intra-node latency", "intra-node link latency per hop (us); absent: the catalogue's",
+       {"intra_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"inter_node.bandwidth_gbs", K::Number, {}, {}, 1e-3, 1e6, nullptr,
+       "Inter-node GB/s", "inter-node link bandwidth per GPU, one direction; absent: the catalogue's",
+       {"inter_gbs"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"inter_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
+       "Inter-node latency", "inter-node link latency per hop (us); absent: the catalogue's",
+       {"inter_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+  };
+  // clang-format on
+}
+
+/// Validates the value `v` of option `o` at `path` (the object holding it) as its kind; errors name the field.
+OptionValue validate(const TrainingOption& o, const Json& obj, const std::string& member, const std::string& path) {
   OptionValue v;
   switch (o.kind) {
     case OptionKind::Integer:
-      v.integer = get_int(tr, o.key, path, 0, static_cast<std::int64_t>(o.min), static_cast<std::int64_t>(o.max));
+      v.integer = get_int(obj, member, path, 0, static_cast<std::int64_t>(o.min), static_cast<std::int64_t>(o.max));
       break;
-    case OptionKind::Number: v.number = get_number(tr, o.key, path, 0, o.min, o.max); break;
-    case OptionKind::Choice: v.choice = choice_index(o.key, get_enum(tr, o.key, path, "", o.values)); break;
+    case OptionKind::Number: v.number = get_number(obj, member, path, 0, o.min, o.max); break;
+    case OptionKind::Choice: {
+      const std::string name = get_enum(obj, member, path, "", o.values);
+      v.choice = static_cast<std::size_t>(std::find(o.values.begin(), o.values.end(), name) - o.values.begin());
+      break;
+    }
+    case OptionKind::Boolean: v.boolean = get_bool(obj, member, path, false); break;
   }
-  o.store(t, v);
+  return v;
+}
+
+/// Reads one option from `tr` into `t` when it is given (null counts as absent); errors name the field.
+void read_option(const TrainingOption& o, const Json& tr, const std::string& path, TrainingConfig& t) {
+  if (!tr.contains(o.key) || tr[o.key].is_null()) return;
+  o.store(t, validate(o, tr, o.key, path));
 }
 
 /// An option's value as JSON: the number, or the choice's name.
@@ -158,6 +227,7 @@ Json value_json(const TrainingOption& o, const OptionValue& v) {
     case OptionKind::Integer: return v.integer;
     case OptionKind::Number: return v.number;
     case OptionKind::Choice: return o.values.at(v.choice);
+    case OptionKind::Boolean: return v.boolean;
   }
   return nullptr;
 }
@@ -167,28 +237,32 @@ const char* kind_name(OptionKind kind) {
     case OptionKind::Integer: return "integer";
     case OptionKind::Number: return "number";
     case OptionKind::Choice: return "choice";
+    case OptionKind::Boolean: return "boolean";
   }
   return "choice";
 }
 
-/// One option as the catalogue publishes it.
-Json option_json(const TrainingOption& o) {
+/// A C string as JSON; null for nullptr.
+Json text_or_null(const char* text) { return text == nullptr ? Json(nullptr) : Json(text); }
+
+/// One option of section `section` ("training", "parallel") as the catalogue publishes it.
+Json option_json(const TrainingOption& o, const char* section) {
   Json j = {{"key", o.key},
-            {"field", join("training", o.key)},
+            {"field", join(section, o.key)},
             {"kind", kind_name(o.kind)},
             {"default", o.fallback},
             {"label", o.label},
             {"doc", o.doc},
             {"link", o.link},
-            {"flag", std::string("--") + o.flag},
-            {"flag_value", o.flag_value}};
+            {"flag", o.flag == nullptr ? Json(nullptr) : Json(std::string("--") + o.flag)},
+            {"flag_value", text_or_null(o.flag_value)}};
   if (o.kind == OptionKind::Choice) {
     j["values"] = o.values;
     j["labels"] = o.labels;
   } else if (o.kind == OptionKind::Integer) {
     j["min"] = static_cast<std::int64_t>(o.min);
     j["max"] = static_cast<std::int64_t>(o.max);
-  } else {
+  } else if (o.kind == OptionKind::Number) {
     j["min"] = o.min;
     j["max"] = o.max;
   }
@@ -247,7 +321,32 @@ Json options_echo(const TrainingConfig& training) {
 
 Json options_catalogue() {
   Json list = Json::array();
-  for (const auto& o : training_options()) list.push_back(option_json(o));
+  for (const auto& o : training_options()) list.push_back(option_json(o, "training"));
+  return list;
+}
+
+const std::vector<TrainingOption>& parallel_options() {
+  static const std::vector<TrainingOption> table = build_parallel_options();
+  return table;
+}
+
+const TrainingOption& parallel_option(const std::string& key) {
+  for (const auto& o : parallel_options()) {
+    if (key == o.key) return o;
+  }
+  throw std::out_of_range("no parallel option " + key);
+}
+
+std::optional<OptionValue> read_parallel_field(const Json& section, const std::string& row_key,
+                                               const std::string& path) {
+  const std::string member = row_key.substr(row_key.rfind('.') + 1);
+  if (!section.contains(member) || section[member].is_null()) return std::nullopt;
+  return validate(parallel_option(row_key), section, member, path);
+}
+
+Json parallel_options_catalogue() {
+  Json list = Json::array();
+  for (const auto& o : parallel_options()) list.push_back(option_json(o, "parallel"));
   return list;
 }
 

@@ -13,20 +13,24 @@
 
 namespace prenet {
 
-enum class OptionKind { Integer, Number, Choice };
+enum class OptionKind { Integer, Number, Choice, Boolean };
 
-/// A parsed option value: `integer` for Integer, `number` for Number, `choice` (an index into values) for Choice.
+/// A parsed option value: `integer` for Integer, `number` for Number, `choice` (an index into values) for Choice,
+/// `boolean` for Boolean.
 struct OptionValue {
   std::int64_t integer = 0;
   double number = 0;
   std::size_t choice = 0;
+  bool boolean = false;
 };
 
 /// Which options the training echo (options_echo) carries.
 enum class Echo { Never, Always, WhenGiven };
 
+/// One row of an options table: the training table's (every field) or the parallel table's (no echo, store or read:
+/// parse_parallel reads each field by key, since its derivations need the values as given).
 struct TrainingOption {
-  const char* key;  // member of the request's "training" object
+  const char* key;  // member of the request's "training" (or "parallel") object; "a.b": member b of object a
   OptionKind kind;
   std::vector<std::string> values;  // Choice: the names, in the order of the C++ enum
   std::vector<std::string> labels;  // Choice: how each value reads in the page's select
@@ -35,8 +39,8 @@ struct TrainingOption {
   const char* label;                // the page's name for it
   const char* doc;                  // one line
   std::vector<std::string> link;    // link parameters, which are also the element's attributes; first written
-  const char* flag;                 // the CLI flag, without its dashes
-  const char* flag_value;           // the flag's placeholder in --help
+  const char* flag;                 // the CLI flag, without its dashes; nullptr: none
+  const char* flag_value;           // the flag's placeholder in --help; nullptr: a switch (bare means true)
   Echo echo;
   void (*store)(TrainingConfig&, const OptionValue&);
   std::optional<OptionValue> (*read)(const TrainingConfig&);  // nullopt: not set
@@ -58,6 +62,18 @@ TrainingConfig parse_training_options(const Json& training, const std::string& p
 Json options_echo(const TrainingConfig& training);
 /// The table as the catalogue publishes it ("options").
 Json options_catalogue();
+
+/// Every field of the request's "parallel" object that a row can express, in the order the section lists them
+/// (docs/API.md "parallel"); the links' "kind" strings are no rows (no link parameter, flag or range).
+const std::vector<TrainingOption>& parallel_options();
+/// The row of parallel field `key` ("tensor", "intra_node.bandwidth_gbs"); throws std::out_of_range for others.
+const TrainingOption& parallel_option(const std::string& key);
+/// The field of row `row_key` in `section` (its member: the key's last part), validated against the row; `path`
+/// names `section` in errors ("parallel", "parallel.intra_node"). nullopt when absent or null.
+std::optional<OptionValue> read_parallel_field(const Json& section, const std::string& row_key,
+                                               const std::string& path);
+/// The parallel table as the catalogue publishes it ("parallel_options").
+Json parallel_options_catalogue();
 
 /// One form of the request's "model" (docs/API.md "Model"): its key and a one-line doc.
 struct ModelForm {
