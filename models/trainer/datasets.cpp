@@ -155,7 +155,7 @@ std::vector<Kernel> layer_item(const prenet::Json& model, const Table& t, std::s
                                Precision precision, prenet::Optimizer optimizer) {
   try {
     prenet::Network net = prenet::parse_layer_list(model, "row", {});
-    prenet::StepWork work = prenet::step_work(net, batch, precision, optimizer);
+    prenet::StepWork work = prenet::step_work(net, batch, prenet::KernelContext(precision), optimizer);
     std::vector<Kernel> item;
     for (const Kernel& k : work.kernels) {
       if (optimizer != prenet::Optimizer::None || k.phase == Phase::Forward) item.push_back(k);

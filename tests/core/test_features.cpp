@@ -37,7 +37,7 @@ TEST_CASE("dense: shape, parameters, 2MNK forward, backward 1x as first trainabl
     "layers": [{"type": "dense", "name": "fc1", "units": 32},
                {"type": "dense", "name": "fc2", "units": 16, "bias": false}]})J");
   const std::int64_t b = 8;
-  StepWork w = step_work(net, b, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, b, KernelContext(Precision::FP32), Optimizer::Adam);
   auto fc1 = layer_index(net, "fc1");
   auto fc2 = layer_index(net, "fc2");
 
@@ -74,7 +74,7 @@ TEST_CASE("dense: shape, parameters, 2MNK forward, backward 1x as first trainabl
   CHECK(w.layers[fc1].cm == Approx(2.0 * (2080 + 8 * 64 + 8 * 32)));  // 5696
   CHECK(prenet_cm(net.layers[fc1], b, false) == Approx(2080.0 + 8 * 64 + 8 * 32));
   CHECK(prenet_cm(net.layers[fc2], 4, true) == Approx(2.0 * (512 + 4 * 32 + 4 * 16)));
-  StepWork inference = step_work(net, b, Precision::FP32, Optimizer::None);
+  StepWork inference = step_work(net, b, KernelContext(Precision::FP32), Optimizer::None);
   CHECK(inference.layers[fc1].cm == Approx(2848.0));
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("dense on a sequence applies to the last dimension, and fused activati
   Network net = net_of(R"J({"input": {"kind": "sequence", "seq_len": 10, "features": 16},
     "layers": [{"type": "dense", "name": "proj", "units": 8, "activation": "relu"}]})J");
   const std::int64_t b = 4;
-  StepWork w = step_work(net, b, Precision::FP32, Optimizer::SGD);
+  StepWork w = step_work(net, b, KernelContext(Precision::FP32), Optimizer::SGD);
   const Layer& proj = net.layers[0];
   CHECK(proj.output_shape == Shape{10, 8});
   CHECK(proj.parameters == 16 * 8 + 8);
@@ -97,8 +97,8 @@ TEST_CASE("dense on a sequence applies to the last dimension, and fused activati
 TEST_CASE("dense GEMM traffic halves at 16-bit activations", "[features][dense]") {
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 256},
     "layers": [{"type": "dense", "name": "fc", "units": 128, "bias": false}]})J");
-  StepWork w32 = step_work(net, 64, Precision::FP32, Optimizer::None);
-  StepWork w16 = step_work(net, 64, Precision::BF16, Optimizer::None);
+  StepWork w32 = step_work(net, 64, KernelContext(Precision::FP32), Optimizer::None);
+  StepWork w16 = step_work(net, 64, KernelContext(Precision::BF16), Optimizer::None);
   // X (64x256) + W (256x128) + Y (64x128) elements, 4 bytes each at FP32.
   CHECK(w32.layers[0].bytes[0] == Approx(4.0 * (64 * 256 + 256 * 128 + 64 * 128)));
   CHECK(w16.layers[0].bytes[0] == Approx(w32.layers[0].bytes[0] / 2));
@@ -115,7 +115,7 @@ TEST_CASE("conv2d: valid, same, strided, grouped, depthwise and rectangular kern
       {"type": "conv2d", "name": "rect", "filters": 8, "kernel_size": [3, 1], "stride": [2, 1], "padding": [1, 0]}
     ]})J");
   const std::int64_t b = 4;
-  StepWork w = step_work(net, b, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, b, KernelContext(Precision::FP32), Optimizer::Adam);
   auto c1 = layer_index(net, "c1"), c2 = layer_index(net, "c2"), c3 = layer_index(net, "c3");
   auto dw = layer_index(net, "dw"), rect = layer_index(net, "rect");
 
@@ -173,7 +173,7 @@ TEST_CASE("pooling: max, average, same padding and global pools", "[features][po
       {"type": "avg_pool2d", "name": "rect", "pool_size": [2, 3], "inputs": ["mp"]}
     ]})J");
   const std::int64_t b = 2;
-  StepWork w = step_work(net, b, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, b, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(layer(net, "mp").output_shape == Shape{16, 15, 15});  // default 2x2, stride = pool size
   CHECK(layer(net, "ap").output_shape == Shape{16, 8, 8});    // (15 + 2 - 3) / 2 + 1
   CHECK(layer(net, "mps").output_shape == Shape{16, 4, 4});   // ceil(8 / 2)
@@ -200,7 +200,7 @@ TEST_CASE("pool backward runs when something upstream trains", "[features][pool]
   Network net = net_of(R"J({"input": {"kind": "image", "channels": 3, "image_size": 8},
     "layers": [{"type": "conv2d", "name": "c", "filters": 4, "kernel_size": 3, "padding": "same"},
                {"type": "max_pool2d", "name": "mp"}]})J");
-  StepWork w = step_work(net, 2, Precision::FP32, Optimizer::SGD);
+  StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::SGD);
   auto mp = layer_index(net, "mp");
   CHECK(net.layers[mp].needs_input_grad);
   CHECK(kernel_count(w, mp, kB) >= 1);
@@ -226,7 +226,7 @@ TEST_CASE("normalisations: batchnorm 2C, layernorm 2F (F without bias), rmsnorm 
   for (const auto& l : seq.layers) CHECK(l.output_shape == Shape{10, 64});
 
   const std::int64_t b = 4;
-  StepWork w = step_work(seq, b, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(seq, b, KernelContext(Precision::FP32), Optimizer::Adam);
   const double elems = 4.0 * 10 * 64;
   for (std::size_t i = 0; i < seq.layers.size(); ++i) {
     INFO(seq.layers[i].name);
@@ -250,7 +250,7 @@ TEST_CASE("shape-only and elementwise layers: activation, dropout, flatten, resh
       {"type": "softmax", "name": "sm"},
       {"type": "identity", "name": "id"}
     ]})J");
-  StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(layer(net, "act").output_shape == Shape{16, 15, 15});
   CHECK(layer(net, "drop").output_shape == Shape{16, 15, 15});
   CHECK(layer(net, "flat").output_shape == Shape{3600});
@@ -279,8 +279,8 @@ TEST_CASE("shape-only and elementwise layers: activation, dropout, flatten, resh
     "layers": [{"type": "dense", "units": 100}, {"type": "activation", "name": "a", "function": "relu"}]})J");
   Network gelu = net_of(R"J({"input": {"kind": "vector", "features": 100},
     "layers": [{"type": "dense", "units": 100}, {"type": "activation", "name": "a", "function": "gelu"}]})J");
-  StepWork wr = step_work(relu, 8, Precision::FP32, Optimizer::None);
-  StepWork wg = step_work(gelu, 8, Precision::FP32, Optimizer::None);
+  StepWork wr = step_work(relu, 8, KernelContext(Precision::FP32), Optimizer::None);
+  StepWork wg = step_work(gelu, 8, KernelContext(Precision::FP32), Optimizer::None);
   CHECK(wr.layers[1].flops[0] >= 800);  // at least one op per element
   CHECK(wg.layers[1].flops[0] > wr.layers[1].flops[0]);
 }
@@ -293,7 +293,7 @@ TEST_CASE("embedding: token and positional tables, lookups are not matmuls, dens
       {"type": "add", "name": "sum", "inputs": ["tok", "pos"]}
     ]})J");
   const std::int64_t b = 2;
-  StepWork w = step_work(net, b, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, b, KernelContext(Precision::FP32), Optimizer::Adam);
   auto tok = layer_index(net, "tok"), pos = layer_index(net, "pos"), sum = layer_index(net, "sum");
   CHECK(net.layers[tok].output_shape == Shape{16, 64});
   CHECK(net.layers[pos].output_shape == Shape{16, 64});
@@ -365,7 +365,7 @@ TEST_CASE("recurrent layers: PyTorch parameter counts (two bias vectors per gate
     second["inputs"] = {"ln"};
     model["layers"] = {first, {{"type", "layernorm"}, {"name", "ln"}, {"inputs", {"input"}}}, second};
     Network net = parse_layer_list(model, "model", {});
-    StepWork w = step_work(net, 3, Precision::FP32, Optimizer::Adam);
+    StepWork w = step_work(net, 3, KernelContext(Precision::FP32), Optimizer::Adam);
     auto rec = layer_index(net, "rec"), rec2 = layer_index(net, "rec2");
     CHECK(net.layers[rec].output_shape == c.shape);
     CHECK(net.layers[rec].parameters == c.params);
@@ -413,7 +413,7 @@ TEST_CASE("attention: QKV + scores + PV + output GEMMs, grouped-query heads, exp
       "layers": [{"type": "attention", "name": "first", "num_heads": 4},
                  {"type": "layernorm", "name": "ln", "inputs": ["input"]},
                  {"type": "attention", "name": "mha", "num_heads": 4, "causal": true}]})J");
-    StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+    StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
     auto mha = layer_index(net, "mha"), first = layer_index(net, "first");
     CHECK(net.layers[mha].output_shape == Shape{16, 64});
     // nn.MultiheadAttention(64, 4): in_proj 3 e^2 + 3 e, out_proj e^2 + e.
@@ -441,7 +441,7 @@ TEST_CASE("attention: QKV + scores + PV + output GEMMs, grouped-query heads, exp
     Network net = net_of(R"J({"input": {"kind": "sequence", "seq_len": 16, "features": 64},
       "layers": [{"type": "layernorm", "name": "ln"},
                  {"type": "attention", "name": "gqa", "num_heads": 8, "num_kv_heads": 2}]})J");
-    StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+    StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
     auto gqa = layer_index(net, "gqa");
     const double h = 8, hd = 8, q = 64, kv = 2 * 8;
     // Q: e x q, K and V: e x kv each, output q x e, biases q + 2 kv + e.
@@ -458,7 +458,7 @@ TEST_CASE("attention: QKV + scores + PV + output GEMMs, grouped-query heads, exp
     CHECK(layer(net, "wide").output_shape == Shape{16, 64});
     CHECK(layer(net, "wide").parameters == 64 * (96 + 192) + 96 * 64 + (96 + 192 + 64));  // 24928
     CHECK(layer(net, "nobias").parameters == 4 * 64 * 64);
-    StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+    StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
     auto wide = layer_index(net, "wide");
     const double fwd = 2 * b * s * e * 288 + 2 * (2 * b * 2 * s * s * 48) + 2 * b * s * 96 * e;
     CHECK(matmul_flops(w, wide, kF) == Approx(fwd));
@@ -489,7 +489,7 @@ TEST_CASE("training.attention flash: one fused kernel per pass, no score traffic
   TrainingConfig flash;
   flash.attention = AttentionKernel::Flash;
   const Network eager_net = resolve_model(model, TrainingConfig{}), flash_net = resolve_model(model, flash);
-  const StepWork eager = step_work(eager_net, 2, Precision::FP32, Optimizer::Adam);
+  const StepWork eager = step_work(eager_net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
   const StepWork fused = step_work(flash_net, 2, kernel_context(flash), Optimizer::Adam);
   const auto mha = layer_index(flash_net, "mha"), gqa = layer_index(flash_net, "gqa");
   const double projections = 2 * b * s * e * (3 * e) + 2 * b * s * e * e;
@@ -528,7 +528,7 @@ TEST_CASE("add, concat and cross_entropy", "[features][merge]") {
       {"type": "add", "name": "sum", "inputs": ["cat", "c", "cat"]},
       {"type": "cross_entropy", "name": "loss"}
     ]})J");
-  StepWork w = step_work(net, 4, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 4, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(layer(net, "cat").output_shape == Shape{48});
   CHECK(layer(net, "sum").output_shape == Shape{48});
   CHECK(layer(net, "loss").output_shape == Shape{});
@@ -562,12 +562,12 @@ TEST_CASE("the loss runs in FP32: casts around it under mixed precision, PyTorch
   const double logits = 4.0 * 16 * 1000;
   // FP32: log_softmax reads and writes (8 bytes per logit); backward zero-fills the log-probabilities'
   // gradient (4), then reads it and the saved output and writes the logits' gradient (12).
-  StepWork fp32 = step_work(net, 4, Precision::FP32, Optimizer::Adam);
+  StepWork fp32 = step_work(net, 4, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(fp32.layers[loss].bytes[0] == Approx(8 * logits));
   CHECK(fp32.layers[loss].bytes[1] == Approx(16 * logits));
   CHECK(fp32.layers[loss].kernels == 3);
   // BF16: the same FP32 passes plus the cast up (2 + 4) and the gradient's cast down (4 + 2).
-  StepWork bf16 = step_work(net, 4, Precision::BF16, Optimizer::Adam);
+  StepWork bf16 = step_work(net, 4, KernelContext(Precision::BF16), Optimizer::Adam);
   CHECK(bf16.layers[loss].bytes[0] == Approx(14 * logits));
   CHECK(bf16.layers[loss].bytes[1] == Approx(22 * logits));
   CHECK(bf16.layers[loss].kernels == 5);
@@ -587,8 +587,8 @@ TEST_CASE("PyTorch's foreach optimizers pass over the states once per op", "[fea
   }
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 64},
     "layers": [{"type": "dense", "name": "fc", "units": 32}]})J");
-  StepWork fused = step_work(net, 8, Precision::FP32, Optimizer::AdamW);
-  StepWork foreach_ = step_work(net, 8, Precision::FP32, Optimizer::AdamW, OptimizerImpl::Foreach);
+  StepWork fused = step_work(net, 8, KernelContext(Precision::FP32), Optimizer::AdamW);
+  StepWork foreach_ = step_work(net, 8, KernelContext(Precision::FP32), Optimizer::AdamW, OptimizerImpl::Foreach);
   CHECK(foreach_.layers[0].bytes[2] == Approx(fused.layers[0].bytes[2] * 80.0 / 28.0));
   CHECK(foreach_.layers[0].bytes[0] == Approx(fused.layers[0].bytes[0]));  // forward and backward unchanged
 }
@@ -610,14 +610,14 @@ TEST_CASE("optimizer traffic per parameter by optimizer and precision", "[featur
   for (const auto& c : cases) {
     INFO(to_string(c.opt));
     CHECK(optimizer_bytes_per_parameter(c.opt) == c.bytes);
-    StepWork fp32 = step_work(net, 16, Precision::FP32, c.opt);
-    StepWork tf32 = step_work(net, 16, Precision::TF32, c.opt);
+    StepWork fp32 = step_work(net, 16, KernelContext(Precision::FP32), c.opt);
+    StepWork tf32 = step_work(net, 16, KernelContext(Precision::TF32), c.opt);
     CHECK(testutil::phase_bytes(fp32, kO) == Approx(p * c.bytes));
     CHECK(testutil::phase_bytes(tf32, kO) == Approx(p * c.bytes));
     // Mixed precision also reads the 16-bit gradient and writes the 16-bit weight copy: +4 bytes.
     for (auto mixed : {Precision::FP16, Precision::BF16, Precision::FP8}) {
       INFO(to_string(mixed));
-      StepWork w = step_work(net, 16, mixed, c.opt);
+      StepWork w = step_work(net, 16, KernelContext(mixed), c.opt);
       CHECK(testutil::phase_bytes(w, kO) == Approx(p * (c.bytes + 4)));
     }
     CHECK(fp32.flops[2] == Approx(p * optimizer_flops_per_parameter(c.opt)));
@@ -627,11 +627,11 @@ TEST_CASE("optimizer traffic per parameter by optimizer and precision", "[featur
     for (const auto& k : fp32.kernels) updates += k.phase == kO ? 1 : 0;
     CHECK(updates == 3);
   }
-  StepWork none = step_work(net, 16, Precision::FP32, Optimizer::None);
+  StepWork none = step_work(net, 16, KernelContext(Precision::FP32), Optimizer::None);
   CHECK(testutil::phase_bytes(none, kO) == 0);
   CHECK(none.flops[2] == 0);
   // The optimizer does not change forward or backward work.
-  StepWork adam = step_work(net, 16, Precision::FP32, Optimizer::Adam);
+  StepWork adam = step_work(net, 16, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(none.flops[0] == Approx(adam.flops[0]));
   CHECK(none.flops[1] == Approx(adam.flops[1]));
 }
@@ -641,7 +641,7 @@ TEST_CASE("step totals equal the sum of kernels and of layers", "[features]") {
     "layers": [{"type": "conv2d", "filters": 8, "kernel_size": 3, "activation": "relu"}, {"type": "batchnorm"},
                {"type": "max_pool2d"}, {"type": "flatten"}, {"type": "dense", "units": 10},
                {"type": "cross_entropy"}]})J");
-  StepWork w = step_work(net, 8, Precision::FP16, Optimizer::Adam);
+  StepWork w = step_work(net, 8, KernelContext(Precision::FP16), Optimizer::Adam);
   for (int p = 0; p < 3; ++p) {
     double by_kernel = 0, by_layer = 0;
     for (const auto& k : w.kernels) by_kernel += k.phase == static_cast<Phase>(p) ? k.flops : 0;
@@ -659,7 +659,7 @@ TEST_CASE("step totals equal the sum of kernels and of layers", "[features]") {
     CHECK(static_cast<std::size_t>(k.layer) < net.layers.size());
   }
   // FLOPs scale linearly with the batch.
-  StepWork w2 = step_work(net, 16, Precision::FP16, Optimizer::Adam);
+  StepWork w2 = step_work(net, 16, KernelContext(Precision::FP16), Optimizer::Adam);
   CHECK(w2.flops[0] == Approx(2 * w.flops[0]));
   CHECK(w2.flops[1] == Approx(2 * w.flops[1]));
   CHECK(w2.flops[2] == Approx(w.flops[2]));  // the update does not depend on the batch
@@ -671,7 +671,7 @@ TEST_CASE("memory: model states per parameter by precision and optimizer, and ac
   const double p = 2 * (1000 * 1000 + 1000);
   REQUIRE(net.parameters() == 2002000);
   auto states = [&](Precision precision, Optimizer opt) {
-    MemoryEstimate m = estimate_memory(net, step_work(net, 8, precision, opt), precision, opt);
+    MemoryEstimate m = estimate_memory(net, step_work(net, 8, KernelContext(precision), opt), precision, opt);
     return (m.weights_gb + m.gradients_gb + m.optimizer_gb) * 1e9 / p;
   };
   // FP32: weights 4 + gradients 4 + 4 per optimizer state (momentum 1, Adam m and v).
@@ -684,12 +684,12 @@ TEST_CASE("memory: model states per parameter by precision and optimizer, and ac
   CHECK(states(Precision::BF16, Optimizer::Adam) == Approx(16));
   CHECK(states(Precision::FP16, Optimizer::SGD) == Approx(8));
 
-  MemoryEstimate m8 = estimate_memory(net, step_work(net, 8, Precision::FP32, Optimizer::Adam), Precision::FP32,
-                                      Optimizer::Adam);
-  MemoryEstimate m16 = estimate_memory(net, step_work(net, 16, Precision::FP32, Optimizer::Adam), Precision::FP32,
-                                       Optimizer::Adam);
-  MemoryEstimate h16 = estimate_memory(net, step_work(net, 16, Precision::BF16, Optimizer::Adam), Precision::BF16,
-                                       Optimizer::Adam);
+  MemoryEstimate m8 = estimate_memory(net, step_work(net, 8, KernelContext(Precision::FP32), Optimizer::Adam),
+                                      Precision::FP32, Optimizer::Adam);
+  MemoryEstimate m16 = estimate_memory(net, step_work(net, 16, KernelContext(Precision::FP32), Optimizer::Adam),
+                                       Precision::FP32, Optimizer::Adam);
+  MemoryEstimate h16 = estimate_memory(net, step_work(net, 16, KernelContext(Precision::BF16), Optimizer::Adam),
+                                       Precision::BF16, Optimizer::Adam);
   // Dense layers keep their inputs: 2 x batch x 1000 elements.
   CHECK(m8.activations_gb == Approx(4.0 * 2 * 8 * 1000 / 1e9));
   CHECK(m16.activations_gb == Approx(2 * m8.activations_gb));

@@ -75,8 +75,8 @@ void require_same_layers(const Network& a, const Network& b) {
 /// Same features: every kernel of the step, and PreNeT's CO and CM per layer.
 void require_same_features(const Network& a, const Network& b) {
   for (Precision p : {Precision::FP32, Precision::BF16}) {
-    StepWork x = step_work(a, 16, p, Optimizer::Adam);
-    StepWork y = step_work(b, 16, p, Optimizer::Adam);
+    StepWork x = step_work(a, 16, KernelContext(p), Optimizer::Adam);
+    StepWork y = step_work(b, 16, KernelContext(p), Optimizer::Adam);
     REQUIRE(x.kernels.size() == y.kernels.size());
     for (std::size_t k = 0; k < x.kernels.size(); ++k) {
       INFO("kernel " << k);

@@ -147,7 +147,7 @@ TEST_CASE("mixtral: all experts held, top-k routed FLOPs", "[hf_config][models][
   Network net = from_config(cfg, 128);
   CHECK(net.parameters() == 46702792704);
   CHECK(layer(net, "h.0.router").parameters == 4096 * 8);
-  StepWork w = step_work(net, 1, Precision::BF16, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::BF16), Optimizer::Adam);
   const std::size_t down = testutil::layer_index(net, "h.0.experts_down");
   CHECK(testutil::matmul_flops(w, down, Phase::Forward) == Approx(2.0 * 128 * 2 * 14336 * 4096));
   cfg["num_experts_per_tok"] = 9;
@@ -272,7 +272,7 @@ TEST_CASE("switch_transformers: sparse top-1 experts every other block; Switch-C
   CHECK(layer(net, "decoder.23.experts_wo").attrs.experts == 4);
   CHECK(layer(net, "decoder.22.wo").attrs.experts == 1);
   // Top-1 routing: each token runs through one expert, so the expert GEMMs do a dense MLP's work.
-  StepWork w = step_work(net, 1, Precision::BF16, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::BF16), Optimizer::Adam);
   CHECK(testutil::matmul_flops(w, testutil::layer_index(net, "encoder.1.experts_wi"), Phase::Forward) ==
         Approx(2.0 * 128 * D * F));
 

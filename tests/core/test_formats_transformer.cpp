@@ -83,8 +83,8 @@ void require_same_features(const Network& a, const Network& b) {
   // Both without their loss, and the per-layer rows read from those (a loss shifts no index but ends the list).
   const Network wa = without_loss(a), wb = without_loss(b);
   for (Precision p : {Precision::FP32, Precision::BF16}) {
-    StepWork x = step_work(wa, 8, p, Optimizer::Adam);
-    StepWork y = step_work(wb, 8, p, Optimizer::Adam);
+    StepWork x = step_work(wa, 8, KernelContext(p), Optimizer::Adam);
+    StepWork y = step_work(wb, 8, KernelContext(p), Optimizer::Adam);
     REQUIRE(x.kernels.size() == y.kernels.size());
     for (std::size_t k = 0; k < x.kernels.size(); ++k) {
       INFO("kernel " << k << " of layer " << a.layers[static_cast<std::size_t>(x.kernels[k].layer)].name);
@@ -397,8 +397,8 @@ TEST_CASE("GPT-2 (124M) as preset, HF config, Keras JSON and ONNX: same layers, 
   CHECK(layer(hf_untied, "lm_head").parameters == V * D);
   {
     const Network untied_new = resolve_model({{"hf_config", hf_gpt(g2, 0.1, false, "gelu_new")}}, training);
-    StepWork t = step_work(preset, 8, Precision::FP32, Optimizer::Adam);
-    StepWork u = step_work(untied_new, 8, Precision::FP32, Optimizer::Adam);
+    StepWork t = step_work(preset, 8, KernelContext(Precision::FP32), Optimizer::Adam);
+    StepWork u = step_work(untied_new, 8, KernelContext(Precision::FP32), Optimizer::Adam);
     for (Phase ph : {Phase::Forward, Phase::Backward}) {
       CHECK(t.flops[static_cast<std::size_t>(ph)] == u.flops[static_cast<std::size_t>(ph)]);
     }

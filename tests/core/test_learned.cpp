@@ -404,7 +404,8 @@ TEST_CASE("the optimizer's per-layer updates are one multi-tensor update, timed 
   prenet::TrainingConfig tr;
   tr.image_size = 224;
   const prenet::Network net = prenet::resolve_model({{"preset", "resnet50"}}, tr);
-  const prenet::StepWork work = prenet::step_work(net, 32, prenet::Precision::FP32, prenet::Optimizer::Momentum);
+  const prenet::StepWork work =
+      prenet::step_work(net, 32, prenet::KernelContext(prenet::Precision::FP32), prenet::Optimizer::Momentum);
   const prenet::LearnedBatch batch =
       prenet::learned_batch(work, {*prenet::find_hardware("a100-sxm4-80gb")}, prenet::Precision::FP32);
   double shares = 0, launches = 0;

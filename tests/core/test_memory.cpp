@@ -85,7 +85,7 @@ TEST_CASE("one GPU laid out as a parallel job has the single-GPU memory", "[memo
   ParallelConfig cfg;
   cfg.micro_batch_size = 4;
   StepWork work = step_work(shard.net, 4, megatron_kernels(Precision::BF16), Optimizer::Adam);
-  auto saved = saved_activation_bytes(shard, work, Recompute::None, 4, Precision::BF16);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 4);
   MemoryEstimate a =
       estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
   MemoryEstimate b = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
@@ -97,7 +97,7 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
   Network net = gpt(Precision::BF16);
   ShardedNetwork shard = shard_network(net, 1);
   StepWork work = step_work(shard.net, 1, megatron_kernels(Precision::BF16), Optimizer::Adam);
-  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1);
   const double P = d(net.parameters());
   const double dp = 8;
   for (int stage = 0; stage <= 3; ++stage) {
@@ -131,9 +131,9 @@ TEST_CASE("GPT layer activations match Korthikanti et al. for each recomputation
       StepWork work = step_work(shard.net, b, megatron_kernels(Precision::BF16), Optimizer::Adam);
       const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), td = d(t);
       INFO("micro-batch " << b << ", tensor " << t);
-      auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
-      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
-      auto full = saved_activation_bytes(shard, work, Recompute::Full, b, Precision::BF16);
+      auto none = saved_activation_bytes(shard, work, Recompute::None, b);
+      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b);
+      auto full = saved_activation_bytes(shard, work, Recompute::Full, b);
       for (int layer = 0; layer < kLayers; ++layer) {
         CHECK(block_bytes(shard, none, layer) == Approx(sbh * (10 + 24 / td + 5 * a * s / (h * td)) + stats));
         CHECK(block_bytes(shard, selective, layer) == Approx(sbh * (10 + 24 / td) + stats));
@@ -155,8 +155,8 @@ TEST_CASE("a fused (flash) attention keeps no scores: Korthikanti's selective nu
     StepWork work = step_work(shard.net, b, flash, Optimizer::Adam);
     const double sbh = s * d(b) * h, stats = 2 * 8 * s * d(b), lse = 4 * a * s * d(b);
     INFO("micro-batch " << b);
-    auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
-    auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
+    auto none = saved_activation_bytes(shard, work, Recompute::None, b);
+    auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b);
     for (int layer = 0; layer < kLayers; ++layer) {
       CHECK(block_bytes(shard, none, layer) == Approx(34 * sbh + stats + lse));
       CHECK(block_bytes(shard, selective, layer) == Approx(34 * sbh + stats + lse));
@@ -179,9 +179,9 @@ TEST_CASE("with sequence parallelism every term of the GPT layer activations is 
       StepWork work = step_work(shard.net, b, megatron_kernels(Precision::BF16), Optimizer::Adam);
       const double sbh = s * d(b) * h, td = d(t), stats = 2 * 8 * s * d(b) / td;
       INFO("micro-batch " << b << ", tensor " << t);
-      auto none = saved_activation_bytes(shard, work, Recompute::None, b, Precision::BF16);
-      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b, Precision::BF16);
-      auto full = saved_activation_bytes(shard, work, Recompute::Full, b, Precision::BF16);
+      auto none = saved_activation_bytes(shard, work, Recompute::None, b);
+      auto selective = saved_activation_bytes(shard, work, Recompute::Selective, b);
+      auto full = saved_activation_bytes(shard, work, Recompute::Full, b);
       for (int layer = 0; layer < kLayers; ++layer) {
         CHECK(block_bytes(shard, none, layer) == Approx(sbh * (34 + 5 * a * s / h) / td + stats));
         CHECK(block_bytes(shard, selective, layer) == Approx(sbh * 34 / td + stats));
@@ -198,8 +198,8 @@ TEST_CASE("sequence parallelism never keeps more activations than tensor paralle
     StepWork w_off = step_work(off.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
     StepWork w_on = step_work(on.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
     for (Recompute mode : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-      auto a = saved_activation_bytes(off, w_off, mode, 2, Precision::BF16);
-      auto b = saved_activation_bytes(on, w_on, mode, 2, Precision::BF16);
+      auto a = saved_activation_bytes(off, w_off, mode, 2);
+      auto b = saved_activation_bytes(on, w_on, mode, 2);
       double total_a = 0, total_b = 0;
       for (std::size_t l = 0; l < a.size(); ++l) {
         INFO("tensor " << t << ", mode " << to_string(mode) << ", layer " << net.layers[l].name);
@@ -219,7 +219,7 @@ TEST_CASE("without dropout the attention keeps only the softmax output", "[memor
   Network net = gpt(Precision::BF16, 0.0);
   ShardedNetwork shard = shard_network(net, 1);
   StepWork work = step_work(shard.net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
-  auto none = saved_activation_bytes(shard, work, Recompute::None, 2, Precision::BF16);
+  auto none = saved_activation_bytes(shard, work, Recompute::None, 2);
   const double sbh = s * 2 * h;
   CHECK(block_bytes(shard, none, 1) == Approx(sbh * (32 + 2 * a * s / h) + 2 * 8 * s * 2));
 }
@@ -237,17 +237,17 @@ TEST_CASE("PyTorch's eager attention under autocast keeps FP32 probabilities and
       Network eager = gpt(p, dropout, AttentionKernel::Eager, "gelu_pytorch_tanh", KernelSet::PyTorch);
       Network fused = gpt(p, dropout);
       ShardedNetwork es = shard_network(eager, 1), fs = shard_network(fused, 1);
-      StepWork ew = step_work(es.net, 2, p, Optimizer::Adam);
+      StepWork ew = step_work(es.net, 2, KernelContext(p), Optimizer::Adam);
       StepWork fw = step_work(fs.net, 2, megatron_kernels(p), Optimizer::Adam);
-      auto eb = saved_activation_bytes(es, ew, Recompute::None, 2, p);
-      auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
+      auto eb = saved_activation_bytes(es, ew, Recompute::None, 2);
+      auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2);
       // Bytes per score beyond the fused softmax's: 4 + 1 + 2 - (2 + 1 + 2) with dropout, 4 + 2 - 2 without.
       const double autocast_extra = dropout > 0 ? 2.0 : 4.0;
       const double scores = 2 * a * s * s, extra = p == Precision::BF16 ? autocast_extra : 0.0;
       CHECK(block_bytes(es, eb, 1) - block_bytes(fs, fb, 1) == Approx(extra * scores).margin(1e-6));
       // Selective recomputation drops all of it.
-      auto esel = saved_activation_bytes(es, ew, Recompute::Selective, 2, p);
-      auto fsel = saved_activation_bytes(fs, fw, Recompute::Selective, 2, p);
+      auto esel = saved_activation_bytes(es, ew, Recompute::Selective, 2);
+      auto fsel = saved_activation_bytes(fs, fw, Recompute::Selective, 2);
       CHECK(block_bytes(es, esel, 1) == Approx(block_bytes(fs, fsel, 1)));
       // Under autocast: a cast kernel each way.
       CHECK(ew.kernels.size() - fw.kernels.size() == (p == Precision::BF16 ? 2u * kLayers : 0u));
@@ -259,7 +259,7 @@ TEST_CASE("pipeline stages keep the activations of the micro-batches in flight",
   Network net = gpt(Precision::BF16);
   ShardedNetwork shard = shard_network(net, 1);
   StepWork work = step_work(shard.net, 1, megatron_kernels(Precision::BF16), Optimizer::Adam);
-  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1, Precision::BF16);
+  auto saved = saved_activation_bytes(shard, work, Recompute::None, 1);
   ParallelConfig cfg;
   cfg.pipeline = 4;
   cfg.gpus = 4;
@@ -288,7 +288,7 @@ TEST_CASE("the loss keeps FP32 log-probabilities and meets the backward peak wit
                {"type": "cross_entropy", "name": "loss"}]})J");
   const std::size_t loss = testutil::layer_index(net, "loss");
   for (Precision p : {Precision::FP32, Precision::BF16}) {
-    StepWork work = step_work(net, 4, p, Optimizer::Adam);
+    StepWork work = step_work(net, 4, KernelContext(p), Optimizer::Adam);
     CHECK(work.layers[loss].saved_activation_bytes == Approx(12.0 * 4 * 16 * 1000));
   }
 }
@@ -302,7 +302,7 @@ TEST_CASE("a ReLU whose output a dense or convolution layer saves adds no activa
                {"type": "dense", "name": "fc3", "units": 128, "activation": "gelu"},
                {"type": "dense", "name": "fc4", "units": 10, "activation": "relu"}]})J");
   const double b = 8, e = 4;
-  StepWork work = step_work(net, 8, Precision::FP32, Optimizer::Adam);
+  StepWork work = step_work(net, 8, KernelContext(Precision::FP32), Optimizer::Adam);
   auto saved = [&](const char* name) { return work.layers[testutil::layer_index(net, name)].saved_activation_bytes; };
   CHECK(saved("fc1") == Approx(e * b * 64));  // its input only: no activation of its own
   CHECK(saved("relu") == 0);                  // fc2 saves the same tensor
@@ -322,9 +322,10 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
     Network fused = gpt(p, 0.1, AttentionKernel::Eager, "gelu_pytorch_tanh", KernelSet::PyTorch);
     Network chain = gpt(p, 0.1, AttentionKernel::Eager, "gelu_new", KernelSet::PyTorch);
     ShardedNetwork fs = shard_network(fused, 1), cs = shard_network(chain, 1);
-    StepWork fw = step_work(fs.net, 2, p, Optimizer::Adam), cw = step_work(cs.net, 2, p, Optimizer::Adam);
-    auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2, p);
-    auto cb = saved_activation_bytes(cs, cw, Recompute::None, 2, p);
+    StepWork fw = step_work(fs.net, 2, KernelContext(p), Optimizer::Adam),
+             cw = step_work(cs.net, 2, KernelContext(p), Optimizer::Adam);
+    auto fb = saved_activation_bytes(fs, fw, Recompute::None, 2);
+    auto cb = saved_activation_bytes(cs, cw, Recompute::None, 2);
     INFO(to_string(p));
     for (int layer = 0; layer < kLayers; ++layer) {
       CHECK(block_bytes(cs, cb, layer) - block_bytes(fs, fb, layer) == Approx((3 * 4 + e - e) * 4 * h * s * 2));
@@ -339,8 +340,8 @@ TEST_CASE("Hugging Face's gelu_new is a chain of PyTorch operations: more saved 
     StepWork nw = step_work(mn.net, 2, megatron_kernels(p), Optimizer::Adam);
     StepWork tw = step_work(mt.net, 2, megatron_kernels(p), Optimizer::Adam);
     CHECK(nw.kernels.size() == tw.kernels.size());
-    CHECK(block_bytes(mn, saved_activation_bytes(mn, nw, Recompute::None, 2, p), 1) ==
-          Approx(block_bytes(mt, saved_activation_bytes(mt, tw, Recompute::None, 2, p), 1)));
+    CHECK(block_bytes(mn, saved_activation_bytes(mn, nw, Recompute::None, 2), 1) ==
+          Approx(block_bytes(mt, saved_activation_bytes(mt, tw, Recompute::None, 2), 1)));
   }
 }
 

@@ -121,8 +121,8 @@ TEST_CASE("tensor parallelism shards the matrices of attention and MLP the Megat
   tr.seq_len = 256;
   Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
   ShardedNetwork s1 = shard_network(net, 1), s4 = shard_network(net, 4);
-  StepWork w1 = step_work(s1.net, 2, Precision::BF16, Optimizer::Adam);
-  StepWork w4 = step_work(s4.net, 2, Precision::BF16, Optimizer::Adam);
+  StepWork w1 = step_work(s1.net, 2, KernelContext(Precision::BF16), Optimizer::Adam);
+  StepWork w4 = step_work(s4.net, 2, KernelContext(Precision::BF16), Optimizer::Adam);
   int attention = 0, mlp_col = 0, mlp_row = 0;
   for (std::size_t l = 0; l < net.layers.size(); ++l) {
     const Layer& layer = net.layers[l];
@@ -253,7 +253,7 @@ TEST_CASE("recomputation adds the recomputed forward to backward", "[parallel]")
   tr.seq_len = 256;
   Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
   ShardedNetwork shard = shard_network(net, 2);
-  StepWork base = step_work(shard.net, 2, Precision::BF16, Optimizer::Adam);
+  StepWork base = step_work(shard.net, 2, KernelContext(Precision::BF16), Optimizer::Adam);
   StepWork full = base, selective = base;
   add_recompute_kernels(full, shard, Recompute::Full);
   add_recompute_kernels(selective, shard, Recompute::Selective);
@@ -332,8 +332,8 @@ TEST_CASE("sequence parallelism splits the replicated layers by the sequence and
   Network net = resolve_model({{"hf_config", gpt_config()}}, tr);
   for (std::int64_t t : {2, 4}) {
     ShardedNetwork off = shard_network(net, t), on = shard_network(net, t, true);
-    StepWork w_off = step_work(off.net, 2, Precision::BF16, Optimizer::Adam);
-    StepWork w_on = step_work(on.net, 2, Precision::BF16, Optimizer::Adam);
+    StepWork w_off = step_work(off.net, 2, KernelContext(Precision::BF16), Optimizer::Adam);
+    StepWork w_on = step_work(on.net, 2, KernelContext(Precision::BF16), Optimizer::Adam);
     int split = 0;
     for (std::size_t l = 0; l < net.layers.size(); ++l) {
       const Layer& layer = net.layers[l];

@@ -33,7 +33,7 @@ TrainingConfig with_image(std::int64_t size) {
 }
 
 double forward_matmul_per_sample(const Network& net) {
-  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
   return matmul_flops(w, Phase::Forward);
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("the preset zoo: work per token or image matches the standard formulas
     if (row.own_test) continue;
     if (row.gmacs > 0) {
       Network net = preset(row.id);
-      StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+      StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
       const double forward = matmul_flops(w, Phase::Forward);
       CHECK(forward == Approx(2e9 * row.gmacs).epsilon(0.05));
       // Backward computes input and weight gradients: twice the forward, less the first layer's input gradient.
@@ -174,7 +174,7 @@ TEST_CASE("the preset zoo: work per token or image matches the standard formulas
     } else {
       Network net = preset(row.id, with_seq(s));
       const double batch = 2;
-      StepWork w = step_work(net, 2, Precision::FP32, Optimizer::Adam);
+      StepWork w = step_work(net, 2, KernelContext(Precision::FP32), Optimizer::Adam);
       const double per_token = (matmul_flops(w, Phase::Forward) + matmul_flops(w, Phase::Backward)) / (batch * s);
       const double expected = 6 * (row.published - row.lookup) + 12 * d(s) * row.attention;
       CHECK(per_token == Approx(expected).epsilon(0.05));
@@ -190,7 +190,7 @@ TEST_CASE("mixtral: all experts' parameters are held, only the routed experts' F
   CHECK(up.parameters == 8LL * 2 * 4096 * 14336);
   const double active = 46702792704.0 - kLlamaExperts * 6 / 8;
   CHECK(active == Approx(12.9e9).epsilon(0.005));  // "12.9B active parameters"
-  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
   const std::size_t i = testutil::layer_index(net, "h.0.experts_up");
   CHECK(testutil::matmul_flops(w, i, Phase::Forward) == Approx(2.0 * 128 * 2 * (2 * 4096 * 14336)));
 }
@@ -212,7 +212,7 @@ TEST_CASE("gpt2 at seq 128: matmul FLOPs per step = 6 N tokens + 12 L h s tokens
   const double V = 50257, h = 768, L = 12, s = 128, batch = 8;
   Network net = preset("gpt2", with_seq(128));
   CHECK(net.input.seq_len == 128);
-  StepWork w = step_work(net, 8, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 8, KernelContext(Precision::FP32), Optimizer::Adam);
   const double tokens = batch * s;
   const double matmul = matmul_flops(w, Phase::Forward) + matmul_flops(w, Phase::Backward);
 
@@ -249,7 +249,7 @@ TEST_CASE("resnet50 forward is about 4.1 GMACs (8.2 GFLOP) per 224 image", "[pre
   // torchvision resnet50 (v1.5): 4.09 GMACs counting convolutions and the classifier.
   CHECK(fwd == Approx(2 * 4.09e9).epsilon(0.005));
   // All work (including elementwise) stays close: matmuls dominate a CNN.
-  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
   CHECK(w.flops[0] >= fwd);
   CHECK(w.flops[0] <= 1.05 * fwd);
   // Doubling the image side quadruples the convolution work (within padding effects).
@@ -268,7 +268,7 @@ TEST_CASE("vgg16 forward is 15.47 GMACs (31 GFLOP) per 224 image", "[presets][fl
   CHECK(conv + fc == Approx(15470264320.0));
   CHECK(fwd == Approx(2 * (conv + fc)).epsilon(1e-9));
   // The first convolution needs no input gradient, every other matmul layer does.
-  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
   const double first = 2.0 * 224 * 224 * 9 * 3 * 64;
   CHECK(matmul_flops(w, Phase::Backward) == Approx(2 * fwd - first).epsilon(1e-9));
 }
@@ -321,7 +321,7 @@ TEST_CASE("ssd300: DLE's ResNet-50 backbone keeps 38x38, 8732 boxes of 81 classe
   const double channels[] = {1024, 512, 512, 256, 256, 256}, boxes[] = {4, 6, 6, 6, 4, 4};
   double heads = 0;
   for (int i = 0; i < 6; ++i) heads += d(sides[i]) * sides[i] * 9 * channels[i] * boxes[i] * 85;
-  StepWork w = step_work(net, 1, Precision::FP32, Optimizer::Momentum);
+  StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Momentum);
   double head_flops = 0;
   for (int i = 0; i < 6; ++i) {
     for (const char* kind : {"loc", "conf"}) {
@@ -350,7 +350,7 @@ TEST_CASE("transformer-xl-base: attention over 192 + 192 cached positions, relat
   REQUIRE(shares.size() == 3);
   CHECK(1 - shares[0] - shares[1] - shares[2] == Approx(0.80).epsilon(0.01));
   const double tail = shares[0] * 20000 + shares[1] * 160000 + shares[2] * 67738;
-  StepWork w = step_work(net, static_cast<std::int64_t>(b), Precision::FP32, Optimizer::Adam);
+  StepWork w = step_work(net, static_cast<std::int64_t>(b), KernelContext(Precision::FP32), Optimizer::Adam);
   // Forward per layer: QKV over segment + cache, r_net over t positions (once per step, not per sample),
   // Q K^T, (Q + r) R^T and P V over s x t, o_net, the two FFN matrices.
   const double per_layer = b * 2 * t * dm * 1536 + 2 * t * dm * 512 + b * 3 * 2 * s * t * 512 + b * 2 * s * dm * 512 +

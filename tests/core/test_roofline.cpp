@@ -79,7 +79,7 @@ TEST_CASE("a precision the accelerator lacks fails on training.precision", "[roo
   testutil::require_input_error([&] { matmul_peak_tflops(fp32_only, Precision::FP16, KernelClass::Gemm); },
                                 "training.precision", "fp16 is not supported by Test accelerator (test-accel)");
   CHECK(matmul_peak_tflops(fp32_only, Precision::FP32, KernelClass::Gemm) == 20);
-  StepWork work = step_work(sample_networks()[0], 4, Precision::FP16, Optimizer::Adam);
+  StepWork work = step_work(sample_networks()[0], 4, KernelContext(Precision::FP16), Optimizer::Adam);
   testutil::require_input_error([&] { roofline_times(work, {fp32_only}, Precision::FP16); }, "training.precision",
                                 "fp16");
 
@@ -116,7 +116,7 @@ TEST_CASE("doubling bandwidth never slows a kernel, and doubling the FP32 peak n
     for (const Network& net : sample_networks()) {
       for (std::int64_t batch : {1, 7, 64}) {
         INFO("network " << net.layers.front().name << ", batch " << batch << ", units " << units);
-        StepWork work = step_work(net, batch, Precision::FP32, Optimizer::Adam);
+        StepWork work = step_work(net, batch, KernelContext(Precision::FP32), Optimizer::Adam);
         std::vector<double> slow = kernel_times(work, base, Precision::FP32);
         std::vector<double> fast = kernel_times(work, fast_memory, Precision::FP32);
         REQUIRE(slow.size() == fast.size());
@@ -148,7 +148,7 @@ TEST_CASE("a huge dense layer is GEMM-bound: step = FLOPs / (peak x efficiency)"
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 8192},
     "layers": [{"type": "dense", "units": 8192, "bias": false}]})J");
   const double n = 8192;
-  StepWork work = step_work(net, 8192, Precision::FP32, Optimizer::None);
+  StepWork work = step_work(net, 8192, KernelContext(Precision::FP32), Optimizer::None);
   // Forward Y = X W and the weight gradient (no input gradient for the first layer): 2 x 2 n^3.
   const double flops = 2 * (2 * n * n * n);
   CHECK(work.flops[0] + work.flops[1] == Approx(flops));
@@ -177,7 +177,7 @@ TEST_CASE("a huge dense layer is GEMM-bound: step = FLOPs / (peak x efficiency)"
   // At BF16 the GEMMs run at the BF16 peak.
   Accelerator mixed = acc;
   mixed.peak_tflops[static_cast<int>(Precision::BF16)] = 100;
-  StepWork bf16 = step_work(net, 8192, Precision::BF16, Optimizer::None);
+  StepWork bf16 = step_work(net, 8192, KernelContext(Precision::BF16), Optimizer::None);
   auto t_bf16 = roofline_times(bf16, {mixed}, Precision::BF16, params).front();
   CHECK(t_bf16.step_ms == Approx(flops / (100e12 * 0.5) * 1e3).epsilon(0.03));
 }
@@ -185,7 +185,7 @@ TEST_CASE("a huge dense layer is GEMM-bound: step = FLOPs / (peak x efficiency)"
 TEST_CASE("a tiny network is overhead-bound", "[roofline]") {
   Network net = net_of(R"J({"input": {"kind": "vector", "features": 4},
     "layers": [{"type": "dense", "units": 2}, {"type": "activation", "function": "relu"}]})J");
-  StepWork work = step_work(net, 1, Precision::FP32, Optimizer::SGD);
+  StepWork work = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::SGD);
   RooflineParams params;
   auto t = roofline_times(work, {catalogue("a100-sxm4-80gb")}, Precision::FP32, params).front();
   CHECK(t.bottleneck == Bound::Overhead);
@@ -208,15 +208,19 @@ TEST_CASE("step time grows with batch size (powers of two)", "[roofline]") {
       double previous = 0;
       for (std::int64_t batch = 1; batch <= 256; batch *= 2) {
         INFO(hw << ", " << net.layers.front().name << ", batch " << batch);
-        StepWork work = step_work(net, batch, Precision::FP32, Optimizer::Adam);
+        StepWork work = step_work(net, batch, KernelContext(Precision::FP32), Optimizer::Adam);
         double step = roofline_times(work, {acc}, Precision::FP32).front().step_ms;
         CHECK(step > 0);
         CHECK(step >= previous);
         previous = step;
       }
       // Large batches cost more than small ones.
-      double small = roofline_times(step_work(net, 1, Precision::FP32, Optimizer::Adam), {acc}, Precision::FP32)[0].step_ms;
-      double large = roofline_times(step_work(net, 256, Precision::FP32, Optimizer::Adam), {acc}, Precision::FP32)[0].step_ms;
+      double small =
+          roofline_times(step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam), {acc}, Precision::FP32)[0]
+              .step_ms;
+      double large = roofline_times(step_work(net, 256, KernelContext(Precision::FP32), Optimizer::Adam), {acc},
+                                    Precision::FP32)[0]
+                         .step_ms;
       CHECK(large > small);
     }
   }
@@ -235,7 +239,9 @@ TEST_CASE("step time never decreases when the batch grows by one", "[roofline]")
   double previous = 0;
   int decreases = 0;
   for (std::int64_t batch = 100; batch <= 300; ++batch) {
-    double step = roofline_times(step_work(net, batch, Precision::FP32, Optimizer::Adam), {acc}, Precision::FP32)[0].step_ms;
+    double step = roofline_times(step_work(net, batch, KernelContext(Precision::FP32), Optimizer::Adam), {acc},
+                                 Precision::FP32)[0]
+                      .step_ms;
     if (step < previous) {
       ++decreases;
       UNSCOPED_INFO("batch " << batch << ": " << step << " ms < " << previous << " ms at batch " << batch - 1);
@@ -255,7 +261,7 @@ TEST_CASE("per-layer times sum to the phase totals, and the split sums to the st
   std::vector<Accelerator> accs = {catalogue("a100-sxm4-80gb"), catalogue("t4"), catalogue("mi300x"), custom(5, 100, 10)};
   for (const Network& net : nets) {
     for (Precision precision : {Precision::FP32, Precision::FP16}) {
-      StepWork work = step_work(net, 16, precision, Optimizer::AdamW);
+      StepWork work = step_work(net, 16, KernelContext(precision), Optimizer::AdamW);
       std::vector<Accelerator> usable;
       for (const auto& a : accs) {
         if (a.peak(precision)) usable.push_back(a);
@@ -297,7 +303,7 @@ TEST_CASE("a GEMM with rows not 16 bytes long takes the measured tensor-core slo
   const Network odd = head(50257), padded = head(50264);
   const RooflineParams params;
   auto gemm_ms = [&](const Network& net, const char* gpu, Precision p) {
-    StepWork w = step_work(net, 8, p, Optimizer::None);
+    StepWork w = step_work(net, 8, KernelContext(p), Optimizer::None);
     double ms = 0;
     for (const Kernel& k : w.kernels) {
       if (k.cls == KernelClass::Gemm) ms += kernel_time(k, catalogue(gpu), p).compute_ms;
@@ -305,10 +311,11 @@ TEST_CASE("a GEMM with rows not 16 bytes long takes the measured tensor-core slo
     return ms;
   };
   const double work = 50257.0 / 50264.0;  // the odd head's FLOPs relative to the padded one's
-  for (const Kernel& k : step_work(odd, 8, Precision::BF16, Optimizer::None).kernels) {
+  for (const Kernel& k : step_work(odd, 8, KernelContext(Precision::BF16), Optimizer::None).kernels) {
     if (k.cls == KernelClass::Gemm) CHECK(k.misaligned);
   }
-  for (const Kernel& k : step_work(padded, 8, Precision::BF16, Optimizer::None).kernels) CHECK_FALSE(k.misaligned);
+  for (const Kernel& k : step_work(padded, 8, KernelContext(Precision::BF16), Optimizer::None).kernels)
+    CHECK_FALSE(k.misaligned);
   CHECK(gemm_ms(odd, "h100-sxm", Precision::BF16) / gemm_ms(padded, "h100-sxm", Precision::BF16) ==
         Approx(params.misaligned_16bit_slowdown * work).epsilon(0.02));
   CHECK(gemm_ms(odd, "a100-sxm4-80gb", Precision::TF32) / gemm_ms(padded, "a100-sxm4-80gb", Precision::TF32) ==
@@ -320,7 +327,8 @@ TEST_CASE("a GEMM with rows not 16 bytes long takes the measured tensor-core slo
         Approx(work).epsilon(0.02));
   // The same rule in the vectorised step timing.
   const auto step = [&](const Network& net) {
-    return roofline_times(step_work(net, 8, Precision::BF16, Optimizer::None), {catalogue("h100-sxm")}, Precision::BF16)
+    return roofline_times(step_work(net, 8, KernelContext(Precision::BF16), Optimizer::None), {catalogue("h100-sxm")},
+                          Precision::BF16)
         .front()
         .layers.front()
         .compute_ms;

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::string> warnings;
     prenet::Json model = prenet::hf_config_to_layers(doc, "model.hf_config", 0, warnings);
     prenet::Network net = prenet::parse_layer_list(model, "model.hf_config", {});
-    prenet::step_work(net, 1, prenet::Precision::FP32, prenet::Optimizer::Adam);
+    prenet::step_work(net, 1, prenet::KernelContext(prenet::Precision::FP32), prenet::Optimizer::Adam);
   });
   return 0;
 }

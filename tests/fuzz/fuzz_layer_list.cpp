@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::run([&] {
     prenet::Json doc = prenet::parse_json_text(text, "model");
     prenet::Network net = prenet::parse_layer_list(doc, "model", {});
-    prenet::step_work(net, 2, prenet::Precision::BF16, prenet::Optimizer::Adam);
+    prenet::step_work(net, 2, prenet::KernelContext(prenet::Precision::BF16), prenet::Optimizer::Adam);
   });
   return 0;
 }

@@ -70,10 +70,11 @@ Kernel conv_pass_kernel(ConvPass pass, const ConvShape& shape, double e);
 /// A memory-bound kernel touching `elements` values `passes` times (reads + writes).
 Kernel stream_kernel(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element, double e);
 /// How a request runs its kernels: training settings, never part of the model. A precision alone means
-/// PyTorch's kernels and eager attention.
+/// PyTorch's kernels and eager attention, so the request path builds it with kernel_context(training);
+/// explicit, so a bare precision never stands in for a request's settings unnoticed.
 struct KernelContext {
-  KernelContext(Precision p = Precision::FP32, AttentionKernel a = AttentionKernel::Eager,
-                KernelSet k = KernelSet::PyTorch)
+  KernelContext() : KernelContext(Precision::FP32) {}
+  explicit KernelContext(Precision p, AttentionKernel a = AttentionKernel::Eager, KernelSet k = KernelSet::PyTorch)
       : precision(p), attention(a), kernels(k) {}
   Precision precision;
   AttentionKernel attention;  // Flash: one fused kernel per pass, scores never in memory (FlashAttention)

@@ -115,9 +115,10 @@ bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelCon
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
 
-/// Bytes of activations one micro-batch keeps for backward under `mode`, per layer of `shard`.
+/// Bytes of activations one micro-batch (`work`, of `micro_batch` samples at its context's precision) keeps for
+/// backward under `mode`, per layer of `shard`.
 std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
-                                           std::int64_t micro_batch, Precision precision);
+                                           std::int64_t micro_batch);
 
 /// Contiguous split of layers into `stages` with the per-layer costs `cost` as even as possible;
 /// returns the first layer of each stage plus layers.size(). Throws naming parallel.pipeline when there

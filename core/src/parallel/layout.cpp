@@ -124,7 +124,7 @@ const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Rec
   std::optional<Key>& slot_key = mode == Recompute::None ? none_key_ : saved_key_;
   std::vector<double>& slot = mode == Recompute::None ? none_ : saved_;
   if (slot_key != key) {
-    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size, training_.precision);
+    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size);
     slot_key = key;
   }
   return slot;

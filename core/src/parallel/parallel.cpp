@@ -319,10 +319,10 @@ void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recomput
 }
 
 std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
-                                           std::int64_t micro_batch, Precision precision) {
+                                           std::int64_t micro_batch) {
   const std::size_t n = shard.net.layers.size();
   std::vector<double> out(n, 0.0);
-  const double e = activation_bytes(precision);
+  const double e = activation_bytes(work.context.precision);
   const double b = d(micro_batch);
   int seen_block = -1;
   for (std::size_t l = 0; l < n; ++l) {
