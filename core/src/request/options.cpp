@@ -276,6 +276,14 @@ std::vector<std::string> option_keys() {
   return keys;
 }
 
+/// The row of `key` in `table` (the `section` options); throws std::out_of_range for a key not in it.
+const TrainingOption& row_of(const std::vector<TrainingOption>& table, const std::string& key, const char* section) {
+  for (const auto& o : table) {
+    if (key == o.key) return o;
+  }
+  throw std::out_of_range(std::string("no ") + section + " option " + key);
+}
+
 }  // namespace
 
 const std::vector<TrainingOption>& training_options() {
@@ -283,12 +291,7 @@ const std::vector<TrainingOption>& training_options() {
   return table;
 }
 
-const TrainingOption& training_option(const std::string& key) {
-  for (const auto& o : training_options()) {
-    if (key == o.key) return o;
-  }
-  throw std::out_of_range("no training option " + key);
-}
+const TrainingOption& training_option(const std::string& key) { return row_of(training_options(), key, "training"); }
 
 const char* choice_name(const std::string& key, std::size_t index) {
   return training_option(key).values.at(index).c_str();
@@ -330,12 +333,7 @@ const std::vector<TrainingOption>& parallel_options() {
   return table;
 }
 
-const TrainingOption& parallel_option(const std::string& key) {
-  for (const auto& o : parallel_options()) {
-    if (key == o.key) return o;
-  }
-  throw std::out_of_range("no parallel option " + key);
-}
+const TrainingOption& parallel_option(const std::string& key) { return row_of(parallel_options(), key, "parallel"); }
 
 std::optional<OptionValue> read_parallel_field(const Json& section, const std::string& row_key,
                                                const std::string& path) {
