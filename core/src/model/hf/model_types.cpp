@@ -1,9 +1,10 @@
 // The Hugging Face model types this calculator reads, one row each.
 //
 // How to add a model_type:
-//  1. Pick the family whose builder makes its layers (kDecoder, kEncoder, kT5, kSeq2Seq, kVit below; a new
+//  1. Pick the family whose builder makes its layers (kDecoder, kEncoder, kT5, kSeq2Seq, kVit in parts.hpp; a new
 //     kind of network is a new builder in builders.hpp and one Family here).
-//  2. Add a row: {"model_type", family, compose({parts...}, {overrides...})}, e.g.
+//  2. Add a row to the table of its group (this file for the classic families, types_*.cpp for the others;
+//     model_types.hpp lists them): {"model_type", family, compose({parts...}, {overrides...})}, e.g.
 //     {"qwen2", kDecoder, compose({kDecoderCore, kLlama, kQkvBias})}. Parts are step lists read in
 //     order (steps.hpp: need/opt/rate/flag/act/fix, each naming the config's fields in order of preference,
 //     with the Hugging Face class's default); reuse a sibling's parts where the config reads the same way.
@@ -17,16 +18,10 @@
 
 #include <algorithm>
 
+#include "model/hf/parts.hpp"
 #include "model/hf/quirks.hpp"
 
 namespace prenet::hf {
-namespace {
-
-constexpr Family kDecoder{build_decoder, false};
-constexpr Family kEncoder{build_encoder, false};
-constexpr Family kT5{build_t5, false};
-constexpr Family kSeq2Seq{build_seq2seq, false};
-constexpr Family kVit{build_vit, true};
 
 // ---- decoders -------------------------------------------------------------------------------------------
 
@@ -296,6 +291,8 @@ const Steps kVitShape = {
 
 // ---- the table ------------------------------------------------------------------------------------------
 
+namespace {
+
 const std::vector<ModelType> kModelTypes = {
     {"gpt2", kDecoder, compose({kDecoderCore, kGpt2})},
     {"gpt_neox", kDecoder, compose({kDecoderCore, kGptNeox})},
@@ -327,11 +324,17 @@ const ModelType kUnrecognised = {"", kDecoder,
 
 }  // namespace
 
+const std::vector<ModelType>& classic_model_types() { return kModelTypes; }
+
 const ModelType* find_model_type(const std::string& model_type) {
-  auto it = std::find_if(kModelTypes.begin(), kModelTypes.end(), [&](const ModelType& t) {
-    return t.name == model_type || std::find(t.aliases.begin(), t.aliases.end(), model_type) != t.aliases.end();
-  });
-  return it == kModelTypes.end() ? nullptr : &*it;
+  for (const auto* table : {&classic_model_types(), &decoder_model_types(), &plain_model_types(), &ssm_model_types(),
+                            &multimodal_model_types()}) {
+    auto it = std::find_if(table->begin(), table->end(), [&](const ModelType& t) {
+      return t.name == model_type || std::find(t.aliases.begin(), t.aliases.end(), model_type) != t.aliases.end();
+    });
+    if (it != table->end()) return &*it;
+  }
+  return nullptr;
 }
 
 const ModelType& unrecognised_model_type() { return kUnrecognised; }

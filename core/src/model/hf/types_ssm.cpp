@@ -1,0 +1,13 @@
+// State-space models and hybrids: Mamba, Mamba-2, Jamba.
+// One row per model_type; see model_types.cpp for how to add one.
+#include "model/hf/parts.hpp"
+#include "model/hf/quirks.hpp"
+
+namespace prenet::hf {
+
+const std::vector<ModelType>& ssm_model_types() {
+  static const std::vector<ModelType> rows = {};
+  return rows;
+}
+
+}  // namespace prenet::hf
