@@ -81,6 +81,15 @@ int main(int argc, char** argv) {
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},
               {"num_layers", 4}, {"num_experts", 4}, {"num_sparse_encoder_layers", 2}, {"vocab_size", 100}})
             .dump());
+  // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
+  // patterns included, also wrapped in requests.
+  for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/hf")) {
+    if (entry.path().extension() != ".json") continue;
+    std::string text = read(entry.path());
+    write(out / "hf_config", "real-" + entry.path().filename().string(), text);
+    write(out / "request", "hf-" + entry.path().filename().string(),
+          Json({{"model", {{"hf_config", Json::parse(text)}}}, {"options", {{"per_layer", false}}}}).dump());
+  }
   // Keras fixtures, also wrapped in requests.
   for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/keras")) {
     std::string text = read(entry.path());
