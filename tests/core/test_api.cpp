@@ -1,12 +1,12 @@
 // The JSON contract (docs/API.md): predict_json and catalog_json never throw, errors are
 // {"error": {field, message}} with the message starting with the field, and successful responses obey
 // the documented identities.
-#include <catch2/catch.hpp>
-
-#include <cmath>
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -605,4 +605,33 @@ TEST_CASE("memory advice and plan mode give the memory a prediction of their lay
     ++checked;
   }
   CHECK(checked >= 2);
+}
+
+TEST_CASE("catalog_json lists each Hugging Face model_type once, and docs/MODEL_FORMAT.md documents every one",
+          "[api][catalog][hf]") {
+  Json c = Json::parse(prenet::catalog_json());
+  REQUIRE(c["hf_model_types"].is_array());
+  std::ifstream doc(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md");
+  REQUIRE(doc.good());
+  std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  // The documented types: backquoted names in the first cell of the Hugging Face table's rows.
+  std::set<std::string> documented;
+  std::istringstream lines(text.substr(text.find("## Hugging Face")));
+  std::string line;
+  while (std::getline(lines, line) && line.rfind("## Keras", 0) != 0) {
+    if (line.rfind("| `", 0) != 0) continue;
+    std::string cell = line.substr(1, line.find('|', 1) - 1);
+    for (std::size_t at = cell.find('`'); at != std::string::npos; at = cell.find('`', cell.find('`', at + 1) + 1)) {
+      documented.insert(cell.substr(at + 1, cell.find('`', at + 1) - at - 1));
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& t : c["hf_model_types"]) {
+    std::string type = t["model_type"].get<std::string>();
+    INFO(type);
+    CHECK(seen.insert(type).second);
+    CHECK(documented.count(type) == 1);
+    CHECK((t["input"] == "tokens" || t["input"] == "image"));
+  }
+  CHECK(seen.count("llama") == 1);
 }

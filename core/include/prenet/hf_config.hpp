@@ -16,6 +16,9 @@ namespace prenet {
 Json hf_config_to_layers(const Json& config, const std::string& path, std::int64_t seq_len,
                          std::vector<std::string>& warnings, std::int64_t image_size = 0);
 
+/// The model_types the tables read, for the catalogue: [{"model_type", "aliases", "input"}], in table order.
+Json hf_model_types_catalogue();
+
 /// True when the config describes an image model (its input is an image, not tokens).
 bool hf_config_is_vision(const Json& config);
 

@@ -204,6 +204,7 @@ Json catalog_document() {
           {"options", options_catalogue()},
           {"parallel_options", parallel_options_catalogue()},
           {"model_forms", model_forms_catalogue()},
+          {"hf_model_types", hf_model_types_catalogue()},
           {"limits", limits_catalogue()},
           {"plan_limits", {{"time_scale", {{"min", kMinTimeScale}, {"max", kMaxTimeScale}}}}}};
 }

@@ -20,6 +20,7 @@
 
 #include "model/hf/parts.hpp"
 #include "model/hf/quirks.hpp"
+#include "prenet/hf_config.hpp"
 
 namespace prenet::hf {
 
@@ -336,6 +337,26 @@ const ModelType* find_model_type(const std::string& model_type) {
   }
   return nullptr;
 }
+
+}  // namespace prenet::hf
+
+namespace prenet {
+
+Json hf_model_types_catalogue() {
+  Json out = Json::array();
+  for (const auto* table : {&hf::classic_model_types(), &hf::decoder_model_types(), &hf::plain_model_types(),
+                            &hf::ssm_model_types(), &hf::multimodal_model_types()}) {
+    for (const auto& t : *table) {
+      out.push_back(
+          {{"model_type", t.name}, {"aliases", t.aliases}, {"input", t.family.image_input ? "image" : "tokens"}});
+    }
+  }
+  return out;
+}
+
+}  // namespace prenet
+
+namespace prenet::hf {
 
 const ModelType& unrecognised_model_type() { return kUnrecognised; }
 
