@@ -62,6 +62,10 @@ export const DEEPBENCH_EXCLUDED = {
 export const VIDUR_DEVICES = {
   a100: 'a100-sxm4-80gb', // A100 80GB; form factor not stated for the compute profiles (assumption)
   a40: 'a40',
+  // Not in ../shared/data yet (raw copy staged in models/data/raw/vidur-h100, see SOURCES.md): Vidur's
+  // H100 is "H100 DGX" in its README and an 80 GB, 1000-TFLOPS part in its device config -> SXM5
+  // (assumption; its docs also name a 4x H100 NVL VM for network profiles only).
+  h100: 'h100-sxm',
 };
 
 /**
