@@ -98,6 +98,7 @@ struct DecoderFamily {
   bool o_bias = false;      // o_proj carries a bias
   bool mlp_bias = false;    // gate/up/down carry biases (Llama's mlp_bias)
   int norms_per_layer = 2;  // input + post-attention (Gemma 2: + pre/post feed-forward)
+  bool norm_weights = true;  // OLMo (v1): OlmoLayerNorm has neither weight nor bias
   int qk_norm = 0;          // 0 none; 1 one head_dim weight each for q and k (Qwen3); 2 over the whole q and k (OLMo 2)
   bool sinks = false;       // one learned logit per head (gpt-oss)
   bool tied_default = false;  // tie_word_embeddings when the config does not say
@@ -124,6 +125,9 @@ DecoderFamily decoder_family(const std::string& type, const Json& c) {
     f.norms_per_layer = 4;
     f.tied_default = true;
     if (type == "gemma3_text") f.qk_norm = 1;  // Gemma3Attention: q_norm / k_norm over head_dim
+  } else if (type == "olmo") {
+    f.qkv_bias = f.o_bias = flag(c, "attention_bias", false);
+    f.norm_weights = false;
   } else if (type == "mixtral") {
     f.moe = DecoderFamily::Moe::plain;
   } else if (type == "qwen2_moe") {  // Qwen2 attention; experts plus a gated shared expert (below)
@@ -161,7 +165,7 @@ Expected llama_like(const std::string& type, const Json& c) {
                            (f.qk_norm == 1   ? 2 * d
                             : f.qk_norm == 2 ? (H + kv) * d
                                              : 0);
-  const double norms = f.norms_per_layer * h;
+  const double norms = f.norm_weights ? f.norms_per_layer * h : 0;
   const double dense_mlp = 2 * linear(h, I, f.mlp_bias) + linear(I, h, f.mlp_bias);
 
   double E = 0, k = 0, expert = 0, router = 0;
@@ -179,7 +183,7 @@ Expected llama_like(const std::string& type, const Json& c) {
   }
 
   Expected e;
-  e.total = V * h + (tied ? 0 : V * h) + h;  // embed_tokens, lm_head, final norm
+  e.total = V * h + (tied ? 0 : V * h) + (f.norm_weights ? h : 0);  // embed_tokens, lm_head, final norm
   e.active = e.total;
   for (int i = 0; i < L; ++i) {
     const double shared = attention + norms;
@@ -346,6 +350,19 @@ Expected clip(const Json& c) {
   return e;
 }
 
+// MptForCausalLM: wte, per block norm_1 / norm_2 (LayerNorm with the bias removed: weights only), Wqkv [h, 3h]
+// and out_proj without biases, up_proj / down_proj of expansion_ratio x h without biases; norm_f (weights only);
+// ALiBi, no position table; lm_head tied.
+Expected mpt(const Json& c) {
+  const double V = num(c, "vocab_size", 50368), h = num(c, "d_model", 2048), L = num(c, "n_layers", 24);
+  const double I = num(c, "expansion_ratio", 4) * h;
+  Expected e;
+  e.total = V * h + L * (2 * h + 3 * h * h + h * h + 2 * h * I) + h;
+  e.active = e.total;
+  e.attention_width = L * h;
+  return e;
+}
+
 /// `c` with the class defaults filled in where the file leaves a field out.
 Json with_defaults(Json c, const Json& defaults) {
   for (const auto& item : defaults.items()) {
@@ -408,6 +425,7 @@ std::optional<Expected> formula(const Json& c) {
   if (type == "deepseek_v3" || type == "deepseek_v2") return deepseek_v3(c);  // same module layout
   if (type == "gemma3") return gemma3(c);
   if (type == "whisper") return whisper(c);
+  if (type == "mpt") return mpt(c);
   if (type == "mamba" || type == "falcon_mamba") return mamba(c);  // FalconMamba's extra RMS norms have no weights
   if (type == "siglip") return siglip(c);
   if (type == "clip") return clip(c);
