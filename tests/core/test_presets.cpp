@@ -1,14 +1,18 @@
 // Built-in presets: each resolves, matches its published parameter count, and does the published amount
 // of work per step (FLOPs written out from the architectures and PREDICTION.md's formulas).
 #include <catch2/catch.hpp>
-
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "helpers.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/embedded_data.hpp"
+#include "prenet/error.hpp"
 
 using namespace prenet;
 using testutil::matmul_flops;
@@ -57,6 +61,11 @@ struct ZooRow {
   double attention;     // A: sum of attention widths (token models)
   double gmacs;         // forward GMACs per image at the default size (image models)
   bool own_test = false;  // the work is checked by a test of its own (the formulas above do not apply)
+  // How close the built count must be to `published`: 1%, or half a unit of the figure's last digit where the
+  // source rounds harder (a card's "4B" admits 3.5-4.5B).
+  double tolerance = 0.01;
+  double published_active =
+      0;  // MoE: the source's active parameters per token (preset field published_active_parameters)
 };
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
@@ -89,8 +98,8 @@ const ZooRow kZoo[] = {
     {"gpt2-medium", 354823168, "HF gpt2-medium", 1024 * 1024.0, 24 * 1024.0, 0},
     {"gpt2-large", 774030080, "HF gpt2-large", 1024 * 1280.0, 36 * 1280.0, 0},
     {"gpt2-xl", 1557611200, "HF gpt2-xl", 1024 * 1600.0, 48 * 1600.0, 0},
-    {"gpt3-xl", 1315575808, "Brown et al. 2020 Table 2.1 shape; HF EleutherAI/gpt-neo-1.3B", 2048 * 2048.0,
-     24 * 2048.0, 0},
+    {"gpt3-xl", 1315575808, "Brown et al. 2020 Table 2.1 shape; HF EleutherAI/gpt-neo-1.3B", 2048 * 2048.0, 24 * 2048.0,
+     0},
     {"gpt3-2.7b", 2651307520, "Brown et al. 2020 Table 2.1 shape; HF EleutherAI/gpt-neo-2.7B", 2048 * 2560.0,
      32 * 2560.0, 0},
     {"opt-1.3b", 1315758080, "HF facebook/opt-1.3b", 2050 * 2048.0, 24 * 2048.0, 0},
@@ -100,8 +109,8 @@ const ZooRow kZoo[] = {
     {"llama-3-8b", 8030261248, "HF meta-llama/Meta-Llama-3-8B", 128256 * 4096.0, 32 * 4096.0, 0},
     {"mistral-7b", 7241732096, "HF mistralai/Mistral-7B-v0.1", 32000 * 4096.0, 32 * 4096.0, 0},
     // 2 of 8 experts per token: 46.7B parameters, 12.9B active (Jiang et al. 2024).
-    {"mixtral-8x7b", 46702792704, "HF mistralai/Mixtral-8x7B-v0.1", 32000 * 4096.0 + kLlamaExperts * 6 / 8,
-     32 * 4096.0, 0},
+    {"mixtral-8x7b", 46702792704, "HF mistralai/Mixtral-8x7B-v0.1", 32000 * 4096.0 + kLlamaExperts * 6 / 8, 32 * 4096.0,
+     0},
     {"phi-2", 2779683840, "HF microsoft/phi-2", 51200 * 2560.0, 32 * 2560.0, 0},
     {"t5-base", 222903552, "HF t5-base (T5ForConditionalGeneration)", 2 * 32 * 12.0, (12 + 2 * 12) * 768.0, 0},
     {"t5-large", 737668096, "HF t5-large (T5ForConditionalGeneration)", 2 * 32 * 16.0, (24 + 2 * 24) * 1024.0, 0},
@@ -112,19 +121,84 @@ const ZooRow kZoo[] = {
      0, 18 * 1024.0, 0},
     // No published counts: counted from NVIDIA DeepLearningExamples' model definitions (see the preset sources).
     {"ssd300", 22894902, "DLE PyTorch/Detection/SSD ssd/model.py, counted", 0, 0, 0, true},
-    {"transformer-xl-base", 191950298, "DLE Transformer-XL mem_transformer.py with wt103_base.yaml, counted", 0, 0,
-     0, true},
+    {"transformer-xl-base", 191950298, "DLE Transformer-XL mem_transformer.py with wt103_base.yaml, counted", 0, 0, 0,
+     true},
+    // 2024-2026 families, architectures from real config.json files (sources in each preset). Rounded published
+    // figures carry the tolerance their rounding allows. MoE rows: `lookup` adds the experts a token does not visit.
+    {"llama-3.1-8b", 8e9, "Meta Llama 3.1 model card: 8B", 128256 * 4096.0, 32 * 4096.0, 0, false, 0.5 / 8},
+    {"llama-3.1-70b", 70e9, "Meta Llama 3.1 model card: 70B", 128256 * 8192.0, 80 * 8192.0, 0},
+    {"llama-3.1-405b", 405e9, "Meta Llama 3.1 model card: 405B", 128256 * 16384.0, 126 * 16384.0, 0},
+    {"llama-3.2-1b", 1.23e9, "Meta Llama 3.2 model card: 1.23B (tied)", 0, 16 * 32 * 64.0, 0},
+    {"llama-3.2-3b", 3.21e9, "Meta Llama 3.2 model card: 3.21B (tied)", 0, 28 * 24 * 128.0, 0},
+    {"qwen2.5-7b", 7.616e9, "Qwen/Qwen2.5-7B: 7.616B", 152064 * 3584.0, 28 * 3584.0, 0},
+    {"qwen2.5-72b", 72.7e9, "Qwen/Qwen2.5-72B-Instruct model card: 72.7B", 152064 * 8192.0, 80 * 8192.0, 0},
+    {"mistral-small-24b", 24e9, "Mistral Small 3: 24B", 131072 * 5120.0, 40 * 32 * 128.0, 0, false, 0.5 / 24},
+    // model_types landing through other branches: the files wait in core/data/presets-pending/ (see kPendingDir).
+    {"qwen3-0.6b", 0.6e9, "Qwen/Qwen3-0.6B model card: 0.6B (tied)", 0, 28 * 16 * 128.0, 0, false, 0.05 / 0.6},
+    {"qwen3-1.7b", 1.7e9, "Qwen/Qwen3-1.7B model card: 1.7B (tied)", 0, 28 * 16 * 128.0, 0, false, 0.05 / 1.7},
+    {"qwen3-4b", 4.0e9, "Qwen/Qwen3-4B model card: 4.0B (tied)", 0, 36 * 32 * 128.0, 0, false, 0.05 / 4},
+    {"qwen3-8b", 8.2e9, "Qwen/Qwen3-8B model card: 8.2B", 151936 * 4096.0, 36 * 32 * 128.0, 0},
+    {"qwen3-14b", 14.8e9, "Qwen/Qwen3-14B model card: 14.8B", 151936 * 5120.0, 40 * 40 * 128.0, 0},
+    {"qwen3-32b", 32.8e9, "Qwen/Qwen3-32B model card: 32.8B", 151936 * 5120.0, 64 * 64 * 128.0, 0},
+    {"qwen3-30b-a3b", 30.5e9, "Qwen/Qwen3-30B-A3B model card: 30.5B, 3.3B activated",
+     151936 * 2048.0 + 48 * (128 - 8) * 3 * 2048.0 * 768, 48 * 32 * 128.0, 0, false, 0.05 / 30.5, 3.3e9},
+    {"qwen3-235b-a22b", 235e9, "Qwen/Qwen3-235B-A22B model card: 235B, 22B activated",
+     151936 * 4096.0 + 94 * (128 - 8) * 3 * 4096.0 * 1536, 94 * 64 * 128.0, 0, false, 0.5 / 235, 22e9},
+    {"deepseek-v3", 671e9, "DeepSeek-V3 technical report: 671B, 37B activated",
+     129280 * 7168.0 + 58 * (256 - 8) * 3 * 7168.0 * 2048, 61 * 128 * (192 + 128) / 2.0, 0, false, 0.01, 37e9},
+    {"gpt-oss-20b", 20.9e9, "gpt-oss model card: 20.9B, 3.6B active",
+     201088 * 2880.0 + 24 * (32 - 4) * (2880 * 2 * 2880.0 + 2 * 2880 + 2880 * 2880 + 2880), 24 * 64 * 64.0, 0, false,
+     0.01, 3.6e9},
+    {"gpt-oss-120b", 116.8e9, "gpt-oss model card: 116.8B, 5.1B active",
+     201088 * 2880.0 + 36 * (128 - 4) * (2880 * 2 * 2880.0 + 2 * 2880 + 2880 * 2880 + 2880), 36 * 64 * 64.0, 0, false,
+     0.01, 5.1e9},
+    // Multimodal: the image tower does not see text tokens, so 6N per token does not describe the work.
+    {"gemma-3-4b", 4e9, "Gemma 3 model card: 4B", 0, 0, 0, true, 0.5 / 4},
+    {"gemma-3-12b", 12e9, "Gemma 3 model card: 12B", 0, 0, 0, true, 0.5 / 12},
+    {"gemma-3-27b", 27e9, "Gemma 3 model card: 27B", 0, 0, 0, true, 0.5 / 27},
+    {"phi-4", 14.7e9, "Hugging Face microsoft/phi-4: 14.7B", 100352 * 5120.0, 40 * 40 * 128.0, 0},
+    {"olmo-2-7b", 7e9, "OLMo 2 model card: 7B", 100352 * 4096.0, 32 * 4096.0, 0, false, 0.5 / 7},
+    {"olmo-2-13b", 13.72e9, "OLMo 2 13B: 13.72B", 100352 * 5120.0, 40 * 5120.0, 0},
+    {"mamba-2.8b", 2.8e9, "Mamba model cards: 2.8B (tied)", 0, 0, 0, false, 0.05 / 2.8},
+    {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
+    {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };
+
+/// Presets whose model_type lands through another branch of issue 17 wait here, outside the catalogue (the
+/// catalogue resolves every preset at start-up): moving a file into core/data/presets/ switches its row on.
+const char* const kPendingDir = PRENET_SOURCE_DIR "/core/data/presets-pending";
+
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return Json::parse(text.str());
+}
+
+/// Network::active_parameters() where the build has it (branch i17-layers), else -1.
+template <class N>
+auto active_of(const N& net, int) -> decltype(static_cast<double>(net.active_parameters())) {
+  return static_cast<double>(net.active_parameters());
+}
+template <class N>
+double active_of(const N&, long) {
+  return -1;
+}
 
 }  // namespace
 
 TEST_CASE("the preset zoo: every preset resolves and matches its published parameter count within 1%", "[presets]") {
   const auto& list = presets();
-  CHECK(list.size() == std::size(kZoo));
+  std::size_t live = 0;
   for (const ZooRow& row : kZoo) {
     INFO(row.id << " (" << row.source << ")");
     const Preset* p = find_preset(row.id);
-    REQUIRE(p != nullptr);
+    if (p == nullptr) {  // waiting for its model_type: the file must be in the pending directory
+      CHECK(std::filesystem::exists(std::string(kPendingDir) + "/" + row.id + ".json"));
+      continue;
+    }
+    ++live;
     CHECK(p->id == row.id);
     CHECK_FALSE(p->name.empty());
     CHECK_FALSE(p->family.empty());
@@ -134,8 +208,9 @@ TEST_CASE("the preset zoo: every preset resolves and matches its published param
     CHECK(net.name == row.id);
     CHECK(net.warnings.empty());
     double rel = std::fabs(static_cast<double>(net.parameters()) - row.published) / row.published;
-    CHECK(rel <= 0.01);
+    CHECK(rel <= row.tolerance);
   }
+  CHECK(list.size() == live);
   CHECK(find_preset("gpt3") == nullptr);
   CHECK(find_preset("") == nullptr);
   for (const auto& p : list) {
@@ -158,8 +233,7 @@ TEST_CASE("the preset zoo: work per token or image matches the standard formulas
   for (const ZooRow& row : kZoo) {
     INFO(row.id << " (" << row.source << ")");
     const Preset* p = find_preset(row.id);
-    REQUIRE(p != nullptr);
-    if (row.own_test) continue;
+    if (p == nullptr || row.own_test) continue;  // pending rows are checked once their file moves in
     if (row.gmacs > 0) {
       Network net = preset(row.id);
       StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
@@ -180,6 +254,63 @@ TEST_CASE("the preset zoo: work per token or image matches the standard formulas
       CHECK(per_token == Approx(expected).epsilon(0.05));
     }
   }
+}
+
+TEST_CASE("presets: published active parameters (MoE) are recorded and match the built network", "[presets][moe]") {
+  for (const auto& embedded : embedded_presets()) {
+    const Json doc = Json::parse(embedded.json);
+    const std::string id(embedded.id);
+    INFO(id);
+    const ZooRow* row = nullptr;
+    for (const ZooRow& r : kZoo) {
+      if (r.id == id) row = &r;
+    }
+    REQUIRE(row != nullptr);
+    CHECK(doc.value("published_active_parameters", 0.0) == row->published_active);
+    if (row->published_active == 0) continue;
+    CHECK(row->published_active < row->published);
+    const double active = active_of(preset(id), 0);
+    if (active >= 0) CHECK(std::fabs(active - row->published_active) / row->published_active <= 0.03);
+  }
+}
+
+TEST_CASE("pending presets (core/data/presets-pending): well formed, listed, and read as published once the type lands",
+          "[presets][pending]") {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kPendingDir)) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const std::string id = entry.path().stem().string();
+    INFO(id);
+    const Json doc = read_json_file(entry.path().string());
+    CHECK(doc.value("id", std::string()) == id);
+    CHECK_FALSE(doc.value("name", std::string()).empty());
+    CHECK_FALSE(doc.value("family", std::string()).empty());
+    CHECK_FALSE(doc.value("source", std::string()).empty());
+    CHECK(find_preset(id) == nullptr);  // not both live and pending
+    const ZooRow* row = nullptr;
+    for (const ZooRow& r : kZoo) {
+      if (r.id == id) row = &r;
+    }
+    REQUIRE(row != nullptr);
+    CHECK(doc.value("published_parameters", 0.0) == row->published);
+    CHECK(doc.value("published_active_parameters", 0.0) == row->published_active);
+    REQUIRE(doc.contains("model"));
+    REQUIRE(doc["model"].contains("hf_config"));
+    // Until the model_type lands the reading may be refused or generic; what differs is shown, not failed.
+    TrainingConfig training;
+    if (doc["input"].value("kind", std::string()) == "tokens") training.seq_len = 128;
+    try {
+      Network net = resolve_model({{"hf_config", doc["model"]["hf_config"]}}, training);
+      const double rel = std::fabs(testutil::d(net.parameters()) - row->published) / row->published;
+      INFO("built " << net.parameters() << " parameters, published " << row->published);
+      CHECK_NOFAIL(rel <= row->tolerance);
+      CHECK_NOFAIL(net.warnings.empty());
+    } catch (const InputError& e) {
+      WARN(id << ": not readable yet: " << e.what());
+    }
+  }
+  CHECK(files > 0);  // the lead empties the directory once every type has landed; then delete this test case
 }
 
 TEST_CASE("mixtral: all experts' parameters are held, only the routed experts' FLOPs are spent", "[presets][moe]") {
