@@ -42,6 +42,7 @@ const std::map<std::string, Translator::OpRow>& Translator::op_table() {
         {"Transpose", {&Translator::transpose, false}},
         {"Squeeze", {&Translator::squeeze, false}},
         {"Unsqueeze", {&Translator::squeeze, false}},
+        {"Expand", {&Translator::expand, false}},
         {"Concat", {&Translator::concat, false}},
         {"Gather", {&Translator::gather, false}},
     };

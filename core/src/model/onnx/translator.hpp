@@ -159,6 +159,7 @@ class Translator {
   void flatten(const Node& n);
   void transpose(const Node& n);
   void squeeze(const Node& n);
+  void expand(const Node& n);
   void concat(const Node& n);
   void gather(const Node& n);
 
