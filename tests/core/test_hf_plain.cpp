@@ -606,12 +606,15 @@ TEST_CASE("a Llama block as ONNX: RMSNorm, GQA and SwiGLU count as the HF config
       CHECK(l.attrs.causal);
       CHECK(l.parameters == kD * kH * kHd + 2 * kD * kK * kHd + kH * kHd * kD);
     }
-    // The fused norm is an rmsnorm; the decomposed one is a parameter layer and elementwise passes (exact
-    // parameters, its Pow/ReduceMean/Sqrt/Reciprocal costed as one pass each and named in the warnings).
-    CHECK(count_type(onnx, LayerType::RmsNorm) == (fused ? 3 : 0));
+    // SimplifiedLayerNormalization, and LlamaRMSNorm written out (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul by
+    // x, Mul by the weight): an rmsnorm each, with its weight.
+    CHECK(count_type(onnx, LayerType::RmsNorm) == 3);
+    CHECK(layer(onnx, onnx.layers[1].name).type == LayerType::RmsNorm);
+    CHECK(onnx.layers[1].parameters == kD);
+    CHECK(onnx.warnings.empty());
     // SiLU written as Sigmoid * x and the up projection's product stay an activation and two multiplies around
     // two ungated dense layers (the same parameters as one gated dense).
-    CHECK(count_type(onnx, LayerType::Multiply) == (fused ? 2 : 2 + 2 * 3));
+    CHECK(count_type(onnx, LayerType::Multiply) == 2);
     bool any_gated = false;
     for (const auto& l : onnx.layers) any_gated = any_gated || l.attrs.gated;
     CHECK_FALSE(any_gated);
@@ -651,4 +654,44 @@ TEST_CASE("a Llama block as Keras 3: RMSNormalization and GroupQueryAttention", 
   doc["config"]["layers"][2]["config"]["center"] = false;
   CHECK(keras_to_network(doc, "model.keras", {}).parameters() ==
         llama_like(kV, kD, 1, kH, kK, kHd, kI, kD, false) - kD);
+}
+
+TEST_CASE("ONNX: an RMSNorm written out is one rmsnorm; another Pow stays an elementwise pass", "[onnx][hf_plain]") {
+  using namespace onnxw;
+  // x [N, S, D] -> Pow -> ReduceMean -> Add eps -> Sqrt -> (Reciprocal, Mul by x | Div x by it) -> (Mul by w).
+  auto norm_graph = [](bool divide, bool weight, bool mean_over_last) {
+    Graph g;
+    g.inputs.push_back(value_info("x", {-1, kS, kD}));
+    g.outputs.push_back(value_info("y", {-1, kS, kD}));
+    g.initializers = {tensor("two", {}, kFloat), tensor("eps", {}, kFloat), tensor("w", {kD}, kFloat, false),
+                      int64s("axes", {mean_over_last ? -1 : 1})};
+    g.nodes = {node("Pow", {"x", "two"}, {"sq"}, "pow"),
+               node("ReduceMean", {"sq", "axes"}, {"var"}, "mean", {attr_i("keepdims", 1)}),
+               node("Add", {"var", "eps"}, {"vare"}, "eps"), node("Sqrt", {"vare"}, {"std"}, "sqrt")};
+    std::string normed = weight ? "n" : "y";
+    if (divide) {
+      g.nodes.push_back(node("Div", {"x", "std"}, {normed}, "div"));
+    } else {
+      g.nodes.push_back(node("Reciprocal", {"std"}, {"inv"}, "rsqrt"));
+      g.nodes.push_back(node("Mul", {"inv", "x"}, {normed}, "normed"));
+    }
+    if (weight) g.nodes.push_back(node("Mul", {"n", "w"}, {"y"}, "scale"));
+    return g.model();
+  };
+  for (bool divide : {false, true}) {
+    for (bool weight : {false, true}) {
+      INFO("divide " << divide << ", weight " << weight);
+      Network net = onnx_bytes_to_network(norm_graph(divide, weight, true), "model.onnx_base64", {});
+      REQUIRE(net.layers.size() == 1);
+      CHECK(net.layers[0].type == LayerType::RmsNorm);
+      CHECK(net.parameters() == (weight ? kD : 0));
+      CHECK(net.warnings.empty());
+    }
+  }
+  // A mean over the sequence is no RMSNorm: the nodes are translated one by one (the unmodelled ones named).
+  Network other = onnx_bytes_to_network(norm_graph(false, true, false), "model.onnx_base64", {});
+  CHECK(count_type(other, LayerType::RmsNorm) == 0);
+  CHECK(other.parameters() == kD);  // the weight, as a parameter layer
+  REQUIRE_FALSE(other.warnings.empty());
+  CHECK_THAT(other.warnings.front(), Catch::Contains("Pow"));
 }

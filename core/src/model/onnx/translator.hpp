@@ -141,6 +141,10 @@ class Translator {
   // ---- normalisation (ops_norm.cpp)
   void batchnorm(const Node& n);
   void layernorm(const Node& n);
+  bool is_scalar_constant(const std::string& name) const;
+  const Node* sole_reader(std::string name, std::vector<std::size_t>& chain) const;
+  const Node* rms_chain(const Node& n, const Value& x, std::vector<std::size_t>& chain) const;
+  void pow(const Node& n);
 
   // ---- elementwise and activations (ops_elementwise.cpp)
   void activation_op(const Node& n);
