@@ -126,6 +126,7 @@ class Translator {
   void tie_to_embedding(Json& spec, const Value& weight) const;
   std::optional<std::size_t> bias_add_after(const Node& n, std::size_t i, std::int64_t units);
   void gemm(const Node& n);
+  std::optional<std::pair<std::string, const Node*>> gated_mlp(const Node& n, std::vector<std::size_t>& chain) const;
   void matmul(const Node& n);
 
   // ---- convolution and pooling (ops_conv.cpp)
