@@ -696,3 +696,31 @@ TEST_CASE("ONNX: an RMSNorm written out is one rmsnorm; another Pow stays an ele
   REQUIRE_FALSE(other.warnings.empty());
   CHECK_THAT(other.warnings.front(), Catch::Contains("Pow"));
 }
+
+TEST_CASE("ONNX: a gated MLP is one gated dense layer only when it is exactly act(x Wg) * (x Wu)", "[onnx][hf_plain]") {
+  using namespace onnxw;
+  // x [N, S, D] -> gate MatMul -> Gelu -> Mul by the up MatMul -> down MatMul; `up_first` writes up before gate.
+  auto mlp_graph = [](bool up_first, std::int64_t up_width) {
+    Graph g;
+    g.inputs.push_back(value_info("x", {-1, kS, kD}));
+    g.outputs.push_back(value_info("y", {-1, kS, kD}));
+    g.initializers = {tensor("wg", {kD, kI}, kFloat, false), tensor("wu", {kD, up_width}, kFloat, false),
+                      tensor("wd", {kI, kD}, kFloat, false)};
+    Msg gate = node("MatMul", {"x", "wg"}, {"g"}, "gate_proj"), up = node("MatMul", {"x", "wu"}, {"u"}, "up_proj");
+    g.nodes = up_first ? std::vector<Msg>{up, gate} : std::vector<Msg>{gate, up};
+    g.nodes.push_back(node("Gelu", {"g"}, {"a"}, "act"));
+    g.nodes.push_back(node("Mul", {"a", "u"}, {"h"}, "glu"));
+    g.nodes.push_back(node("MatMul", {"h", "wd"}, {"y"}, "down_proj"));
+    return g.model();
+  };
+  Network glu = onnx_bytes_to_network(mlp_graph(false, kI), "model.onnx_base64", {});
+  REQUIRE(glu.layers.size() == 2);
+  CHECK(glu.layers[0].attrs.gated);
+  CHECK(glu.layers[0].attrs.activation == "gelu");
+  CHECK(glu.parameters() == 3 * kD * kI);
+  // Up projection first: the layers of the graph as written (the same parameters, no gated layer).
+  Network written = onnx_bytes_to_network(mlp_graph(true, kI), "model.onnx_base64", {});
+  CHECK(written.parameters() == 3 * kD * kI);
+  CHECK(count_type(written, LayerType::Multiply) == 1);
+  for (const auto& l : written.layers) CHECK_FALSE(l.attrs.gated);
+}
