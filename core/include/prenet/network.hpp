@@ -94,6 +94,7 @@ struct LayerAttrs {
   std::string tied_to;      // dense: name of the embedding whose matrix it reuses
   std::string activation;   // fused activation (dense, conv2d) or the function of an activation layer
   double rate = 0.0;        // dropout probability
+  bool scale = true;        // layernorm, rmsnorm: a learned scale (false with bias false: no parameters, OLMo)
 };
 
 struct Layer {

@@ -34,19 +34,24 @@ class BatchNorm : public LayerKind {
   }
 };
 
-/// layernorm (scale and, with bias, a shift) and rmsnorm (scale only) over the last dimension.
+/// layernorm (a scale and, with bias, a shift) and rmsnorm (a scale only) over the last dimension; `scale`
+/// false drops the learned scale (OLMo's LayerNorm has neither).
 class RowNorm : public LayerKind {
  public:
   RowNorm(LayerType type, const char* name) : LayerKind(type, name) {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    return bias_only(spec, path);
+    reject_unknown_keys(spec, path, common_keys({"bias", "scale"}));
+    LayerAttrs a;
+    a.bias = get_bool(spec, "bias", path, true);
+    a.scale = get_bool(spec, "scale", path, true);
+    return a;
   }
 
   void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
     layer.output_shape = layer.input_shapes.front();
     const bool shift = type() == LayerType::LayerNorm && layer.attrs.bias;
-    layer.parameters = (shift ? 2 : 1) * last_dim(layer, path);
+    layer.parameters = ((layer.attrs.scale ? 1 : 0) + (shift ? 1 : 0)) * last_dim(layer, path);
   }
 
   void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {

@@ -50,6 +50,9 @@ struct Arch {
 
   // The config fields that errors about head counts name.
   std::string heads_field = "num_attention_heads", kv_field = "num_key_value_heads";
+
+  // types_plain.cpp
+  bool norm_scale = true;  // false: the norms have no learned scale (OLMo's LayerNorm: no parameters at all)
 };
 
 }  // namespace prenet::hf

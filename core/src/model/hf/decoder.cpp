@@ -10,6 +10,7 @@ namespace {
 Json norm(const Arch& a, const std::string& name, const std::string& input) {
   Json n = {{"type", a.rms ? "rmsnorm" : "layernorm"}, {"name", name}, {"inputs", {input}}};
   if (!a.rms && !a.norm_bias) n["bias"] = false;
+  if (!a.norm_scale) n["scale"] = false;
   return n;
 }
 

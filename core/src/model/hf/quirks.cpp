@@ -21,12 +21,27 @@ void falcon_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>&) {
   } else {
     a.kv_heads = c.flag("multi_query", true) ? 1 : a.heads;
   }
-  a.parallel_norms = new_arch ? 2 : 1;
+  // FalconDecoderLayer: two LayerNorms (ln_attn, ln_mlp) when num_ln_in_parallel_attn is 2, its default in the
+  // new architecture (40B, 180B); Falcon2-11B sets 1: one LayerNorm feeds both.
+  a.parallel_norms = c.opt({"num_ln_in_parallel_attn"}, new_arch ? 2 : 1, 1, 2);
+  if (!new_arch && a.parallel_norms == 2) {
+    throw InputError(c.field("num_ln_in_parallel_attn"),
+                     "2 needs new_decoder_architecture (otherwise Hugging Face feeds the MLP from the attention's "
+                     "LayerNorm and leaves ln_mlp unused)");
+  }
 }
 
 void falcon_parallel(const Cfg& c, Arch& a, std::vector<std::string>&) {
-  bool new_arch = a.parallel_norms == 2;
-  a.parallel = new_arch || c.flag("parallel_attn", true);
+  a.parallel = c.flag("parallel_attn", true);
+  if (!a.parallel && c.flag("new_decoder_architecture", false)) {
+    throw InputError(c.field("parallel_attn"),
+                     "must be true with new_decoder_architecture (Hugging Face's FalconDecoderLayer has no "
+                     "sequential form of it)");
+  }
+  if (c.flag("apply_residual_connection_post_layernorm", false)) {
+    throw InputError(c.field("apply_residual_connection_post_layernorm"),
+                     "true is not supported (the residual taken after the LayerNorm is not modelled)");
+  }
 }
 
 void opt_final_norm(const Cfg& c, Arch& a, std::vector<std::string>&) {

@@ -96,6 +96,7 @@ class Converter {
   Tensor dense(const Call& c);
   Tensor batchnorm(const Call& c);
   Tensor layernorm(const Call& c);
+  Tensor rmsnorm(const Call& c);
   Tensor embedding(const Call& c);
   Tensor position_embedding(const Call& c);
   Tensor rnn(const Call& c);
@@ -103,6 +104,8 @@ class Converter {
   Tensor recurrent(const std::string& cls, const Json& cfg, const std::string& cpath, const Call& c,
                    bool is_bidirectional);
   Tensor multi_head_attention(const Call& c);
+  Tensor group_query_attention(const Call& c);
+  Tensor attention_of(Json spec, const Call& c);
   Tensor dropout(const Call& c);
   Tensor flatten(const Call& c);
   Tensor reshape(const Call& c);

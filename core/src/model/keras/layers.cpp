@@ -30,6 +30,7 @@ const std::map<std::string, Converter::ClassRow>& Converter::class_table() {
       {"GlobalMaxPooling1D", {&Converter::global_pool1d, true}},
       {"BatchNormalization", {&Converter::batchnorm, true}},
       {"LayerNormalization", {&Converter::layernorm, true}},
+      {"RMSNormalization", {&Converter::rmsnorm, true}},
       {"Embedding", {&Converter::embedding, true}},
       {"PositionEmbedding", {&Converter::position_embedding, true}},
       {"SimpleRNN", {&Converter::rnn, true}},
@@ -37,6 +38,7 @@ const std::map<std::string, Converter::ClassRow>& Converter::class_table() {
       {"GRU", {&Converter::rnn, true}},
       {"Bidirectional", {&Converter::bidirectional, true}},
       {"MultiHeadAttention", {&Converter::multi_head_attention, false}},
+      {"GroupQueryAttention", {&Converter::group_query_attention, false}},
       {"Dropout", {&Converter::dropout, true}},
       {"SpatialDropout1D", {&Converter::dropout, true}},
       {"SpatialDropout2D", {&Converter::dropout, true}},
@@ -93,8 +95,19 @@ Tensor Converter::batchnorm(const Call& c) {
 /// LayerNormalization of a vector or sequence (center: its bias).
 Tensor Converter::layernorm(const Call& c) {
   if (c.in().image) throw InputError(c.lpath, "LayerNormalization of an image tensor is not supported");
-  return one({{"type", "layernorm"}, {"bias", get_bool(c.cfg, "center", c.cpath, true)}}, c.name, c.lpath, c.in(),
-             false);
+  return one({{"type", "layernorm"},
+              {"bias", get_bool(c.cfg, "center", c.cpath, true)},
+              {"scale", get_bool(c.cfg, "scale", c.cpath, true)}},
+             c.name, c.lpath, c.in(), false);
+}
+
+/// RMSNormalization (Keras 3.9): an rmsnorm, its learned scale over the last axis.
+Tensor Converter::rmsnorm(const Call& c) {
+  if (c.in().image) throw InputError(c.lpath, "RMSNormalization of an image tensor is not supported");
+  if (get_int(c.cfg, "axis", c.cpath, -1, -8, 8) != -1) {
+    throw InputError(join(c.cpath, "axis"), "only the last axis (-1) is supported");
+  }
+  return one({{"type", "rmsnorm"}}, c.name, c.lpath, c.in(), false);
 }
 
 /// Embedding: a token table of input_dim rows of output_dim.
@@ -185,7 +198,37 @@ Tensor Converter::multi_head_attention(const Call& c) {
                {"num_heads", heads},
                {"head_dim", key_dim},
                {"bias", get_bool(cfg, "use_bias", cpath, true)}};
-  double rate = get_number(cfg, "dropout", cpath, 0.0, 0.0, 0.999999);
+  return attention_of(spec, c);
+}
+
+/// GroupQueryAttention (Keras 3): an attention layer of num_query_heads over num_key_value_heads, head_dim wide;
+/// its use_bias biases q, k, v and the output projection as MultiHeadAttention's does.
+Tensor Converter::group_query_attention(const Call& c) {
+  const Json& cfg = c.cfg;
+  if (c.inputs.size() > 3)
+    throw InputError(join(c.lpath, "inbound_nodes"), "GroupQueryAttention takes query, value, key");
+  std::int64_t heads = required_kint(cfg, "num_query_heads", c.cpath);
+  std::int64_t kv_heads = required_kint(cfg, "num_key_value_heads", c.cpath);
+  if (heads % kv_heads != 0) throw InputError(join(c.cpath, "num_key_value_heads"), "must divide num_query_heads");
+  if (get_bool(cfg, "use_gate", c.cpath, false)) {
+    throw InputError(join(c.cpath, "use_gate"), "the gated output is not supported");
+  }
+  if (cfg.contains("sliding_window") && !cfg["sliding_window"].is_null()) {
+    throw InputError(join(c.cpath, "sliding_window"), "sliding-window attention is not supported");
+  }
+  require_sequence(c.in(), c.lpath, c.cls);
+  return attention_of({{"type", "attention"},
+                       {"num_heads", heads},
+                       {"num_kv_heads", kv_heads},
+                       {"head_dim", required_kint(cfg, "head_dim", c.cpath)},
+                       {"bias", get_bool(cfg, "use_bias", c.cpath, true)}},
+                      c);
+}
+
+/// The attention layer `spec` of a Keras attention call: its dropout, and a value tensor other than the query
+/// making it cross-attention (a key other than the value is refused).
+Tensor Converter::attention_of(Json spec, const Call& c) {
+  double rate = get_number(c.cfg, "dropout", c.cpath, 0.0, 0.0, 0.999999);
   if (rate > 0) spec["dropout"] = rate;
   const std::vector<Tensor>& inputs = c.inputs;
   std::vector<Tensor> used = {c.in()};

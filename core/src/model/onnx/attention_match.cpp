@@ -56,8 +56,12 @@ namespace {
 
 /// Follows `name` back through views and scalar scales to a projection (MatMul by a rank-2 initializer,
 /// optionally plus a bias Add); records the nodes passed. False when the chain is anything else.
-bool trace_projection(const GraphIndex& ix, std::string name, AttentionMatch& m, std::string* input, bool* bias) {
-  static const std::set<std::string> views = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Cast"};
+/// `weight`, when given, receives the projection's kernel unless it is a fused one (split). Expand is GQA's
+/// repeat of the K/V heads.
+bool trace_projection(const GraphIndex& ix, std::string name, AttentionMatch& m, std::string* input, bool* bias,
+                      std::string* weight = nullptr) {
+  static const std::set<std::string> views = {"Transpose", "Reshape", "Squeeze", "Unsqueeze",
+                                              "Identity",  "Cast",    "Expand"};
   bool split_seen = false;
   for (int step = 0; step < 16; ++step) {
     std::size_t at = 0;
@@ -84,6 +88,7 @@ bool trace_projection(const GraphIndex& ix, std::string name, AttentionMatch& m,
     } else if (n->op == "MatMul" && ix.is_initializer(n->in(1), 2) && ix.live(n->in(0))) {
       m.nodes.insert(at);
       *input = n->in(0);
+      if (weight && !split_seen) *weight = n->in(1);  // a fused Wqkv holds more than K
       return true;
     } else {
       return false;
@@ -197,7 +202,7 @@ bool match_attention(const GraphIndex& ix, std::size_t s, AttentionMatch& m) {
   std::string q_in, k_in, v_in;
   bool q_bias = false, k_bias = false, v_bias = false;
   if (!trace_projection(ix, scores->in(0), m, &q_in, &q_bias)) return false;
-  if (!trace_projection(ix, scores->in(1), m, &k_in, &k_bias)) return false;
+  if (!trace_projection(ix, scores->in(1), m, &k_in, &k_bias, &m.k_weight)) return false;
   const Node* context = context_product(ix, soft, m);
   if (!context) return false;
   if (!trace_projection(ix, context->in(1), m, &v_in, &v_bias)) return false;

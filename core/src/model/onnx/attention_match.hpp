@@ -53,6 +53,7 @@ struct AttentionMatch {
   std::size_t anchor = 0;               // the last node (output projection or its bias): emits the layer
   std::size_t scores = 0, context = 0;  // the MatMuls Q.K^T and P.V
   std::string query, memory;            // the tensors the Q and the K/V projections read
+  std::string k_weight;                 // the K projection's kernel [D, kv_heads x head_dim]
   int qkv_biases = 0;                   // how many of Q, K, V have a bias Add (0 or 3 to be one layer)
   bool out_bias = false, causal = false;
   double dropout = 0;

@@ -29,7 +29,8 @@ void Translator::attention_node(const Node& n, std::size_t i, int p) {
   if (op == "MatMul" && index_->is_initializer(n.in(1), 2)) return pattern_projection(n, p);
   if (op == "MatMul") return pattern_product(n, i, p);
   if (op == "Split") return pattern_split(n, p);
-  if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
+  if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" ||
+      op == "Expand") {
     return translate(n);  // views: the same shape rules as outside the block
   }
   pattern_passthrough(n, p);
@@ -138,6 +139,12 @@ void Translator::emit_attention(const Node& n, AttentionMatch& m, int p) {
   std::int64_t weights = block_weights(m);
   Json spec = {{"type", "attention"}, {"num_heads", q[0]},         {"head_dim", q[2]},
                {"causal", m.causal},  {"bias", m.qkv_biases == 3}, {"out_bias", m.out_bias}};
+  // Grouped-query attention: K (and V) projected to fewer heads, repeated (Expand) up to q's before the scores.
+  const Value* kw = find(m.k_weight);
+  if (kw && kw->shape.size() == 2 && kw->shape[1] != q[0] * q[2]) {
+    if (kw->shape[1] % q[2] != 0 || q[0] % (kw->shape[1] / q[2]) != 0) throw AttentionMismatch{p};
+    spec["num_kv_heads"] = kw->shape[1] / q[2];
+  }
   if (m.dropout > 0) spec["dropout"] = m.dropout;
   std::vector<Value> inputs = {*x};
   if (m.memory != m.query) inputs.push_back(*mem);

@@ -25,6 +25,7 @@ const std::map<std::string, Translator::OpRow>& Translator::op_table() {
         {"LayerNormalization", {&Translator::layernorm, false}},
         {"SimplifiedLayerNormalization", {&Translator::layernorm, false}},
         {"RMSNormalization", {&Translator::layernorm, false}},
+        {"Pow", {&Translator::pow, false}},  // an RMSNorm written out, else one elementwise pass
         // Elementwise (activations come from their own table below).
         {"Softmax", {&Translator::softmax, false}},
         {"LogSoftmax", {&Translator::softmax, false}},
@@ -42,6 +43,7 @@ const std::map<std::string, Translator::OpRow>& Translator::op_table() {
         {"Transpose", {&Translator::transpose, false}},
         {"Squeeze", {&Translator::squeeze, false}},
         {"Unsqueeze", {&Translator::squeeze, false}},
+        {"Expand", {&Translator::expand, false}},
         {"Concat", {&Translator::concat, false}},
         {"Gather", {&Translator::gather, false}},
     };

@@ -69,8 +69,59 @@ std::optional<std::size_t> Translator::bias_add_after(const Node& n, std::size_t
   return std::nullopt;
 }
 
-/// MatMul by a rank-2 initializer: a dense layer (its bias Add and activation fused); activation x activation
-/// (attention scores outside a recognised block) is costed as an elementwise pass.
+/// A gated MLP's first half from the gate MatMul `n` (bias-free, as Llama-style exports write it):
+///   act(x Wg) * (x Wu)  with act a fusable activation operator or SiLU as Sigmoid(g) * g,
+/// and Wu of Wg's shape read from the same x. Returns the activation and the product node (its nodes after `n`
+/// in `chain`), or nullopt.
+std::optional<std::pair<std::string, const Node*>> Translator::gated_mlp(const Node& n,
+                                                                         std::vector<std::size_t>& chain) const {
+  const std::string& g = n.outputs[0];
+  const auto& readers = index_->consumers(g);
+  std::string fn, act_out;
+  if (readers.size() == 2) {  // Sigmoid(g) and Mul(g, Sigmoid(g))
+    std::size_t sig_at = g_.nodes[readers[0]].op == "Sigmoid" ? readers[0] : readers[1];
+    std::size_t mul_at = sig_at == readers[0] ? readers[1] : readers[0];
+    const Node* sig = &g_.nodes[sig_at];
+    const Node* mul = &g_.nodes[mul_at];
+    if (sig->op != "Sigmoid" || sig->outputs.empty() || mul->op != "Mul" || mul->inputs.size() != 2 ||
+        mul->outputs.empty() || (mul->in(0) != sig->outputs[0] && mul->in(1) != sig->outputs[0]) ||
+        index_->consumers(sig->outputs[0]).size() != 1) {
+      return std::nullopt;
+    }
+    chain = {sig_at, mul_at};
+    fn = "silu";
+    act_out = mul->outputs[0];
+  } else if (readers.size() == 1) {
+    const Node& a = g_.nodes[readers[0]];
+    const ActivationOp* op = find_activation_op(a.op);
+    if (!op || !op->fuses || a.inputs.size() != 1 || a.outputs.empty() || !a.domain.empty()) return std::nullopt;
+    chain = {readers[0]};
+    fn = op->function;
+    act_out = a.outputs[0];
+  } else {
+    return std::nullopt;
+  }
+  std::size_t prod_at = 0;
+  const Node* prod = index_->sole_consumer(act_out, &prod_at);
+  if (!prod || prod->op != "Mul" || prod->inputs.size() != 2 || prod->outputs.empty()) return std::nullopt;
+  const std::string& up_out = prod->in(0) == act_out ? prod->in(1) : prod->in(0);
+  std::size_t up_at = 0;
+  const Node* up = index_->producer(up_out, &up_at);
+  std::size_t sole = 0;
+  if (!up || up_at <= current_ || up->op != "MatMul" || up->in(0) != n.in(0) || !index_->sole_consumer(up_out, &sole)) {
+    return std::nullopt;
+  }
+  const Value* wg = find(n.in(1));
+  const Value* wu = find(up->in(1));
+  if (!wu || wu->kind != Value::Weight || wu->shape != wg->shape) return std::nullopt;
+  chain.push_back(up_at);
+  chain.push_back(prod_at);
+  return std::make_pair(fn, prod);
+}
+
+/// MatMul by a rank-2 initializer: a dense layer (its bias Add and activation fused; with an up projection
+/// multiplying its activation, one gated dense layer); activation x activation (attention scores outside a
+/// recognised block) is costed as an elementwise pass.
 void Translator::matmul(const Node& n) {
   Value x = activation(n, n.in(0));
   const Value* b = find(n.in(1));
@@ -82,6 +133,17 @@ void Translator::matmul(const Node& n) {
     fail(n, "input " + to_string(x.shape) + " does not match the weight " + to_string(b->shape));
   }
   std::int64_t units = b->shape[1];
+  std::vector<std::size_t> chain;
+  if (b->kind == Value::Weight && x.pattern < 0) {
+    if (auto glu = gated_mlp(n, chain)) {
+      Value out =
+          emit({{"type", "dense"}, {"units", units}, {"bias", false}, {"activation", glu->first}, {"gated", true}},
+               unique_name(n), {x});
+      skipped_.insert(chain.begin(), chain.end());
+      values_[glu->second->outputs[0]] = out;
+      return;
+    }
+  }
   std::optional<std::size_t> add_node = bias_add_after(n, current_, units);
   bool bias = add_node.has_value();
   if (bias) skipped_.insert(*add_node);

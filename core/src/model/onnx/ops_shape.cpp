@@ -223,6 +223,27 @@ void Translator::squeeze(const Node& n) {
   set(n, 0, x);
 }
 
+/// Expand to a constant shape (NumPy broadcasting; GQA's repeat of K/V heads): a view of the broadcast shape.
+/// The copy a following Reshape makes of it is not costed.
+void Translator::expand(const Node& n) {
+  Value x = activation(n, n.in(0));
+  std::vector<std::int64_t> target = const_ints(n, 1, "shape");
+  Shape full = x.shape;
+  full.insert(full.begin(), 1);
+  if (target.size() != full.size()) fail(n, "an Expand that changes the rank is not supported");
+  for (std::size_t k = 1; k < full.size(); ++k) {
+    if (target[k] < 1 || target[k] > Limits::kMaxDim) fail(n, "bad target dimension " + std::to_string(target[k]));
+    if (full[k] != target[k] && full[k] != 1 && target[k] != 1) {
+      fail(n, "shape " + to_string(x.shape) + " does not broadcast to the target");
+    }
+    if (full[k] == 1 && target[k] > 1) full[k] = target[k];
+  }
+  x.shape.assign(full.begin() + 1, full.end());
+  if (product(x.shape) < 0) fail(n, "the expanded tensor is too large");
+  x.view = unique_name(n);
+  set(n, 0, x);
+}
+
 /// Concat of activations (weights become parameter layers): a concat layer.
 void Translator::concat(const Node& n) {
   std::vector<Value> parts;

@@ -126,6 +126,7 @@ class Translator {
   void tie_to_embedding(Json& spec, const Value& weight) const;
   std::optional<std::size_t> bias_add_after(const Node& n, std::size_t i, std::int64_t units);
   void gemm(const Node& n);
+  std::optional<std::pair<std::string, const Node*>> gated_mlp(const Node& n, std::vector<std::size_t>& chain) const;
   void matmul(const Node& n);
 
   // ---- convolution and pooling (ops_conv.cpp)
@@ -141,6 +142,10 @@ class Translator {
   // ---- normalisation (ops_norm.cpp)
   void batchnorm(const Node& n);
   void layernorm(const Node& n);
+  bool is_scalar_constant(const std::string& name) const;
+  const Node* sole_reader(std::string name, std::vector<std::size_t>& chain) const;
+  const Node* rms_chain(const Node& n, const Value& x, std::vector<std::size_t>& chain) const;
+  void pow(const Node& n);
 
   // ---- elementwise and activations (ops_elementwise.cpp)
   void activation_op(const Node& n);
@@ -159,6 +164,7 @@ class Translator {
   void flatten(const Node& n);
   void transpose(const Node& n);
   void squeeze(const Node& n);
+  void expand(const Node& n);
   void concat(const Node& n);
   void gather(const Node& n);
 
