@@ -1,0 +1,108 @@
+// Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
+// its text row, vision_config a SigLIP tower, the multi-modal projector), and the model types that hold two
+// towers or a vision model this calculator cannot build in one network, refused with what is supported.
+#include "model/hf/model_types.hpp"
+#include "model/hf/vision_towers.hpp"
+#include "prenet/layer_list.hpp"
+#include "prenet/network.hpp"
+
+namespace prenet::hf {
+namespace {
+
+/// The nested config `key` of `c` as its own reader; an error names the field when it is absent or not an object.
+Cfg nested(const Cfg& c, const std::string& key) {
+  if (!c.has(key)) throw InputError(c.field(key), "required object is missing (the " + key + " of the model)");
+  if (!c.json()[key].is_object()) throw InputError(c.field(key), "expected an object (a nested config)");
+  return Cfg(c.json()[key], c.field(key));
+}
+
+/// The row reading nested config `n`: its own model_type, else `fallback`; an error names the field when the
+/// table has none.
+const ModelType& nested_row(const Cfg& n, const std::string& fallback) {
+  std::string type = n.str("model_type", fallback);
+  const ModelType* row = find_model_type(type);
+  if (row == nullptr) {
+    throw InputError(n.field("model_type"), "\"" + printable(type) + "\" is not a model type this calculator reads" +
+                                                (type == fallback ? " (the wrapper's text model needs its row)" : ""));
+  }
+  return *row;
+}
+
+/// The parameters of the SigLIP tower of `v` (an image model of its own), and its width.
+std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std::string>& warnings) {
+  const ModelType& row = nested_row(v, "siglip_vision_model");
+  if (row.name != "siglip_vision_model") {
+    throw InputError(v.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
+  }
+  tower.name = row.name;
+  read_steps(v, row.steps, tower, warnings);
+  Json model = {
+      {"name", "vision_tower"},
+      {"input", {{"kind", "image"}, {"channels", tower.channels}, {"image_size", tower_image_size(v, tower, 0)}}},
+      {"layers", vision_tower_layers(v, tower, false)}};
+  return parse_layer_list(model, v.field("model_type"), {}).parameters();
+}
+
+/// Appends `count` parameters that no layer reads as one learned tensor named `name`: counted in
+/// parameters, gradients and optimizer state, with no forward or backward kernels.
+void held_parameters(Json& layers, const std::string& name, std::int64_t count) {
+  layers.push_back({{"type", "parameter"}, {"name", name}, {"shape", {count}}});
+}
+
+}  // namespace
+
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Cfg text = nested(c, "text_config");
+  Cfg vision = nested(c, "vision_config");
+  const ModelType& text_row = nested_row(text, "gemma3_text");
+  if (text_row.name != "gemma3_text") {
+    warnings.push_back("text_config is read as model_type \"" + text_row.name +
+                       "\", as it says; Gemma3ForConditionalGeneration reads it as gemma3_text");
+  }
+  Arch t;
+  t.name = a.name;
+  read_steps(text, text_row.steps, t, warnings);
+  Json model = text_row.family.build(text, t, wanted, warnings);
+
+  Arch tower;
+  std::int64_t tower_params = siglip_tower_parameters(vision, tower, warnings);
+  std::int64_t tokens = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
+  std::int64_t side = vision.opt({"image_size"}, 224, 1, 16384) / tower.patch, pooled = 1;
+  while (pooled * pooled < tokens) ++pooled;
+  if (pooled * pooled != tokens || side % pooled != 0) {
+    throw InputError(c.field("mm_tokens_per_image"),
+                     "must be a square whose side divides the " + std::to_string(side) + " patches per image side");
+  }
+  // Gemma3MultiModalProjector: mm_input_projection_weight [vision hidden, text hidden] and the RMSNorm
+  // mm_soft_emb_norm over the vision width; its average pool has no parameters.
+  std::int64_t projector = tower.hidden * t.hidden + tower.hidden;
+  held_parameters(model["layers"], "vision_tower", tower_params);
+  held_parameters(model["layers"], "multi_modal_projector", projector);
+  warnings.push_back("the SigLIP vision tower (" + std::to_string(tower_params) +
+                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
+                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
+                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
+                     "(image soft tokens counted as text tokens, " +
+                     std::to_string(tokens) + " per image)");
+  return model;
+}
+
+Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted&, std::vector<std::string>&) {
+  throw InputError(
+      c.field("model_type"),
+      "\"" + a.name +
+          "\" holds an image tower and a text tower trained together (a contrastive loss over "
+          "two inputs); a network here has one input. Supported: the vision tower alone, with vision_config "
+          "as its own config (model_type \"" +
+          a.name + "_vision_model\")");
+}
+
+Json refuse_llama4(const Cfg& c, const Arch&, const Wanted&, std::vector<std::string>&) {
+  throw InputError(c.field("vision_config"),
+                   "Llama 4's own vision model (llama4_vision_model: unfolded patches, 2-D rotary positions, the "
+                   "pixel-shuffle adapter) is not built by this calculator, so Llama4ForConditionalGeneration's "
+                   "parameters cannot be counted exactly. Supported: the text model alone, with text_config as its "
+                   "own config (model_type \"llama4_text\")");
+}
+
+}  // namespace prenet::hf
