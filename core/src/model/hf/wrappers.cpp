@@ -43,6 +43,30 @@ std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std:
   return parse_layer_list(model, v.field("model_type"), {}).parameters();
 }
 
+/// Gemma3TextConfig's defaults (configuration_gemma3.py) for the fields that decide the text model:
+/// Gemma3Config builds Gemma3TextConfig(**text_config), and the published configs leave some out
+/// (gemma-3-4b's text_config names no head counts, head_dim or vocab_size).
+const Json& gemma3_text_defaults() {
+  static const Json defaults = {
+      {"model_type", "gemma3_text"},       {"vocab_size", 262208},    {"hidden_size", 2304},
+      {"intermediate_size", 9216},         {"num_hidden_layers", 26}, {"num_attention_heads", 8},
+      {"num_key_value_heads", 4},          {"head_dim", 256},         {"hidden_activation", "gelu_pytorch_tanh"},
+      {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},    {"tie_word_embeddings", true},
+      {"rope_theta", 1000000.0},           {"attention_bias", false}, {"attention_dropout", 0.0},
+      {"query_pre_attn_scalar", 256},      {"sliding_window", 4096},  {"rope_local_base_freq", 10000.0},
+      {"sliding_window_pattern", 6}};
+  return defaults;
+}
+
+/// `nested` with each field of `defaults` it leaves out (or sets to null) filled in.
+Json with_defaults(const Json& nested, const Json& defaults) {
+  Json out = nested;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    if (!out.contains(it.key()) || out[it.key()].is_null()) out[it.key()] = it.value();
+  }
+  return out;
+}
+
 /// Appends `count` parameters that no layer reads as one learned tensor named `name`: counted in
 /// parameters, gradients and optimizer state, with no forward or backward kernels.
 void held_parameters(Json& layers, const std::string& name, std::int64_t count) {
@@ -52,9 +76,14 @@ void held_parameters(Json& layers, const std::string& name, std::int64_t count) 
 }  // namespace
 
 Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Cfg text = nested(c, "text_config");
+  Cfg given = nested(c, "text_config");
   Cfg vision = nested(c, "vision_config");
-  const ModelType& text_row = nested_row(text, "gemma3_text");
+  // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
+  // A text_config naming another model_type is read as that row (with a warning), without those defaults.
+  const ModelType& text_row = nested_row(given, "gemma3_text");
+  const Json text_json =
+      text_row.name == "gemma3_text" ? with_defaults(given.json(), gemma3_text_defaults()) : given.json();
+  Cfg text(text_json, c.field("text_config"));
   if (text_row.name != "gemma3_text") {
     warnings.push_back("text_config is read as model_type \"" + text_row.name +
                        "\", as it says; Gemma3ForConditionalGeneration reads it as gemma3_text");
