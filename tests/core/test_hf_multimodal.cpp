@@ -253,9 +253,46 @@ TEST_CASE("gemma3: the text model costed, the SigLIP tower and projector held, c
   CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.vision_config"));
 }
 
-TEST_CASE("llama4: refused, naming its vision model and what is supported", "[hf_config][multimodal]") {
-  Json cfg = {{"model_type", "llama4"}, {"text_config", Json::object()}, {"vision_config", Json::object()}};
-  CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.vision_config") && Catch::Contains("llama4_text"));
+TEST_CASE("llama4: the text model costed, Llama 4's vision model and projector held, counted exactly",
+          "[hf_config][multimodal]") {
+  // The wrapper mechanism with a "llama" text_config (the llama4_text row comes from the decoder work).
+  Json cfg = {{"model_type", "llama4"},
+              {"text_config",
+               {{"model_type", "llama"},
+                {"hidden_size", 256},
+                {"num_hidden_layers", 2},
+                {"num_attention_heads", 4},
+                {"num_key_value_heads", 2},
+                {"intermediate_size", 512},
+                {"vocab_size", 1000}}},
+              {"vision_config",
+               {{"hidden_size", 64},
+                {"num_hidden_layers", 2},
+                {"num_attention_heads", 4},
+                {"intermediate_size", 256},
+                {"image_size", 56},
+                {"patch_size", 14},
+                {"projector_input_dim", 128},
+                {"projector_output_dim", 128},
+                {"vision_output_dim", 128},
+                {"pixel_shuffle_ratio", 0.5}}}};
+  // Llama: untied head, RMSNorms, GQA (k and v 2 x 64), SwiGLU.
+  const i64 h = 256;
+  const i64 text = 2 * 1000 * h + 2 * (2 * h + h * h + 2 * h * 128 + h * h + 3 * h * 512) + h;
+  // Llama4VisionModel: unbiased unfold linear (3·14·14 -> 64), class_embedding, 4 x 4 + 1 positions,
+  // layernorm_pre/post, 2 layers, the adapter's fc1 (256 -> 128) and fc2 (128 -> 128) without bias.
+  const i64 v = 64;
+  const i64 vision = 3 * 14 * 14 * v + v + 17 * v + 2 * 2 * v + 2 * tower_layer(v, 256) + 256 * 128 + 128 * 128;
+  const i64 projector = 128 * h;  // linear_1, vision_output_dim -> text hidden, no bias
+  std::vector<std::string> warnings;
+  Network net = build(cfg, 128, &warnings);
+  CHECK(net.parameters() == text + vision + projector);
+  CHECK(layer(net, "vision_model").parameters == vision);
+  CHECK(mentions(warnings, "compute is not costed"));
+  cfg["vision_config"].erase("projector_input_dim");
+  CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.vision_config.projector_input_dim"));
+  cfg["text_config"] = Json::array();
+  CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.text_config") && Catch::Contains("object"));
 }
 
 TEST_CASE("gemma3: the text model needs the gemma3_text row; nested fields are named", "[hf_config][multimodal]") {

@@ -1,6 +1,6 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
-// its text row, vision_config a SigLIP tower, the multi-modal projector), and the model types that hold two
-// towers or a vision model this calculator cannot build in one network, refused with what is supported.
+// its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
+// llama4_text and Llama 4's own vision model), and the two-tower models, refused with what is supported.
 #include "model/hf/model_types.hpp"
 #include "model/hf/vision_towers.hpp"
 #include "prenet/layer_list.hpp"
@@ -73,25 +73,73 @@ void held_parameters(Json& layers, const std::string& name, std::int64_t count) 
   layers.push_back({{"type", "parameter"}, {"name", name}, {"shape", {count}}});
 }
 
-}  // namespace
-
-Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+/// The text model of a wrapper: `given` read with its model_type's row (`fallback` when it names none; a
+/// warning when it names another), `defaults` filling what the fallback's class would; its layers.
+Json wrapped_text_model(const Cfg& c, const Arch& a, const std::string& fallback, const Json& defaults,
+                        const Wanted& wanted, Arch& t, std::vector<std::string>& warnings) {
   Cfg given = nested(c, "text_config");
-  Cfg vision = nested(c, "vision_config");
-  // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
-  // A text_config naming another model_type is read as that row (with a warning), without those defaults.
-  const ModelType& text_row = nested_row(given, "gemma3_text");
-  const Json text_json =
-      text_row.name == "gemma3_text" ? with_defaults(given.json(), gemma3_text_defaults()) : given.json();
-  Cfg text(text_json, c.field("text_config"));
-  if (text_row.name != "gemma3_text") {
-    warnings.push_back("text_config is read as model_type \"" + text_row.name +
-                       "\", as it says; Gemma3ForConditionalGeneration reads it as gemma3_text");
+  const ModelType& text_row = nested_row(given, fallback);
+  if (text_row.name != fallback) {
+    warnings.push_back("text_config is read as model_type \"" + text_row.name + "\", as it says; " + "the " + a.name +
+                       " wrapper reads it as " + fallback);
   }
-  Arch t;
+  const Json text_json = text_row.name == fallback ? with_defaults(given.json(), defaults) : given.json();
+  Cfg text(text_json, c.field("text_config"));
   t.name = a.name;
   read_steps(text, text_row.steps, t, warnings);
-  Json model = text_row.family.build(text, t, wanted, warnings);
+  return text_row.family.build(text, t, wanted, warnings);
+}
+
+/// Llama4VisionModel's parameters (modeling_llama4.py), every size read from `v` (required: the published
+/// configs give them all): the unfolded patches' linear (no bias), class_embedding, positional_embedding_vlm
+/// for the patches and the class token, layernorm_pre and layernorm_post, the encoder layers (LayerNorms,
+/// biased q/k/v/o, fc1/fc2 with bias), and the pixel-shuffle adapter's fc1 (intermediate_size ->
+/// projector_input_dim) and fc2 (projector_output_dim squared), both without bias. The rotary table is a buffer.
+std::int64_t llama4_vision_parameters(const Cfg& v, std::int64_t& output_dim) {
+  const std::int64_t d = v.req({"hidden_size"}, 1, kMaxWidth), layers = v.req({"num_hidden_layers"}, 1, kMaxDepth);
+  const std::int64_t heads = v.req({"num_attention_heads"}, 1, kMaxWidth);
+  const std::int64_t inner = v.req({"intermediate_size"}, 1, kMaxInner);
+  const std::int64_t image = v.req({"image_size"}, 1, 16384), patch = v.req({"patch_size"}, 1, 4096);
+  const std::int64_t channels = v.opt({"num_channels"}, 3, 1, 1 << 16);
+  const std::int64_t proj_in = v.req({"projector_input_dim"}, 1, kMaxInner);
+  const std::int64_t proj_out = v.req({"projector_output_dim"}, 1, kMaxInner);
+  output_dim = v.req({"vision_output_dim"}, 1, kMaxInner);
+  if (d % heads != 0) throw InputError(v.field("num_attention_heads"), "must divide hidden_size");
+  if (patch > image) throw InputError(v.field("patch_size"), "is larger than image_size");
+  if (v.flag("multi_modal_projector_bias", false)) {
+    throw InputError(v.field("multi_modal_projector_bias"), "only false is supported (Llama 4's own configs)");
+  }
+  const std::int64_t side = image / patch;
+  const std::int64_t layer = 2 * 2 * d + 4 * (d * d + d) + (d * inner + inner) + (inner * d + d);
+  return channels * patch * patch * d + d + (side * side + 1) * d + 2 * 2 * d + layers * layer + inner * proj_in +
+         proj_out * proj_out;
+}
+
+}  // namespace
+
+Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Cfg vision = nested(c, "vision_config");
+  Arch t;
+  Json model = wrapped_text_model(c, a, "llama4_text", Json::object(), wanted, t, warnings);
+  std::int64_t output_dim = 0;
+  std::int64_t tower = llama4_vision_parameters(vision, output_dim);
+  // Llama4MultiModalProjector: linear_1, vision_output_dim -> text hidden, no bias.
+  std::int64_t projector = output_dim * t.hidden;
+  held_parameters(model["layers"], "vision_model", tower);
+  held_parameters(model["layers"], "multi_modal_projector", projector);
+  warnings.push_back("Llama 4's vision model (" + std::to_string(tower) +
+                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
+                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
+                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
+                     "(image tokens counted as text tokens)");
+  return model;
+}
+
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Cfg vision = nested(c, "vision_config");
+  // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
+  Arch t;
+  Json model = wrapped_text_model(c, a, "gemma3_text", gemma3_text_defaults(), wanted, t, warnings);
 
   Arch tower;
   std::int64_t tower_params = siglip_tower_parameters(vision, tower, warnings);
@@ -124,14 +172,6 @@ Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted&, std::vector<s
           "two inputs); a network here has one input. Supported: the vision tower alone, with vision_config "
           "as its own config (model_type \"" +
           a.name + "_vision_model\")");
-}
-
-Json refuse_llama4(const Cfg& c, const Arch&, const Wanted&, std::vector<std::string>&) {
-  throw InputError(c.field("vision_config"),
-                   "Llama 4's own vision model (llama4_vision_model: unfolded patches, 2-D rotary positions, the "
-                   "pixel-shuffle adapter) is not built by this calculator, so Llama4ForConditionalGeneration's "
-                   "parameters cannot be counted exactly. Supported: the text model alone, with text_config as its "
-                   "own config (model_type \"llama4_text\")");
 }
 
 }  // namespace prenet::hf
