@@ -79,6 +79,18 @@ TEST_CASE("deberta-v2: microsoft/deberta-v3-base (DebertaV2ForMaskedLM) has 184,
   CHECK(at.parameters == 4 * (768 * 768 + 768));
 }
 
+TEST_CASE("deberta-v2: DebertaV2ForSequenceClassification and DebertaV2Model heads", "[hf_config][multimodal]") {
+  Json cfg = fixture("microsoft--deberta-v3-base");
+  const i64 h = 768, V = 128100;
+  const i64 backbone = deberta_v3_mlm(h, 12, 3072, V, 256) - ((h * h + h) + 2 * h + V);  // without the MLM head
+  cfg["architectures"] = {"DebertaV2ForSequenceClassification"};
+  cfg["num_labels"] = 3;
+  // ContextPooler's dense (hidden x hidden, biased) and the classifier.
+  CHECK(build(cfg, 256).parameters() == backbone + (h * h + h) + (h * 3 + 3));
+  cfg["architectures"] = {"DebertaV2Model"};
+  CHECK(build(cfg, 256).parameters() == backbone);
+}
+
 TEST_CASE("deberta-v2: the disentangled scores are costed", "[hf_config][multimodal]") {
   Json cfg = fixture("microsoft--deberta-v3-base");
   Json plain = cfg;
