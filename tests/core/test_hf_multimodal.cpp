@@ -218,6 +218,9 @@ TEST_CASE("whisper: large-v3 sizes give WhisperForConditionalGeneration's 1,543,
   CHECK(mentions(warnings, "training.seq_len ignored"));
   cfg["decoder_attention_heads"] = 7;
   CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.decoder_attention_heads"));
+  cfg["decoder_attention_heads"] = 20;
+  cfg["architectures"] = {"WhisperForAudioClassification"};
+  CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.architectures"));
 }
 
 // ---- Gemma 3 and Llama 4 wrappers -------------------------------------------------------------------------

@@ -110,6 +110,14 @@ void whisper_decoder(const Arch& w, const Whisper& z, Seq& s) {
 }  // namespace
 
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (c.has("architectures")) {
+    const Json& names = c.json()["architectures"];
+    std::string name = names.is_array() && !names.empty() && names[0].is_string() ? names[0].get<std::string>() : "";
+    if (name != "WhisperForConditionalGeneration") {
+      throw InputError(c.field("architectures"),
+                       "only WhisperForConditionalGeneration is supported; got \"" + printable(name) + "\"");
+    }
+  }
   for (auto [heads, field] :
        {std::pair{a.heads, "encoder_attention_heads"}, {a.decoder_heads, "decoder_attention_heads"}}) {
     if (a.hidden % heads != 0) {
