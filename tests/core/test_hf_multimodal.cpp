@@ -318,3 +318,30 @@ TEST_CASE("gemma3: the text model needs the gemma3_text row; nested fields are n
   CHECK_THAT(error_of(cfg),
              Catch::Contains("model.hf_config.text_config.model_type") && Catch::Contains("gemma3_text"));
 }
+
+TEST_CASE("multimodal rows predict end to end (time and memory, no error)", "[hf_config][multimodal]") {
+  Json whisper = {{"model_type", "whisper"},
+                  {"d_model", 384},
+                  {"encoder_layers", 4},
+                  {"decoder_layers", 4},
+                  {"encoder_attention_heads", 6},
+                  {"decoder_attention_heads", 6},
+                  {"num_mel_bins", 80}};
+  Json tower = {{"model_type", "siglip_vision_model"}, {"image_size", 224}, {"patch_size", 16}};
+  Json gemma3 = {{"model_type", "gemma3"},
+                 {"mm_tokens_per_image", 4},
+                 {"text_config",
+                  {{"model_type", "gemma"},
+                   {"hidden_size", 256},
+                   {"num_hidden_layers", 2},
+                   {"num_attention_heads", 4},
+                   {"intermediate_size", 512},
+                   {"vocab_size", 1000}}},
+                 {"vision_config", tower}};
+  for (const Json& cfg : {fixture("microsoft--deberta-v3-base"), whisper, tower, gemma3}) {
+    Json request = {{"model", {{"hf_config", cfg}}}, {"options", {{"per_layer", false}}}};
+    Json response = Json::parse(predict_json(request.dump()));
+    INFO(cfg["model_type"].get<std::string>() << ": " << response.dump().substr(0, 400));
+    CHECK_FALSE(response.contains("error"));
+  }
+}
