@@ -81,6 +81,10 @@ struct LayerAttrs {
   std::int64_t top_k = 1;         // dense: experts each token is routed to
   std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
+  // attention, DeBERTa's disentangled scores: terms (c2p and/or p2c), rows of the relative table, own projections.
+  std::int64_t disentangled = 0, position_span = 0;
+  bool position_projections = false;
+  bool key_bias = true;               // attention: K projection bias (Whisper has none), when `bias`
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter

@@ -99,14 +99,53 @@ void projections_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb)
   }
 }
 
+/// DeBERTa's disentangled attention (`disentangled` terms, c2p and/or p2c, over `position_span` rows).
+void parse_disentangled(const Json& spec, const std::string& path, LayerAttrs& a) {
+  a.disentangled = get_int(spec, "disentangled", path, 0, 0, 2);
+  a.position_span = get_int(spec, "position_span", path, 0, 0, 1 << 20);
+  a.position_projections = get_bool(spec, "position_projections", path, false);
+  if (a.disentangled > 0 && a.position_span == 0) {
+    throw InputError(join(path, "position_span"), "required (the relative table's rows) with disentangled");
+  }
+  if (a.disentangled == 0 && (a.position_span > 0 || a.position_projections)) {
+    throw InputError(join(path, "disentangled"), "must be 1 or 2 with position_span or position_projections");
+  }
+}
+
+/// DeBERTa's extra scores, per term: the relative table (span rows) projected by the layer's Q or K
+/// matrices (batch-independent), its scores against every query (c2p) or key (p2c), gathered by relative
+/// position into s x t and added to the content scores.
+void disentangled_forward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
+  const double terms = d(st.a.disentangled), span = d(st.a.position_span);
+  for (double i = 0; i < terms; ++i) {
+    kb.gemm(Phase::Forward, span, x.q, x.emb);                           // position keys / queries
+    kb.gemm(Phase::Forward, x.s, span, x.hd, x.bh);                      // Q Kr^T (or K Qr^T)
+    kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 3, 1);  // gather, scale and add
+  }
+}
+
+/// The backward of disentangled_forward.
+void disentangled_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
+  const double terms = d(st.a.disentangled), span = d(st.a.position_span);
+  for (double i = 0; i < terms; ++i) {
+    kb.stream(KernelClass::Elementwise, Phase::Backward, x.bh * x.s * span, 1, 0);  // zero the gather's gradient
+    kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 3, 1);            // scatter-add
+    kb.gemm(Phase::Backward, x.s, x.hd, span, x.bh);                                // d(Q or K) += dC Kr
+    kb.gemm(Phase::Backward, span, x.hd, x.s, x.bh);  // dKr = dC^T Q (summed over the batch)
+    kb.gemm(Phase::Backward, x.emb, x.q, span);       // projection: weight gradient
+    kb.gemm(Phase::Backward, span, x.emb, x.q);       // relative table: gradient
+  }
+}
+
 class Attention : public LayerKind {
  public:
   Attention() : LayerKind(LayerType::Attention, "attention") {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    reject_unknown_keys(spec, path,
-                        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout",
-                                     "memory_len", "relative_positions"}));
+    reject_unknown_keys(
+        spec, path,
+        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout", "memory_len",
+                     "relative_positions", "key_bias", "disentangled", "position_span", "position_projections"}));
     LayerAttrs a;
     a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
     a.relative = get_bool(spec, "relative_positions", path, false);
@@ -120,6 +159,8 @@ class Attention : public LayerKind {
     a.causal = get_bool(spec, "causal", path, false);
     a.bias = get_bool(spec, "bias", path, true);
     a.out_bias = get_bool(spec, "out_bias", path, a.bias);
+    a.key_bias = get_bool(spec, "key_bias", path, a.bias);
+    parse_disentangled(spec, path, a);
     return a;
   }
 
@@ -140,6 +181,9 @@ class Attention : public LayerKind {
     check_inputs(layer, path);
     layer.parameters = params_of({e + 1, q + 2 * kv}, path) + params_of({q + 1, e}, path);
     if (!a.bias) layer.parameters -= q + 2 * kv;
+    if (a.bias && !a.key_bias) layer.parameters -= kv;
+    // DeBERTa without share_att_key: pos_key_proj (c2p) and pos_query_proj (p2c), biased.
+    if (a.position_projections) layer.parameters += a.disentangled * params_of({e + 1, q}, path);
     if (!a.out_bias) layer.parameters -= e;
     // Transformer-XL's r_net projects the sinusoidal relative positions to the heads' keys (no bias).
     if (a.relative) layer.parameters += params_of({e, q}, path);
@@ -165,6 +209,7 @@ class Attention : public LayerKind {
       kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 2, 0);  // relative shift (pad, copy)
       kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 3, 2);  // (AC + BD) * scale
     }
+    disentangled_forward(st, x, kb);
     core_forward(st, x, kb);
     kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
     kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
@@ -176,13 +221,14 @@ class Attention : public LayerKind {
       kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);                       // dR = dBD^T Q (summed over the batch)
       kb.gemm(Phase::Backward, x.emb, x.q, x.t);                            // r_net: weight gradient
     }
+    disentangled_backward(st, x, kb);
     projections_backward(st, x, kb);
     // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
     // kernel keeps only each row's log-sum-exp (FP32) for its backward.
     const double scores = attention_score_bytes(a, x.probs, e, st.context) + (a.relative && !fused ? e * x.probs : 0);
     lw.saved_activation_bytes =
         e * (x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + x.m * x.q + x.mk * 2 * x.kv + x.m * x.q) +
-        scores + (fused ? 4 * x.bh * x.s : 0);
+        scores + (fused ? 4 * x.bh * x.s : 0) + e * d(a.disentangled) * d(a.position_span) * x.q;
   }
 
   /// h * s * t * d per sample (t = s for self-attention without a cache).
@@ -210,7 +256,8 @@ class Attention : public LayerKind {
                                               printable(L.name) + "\" do not divide one another");
     }
     const std::int64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
-    L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0);
+    L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0) -
+                   (a.bias && !a.key_bias ? kv : 0) + (a.position_projections ? a.disentangled * (e + 1) * q : 0);
     ShardLayer& sl = s.shard.layers[s.l];
     sl.forward_allreduces = 1;
     sl.backward_allreduces = L.needs_input_grad ? 1 : 0;

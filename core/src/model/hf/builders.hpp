@@ -28,5 +28,17 @@ Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std
 Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// ViT image classifiers: vit.cpp.
 Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// DeBERTa-v2/v3 (disentangled relative attention): deberta.cpp.
+Json build_deberta(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// CLIP and SigLIP vision towers (clip_vision_model, siglip_vision_model): vision_towers.cpp.
+Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp.
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// clip, siglip (two towers): an error saying what is supported: wrappers.cpp.
+Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
+Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
+Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf

@@ -4,9 +4,66 @@
 #include "model/hf/quirks.hpp"
 
 namespace prenet::hf {
+namespace {
+
+constexpr Family kDeberta{build_deberta, false};
+constexpr Family kVisionTower{build_vision_tower, true};
+constexpr Family kGemma3Wrapper{build_gemma3, false};
+constexpr Family kWhisper{build_whisper, false};
+constexpr Family kTwoTowers{refuse_two_towers, false};
+constexpr Family kLlama4Wrapper{build_llama4, false};
+
+/// CLIPVisionConfig / SiglipVisionConfig: every size has the class's default (Gemma 3's vision_config leaves
+/// some out).
+const Steps kTowerShape = {
+    opt(&Arch::hidden, {"hidden_size"}, 768, 1, kMaxWidth),
+    opt(&Arch::layers, {"num_hidden_layers"}, 12, 1, kMaxDepth),
+    opt(&Arch::heads, {"num_attention_heads"}, 12, 1, kMaxWidth),
+    opt(&Arch::inner, {"intermediate_size"}, 3072, 1, kMaxInner),
+    opt(&Arch::channels, {"num_channels"}, 3, 1, 1 << 16),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+};
+const Steps kClipTower = {opt(&Arch::patch, {"patch_size"}, 32, 1, 4096), act({"hidden_act"}, "quick_gelu")};
+const Steps kSiglipTower = {opt(&Arch::patch, {"patch_size"}, 16, 1, 4096), act({"hidden_act"}, "gelu_pytorch_tanh")};
+
+/// DeBERTa-v2/v3: BERT's sizes with no token types by default (DebertaV2Config); the relative-attention
+/// fields are read by the builder (deberta.cpp).
+const Step kNoTokenTypes = opt(&Arch::type_vocab, {"type_vocab_size"}, 0, 0, 1 << 20);
+const Steps kDebertaShape = {
+    need(&Arch::vocab, {"vocab_size"}, 1, kMaxVocab),
+    opt(&Arch::max_positions, {"max_position_embeddings"}, 512, 1, kMaxPositions),
+};
+
+/// WhisperConfig: d_model, the encoder's and decoder's depths, heads and MLP widths (the class's defaults).
+const Steps kWhisperShape = {
+    opt(&Arch::hidden, {"d_model"}, 384, 1, kMaxWidth),
+    opt(&Arch::layers, {"encoder_layers"}, 4, 1, kMaxDepth),
+    opt(&Arch::decoder_layers, {"decoder_layers"}, 4, 1, kMaxDepth),
+    opt(&Arch::heads, {"encoder_attention_heads"}, 6, 1, kMaxWidth),
+    opt(&Arch::decoder_heads, {"decoder_attention_heads"}, 6, 1, kMaxWidth),
+    opt(&Arch::inner, {"encoder_ffn_dim"}, 1536, 1, kMaxInner),
+    opt(&Arch::decoder_inner, {"decoder_ffn_dim"}, 1536, 1, kMaxInner),
+    opt(&Arch::vocab, {"vocab_size"}, 51865, 1, kMaxVocab),
+    act({"activation_function"}, "gelu"),
+    rate(&Arch::dropout, {"dropout"}, 0.0),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+    rate(&Arch::act_dropout, {"activation_dropout"}, 0.0),
+    flag(&Arch::tied, "tie_word_embeddings", true),
+};
+
+}  // namespace
 
 const std::vector<ModelType>& multimodal_model_types() {
-  static const std::vector<ModelType> rows = {};
+  static const std::vector<ModelType> rows = {
+      {"deberta-v2", kDeberta, compose({kBert, kDebertaShape}, {kNoTokenTypes})},
+      {"clip_vision_model", kVisionTower, compose({kTowerShape, kClipTower})},
+      {"siglip_vision_model", kVisionTower, compose({kTowerShape, kSiglipTower})},
+      {"whisper", kWhisper, compose({kWhisperShape})},
+      {"gemma3", kGemma3Wrapper, {}},
+      {"clip", kTwoTowers, {}},
+      {"siglip", kTwoTowers, {}},
+      {"llama4", kLlama4Wrapper, {}},
+  };
   return rows;
 }
 

@@ -1,0 +1,177 @@
+// Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
+// its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
+// llama4_text and Llama 4's own vision model), and the two-tower models, refused with what is supported.
+#include "model/hf/model_types.hpp"
+#include "model/hf/vision_towers.hpp"
+#include "prenet/layer_list.hpp"
+#include "prenet/network.hpp"
+
+namespace prenet::hf {
+namespace {
+
+/// The nested config `key` of `c` as its own reader; an error names the field when it is absent or not an object.
+Cfg nested(const Cfg& c, const std::string& key) {
+  if (!c.has(key)) throw InputError(c.field(key), "required object is missing (the " + key + " of the model)");
+  if (!c.json()[key].is_object()) throw InputError(c.field(key), "expected an object (a nested config)");
+  return Cfg(c.json()[key], c.field(key));
+}
+
+/// The row reading nested config `n`: its own model_type, else `fallback`; an error names the field when the
+/// table has none.
+const ModelType& nested_row(const Cfg& n, const std::string& fallback) {
+  std::string type = n.str("model_type", fallback);
+  const ModelType* row = find_model_type(type);
+  if (row == nullptr) {
+    throw InputError(n.field("model_type"), "\"" + printable(type) + "\" is not a model type this calculator reads" +
+                                                (type == fallback ? " (the wrapper's text model needs its row)" : ""));
+  }
+  return *row;
+}
+
+/// The parameters of the SigLIP tower of `v` (an image model of its own), and its width.
+std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std::string>& warnings) {
+  const ModelType& row = nested_row(v, "siglip_vision_model");
+  if (row.name != "siglip_vision_model") {
+    throw InputError(v.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
+  }
+  tower.name = row.name;
+  read_steps(v, row.steps, tower, warnings);
+  Json model = {
+      {"name", "vision_tower"},
+      {"input", {{"kind", "image"}, {"channels", tower.channels}, {"image_size", tower_image_size(v, tower, 0)}}},
+      {"layers", vision_tower_layers(v, tower, false)}};
+  return parse_layer_list(model, v.field("model_type"), {}).parameters();
+}
+
+/// Gemma3TextConfig's defaults (configuration_gemma3.py) for the fields that decide the text model:
+/// Gemma3Config builds Gemma3TextConfig(**text_config), and the published configs leave some out
+/// (gemma-3-4b's text_config names no head counts, head_dim or vocab_size).
+const Json& gemma3_text_defaults() {
+  static const Json defaults = {
+      {"model_type", "gemma3_text"},       {"vocab_size", 262208},    {"hidden_size", 2304},
+      {"intermediate_size", 9216},         {"num_hidden_layers", 26}, {"num_attention_heads", 8},
+      {"num_key_value_heads", 4},          {"head_dim", 256},         {"hidden_activation", "gelu_pytorch_tanh"},
+      {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},    {"tie_word_embeddings", true},
+      {"rope_theta", 1000000.0},           {"attention_bias", false}, {"attention_dropout", 0.0},
+      {"query_pre_attn_scalar", 256},      {"sliding_window", 4096},  {"rope_local_base_freq", 10000.0},
+      {"sliding_window_pattern", 6}};
+  return defaults;
+}
+
+/// `nested` with each field of `defaults` it leaves out (or sets to null) filled in.
+Json with_defaults(const Json& nested, const Json& defaults) {
+  Json out = nested;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    if (!out.contains(it.key()) || out[it.key()].is_null()) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+/// Appends `count` parameters that no layer reads as one learned tensor named `name`: counted in
+/// parameters, gradients and optimizer state, with no forward or backward kernels.
+void held_parameters(Json& layers, const std::string& name, std::int64_t count) {
+  layers.push_back({{"type", "parameter"}, {"name", name}, {"shape", {count}}});
+}
+
+/// The text model of a wrapper: `given` read with its model_type's row (`fallback` when it names none; a
+/// warning when it names another), `defaults` filling what the fallback's class would; its layers.
+Json wrapped_text_model(const Cfg& c, const Arch& a, const std::string& fallback, const Json& defaults,
+                        const Wanted& wanted, Arch& t, std::vector<std::string>& warnings) {
+  Cfg given = nested(c, "text_config");
+  const ModelType& text_row = nested_row(given, fallback);
+  if (text_row.name != fallback) {
+    warnings.push_back("text_config is read as model_type \"" + text_row.name + "\", as it says; " + "the " + a.name +
+                       " wrapper reads it as " + fallback);
+  }
+  const Json text_json = text_row.name == fallback ? with_defaults(given.json(), defaults) : given.json();
+  Cfg text(text_json, c.field("text_config"));
+  t.name = a.name;
+  read_steps(text, text_row.steps, t, warnings);
+  return text_row.family.build(text, t, wanted, warnings);
+}
+
+/// Llama4VisionModel's parameters (modeling_llama4.py), every size read from `v` (required: the published
+/// configs give them all): the unfolded patches' linear (no bias), class_embedding, positional_embedding_vlm
+/// for the patches and the class token, layernorm_pre and layernorm_post, the encoder layers (LayerNorms,
+/// biased q/k/v/o, fc1/fc2 with bias), and the pixel-shuffle adapter's fc1 (intermediate_size ->
+/// projector_input_dim) and fc2 (projector_output_dim squared), both without bias. The rotary table is a buffer.
+std::int64_t llama4_vision_parameters(const Cfg& v, std::int64_t& output_dim) {
+  const std::int64_t d = v.req({"hidden_size"}, 1, kMaxWidth), layers = v.req({"num_hidden_layers"}, 1, kMaxDepth);
+  const std::int64_t heads = v.req({"num_attention_heads"}, 1, kMaxWidth);
+  const std::int64_t inner = v.req({"intermediate_size"}, 1, kMaxInner);
+  const std::int64_t image = v.req({"image_size"}, 1, 16384), patch = v.req({"patch_size"}, 1, 4096);
+  const std::int64_t channels = v.opt({"num_channels"}, 3, 1, 1 << 16);
+  const std::int64_t proj_in = v.req({"projector_input_dim"}, 1, kMaxInner);
+  const std::int64_t proj_out = v.req({"projector_output_dim"}, 1, kMaxInner);
+  output_dim = v.req({"vision_output_dim"}, 1, kMaxInner);
+  if (d % heads != 0) throw InputError(v.field("num_attention_heads"), "must divide hidden_size");
+  if (patch > image) throw InputError(v.field("patch_size"), "is larger than image_size");
+  if (v.flag("multi_modal_projector_bias", false)) {
+    throw InputError(v.field("multi_modal_projector_bias"), "only false is supported (Llama 4's own configs)");
+  }
+  const std::int64_t side = image / patch;
+  const std::int64_t layer = 2 * 2 * d + 4 * (d * d + d) + (d * inner + inner) + (inner * d + d);
+  return channels * patch * patch * d + d + (side * side + 1) * d + 2 * 2 * d + layers * layer + inner * proj_in +
+         proj_out * proj_out;
+}
+
+}  // namespace
+
+Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Cfg vision = nested(c, "vision_config");
+  Arch t;
+  Json model = wrapped_text_model(c, a, "llama4_text", Json::object(), wanted, t, warnings);
+  std::int64_t output_dim = 0;
+  std::int64_t tower = llama4_vision_parameters(vision, output_dim);
+  // Llama4MultiModalProjector: linear_1, vision_output_dim -> text hidden, no bias.
+  std::int64_t projector = output_dim * t.hidden;
+  held_parameters(model["layers"], "vision_model", tower);
+  held_parameters(model["layers"], "multi_modal_projector", projector);
+  warnings.push_back("Llama 4's vision model (" + std::to_string(tower) +
+                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
+                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
+                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
+                     "(image tokens counted as text tokens)");
+  return model;
+}
+
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Cfg vision = nested(c, "vision_config");
+  // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
+  Arch t;
+  Json model = wrapped_text_model(c, a, "gemma3_text", gemma3_text_defaults(), wanted, t, warnings);
+
+  Arch tower;
+  std::int64_t tower_params = siglip_tower_parameters(vision, tower, warnings);
+  std::int64_t tokens = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
+  std::int64_t side = vision.opt({"image_size"}, 224, 1, 16384) / tower.patch, pooled = 1;
+  while (pooled * pooled < tokens) ++pooled;
+  if (pooled * pooled != tokens || side % pooled != 0) {
+    throw InputError(c.field("mm_tokens_per_image"),
+                     "must be a square whose side divides the " + std::to_string(side) + " patches per image side");
+  }
+  // Gemma3MultiModalProjector: mm_input_projection_weight [vision hidden, text hidden] and the RMSNorm
+  // mm_soft_emb_norm over the vision width; its average pool has no parameters.
+  std::int64_t projector = tower.hidden * t.hidden + tower.hidden;
+  held_parameters(model["layers"], "vision_tower", tower_params);
+  held_parameters(model["layers"], "multi_modal_projector", projector);
+  warnings.push_back("the SigLIP vision tower (" + std::to_string(tower_params) +
+                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
+                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
+                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
+                     "(image soft tokens counted as text tokens, " +
+                     std::to_string(tokens) + " per image)");
+  return model;
+}
+
+Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted&, std::vector<std::string>&) {
+  throw InputError(
+      c.field("model_type"),
+      "\"" + a.name +
+          "\" holds an image tower and a text tower trained together (a contrastive loss over "
+          "two inputs); a network here has one input. Supported: the vision tower alone, with vision_config "
+          "as its own config (model_type \"" +
+          a.name + "_vision_model\")");
+}
+
+}  // namespace prenet::hf
