@@ -3,6 +3,7 @@
 #include <string>
 
 #include "prenet/catalog.hpp"
+#include "prenet/hf_config.hpp"
 #include "response/result.hpp"
 #include "response/warnings.hpp"
 
@@ -29,12 +30,20 @@ void prepare_parallel(Prepared& p) {
   }
 }
 
+/// Says where the sequence length came from when a Hugging Face config decided it (the request set none).
+void note_config_length(Prepared& p) {
+  const Json& model = p.req.model;
+  if (p.req.training.seq_len || !model.contains("hf_config") || p.net.input.kind != InputKind::Tokens) return;
+  p.req.training.seq_len_from = hf_config_seq_source(model["hf_config"], p.net.input.seq_len);
+}
+
 }  // namespace
 
 Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
+  note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);
   } else {

@@ -9,9 +9,6 @@
 
 namespace prenet::hf {
 
-/// The unrecognised model_type: names the model after it (GPT-2 when a config without one uses GPT-2's
-/// n_embd) and notes the GPT-2-style reading.
-void note_unrecognised_type(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Falcon's KV heads: multi-query (7B) or grouped with two LayerNorms (new_decoder_architecture, 40B/180B).
 void falcon_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Falcon's parallel attention + MLP: always in the new architecture, else parallel_attn.
