@@ -261,6 +261,13 @@ TEST_CASE("the config's dtype is the training precision unless the request sets 
   CHECK(response["training"]["precision_from"] == "model.hf_config.dtype");
   llama.erase("dtype");
 
+  // An accelerator without the config's precision: the error says where the precision came from.
+  Json v100 = {{"model", {{"hf_config", llama}}}, {"hardware", {"v100-sxm2-32gb"}}, {"training", {{"seq_len", 64}}}};
+  response = Json::parse(predict_json(v100.dump()));
+  require_error(
+      response, "training.precision",
+      {"bf16 is not supported by", "(the precision is model.hf_config.torch_dtype's; set training.precision"});
+
   llama["torch_dtype"] = "float32";
   CHECK(predict_config(llama, {{"seq_len", 64}})["training"]["precision"] == "fp32");
 
