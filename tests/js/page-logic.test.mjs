@@ -156,7 +156,7 @@ describe('links', () => {
     assert.equal(scenario.preset, 'bert-base');
     assert.deepEqual(scenario.hardware, ['h100-sxm']);
     assert.equal(scenario.training.batch_size, 32);
-    assert.equal(scenario.training.precision, 'fp32');
+    assert.equal(scenario.training.precision, undefined, 'left out: the model\'s own (a config\'s dtype, else fp32)');
     assert.equal(scenario.config, '');
     assert.deepEqual(
       problems.map((line) => line.split(':')[0]),

@@ -352,6 +352,29 @@ function presetRow(preset) {
 }
 
 /**
+ * How a Hugging Face config was read (the response's model.reading, docs/API.md), as one line: a table
+ * reading plainly, a generic one as a caution with the fields it relied on. Null without a reading.
+ * @param {unknown} response
+ * @returns {string | null}
+ */
+export function readingLine(response) {
+  const model = isPlainObject(response) ? /** @type {Record<string, unknown>} */ (response).model : undefined;
+  const reading = isPlainObject(model) ? /** @type {Record<string, unknown>} */ (model).reading : undefined;
+  if (!isPlainObject(reading)) return null;
+  const { kind, model_type: type, style, relied_on: fields } = /** @type {Record<string, unknown>} */ (reading);
+  const name = typeof type === 'string' && type !== '' ? `model_type "${type}"` : 'a config without model_type';
+  if (kind === 'table') return `prenet: read as ${name} (from the table of model types)`;
+  const list = Array.isArray(fields) ? fields.join(', ') : '';
+  return `prenet: caution: ${name} is not in the table; read generically as a ${String(style)}-style decoder from ${list}: check the parameter count`;
+}
+
+/** Prints the reading of a Hugging Face config on stderr (stdout stays the response alone). */
+function noteReading(/** @type {unknown} */ response) {
+  const line = readingLine(response);
+  if (line !== null) process.stderr.write(`${line}\n`);
+}
+
+/**
  * @param {CommandLine} cli
  * @param {import('../src/types').Catalog} catalog
  * @returns {Promise<string>} what to print on stdout
@@ -364,6 +387,7 @@ async function run(cli, catalog) {
         if (cli.values.has(flag)) throw new PrenetError(`--${flag}`, `--${flag}: only plan takes this flag`);
       }
       const response = await engine.predict(await buildRequestText(cli.values, catalog));
+      noteReading(response);
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'plan': {
@@ -373,6 +397,7 @@ async function run(cli, catalog) {
         }
       }
       const response = await engine.plan(await buildRequestText(cli.values, catalog));
+      noteReading(response);
       return cli.json ? JSON.stringify(response) : JSON.stringify(response, null, 2);
     }
     case 'hardware':

@@ -13,6 +13,20 @@ export function trainingSettings(training: PredictResponse['training']): string[
 }
 
 /**
+ * The caution a generic reading of a Hugging Face config needs (its model_type has no row in the table, so it
+ * was read from a few of its fields), or null when the model was read by its row or came in another form.
+ * `short`: the element's few words; otherwise the page's sentence.
+ */
+export function readingCaution(response: PredictResponse, short = false): string | null {
+  const reading = response.model.reading;
+  if (reading === undefined || reading.kind !== 'generic') return null;
+  const type = reading.model_type === '' ? 'a config without model_type' : `model_type "${reading.model_type}"`;
+  const style = reading.style === 'llama' ? 'a Llama-style decoder' : 'a GPT-2-style decoder';
+  if (short) return `Caution: ${type} is not in the table; read generically as ${style}.`;
+  return `Caution: ${type} is not in the table; read generically as ${style} from ${reading.relied_on.join(', ')}. Check the parameter count against the model's.`;
+}
+
+/**
  * Which predictor computed the numbers shown and why it is that one:
  * - `learned`: the learned models (`analyticRows`: some accelerators they do not cover are on the roofline);
  * - `roofline-asked`: the roofline, because it was asked for;

@@ -22,7 +22,7 @@ import createPrenetCore from '@wasm/prenet_core.mjs';
 import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import css from './embed.css?inline';
 import { element, svg } from './dom';
-import { predictorState, trainingSettings } from './describe';
+import { predictorState, readingCaution, trainingSettings } from './describe';
 import { createEngine } from './engine.js';
 import { formatCost, formatDuration, formatGB, formatMs, formatRange, formatSI } from './format.js';
 import { runJob } from './jobs.js';
@@ -237,7 +237,10 @@ export class PrenetCalculatorElement extends HTMLElement {
       const { model } = result.response;
       this.#render(result.response, scenario, model.source === 'preset' ? (catalogue.presetNames.get(model.name) ?? model.name) : model.name);
       this.#status.classList.remove('error');
-      this.#status.textContent = problems.length > 0 ? `Ignored: ${problems.join('; ')}` : '';
+      const caution = readingCaution(result.response, true);
+      this.#status.classList.toggle('caution', caution !== null);
+      const notes = [...(caution === null ? [] : [caution]), ...(problems.length > 0 ? [`Ignored: ${problems.join('; ')}`] : [])];
+      this.#status.textContent = notes.join(' ');
       await this.#footer(scenario, this.#predictorNote(result.response, learned, pending));
       if (generation !== this.#generation) return;
       this.dataset.predictor = result.response.predictor;
@@ -250,6 +253,7 @@ export class PrenetCalculatorElement extends HTMLElement {
   }
 
   #showError(message: string, field: string): void {
+    this.#status.classList.remove('caution');
     this.#status.classList.add('error');
     this.#status.textContent = message;
     this.#box.classList.toggle('stale', this.result !== null);

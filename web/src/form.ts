@@ -5,6 +5,7 @@ import { byId, element } from './dom';
 import { formatSI } from './format.js';
 import {
   defaultScenario,
+  MODEL_DEFAULT_CHOICES,
   PARALLEL_NUMBERS,
   parallelPath,
   scenarioChoice,
@@ -120,8 +121,9 @@ function choiceField(option: CatalogOption): { field: HTMLDivElement; select: HT
   select.setAttribute('aria-describedby', `${id}-error`);
   const values = option.values ?? [];
   const entries = values.map((value, i) => [value, option.labels?.[i] ?? value] as const);
+  const blank = MODEL_DEFAULT_CHOICES.has(option.key) ? modelDefaultText(option, null) : option.default === null ? 'not set' : null;
   select.replaceChildren(
-    ...(option.default === null ? [['', 'not set'] as const, ...entries] : entries).map(([value, text]) => {
+    ...(blank === null ? entries : [['', blank] as const, ...entries]).map(([value, text]) => {
       const entry = element('option', text);
       entry.value = value;
       return entry;
@@ -133,6 +135,18 @@ function choiceField(option: CatalogOption): { field: HTMLDivElement; select: HT
   const field = element('div', undefined, 'field');
   field.append(label, select, error);
   return { field, select };
+}
+
+/**
+ * The blank entry of a choice whose default is the model's own: before a response, what it means; after
+ * one, what the core used and where from (`training.precision_from`).
+ */
+function modelDefaultText(option: CatalogOption, response: PredictResponse | null): string {
+  const label = (value: unknown): string => option.labels?.[(option.values ?? []).indexOf(String(value))] ?? String(value);
+  if (response === null) return `model's own (config dtype, else ${label(option.default)})`;
+  const training = response.training as unknown as Record<string, unknown>;
+  const used = label(training[option.key]);
+  return training[`${option.key}_from`] === undefined ? `default (${used})` : `from the config (${used})`;
 }
 
 export function populateForm(parts: FormParts, catalog: Catalog): void {
@@ -231,7 +245,7 @@ export function updatePresetNote(parts: FormParts): void {
 /** Reads the model and training parts of the scenario. Empty number boxes are left out. */
 export function readModelAndTraining(parts: FormParts, fallbackPreset: string): Pick<Scenario, 'preset' | 'config' | 'training'> {
   const checked = presetRadios(parts).find((radio) => radio.checked);
-  // Every scenario holds precision and optimizer: their selects set them here (scenarioChoice).
+  // Every scenario holds the optimizer, and the precision when one is chosen: their selects set them here (scenarioChoice).
   const choices: Record<string, unknown> = {};
   for (const [option, select] of parts.choices) {
     const value = scenarioChoice(option, select.value);
@@ -255,7 +269,8 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
   const choices = scenario.training as unknown as Record<string, unknown>;
   for (const [option, select] of parts.choices) {
     const value = choices[option.key];
-    select.value = typeof value === 'string' ? value : typeof option.default === 'string' ? option.default : '';
+    const fallback = MODEL_DEFAULT_CHOICES.has(option.key) ? '' : typeof option.default === 'string' ? option.default : '';
+    select.value = typeof value === 'string' ? value : fallback;
   }
   updatePresetNote(parts);
 }
@@ -268,6 +283,10 @@ export function showDefaults(parts: FormParts, response: PredictResponse): void 
   parts.numbers.seq_len.placeholder = input.seq_len !== undefined ? `${input.seq_len} (default)` : 'not used';
   parts.numbers.image_size.placeholder = input.image_size !== undefined ? `${input.image_size} (default)` : 'not used';
   parts.numbers.dataset_size.placeholder = `${(training.batch_size * 100).toLocaleString('en-US')} (default)`;
+  for (const [option, select] of parts.choices) {
+    const blank = select.options[0];
+    if (MODEL_DEFAULT_CHOICES.has(option.key) && blank?.value === '') blank.text = modelDefaultText(option, response);
+  }
 }
 
 /**

@@ -8,7 +8,7 @@
 import { drawBarChart, drawLayerChart, type Bar } from './charts';
 import { wireConfigInput } from './config-input';
 import { byId, download } from './dom';
-import { predictorState, type PredictorState } from './describe';
+import { predictorState, readingCaution, type PredictorState } from './describe';
 import { engineSource } from './engine-source';
 import { connectEngine, type EngineClient } from './engine-client';
 import { exportFileName, exportJson, resultsCsv } from './export.js';
@@ -225,7 +225,7 @@ let refusedFile: string | null = null;
 function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   clearErrors();
   if (refusedFile !== null) showError('config', refusedFile);
-  app.form.configKind.textContent = result.understood === null ? '' : `Read as: ${result.understood}.`;
+  showUnderstood(app.form.configKind, result);
   if (!result.ok) {
     // Say which accelerator "hardware[1]" is: the user never sees the request's list.
     const name = hardwareName(app, job, result.field);
@@ -251,6 +251,17 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   byId('version', HTMLElement).textContent =
     `core ${response.version} · predictor ${response.predictor} · computed ${app.client.mode === 'worker' ? 'in a background worker' : "on the page's thread"}`;
   announce(response);
+}
+
+/**
+ * The "Read as" line under the config box: what the text was read as, and for a Hugging Face config read
+ * generically (its model_type is not in the table) a caution naming the fields relied on, never as success.
+ */
+function showUnderstood(line: HTMLElement, result: JobResult): void {
+  const caution = result.ok ? readingCaution(result.response) : null;
+  line.classList.toggle('caution', caution !== null);
+  if (result.understood === null) line.textContent = '';
+  else line.textContent = caution === null ? `Read as: ${result.understood}.` : `Read as: ${result.understood}. ${caution}`;
 }
 
 /** Says which predictor produced the numbers, and why not the learned one when it is not. */

@@ -19,11 +19,12 @@
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision: Precision, optimizer: Optimizer, attention?: 'flash',
+ *   epochs?: number, precision?: Precision, optimizer: Optimizer, attention?: 'flash',
  *   optimizer_impl?: 'foreach', kernels?: 'megatron', memory_format?: import('./types').MemoryFormat }}
  *   Training
  *   numbers are present only when the user set them; absent ones take the core's defaults; the other
- *   choices only when they differ from the core's default (scenarioChoice)
+ *   choices only when they differ from the core's default (scenarioChoice); precision only when chosen
+ *   (absent: the model's own, a Hugging Face config's dtype, else the core's fp32)
  * @typedef {{ hardware: string, step_ms: number }} Calibration a step time the user measured on
  *   one accelerator (its id, which should be one of `hardware`); sent to the core as `calibration`
  * @typedef {{ column: SortColumn, descending: boolean }} Sort
@@ -81,7 +82,7 @@ export function defaultScenario() {
     config: '',
     hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
     custom: [],
-    training: { batch_size: 32, precision: 'fp32', optimizer: 'adam' },
+    training: { batch_size: 32, optimizer: 'adam' },
     calibration: null,
     sort: { column: 'total_s', descending: false },
     layersFor: '',
@@ -178,14 +179,24 @@ export function parallelRequest(parallel) {
 }
 
 /**
+ * Training choices whose default is the model's own when the model says (a Hugging Face config's dtype sets
+ * the precision; docs/API.md): their select offers a blank "the model's own" first, and a value chosen
+ * there is kept even when it equals the core's default, so an explicit FP32 stays explicit.
+ * @type {ReadonlySet<string>}
+ */
+export const MODEL_DEFAULT_CHOICES = new Set(['precision']);
+
+/**
  * What a scenario holds for training choice `option` set to `value` (a link's or the form's): the value,
  * or undefined (left out, so the core's default applies) for a blank or the default itself, except for
- * the choices every scenario holds (precision and optimizer, which links always write).
+ * the choices every scenario holds (optimizer, which links always write) and those whose default is the
+ * model's own (precision: blank is left out, any value kept).
  * @param {CatalogOption} option
  * @param {string} value one of option.values, or ''
  * @returns {string | undefined}
  */
 export function scenarioChoice(option, value) {
+  if (MODEL_DEFAULT_CHOICES.has(option.key)) return value === '' ? undefined : value;
   if (option.key in defaultScenario().training) return value;
   return value === '' || value === option.default ? undefined : value;
 }
@@ -261,8 +272,8 @@ export async function decodeConfig(value) {
 // ------------------------------------------------------------------ scenario -> link
 
 /**
- * The link parameters for a scenario. The preset, accelerators, batch, precision and optimizer are
- * always written so a link keeps its meaning if the page's defaults change; the rest only when set.
+ * The link parameters for a scenario. The preset, accelerators, batch and optimizer are always written so
+ * a link keeps its meaning if the page's defaults change; the rest (precision too) only when set.
  * Each training option goes under the first of its link names in the catalogue's table.
  * @param {Scenario} scenario
  * @param {Pick<Known, 'options' | 'parallel_options'>} known

@@ -131,6 +131,14 @@ export interface ModelInput {
   [key: string]: unknown;
 }
 
+/**
+ * How a Hugging Face config was read (docs/API.md "model.reading"): by its model_type's row of the table, or
+ * generically (the model_type has no row) from the fields named in `relied_on`.
+ */
+export type ModelReading =
+  | { kind: 'table'; model_type: string }
+  | { kind: 'generic'; model_type: string; style: 'llama' | 'gpt2'; relied_on: string[] };
+
 export interface ModelSummary {
   name: string;
   source: string; // "preset" | "hf_config" | "layers"
@@ -138,6 +146,8 @@ export interface ModelSummary {
   layer_count: number;
   input: ModelInput;
   flops_per_step: FlopsPerStep;
+  /** Present when the model came as hf_config. */
+  reading?: ModelReading;
 }
 
 export interface TrainingSummary {
@@ -151,6 +161,10 @@ export interface TrainingSummary {
   kernels: KernelSet;
   /** Present only when the request gave it. */
   memory_format?: MemoryFormat;
+  /** Present when the config's dtype set the precision ("model.hf_config.torch_dtype"). */
+  precision_from?: string;
+  /** Present when the config's positions set the length (the request gave none). */
+  seq_len_from?: string;
   dataset_size: number;
   epochs: number;
   steps_per_epoch: number;

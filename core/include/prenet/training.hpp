@@ -62,6 +62,9 @@ struct TrainingConfig {
   std::optional<MemoryFormat> memory_format;  // absent: timed as channels_last, and not echoed
   std::int64_t dataset_size = 0;  // 0: batch_size x 100
   double epochs = 1.0;
+  // Where a setting the request left out came from, as the training echo says it ("" : the request or the
+  // table's default): the config's dtype field for the precision, the config's positions for the length.
+  std::string precision_from, seq_len_from;
 
   /// Optimizer steps in one pass over the dataset: ceil(dataset_size / batch_size).
   std::int64_t steps_per_epoch() const;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "prenet/catalog.hpp"
+#include "prenet/hf_config.hpp"
 #include "response/result.hpp"
 #include "response/warnings.hpp"
 
@@ -29,12 +30,34 @@ void prepare_parallel(Prepared& p) {
   }
 }
 
+/// Says where the sequence length came from when a Hugging Face config decided it (the request set none).
+void note_config_length(Prepared& p) {
+  const Json& model = p.req.model;
+  if (p.req.training.seq_len || !model.contains("hf_config") || p.net.input.kind != InputKind::Tokens) return;
+  p.req.training.seq_len_from = hf_config_seq_source(model["hf_config"], p.net.input.seq_len);
+}
+
+/// The roofline's timing; when the config's dtype chose a precision an accelerator lacks, the error says so
+/// (the user never wrote training.precision).
+std::vector<Timing> timed_at_precision(const Prepared& p) {
+  const TrainingConfig& tr = p.req.training;
+  try {
+    return roofline_times(p.work, p.req.hardware, tr.precision);
+  } catch (const InputError& e) {
+    if (tr.precision_from.empty() || e.field() != "training.precision") throw;
+    std::string detail = e.what();
+    throw InputError(e.field(), detail.substr(detail.find(": ") + 2) + " (the precision is " + tr.precision_from +
+                                    "'s; set training.precision to choose another)");
+  }
+}
+
 }  // namespace
 
 Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
+  note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);
   } else {
@@ -46,7 +69,7 @@ Prepared prepare(const Json& doc) {
     throw InputError("model", "the network performs no computation (only reshapes or identities)");
   }
   p.mem = estimate_memory(p.net, p.work, tr.precision, tr.optimizer);
-  p.roofline = roofline_times(p.work, p.req.hardware, tr.precision);
+  p.roofline = timed_at_precision(p);
   for (std::string& w :
        misaligned_warnings(p.shard ? p.shard->net : p.net, p.work, p.req.hardware, p.roofline, tr.precision)) {
     p.net.warnings.push_back(std::move(w));

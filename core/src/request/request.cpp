@@ -1,5 +1,6 @@
 #include "prenet/request.hpp"
 
+#include "prenet/hf_config.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -37,6 +38,18 @@ std::vector<Accelerator> parse_hardware(const Json& doc) {
   return out;
 }
 
+/// The config's own dtype as the training precision when the request's model is a Hugging Face config and its
+/// training sets no precision (docs/API.md "precision").
+void precision_from_config(const Json& doc, const Json& model, TrainingConfig& training) {
+  const Json* tr = doc.contains("training") && doc["training"].is_object() ? &doc["training"] : nullptr;
+  if (tr && tr->contains("precision") && !(*tr)["precision"].is_null()) return;
+  if (!model.contains("hf_config")) return;
+  std::optional<HfPrecision> dtype = hf_config_precision(model["hf_config"]);
+  if (!dtype) return;
+  training.precision = precision_from_string(dtype->precision);
+  training.precision_from = "model.hf_config." + dtype->field;
+}
+
 }  // namespace
 
 Request parse_request(const Json& doc) {
@@ -46,6 +59,7 @@ Request parse_request(const Json& doc) {
   if (!doc.contains("model")) throw InputError("model", "required: a preset, hf_config or layer list");
   r.model = require_object(doc["model"], "model");
   r.training = parse_training(doc);
+  precision_from_config(doc, r.model, r.training);
   r.hardware = parse_hardware(doc);
   if (doc.contains("parallel") && !doc["parallel"].is_null()) {
     std::optional<std::int64_t> batch;

@@ -5,6 +5,7 @@
 
 #include "parallel/layout.hpp"
 #include "parallel/memory_advice.hpp"
+#include "prenet/hf_config.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
 #include "response/json_text.hpp"
@@ -130,6 +131,12 @@ Json response_head(const Prepared& p, bool any_learned) {
           {"results", Json::array()}};
 }
 
+/// `head` with, for a Hugging Face config, how it was read (model.reading: by its table row, or generically).
+Json with_reading(Json head, const Prepared& p) {
+  if (p.req.model.contains("hf_config")) head["model"]["reading"] = hf_config_reading(p.req.model["hf_config"]);
+  return head;
+}
+
 /// `head` as text with `results` and, when `layers` is given, each result's columns and the layer
 /// table (`table`) spliced in, into one buffer filled once: these responses run to megabytes.
 std::string splice(const Json& head, const std::vector<Json>& results, const LayerColumns* layers,
@@ -183,7 +190,7 @@ std::string assemble(const Prepared& p, const std::vector<Timing>& main, const s
   const bool any_learned = std::any_of(predictors.begin(), predictors.end(),
                                        [](const char* name) { return std::string(name) == "learned"; });
   const std::string table = layers ? layers->table(p.shard ? p.shard->net : p.net, p.work) : std::string();
-  return splice(response_head(p, any_learned), per_accelerator, layers ? &*layers : nullptr, table);
+  return splice(with_reading(response_head(p, any_learned), p), per_accelerator, layers ? &*layers : nullptr, table);
 }
 
 }  // namespace prenet

@@ -1,7 +1,11 @@
 // Hugging Face config.json → the project's layer list: the model_type's row (model_types.cpp) reads the
-// config into an Arch, and the row's family builds the layers.
+// config into an Arch, and the row's family builds the layers. A model_type without a row is read
+// generically only where its fields decide the architecture (generic.cpp), with a warning naming them.
 #include "prenet/hf_config.hpp"
 
+#include <algorithm>
+
+#include "model/hf/generic.hpp"
 #include "model/hf/model_types.hpp"
 #include "prenet/network.hpp"
 
@@ -12,10 +16,49 @@ namespace {
 const std::vector<std::string> kDepthFields = {"num_hidden_layers",  "n_layer",       "num_layers", "n_layers",
                                                "num_decoder_layers", "encoder_layers"};
 
-/// The row that reads `config` (the unrecognised-type row when the table has none for its model_type).
-const hf::ModelType& model_type_of(const hf::Cfg& c) {
+/// The spellings of the trained positions, in the order the steps read them (for saying where a length came from).
+const std::vector<std::string> kPositionFields = {"max_position_embeddings", "n_positions", "n_ctx"};
+
+/// The default sequence length of a rotary decoder trained on at least this many positions (longer contexts are
+/// reached by fine-tuning from shorter pre-training sequences, and cost grows with the square of the length).
+constexpr std::int64_t kRotaryDefaultSeq = 4096;
+
+/// How `c` is read: its table row, or (no row) the generic reading, which errors when the fields decide nothing.
+struct Reading {
+  const hf::ModelType* row = nullptr;
+  std::optional<hf::GenericReading> generic;
+};
+
+Reading reading_of(const hf::Cfg& c) {
   const hf::ModelType* row = hf::find_model_type(c.str("model_type", ""));
-  return row ? *row : hf::unrecognised_model_type();
+  if (row) return {row, std::nullopt};
+  hf::GenericReading generic = hf::read_generically(c);
+  return {generic.row, generic};
+}
+
+/// The model's name: the model_type, or for a config without one "gpt2" (GPT-2 spellings) or "hf-model".
+std::string model_name(const hf::Cfg& c, const Reading& r) {
+  if (!r.generic) return r.row->name;
+  std::string type = c.str("model_type", "");
+  if (!type.empty()) return type;
+  return r.generic->style == "gpt2" ? "gpt2" : "hf-model";
+}
+
+/// Reads `c` with its row into an Arch.
+hf::Arch read_arch(const hf::Cfg& c, const Reading& r, std::vector<std::string>& warnings) {
+  hf::Arch arch;
+  arch.name = model_name(c, r);
+  if (r.generic) warnings.push_back(r.generic->warning);
+  hf::read_steps(c, r.row->steps, arch, warnings);
+  return arch;
+}
+
+/// The default sequence length when the request gives none and the config's positions decide it: the rotary
+/// default for a rotary token model trained on at least that many positions; 0 leaves the family's own default
+/// (the positions capped at 1024).
+std::int64_t rotary_default_seq(const hf::ModelType& row, const hf::Arch& arch) {
+  bool rotary = !row.family.image_input && !arch.learned_positions;
+  return rotary && arch.max_positions >= kRotaryDefaultSeq ? kRotaryDefaultSeq : 0;
 }
 
 /// Errors, naming the config's depth field, when `model` expands to more layers than the layer list allows.
@@ -34,6 +77,34 @@ void check_expanded_size(const hf::Cfg& c, const Json& model) {
   }
 }
 
+/// The config's dtype field: transformers 5's "dtype", else "torch_dtype"; "" when neither is a string.
+std::string dtype_field(const Json& config) {
+  for (const char* key : {"dtype", "torch_dtype"}) {
+    if (config.contains(key) && config[key].is_string()) return key;
+  }
+  return "";
+}
+
+/// The training precision a dtype names ("torch." prefix allowed), or "" when it names none.
+std::string precision_of_dtype(std::string dtype) {
+  if (dtype.rfind("torch.", 0) == 0) dtype = dtype.substr(6);
+  if (dtype == "bfloat16") return "bf16";
+  if (dtype == "float16" || dtype == "half") return "fp16";
+  if (dtype == "float32" || dtype == "float") return "fp32";
+  return "";
+}
+
+/// Notes a dtype that names no training precision (float64, int8, ...: the request's precision stands).
+void note_unused_dtype(const hf::Cfg& c, std::vector<std::string>& warnings) {
+  std::string key = dtype_field(c.json());
+  if (key.empty()) return;
+  std::string dtype = c.json()[key].get<std::string>();
+  if (dtype == "auto" || !precision_of_dtype(dtype).empty()) return;
+  warnings.push_back(c.field(key) + " \"" + printable(dtype) +
+                     "\" names no training precision (bfloat16, float16 or float32); the precision is the "
+                     "request's");
+}
+
 }  // namespace
 
 bool hf_config_is_vision(const Json& config) {
@@ -46,13 +117,49 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
                          std::vector<std::string>& warnings, std::int64_t image_size) {
   require_object(config, path);
   hf::Cfg c(config, path);
-  const hf::ModelType& row = model_type_of(c);
-  hf::Arch arch;
-  arch.name = row.name;
-  hf::read_steps(c, row.steps, arch, warnings);
-  Json model = row.family.build(c, arch, {seq_len, image_size}, warnings);
+  Reading r = reading_of(c);
+  hf::Arch arch = read_arch(c, r, warnings);
+  note_unused_dtype(c, warnings);
+  if (seq_len <= 0) seq_len = rotary_default_seq(*r.row, arch);
+  Json model = r.row->family.build(c, arch, {seq_len, image_size}, warnings);
   check_expanded_size(c, model);
   return model;
+}
+
+Json hf_config_reading(const Json& config) {
+  if (!config.is_object()) return nullptr;
+  hf::Cfg c(config, "model.hf_config");
+  Reading r = reading_of(c);
+  if (!r.generic) return {{"kind", "table"}, {"model_type", r.row->name}};
+  return {{"kind", "generic"},
+          {"model_type", c.str("model_type", "")},
+          {"style", r.generic->style},
+          {"relied_on", r.generic->relied_on}};
+}
+
+std::optional<HfPrecision> hf_config_precision(const Json& config) {
+  if (!config.is_object()) return std::nullopt;
+  std::string key = dtype_field(config);
+  if (key.empty()) return std::nullopt;
+  std::string precision = precision_of_dtype(config[key].get<std::string>());
+  if (precision.empty()) return std::nullopt;
+  return HfPrecision{precision, key};
+}
+
+std::string hf_config_seq_source(const Json& config, std::int64_t seq_len) {
+  if (!config.is_object()) return "";
+  hf::Cfg c(config, "model.hf_config");
+  std::vector<std::string> scratch;
+  Reading r = reading_of(c);
+  hf::Arch arch = read_arch(c, r, scratch);
+  std::string key = c.present(kPositionFields);
+  if (arch.max_positions <= 0 || key.empty()) {
+    return "no trained positions in the config: the default of " + std::to_string(seq_len);
+  }
+  std::string from = "model.hf_config." + key + " (" + std::to_string(arch.max_positions) + ")";
+  if (seq_len >= arch.max_positions) return from;
+  return from + ", capped at " + std::to_string(seq_len) +
+         " (the default: 4096 for rotary decoders trained on 4096 positions or more, else 1024)";
 }
 
 }  // namespace prenet

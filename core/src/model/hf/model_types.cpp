@@ -34,7 +34,7 @@ const Steps kDecoderCore = {
     need(&Arch::vocab, {"vocab_size"}, 1, kMaxVocab),
 };
 
-/// GPT-2 (and the generic fallback): pre-LN, learned positions, biases everywhere, tied head.
+/// GPT-2 (and the generic GPT-2-style reading, generic.cpp): pre-LN, learned positions, biases everywhere, tied head.
 const Steps kGpt2 = {
     opt(&Arch::kv_heads, {"num_key_value_heads"}, of(&Arch::heads), 1, of(&Arch::heads)),
     opt(&Arch::inner, {"intermediate_size", "n_inner"}, of(&Arch::hidden, 4), 1, kMaxInner),
@@ -319,10 +319,6 @@ const std::vector<ModelType> kModelTypes = {
     {"vit", kVit, compose({kVitShape})},
 };
 
-/// An unrecognised model_type reads as GPT-2 does, after naming itself.
-const ModelType kUnrecognised = {"", kDecoder,
-                                 compose({kDecoderCore, {hook(&Arch::name, note_unrecognised_type)}, kGpt2})};
-
 }  // namespace
 
 const std::vector<ModelType>& classic_model_types() { return kModelTypes; }
@@ -356,8 +352,3 @@ Json hf_model_types_catalogue() {
 
 }  // namespace prenet
 
-namespace prenet::hf {
-
-const ModelType& unrecognised_model_type() { return kUnrecognised; }
-
-}  // namespace prenet::hf

@@ -34,7 +34,6 @@ const std::vector<ModelType>& multimodal_model_types();  // types_multimodal.cpp
 /// The row for `model_type`, or nullptr when the table has none.
 const ModelType* find_model_type(const std::string& model_type);
 
-/// The row an unrecognised model_type is read with (a GPT-2-style decoder, with a warning).
-const ModelType& unrecognised_model_type();
+// A model_type without a row is read generically where its fields decide the architecture: generic.hpp.
 
 }  // namespace prenet::hf

@@ -2,17 +2,6 @@
 
 namespace prenet::hf {
 
-void note_unrecognised_type(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
-  std::string type = c.str("model_type", "");
-  if (type.empty() && c.has("n_embd")) {
-    a.name = "gpt2";
-    return;
-  }
-  warnings.push_back("model_type \"" + printable(type) + "\" is not recognised; treated as a GPT-2-style decoder " +
-                     "(pre-LayerNorm, learned positions, tied embeddings)");
-  a.name = type.empty() ? "hf-model" : type;
-}
-
 void falcon_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>&) {
   bool new_arch = c.flag("new_decoder_architecture", false);
   a.kv_field = c.has("num_kv_heads") ? "num_kv_heads" : c.has("n_head_kv") ? "n_head_kv" : "multi_query";

@@ -9,9 +9,6 @@
 
 namespace prenet::hf {
 
-/// The unrecognised model_type: names the model after it (GPT-2 when a config without one uses GPT-2's
-/// n_embd) and notes the GPT-2-style reading.
-void note_unrecognised_type(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Falcon's KV heads: multi-query (7B) or grouped (new_decoder_architecture), and the LayerNorms of a parallel
 /// block (num_ln_in_parallel_attn: 2 by default in the new architecture, 40B/180B; 1 in Falcon2-11B).
 void falcon_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
