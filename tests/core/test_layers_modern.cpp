@@ -178,3 +178,19 @@ TEST_CASE("attention's new attributes reject bad input naming the attribute", "[
     {"type": "attention", "num_heads": 4, "causal": true, "window": 2, "inputs": ["mem", "mem"]}]})";
   require_model_error(cross, "model.layers[1].window", "causal self-attention only");
 }
+
+TEST_CASE("active parameters: a mixture of experts counts top_k of its experts", "[layers][modern][moe]") {
+  const Network net = net_of(R"({"input": {"kind": "sequence", "seq_len": 8, "features": 64}, "layers": [
+    {"type": "layernorm", "name": "ln"},
+    {"type": "dense", "name": "router", "units": 8, "bias": false},
+    {"type": "dense", "name": "up", "units": 128, "gated": true, "activation": "silu", "bias": false,
+     "experts": 8, "top_k": 2, "inputs": ["ln"]},
+    {"type": "dense", "name": "down", "units": 64, "experts": 8, "top_k": 2}]})");
+  // Each expert: gate and up 64 x 128 without bias, down 128 x 64 with its 64 biases.
+  const std::int64_t up_expert = 2 * 64 * 128, down_expert = 128 * 64 + 64;
+  const std::int64_t whole = 2 * 64 + 64 * 8;  // layernorm and router
+  CHECK(net.parameters() == whole + 8 * (up_expert + down_expert));
+  CHECK(net.active_parameters() == whole + 2 * (up_expert + down_expert));
+  const Network dense = net_of(seq_model(8, 64, R"({"type": "dense", "units": 32})"));
+  CHECK(dense.active_parameters() == dense.parameters());
+}

@@ -132,6 +132,8 @@ struct Network {
   std::vector<std::string> warnings;
 
   std::int64_t parameters() const;
+  /// Parameters one token runs through: each mixture-of-experts layer's top_k of its experts, all else whole.
+  std::int64_t active_parameters() const;
 };
 
 /// Limits enforced while building networks, so absurd inputs fail fast with a clear message.
