@@ -194,3 +194,59 @@ TEST_CASE("active parameters: a mixture of experts counts top_k of its experts",
   const Network dense = net_of(seq_model(8, 64, R"({"type": "dense", "units": 32})"));
   CHECK(dense.active_parameters() == dense.parameters());
 }
+
+TEST_CASE("mla parameters as DeepseekV3Attention and DeepseekV2Attention build them", "[layers][modern][mla]") {
+  // DeepSeek-V3: hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, nope 128, rope 64, v 128.
+  const std::int64_t D = 7168, H = 128, rq = 1536, rkv = 512, nope = 128, rope = 64, v = 128;
+  const std::int64_t v3 = D * rq + rq + rq * H * (nope + rope)  // q_a_proj, q_a_layernorm, q_b_proj
+                          + D * (rkv + rope) + rkv              // kv_a_proj_with_mqa, kv_a_layernorm
+                          + rkv * H * (nope + v)                // kv_b_proj
+                          + H * v * D;                          // o_proj
+  CHECK(v3 == 187107328);
+  const std::string v3_spec = R"({"type": "mla", "name": "a", "num_heads": 128, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 7168, v3_spec)), "a").parameters == v3);
+  // attention_bias: biases on q_a_proj, kv_a_proj_with_mqa and o_proj only.
+  const std::string biased = R"({"type": "mla", "name": "a", "num_heads": 128, "q_lora_rank": 1536, "bias": true,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 7168, biased)), "a").parameters == v3 + rq + (rkv + rope) + D);
+  // DeepSeek-V2-Lite: q_lora_rank null, so one q_proj (no bias); hidden 2048, 16 heads.
+  const std::int64_t lite = 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048;
+  const std::string lite_spec = R"({"type": "mla", "name": "a", "num_heads": 16, "q_lora_rank": 0,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 2048, lite_spec)), "a").parameters == lite);
+  // Tensor parallelism splits the heads; the down-projections and their norms stay whole.
+  const Network net = net_of(seq_model(4, 7168, v3_spec));
+  const std::int64_t per_gpu =
+      D * rq + rq + D * (rkv + rope) + rkv + (rq * (nope + rope) + rkv * (nope + v) + v * D) * H / 8;
+  CHECK(layer(shard_network(net, 8).net, "a").parameters == per_gpu);
+}
+TEST_CASE("mla kernels: projections, a core of width nope + rope and v, eager or fused", "[layers][modern][mla]") {
+  const double b = 2, s = 32, D = 256, H = 4, rq = 64, rkv = 32, nope = 16, rope = 8, v = 24, dk = nope + rope;
+  const Network net = net_of(seq_model(32, 256, R"({"type": "mla", "name": "a", "num_heads": 4, "q_lora_rank": 64,
+    "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 24})"));
+  const std::size_t a = layer_index(net, "a");
+  const double m = b * s;
+  const double projections = 2 * m * (D * rq + rq * H * dk + D * (rkv + rope) + rkv * H * (nope + v) + H * v * D);
+  const StepWork eager = step_of(net, 2, false), fused = step_of(net, 2, true);
+  // Eager: Q K^T (width dk) and P V (width v) over every score.
+  CHECK(matmul_flops(eager, a, kF) == Approx(projections + 2 * b * H * s * s * (dk + v)));
+  CHECK(matmul_flops(eager, a, kB) == Approx(2 * projections + 2 * 2 * b * H * s * s * (dk + v)));
+  // Fused: Hugging Face pads V to dk for FlashAttention-2; causal, half the scores.
+  CHECK(matmul_flops(fused, a, kF) == Approx(projections + 2 * b * H * s * s * (2 * dk) * 0.5));
+  CHECK(class_count(eager, a, kF, KernelClass::Normalization) == 2);  // q_a_layernorm, kv_a_layernorm
+}
+
+TEST_CASE("mla rejects bad input naming the attribute", "[layers][modern][errors]") {
+  using testutil::require_model_error;
+  const std::string mla = R"({"type": "mla", "num_heads": 4, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+    "v_head_dim": 16)";
+  require_model_error(seq_model(8, 64, mla + R"(, "kv_lora_rank": 0})"), "model.layers[1].kv_lora_rank",
+                      "expected an integer in [1");
+  require_model_error(seq_model(8, 64, mla + "}"), "model.layers[1].kv_lora_rank", "required integer is missing");
+  require_model_error(seq_model(8, 64, mla + R"(, "kv_lora_rank": 8, "q_lora_rank": -1})"),
+                      "model.layers[1].q_lora_rank", "expected an integer");
+  require_model_error(seq_model(8, 64, R"({"type": "mla", "num_heads": 4, "kv_lora_rank": 8, "qk_nope_head_dim": 0,
+    "qk_rope_head_dim": 0, "v_head_dim": 16})"),
+                      "model.layers[1].qk_rope_head_dim", "at least 1");
+}

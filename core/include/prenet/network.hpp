@@ -53,9 +53,10 @@ enum class LayerType {
   Concat,
   Identity,
   CrossEntropy,
-  Multiply,   // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
-  Parameter,  // a learned tensor used as an activation (ViT's class token); reads no input
+  Multiply,         // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
+  Parameter,        // a learned tensor used as an activation (ViT's class token); reads no input
   AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
+  Mla,              // multi-head latent attention (DeepSeek-V2/V3): low-rank queries and a shared key/value latent
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
@@ -94,6 +95,8 @@ struct LayerAttrs {
   QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
   bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
   double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
+  // mla: DeepSeek's ranks and widths (num_heads, causal, bias, rate as for attention); q_lora_rank 0 = q_proj
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter
