@@ -2,11 +2,15 @@
 // answer them): read generically only where their fields decide the architecture, with the fields named in a
 // warning and in model.reading; refused, naming the model_type and the field, otherwise. Also the config's own
 // dtype as the training precision and the config's positions as the default sequence length.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "prenet/api.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -226,7 +230,26 @@ TEST_CASE("an unknown model_type whose fields decide no architecture is refused,
   // Every refusal of a made-up type lists only types that exist, sorted.
   Json response = predict_config(cfg);
   std::string message = response["error"]["message"].get<std::string>();
-  CHECK(message.find("supported model_types: bart, bert, distilbert") != std::string::npos);
+  const std::string lead = "supported model_types: ";
+  REQUIRE(message.find(lead) != std::string::npos);
+  std::vector<std::string> listed;
+  std::string list = message.substr(message.find(lead) + lead.size());
+  std::istringstream items(list.substr(0, list.find(" (")));
+  for (std::string item; std::getline(items, item, ',');) listed.push_back(item.substr(item.front() == ' ' ? 1 : 0));
+  CHECK(std::is_sorted(listed.begin(), listed.end()));
+  std::set<std::string> catalogued;
+  std::size_t rows = 0;
+  const Json catalogue = Json::parse(prenet::catalog_json());
+  for (const auto& t : catalogue["hf_model_types"]) {
+    catalogued.insert(t["model_type"].get<std::string>());
+    for (const auto& alias : t["aliases"]) catalogued.insert(alias.get<std::string>());
+    ++rows;
+  }
+  for (const auto& type : listed) {
+    INFO(type);
+    CHECK(catalogued.count(type) == 1);
+  }
+  CHECK(listed.size() >= rows);
 }
 
 TEST_CASE("a table model_type's reading is said as such", "[hf_generic]") {
