@@ -28,5 +28,7 @@ Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std
 Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// ViT image classifiers: vit.cpp.
 Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.
+Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf
