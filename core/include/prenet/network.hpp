@@ -53,13 +53,23 @@ enum class LayerType {
   Concat,
   Identity,
   CrossEntropy,
-  Multiply,   // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
-  Parameter,  // a learned tensor used as an activation (ViT's class token); reads no input
+  Multiply,         // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
+  Parameter,        // a learned tensor used as an activation (ViT's class token); reads no input
   AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
+  Mla,              // multi-head latent attention (DeepSeek-V2/V3): low-rank queries and a shared key/value latent
+  Mamba,            // selective state-space mixer (Mamba 1 and Mamba-2)
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
 const char* to_string(LayerType type);
+
+/// Attention's normalisation of queries and keys before the scores (attention `qk_norm`).
+enum class QkNorm {
+  None,
+  Head,            // RMSNorm over each head's width, one weight of head_dim for q and one for k (Qwen3, Gemma 3)
+  Full,            // RMSNorm over the whole q and the whole k projection (OLMo 2)
+  HeadWeightless,  // L2 norm over each head's width, no weight (Llama 4)
+};
 
 /// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
 struct LayerAttrs {
@@ -81,6 +91,16 @@ struct LayerAttrs {
   std::int64_t top_k = 1;         // dense: experts each token is routed to
   std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
+  std::int64_t window = 0;        // attention: sliding window, keys each query sees (itself included); 0 = all
+  std::int64_t chunk = 0;         // attention: chunked local attention, positions per chunk; 0 = none
+  QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
+  bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
+  double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
+  // mla: DeepSeek's ranks and widths (num_heads, causal, bias, rate as for attention); q_lora_rank 0 = q_proj
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  // mamba: version 1 (selective scan) or 2 (SSD); inner = d_inner; dt_rank (v1); num_heads and n_groups (v2)
+  std::int64_t ssm_version = 0, inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0, n_groups = 1;
+  bool conv_bias = true;              // mamba: conv1d bias
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter
@@ -119,6 +139,8 @@ struct Network {
   std::vector<std::string> warnings;
 
   std::int64_t parameters() const;
+  /// Parameters one token runs through: each mixture-of-experts layer's top_k of its experts, all else whole.
+  std::int64_t active_parameters() const;
 };
 
 /// Limits enforced while building networks, so absurd inputs fail fast with a clear message.
