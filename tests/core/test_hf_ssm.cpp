@@ -169,6 +169,9 @@ TEST_CASE("jamba: attention and expert layers by period and offset, repeated eve
   CHECK(find_layer(stack["layers"], "mlp_up_0")["gated"] == true);
   CHECK(find_layer(layers, "lm_head").count("tied_to") == 0);
   CHECK(model["input"]["seq_len"] == 1024);  // JambaConfig's 262144 positions capped
+  Json cfg = small_jamba();
+  cfg["num_key_value_heads"] = nullptr;  // JambaConfig: None means as many as the attention heads
+  CHECK(find_layer(layers_of(cfg)["layers"], "self_attn_2")["num_kv_heads"] == 4);
 }
 
 TEST_CASE("jamba: layers left over after the last whole period, and a dense model", "[hf_config][ssm]") {
@@ -206,6 +209,9 @@ TEST_CASE("jamba: bad pattern fields are errors naming the field", "[hf_config][
   require_input_error([&] { layers_of(cfg); }, "model.hf_config.num_experts_per_tok", "at most num_experts (4)");
   cfg = small_jamba();
   cfg["num_key_value_heads"] = 3;
+  require_input_error([&] { layers_of(cfg); }, "model.hf_config.num_key_value_heads", "");
+  cfg = small_jamba();
+  cfg.erase("num_key_value_heads");  // JambaConfig's default of 8 exceeds the 4 heads
   require_input_error([&] { layers_of(cfg); }, "model.hf_config.num_key_value_heads", "");
   cfg = small_jamba();
   cfg["sliding_window"] = 4096;

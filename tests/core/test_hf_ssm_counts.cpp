@@ -114,5 +114,6 @@ TEST_CASE("jamba: ai21labs/Jamba-v0.1's sizes give 51.57 G parameters, 12.11 G a
   Network net = from_config(cfg);
   CHECK(net.parameters() == expected);
   CHECK(active_of(net) == expected - 16 * (E - 2) * mlp);
+  CHECK(net.active_parameters() == expected - 16 * (E - 2) * mlp);
   CHECK(expected - 16 * (E - 2) * mlp == 12110311296);
 }

@@ -28,11 +28,17 @@ const Step kTiedByDefault = flag(&Arch::tied, "tie_word_embeddings", true);
 /// Mamba2Config and JambaConfig do not.
 const Step kUntiedByDefault = flag(&Arch::tied, "tie_word_embeddings", false);
 
+/// JambaConfig's KV heads: 8 when absent, the attention heads when null (its "backward compatibility").
+void jamba_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  bool null = c.json().contains("num_key_value_heads") && c.json()["num_key_value_heads"].is_null();
+  a.kv_heads = null ? a.heads : c.opt({"num_key_value_heads"}, 8, 1, a.heads);
+}
+
 /// Jamba's attention layers and MLPs (JambaConfig's defaults); top-k is checked against the experts by the
 /// builder, since a dense model (num_experts 1) keeps the default num_experts_per_tok of 2.
 const Steps kJambaBlocks = {
     opt(&Arch::heads, {"num_attention_heads"}, 32, 1, kMaxWidth),
-    opt(&Arch::kv_heads, {"num_key_value_heads"}, of(&Arch::heads), 1, of(&Arch::heads)),
+    hook(&Arch::kv_heads, jamba_kv_heads),
     opt(&Arch::inner, {"intermediate_size"}, 14336, 1, kMaxInner),
     fix(&Arch::gated, true),
     opt(&Arch::experts, {"num_experts"}, 16, 1, 1 << 16),
