@@ -40,5 +40,7 @@ Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::v
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.
+Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf
