@@ -273,7 +273,10 @@ void llama4_layers(const Cfg& c, Arch& a, std::vector<std::string>&) {
   ensure_plan(a);
   std::int64_t dense_inner = c.opt({"intermediate_size_mlp"}, 16384, 1, kMaxInner);
   std::int64_t chunk = c.opt({"attention_chunk_size"}, 8192, 1, kMaxPositions);
-  const Json* rope = per_layer_array(c, "no_rope_layers", a.layers);
+  // An empty no_rope_layers means the default, as Llama4TextConfig reads it.
+  const bool listed =
+      c.has("no_rope_layers") && !(c.json()["no_rope_layers"].is_array() && c.json()["no_rope_layers"].empty());
+  const Json* rope = listed ? per_layer_array(c, "no_rope_layers", a.layers) : nullptr;
   std::int64_t interval = c.opt({"no_rope_layer_interval"}, 4, 1, kMaxDepth);
   std::vector<std::string> types;
   for (std::size_t i = 0; i < a.plan.size(); ++i) {
