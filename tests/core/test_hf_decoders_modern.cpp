@@ -198,6 +198,10 @@ TEST_CASE("deepseek_v3: DeepSeek-V3 671B total, 37B active (MLA; 3 dense then 58
   CHECK(layer(net, "h0.2.attn").parameters == mla);
   CHECK(layer(net, "h0.2.mlp_up").attrs.units == 18432);
   CHECK(layer(net, "h3.57.experts_up").attrs.experts == 256);
+  Json model = layers_of(c);
+  int repeats = 0;
+  for (const auto& l : model["layers"]) repeats += l["type"] == "repeat";
+  CHECK(repeats == 2);  // 3 dense layers, then 58 MoE layers
   bool mtp_noted = false;
   for (const auto& w : warnings) mtp_noted = mtp_noted || w.find("num_nextn_predict_layers 1") != std::string::npos;
   CHECK(mtp_noted);
