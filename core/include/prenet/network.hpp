@@ -61,6 +61,14 @@ enum class LayerType {
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
 const char* to_string(LayerType type);
 
+/// Attention's normalisation of queries and keys before the scores (attention `qk_norm`).
+enum class QkNorm {
+  None,
+  Head,            // RMSNorm over each head's width, one weight of head_dim for q and one for k (Qwen3, Gemma 3)
+  Full,            // RMSNorm over the whole q and the whole k projection (OLMo 2)
+  HeadWeightless,  // L2 norm over each head's width, no weight (Llama 4)
+};
+
 /// Attributes of a layer; each type reads the ones that apply to it (see docs/MODEL_FORMAT.md).
 struct LayerAttrs {
   std::int64_t units = 0;    // dense: output features
@@ -81,6 +89,11 @@ struct LayerAttrs {
   std::int64_t top_k = 1;         // dense: experts each token is routed to
   std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
+  std::int64_t window = 0;        // attention: sliding window, keys each query sees (itself included); 0 = all
+  std::int64_t chunk = 0;         // attention: chunked local attention, positions per chunk; 0 = none
+  QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
+  bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
+  double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter

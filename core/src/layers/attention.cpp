@@ -1,28 +1,13 @@
 // attention: multi-head (or grouped-query) attention over [seq_len, embed_dim], self or cross (a second,
-// memory input), with Transformer-XL's cached positions and relative scores; eager or one fused
-// (FlashAttention) kernel per pass. Heads shard over the tensor group.
+// memory input), with Transformer-XL's cached positions and relative scores, sliding-window or chunked
+// local masks, QK-norm, attention sinks and logit soft-capping; eager or one fused (FlashAttention) kernel
+// per pass. Heads shard over the tensor group. The attention core (scores to P V) is shared with mla.
+#include <algorithm>
+
 #include "layers/kind_helpers.hpp"
 
 namespace prenet {
 namespace {
-
-/// FlashAttention's one kernel per pass (Dao 2023) over `bh` query heads of s positions, `bkv` key/value
-/// heads of t positions, width hd: forward QK^T and PV (4 s t hd FLOPs per query head), backward
-/// recomputes the scores, then dV, dP, dQ, dK (10 s t hd); a causal mask skips the blocks above the
-/// diagonal (half, for s = t). Memory traffic is the inputs and outputs only: forward reads Q, K, V and
-/// writes O and each row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and
-/// writes dQ, dK, dV. Timed as a batched GEMM of the QK^T shape.
-void flash_attention(KernelBuilder& kb, Phase phase, double s, double t, double hd, double bh, double bkv, bool causal,
-                     double e) {
-  const double masked = causal && s == t ? 0.5 : 1.0;
-  Kernel k = gemm_kernel(phase, s, t, hd, bh, e);
-  k.cls = KernelClass::BatchedGemm;
-  const bool forward = phase == Phase::Forward;
-  k.flops = (forward ? 4.0 : 10.0) * bh * s * t * hd * masked;
-  k.bytes =
-      forward ? e * hd * (2 * bh * s + 2 * bkv * t) + 4 * bh * s : e * hd * (4 * bh * s + 4 * bkv * t) + 8 * bh * s;
-  kb.add(k);
-}
 
 /// Whether attention runs as one fused kernel per pass (FlashAttention).
 bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
@@ -48,41 +33,44 @@ Dims dims_of(const LayerStep& st) {
   return x;
 }
 
-/// The attention core's forward: scores, softmax (and dropout), PV; or one fused kernel.
-void core_forward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
-  const LayerAttrs& a = st.a;
-  const double e = st.e;
-  // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
-  // gradient up, and the softmax backward reads it and the FP32 output.
-  const bool fp32_probs = fp32_probabilities(st.context, e);
-  if (flash(st.context)) {
-    flash_attention(kb, Phase::Forward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
-    return;
-  }
-  kb.gemm(Phase::Forward, x.s, x.t, x.hd, x.bh);  // scores Q K^T
-  // Scale, mask and softmax.
-  kb.stream(KernelClass::Softmax, Phase::Forward, x.probs, fp32_probs ? (e + 4) / e : 2, 6);
-  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, (4 + e) / e, 0);
-  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 2 + 1 / e, 2);  // dropout + mask
-  kb.gemm(Phase::Forward, x.s, x.hd, x.t, x.bh);                                               // P V
+/// The core's sizes for an attention layer: keys and values of one width, head_dim.
+AttentionCore core_of(const LayerStep& st, const Dims& x) {
+  return {st.b, x.heads, d(st.a.num_kv_heads), x.s, x.t, x.hd, x.hd, visible_share(st.a, x.s, x.t)};
 }
 
-/// The attention core's backward, mirroring core_forward.
-void core_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
-  const LayerAttrs& a = st.a;
-  const double e = st.e;
-  const bool fp32_probs = fp32_probabilities(st.context, e);
-  if (flash(st.context)) {
-    flash_attention(kb, Phase::Backward, x.s, x.t, x.hd, x.bh, st.b * d(a.num_kv_heads), a.causal, e);
-    return;
+/// The QK-norm's kernels over the projected queries and keys (Qwen3RMSNorm, OLMo 2's q_norm/k_norm,
+/// Llama 4's L2Norm as Hugging Face writes them, each timed as one memory-bound normalisation kernel
+/// per tensor like a rmsnorm layer): forward reads the tensor and writes it, backward reads the input and
+/// the gradient and writes the gradient (and the weight's gradient, a reduction of the same pass).
+void qk_norm_kernels(const LayerStep& st, const Dims& x, KernelBuilder& kb, Phase phase) {
+  if (st.a.qk_norm == QkNorm::None) return;
+  const bool forward = phase == Phase::Forward;
+  for (double elems : {x.m * x.q, x.mk * x.kv}) {
+    kb.stream(KernelClass::Normalization, phase, elems, forward ? 2 : 3, forward ? 8 : 12);
   }
-  kb.gemm(Phase::Backward, x.s, x.t, x.hd, x.bh);  // dP = dO V^T
-  kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);  // dV = P^T dO
-  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2 + 1 / e, 1);
-  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, (e + 4) / e, 0);
-  kb.stream(KernelClass::Softmax, Phase::Backward, x.probs, fp32_probs ? (8 + e) / e : 3, 4);
-  kb.gemm(Phase::Backward, x.s, x.hd, x.t, x.bh);  // dQ = dS K
-  kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);  // dK = dS^T Q
+}
+
+/// Bytes the QK-norm saves for backward: each norm's input and its per-row FP32 statistics (8 bytes a row,
+/// as a rmsnorm layer keeps), rows being heads of a token ("head" forms) or tokens ("full").
+double qk_norm_saved_bytes(const LayerStep& st, const Dims& x) {
+  if (st.a.qk_norm == QkNorm::None) return 0;
+  const double rows = st.a.qk_norm == QkNorm::Full ? x.m + x.mk : x.m * x.heads + x.mk * d(st.a.num_kv_heads);
+  return st.e * (x.m * x.q + x.mk * x.kv) + 8 * rows;
+}
+
+/// Parameters beside the projections: the QK-norm's weights (shared by the heads for "head", one per
+/// channel of the q and k projections for "full") and one sink logit per head.
+std::int64_t norm_and_sink_parameters(const LayerAttrs& a) {
+  std::int64_t p = a.sinks ? a.num_heads : 0;
+  if (a.qk_norm == QkNorm::Head) p += 2 * a.head_dim;
+  if (a.qk_norm == QkNorm::Full) p += (a.num_heads + a.num_kv_heads) * a.head_dim;
+  return p;
+}
+
+/// The layer-list names of QkNorm, in enum order.
+const std::vector<std::string>& qk_norm_names() {
+  static const std::vector<std::string> names = {"none", "head", "full", "head_weightless"};
+  return names;
 }
 
 /// The projections' backward: gradients of the input (when needed) and of the weights.
@@ -104,9 +92,10 @@ class Attention : public LayerKind {
   Attention() : LayerKind(LayerType::Attention, "attention") {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    reject_unknown_keys(spec, path,
-                        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout",
-                                     "memory_len", "relative_positions"}));
+    reject_unknown_keys(
+        spec, path,
+        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout", "memory_len",
+                     "relative_positions", "window", "chunk", "qk_norm", "sinks", "softcap"}));
     LayerAttrs a;
     a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
     a.relative = get_bool(spec, "relative_positions", path, false);
@@ -120,6 +109,7 @@ class Attention : public LayerKind {
     a.causal = get_bool(spec, "causal", path, false);
     a.bias = get_bool(spec, "bias", path, true);
     a.out_bias = get_bool(spec, "out_bias", path, a.bias);
+    parse_modern(spec, path, a);
     return a;
   }
 
@@ -143,6 +133,7 @@ class Attention : public LayerKind {
     if (!a.out_bias) layer.parameters -= e;
     // Transformer-XL's r_net projects the sinusoidal relative positions to the heads' keys (no bias).
     if (a.relative) layer.parameters += params_of({e, q}, path);
+    layer.parameters += norm_and_sink_parameters(a);
     layer.output_shape = in;
   }
 
@@ -165,24 +156,26 @@ class Attention : public LayerKind {
       kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 2, 0);  // relative shift (pad, copy)
       kb.stream(KernelClass::Elementwise, Phase::Forward, x.probs, 3, 2);  // (AC + BD) * scale
     }
-    core_forward(st, x, kb);
+    qk_norm_kernels(st, x, kb, Phase::Forward);
+    attention_core_forward(st, core_of(st, x), kb);
     kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
     kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
     kb.gemm(Phase::Backward, x.q, x.emb, x.m);  // output projection: weight gradient
-    core_backward(st, x, kb);
+    attention_core_backward(st, core_of(st, x), kb);
     if (a.relative) {
       kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2, 0);  // relative shift back
       kb.gemm(Phase::Backward, x.s, x.hd, x.t, x.bh);                       // dQ += dBD R
       kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);                       // dR = dBD^T Q (summed over the batch)
       kb.gemm(Phase::Backward, x.emb, x.q, x.t);                            // r_net: weight gradient
     }
+    qk_norm_kernels(st, x, kb, Phase::Backward);
     projections_backward(st, x, kb);
     // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
     // kernel keeps only each row's log-sum-exp (FP32) for its backward.
     const double scores = attention_score_bytes(a, x.probs, e, st.context) + (a.relative && !fused ? e * x.probs : 0);
     lw.saved_activation_bytes =
         e * (x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + x.m * x.q + x.mk * 2 * x.kv + x.m * x.q) +
-        scores + (fused ? 4 * x.bh * x.s : 0);
+        scores + (fused ? 4 * x.bh * x.s : 0) + qk_norm_saved_bytes(st, x);
   }
 
   /// h * s * t * d per sample (t = s for self-attention without a cache).
@@ -210,7 +203,8 @@ class Attention : public LayerKind {
                                               printable(L.name) + "\" do not divide one another");
     }
     const std::int64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
-    L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0);
+    // The QK-norm's "full" weights and the sinks shard with their heads; "head" weights are replicated.
+    L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0) + norm_and_sink_parameters(a);
     ShardLayer& sl = s.shard.layers[s.l];
     sl.forward_allreduces = 1;
     sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
@@ -218,10 +212,11 @@ class Attention : public LayerKind {
     s.roles[s.l] = kGathersInput | kScattersOutput;
   }
 
-  /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, softmax, dropout, PV)
-  /// runs again; a fused kernel keeps no scores, and its backward recomputes them anyway.
+  /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, soft-capping, sinks,
+  /// softmax, dropout, PV) runs again, not the QK-norm; a fused kernel keeps no scores, and its backward
+  /// recomputes them anyway.
   bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
-    return !flash(context) && k.cls != KernelClass::Gemm;
+    return !flash(context) && k.cls != KernelClass::Gemm && k.cls != KernelClass::Normalization;
   }
 
   /// What scales with s^2: the softmax output, and with dropout its mask and output.
@@ -234,6 +229,23 @@ class Attention : public LayerKind {
   }
 
  private:
+  /// The attributes of the 2024-2026 families: sliding window, chunks, QK-norm, sinks, soft-capping.
+  static void parse_modern(const Json& spec, const std::string& path, LayerAttrs& a) {
+    a.window = get_int(spec, "window", path, 0, 1, Limits::kMaxDim);
+    a.chunk = get_int(spec, "chunk", path, 0, 1, Limits::kMaxDim);
+    if (a.window > 0 && a.chunk > 0) {
+      throw InputError(join(path, "chunk"), "cannot be combined with window (a query sees one or the other)");
+    }
+    const std::string norm = get_enum(spec, "qk_norm", path, "none", qk_norm_names());
+    const auto& names = qk_norm_names();
+    a.qk_norm = static_cast<QkNorm>(std::find(names.begin(), names.end(), norm) - names.begin());
+    a.sinks = get_bool(spec, "sinks", path, false);
+    a.softcap = get_number(spec, "softcap", path, 0.0, 0.0, 1e9);
+    if (spec.contains("softcap") && !spec["softcap"].is_null() && !(a.softcap > 0)) {
+      throw InputError(join(path, "softcap"), "must be a number > 0 (the cap c of c * tanh(x / c))");
+    }
+  }
+
   /// A query stream and optionally a memory stream of the query's width; cache and relative positions
   /// only for self-attention.
   static void check_inputs(const Layer& layer, const std::string& path) {
@@ -241,6 +253,10 @@ class Attention : public LayerKind {
     const std::int64_t e = layer.input_shapes.front()[1];
     if (layer.input_shapes.size() > 2) {
       throw InputError(join(path, "inputs"), "attention takes a query stream and optionally a memory stream");
+    }
+    if ((a.window > 0 || a.chunk > 0) && (!a.causal || layer.input_shapes.size() == 2 || a.memory_len > 0)) {
+      throw InputError(join(path, a.window > 0 ? "window" : "chunk"),
+                       "applies to causal self-attention only (\"causal\": true, one input, no memory_len)");
     }
     if (layer.input_shapes.size() == 2 && (a.memory_len > 0 || a.relative)) {
       throw InputError(join(path, a.memory_len > 0 ? "memory_len" : "relative_positions"),
@@ -261,19 +277,6 @@ class Attention : public LayerKind {
 const LayerKind& attention_kind() {
   static const Attention kind;
   return kind;
-}
-
-bool fp32_probabilities(const KernelContext& context, double e) {
-  return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
-}
-
-double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context) {
-  if (context.attention == AttentionKernel::Flash) return 0;
-  // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
-  // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
-  const double dropout = a.rate > 0 ? probs * (1 + e) : 0;
-  if (fp32_probabilities(context, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs);
-  return e * probs + dropout;
 }
 
 }  // namespace prenet

@@ -49,6 +49,22 @@ void require_rank(const Shape& s, std::size_t rank, const std::string& path, con
 std::int64_t last_dim(const Layer& layer, const std::string& path);
 /// Rows of the GEMM a layer applies to its last dimension: batch x all leading dimensions.
 double rows(const Shape& in, double batch);
+/// The attention core of one step (attention, mla): b samples, `heads` query heads over `kv_heads`
+/// key/value heads, s queries, t keys, query/key width dk, value width dv.
+struct AttentionCore {
+  double b, heads, kv_heads, s, t, dk, dv;
+  double visible;  // share of the s x t scores a fused kernel computes (visible_share)
+};
+/// Share of the s x t score matrix that `a`'s mask leaves visible, as the area of the visible region: 1
+/// without a causal mask (or with cached keys, t != s), 1/2 causal, (s w - w^2 / 2) / s^2 with a sliding
+/// window w < s, (n c^2 / 2 + r^2 / 2) / s^2 for chunks of c (n whole chunks and r left over).
+double visible_share(const LayerAttrs& a, double s, double t);
+/// The core's forward kernels (eager: scores, soft-capping, sinks, softmax, dropout, P V; or one fused
+/// kernel), reading the layer's causal/window/chunk, softcap, sinks and dropout from st.a.
+void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb);
+/// The core's backward kernels, mirroring attention_core_forward.
+void attention_core_backward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb);
+
 /// int64 as double.
 inline double d(std::int64_t v) { return static_cast<double>(v); }
 

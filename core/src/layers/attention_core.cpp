@@ -1,0 +1,120 @@
+// The attention core shared by attention and mla: scores, the mask, soft-capping and sinks, softmax,
+// dropout and P V (eager, as PyTorch runs Hugging Face's eager_attention_forward), or one fused
+// (FlashAttention) kernel per pass; what it saves for backward.
+#include <cmath>
+
+#include "layers/kind_helpers.hpp"
+
+namespace prenet {
+namespace {
+
+/// Whether attention runs as one fused kernel per pass (FlashAttention).
+bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+
+/// FlashAttention's one kernel per pass (Dao 2023) over `c.b * c.heads` query heads of s positions and
+/// `c.b * c.kv_heads` key/value heads of t positions, query/key width dk, value width dv: forward QK^T and
+/// PV (2 s t (dk + dv) FLOPs per query head), backward recomputes the scores, then dV, dP, dQ, dK
+/// (2 s t (3 dk + 2 dv)), both over the visible share of the score matrix (a mask's fully masked tiles are
+/// skipped). Memory traffic is the inputs and outputs only: forward reads Q, K, V and writes O and each
+/// row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and writes dQ, dK, dV.
+/// Timed as a batched GEMM of the QK^T shape.
+void flash_attention(KernelBuilder& kb, Phase phase, const AttentionCore& c, double e) {
+  const double bh = c.b * c.heads, bkv = c.b * c.kv_heads;
+  Kernel k = gemm_kernel(phase, c.s, c.t, c.dk, bh, e);
+  k.cls = KernelClass::BatchedGemm;
+  const bool forward = phase == Phase::Forward;
+  k.flops = 2.0 * bh * c.s * c.t * (forward ? c.dk + c.dv : 3 * c.dk + 2 * c.dv) * c.visible;
+  const double q = bh * c.s * c.dk, o = bh * c.s * c.dv, kv = bkv * c.t * (c.dk + c.dv);
+  k.bytes = forward ? e * (q + kv + o) + 4 * bh * c.s : e * 2 * (q + kv + o) + 8 * bh * c.s;
+  kb.add(k);
+}
+
+/// Eager soft-capping as Hugging Face writes it (Gemma 2): scores / c, tanh, * c, three elementwise
+/// kernels over the scores; backward the three gradients (tanh's reads its saved output).
+void softcap_kernels(KernelBuilder& kb, Phase phase, double probs) {
+  const bool forward = phase == Phase::Forward;
+  kb.stream(KernelClass::Elementwise, phase, probs, 2, 1);
+  kb.stream(KernelClass::Elementwise, phase, probs, forward ? 2 : 3, forward ? activation_flops("tanh") : 2);
+  kb.stream(KernelClass::Elementwise, phase, probs, 2, 1);
+}
+
+/// Eager sinks as gpt-oss's eager_attention_forward writes them: the sink column concatenated to the
+/// scores (a copy), the row maximum subtracted (a reduction and a pass); backward the subtraction's
+/// gradient (with the maximum's) and the slice back to the scores (a copy). The extra column is ignored.
+void sink_kernels(KernelBuilder& kb, Phase phase, double probs) {
+  kb.stream(KernelClass::Elementwise, phase, probs, 2, 0);
+  kb.stream(KernelClass::Elementwise, phase, probs, 3, 1);
+}
+
+}  // namespace
+
+double visible_share(const LayerAttrs& a, double s, double t) {
+  if (!a.causal || s != t) return 1.0;
+  if (a.window > 0 && d(a.window) < s) {
+    const double w = d(a.window);
+    return (s * w - w * w / 2) / (s * s);
+  }
+  if (a.chunk > 0 && d(a.chunk) < s) {
+    const double c = d(a.chunk), n = std::floor(s / c), r = s - n * c;
+    return (n * c * c / 2 + r * r / 2) / (s * s);
+  }
+  return 0.5;
+}
+
+void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb) {
+  const LayerAttrs& a = st.a;
+  const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
+  if (flash(st.context)) {  // soft-capping and sinks are computed inside the fused kernel
+    flash_attention(kb, Phase::Forward, c, e);
+    return;
+  }
+  // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
+  // gradient up, and the softmax backward reads it and the FP32 output. The eager path computes every
+  // score and masks (causal, window, chunk) by adding a mask: nothing is skipped.
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  kb.gemm(Phase::Forward, c.s, c.t, c.dk, bh);  // scores Q K^T
+  if (a.softcap > 0) softcap_kernels(kb, Phase::Forward, probs);
+  if (a.sinks) sink_kernels(kb, Phase::Forward, probs);
+  // Scale, mask and softmax.
+  kb.stream(KernelClass::Softmax, Phase::Forward, probs, fp32_probs ? (e + 4) / e : 2, 6);
+  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (4 + e) / e, 0);
+  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
+  kb.gemm(Phase::Forward, c.s, c.dv, c.t, bh);                                               // P V
+}
+
+void attention_core_backward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb) {
+  const LayerAttrs& a = st.a;
+  const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
+  if (flash(st.context)) {
+    flash_attention(kb, Phase::Backward, c, e);
+    return;
+  }
+  const bool fp32_probs = fp32_probabilities(st.context, e);
+  kb.gemm(Phase::Backward, c.s, c.t, c.dv, bh);  // dP = dO V^T
+  kb.gemm(Phase::Backward, c.t, c.dv, c.s, bh);  // dV = P^T dO
+  if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
+  if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (e + 4) / e, 0);
+  kb.stream(KernelClass::Softmax, Phase::Backward, probs, fp32_probs ? (8 + e) / e : 3, 4);
+  if (a.sinks) sink_kernels(kb, Phase::Backward, probs);
+  if (a.softcap > 0) softcap_kernels(kb, Phase::Backward, probs);
+  kb.gemm(Phase::Backward, c.s, c.dk, c.t, bh);  // dQ = dS K
+  kb.gemm(Phase::Backward, c.t, c.dk, c.s, bh);  // dK = dS^T Q
+}
+
+bool fp32_probabilities(const KernelContext& context, double e) {
+  return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
+}
+
+double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context) {
+  if (context.attention == AttentionKernel::Flash) return 0;
+  // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
+  // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
+  // Eager soft-capping also keeps tanh's output for its backward. All at the dense s x t size: the eager
+  // path materialises every score and masks by addition.
+  const double dropout = a.rate > 0 ? probs * (1 + e) : 0;
+  const double softcap = a.softcap > 0 ? e * probs : 0;
+  if (fp32_probabilities(context, e)) return 4 * probs + (a.rate > 0 ? dropout : e * probs) + softcap;
+  return e * probs + dropout + softcap;
+}
+
+}  // namespace prenet
