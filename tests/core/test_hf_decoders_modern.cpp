@@ -176,7 +176,7 @@ TEST_CASE("qwen2_moe: Qwen1.5-MoE-A2.7B (QKV bias, shared expert behind a sigmoi
   CHECK(layer(net, "h.0.shared_gated").type == LayerType::Multiply);
 }
 
-TEST_CASE("deepseek_v3: DeepSeek-V3 671B total, 37B active (MLA; 3 dense then 58 MoE layers; no MTP layer)",
+TEST_CASE("deepseek_v3: DeepSeek-V3 671B total, 37B active (MLA, 3 dense then 58 MoE layers, no MTP layer)",
           "[hf_config][hf_modern]") {
   Json c = fixture("deepseek-ai--DeepSeek-V3.json");
   const I h = 7168, heads = 128, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, vd = 128;
