@@ -393,7 +393,7 @@ TEST_CASE("starcoder2: StarCoder2-3B (LayerNorm with bias, ungated biased MLP, s
   CHECK(layer(net, "h.0.sliding_attn").attrs.num_kv_heads == 2);
 }
 
-TEST_CASE("granitemoe: granite-3.0-1b-a400m (experts, no shared expert; multipliers scale only)",
+TEST_CASE("granitemoe: granite-3.0-1b-a400m (experts, no shared expert, multipliers scale only)",
           "[hf_config][hf_modern]") {
   Json c = {{"model_type", "granitemoe"},  {"hidden_size", 1024},         {"num_hidden_layers", 24},
             {"num_attention_heads", 16},   {"num_key_value_heads", 8},    {"intermediate_size", 512},
