@@ -2,7 +2,6 @@
 // for MoE) written out from the modules its transformers class builds (modeling_<type>.py, tied weights once),
 // on small configs and on the real configs in tests/fixtures/hf; the per-layer plans as repeats; the errors.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -73,15 +72,15 @@ I qwen3_count(const Json& c) {
 I qwen3_moe_count(const Json& c, I top = 0) {
   I h = get(c, "hidden_size"), hd = get(c, "head_dim"), v = get(c, "vocab_size"), e = get(c, "num_experts");
   I experts = (top > 0 ? top : e) * swiglu(h, get(c, "moe_intermediate_size"));
-  I layer = attention(h, get(c, "num_attention_heads"), get(c, "num_key_value_heads"), hd) + 2 * hd + h * e +
-            experts + 2 * h;
+  I layer =
+      attention(h, get(c, "num_attention_heads"), get(c, "num_key_value_heads"), hd) + 2 * hd + h * e + experts + 2 * h;
   return v * h + get(c, "num_hidden_layers") * layer + h + head(h, v, false);
 }
 
 Json qwen3_small() {
-  return {{"model_type", "qwen3"},      {"hidden_size", 64},        {"num_hidden_layers", 3},
-          {"num_attention_heads", 4},   {"num_key_value_heads", 2}, {"head_dim", 32},
-          {"intermediate_size", 96},    {"vocab_size", 500},        {"tie_word_embeddings", false},
+  return {{"model_type", "qwen3"},         {"hidden_size", 64},        {"num_hidden_layers", 3},
+          {"num_attention_heads", 4},      {"num_key_value_heads", 2}, {"head_dim", 32},
+          {"intermediate_size", 96},       {"vocab_size", 500},        {"tie_word_embeddings", false},
           {"max_position_embeddings", 256}};
 }
 
@@ -90,7 +89,8 @@ Json qwen3_small() {
 TEST_CASE("qwen3: the real Qwen3 configs (QK-norm per head, head_dim, tied 0.6B)", "[hf_config][hf_modern]") {
   // Qwen3-8B's published total is 8,190,735,360; the formula reproduces it from the module shapes.
   CHECK(qwen3_count(fixture("Qwen--Qwen3-8B.json")) == 8190735360);
-  for (const char* name : {"Qwen--Qwen3-0.6B.json", "Qwen--Qwen3-8B.json", "Qwen--Qwen3-14B.json", "Qwen--Qwen3-32B.json"}) {
+  for (const char* name :
+       {"Qwen--Qwen3-0.6B.json", "Qwen--Qwen3-8B.json", "Qwen--Qwen3-14B.json", "Qwen--Qwen3-32B.json"}) {
     INFO(name);
     Json c = fixture(name);
     Network net = from_config(c);
@@ -113,8 +113,7 @@ TEST_CASE("qwen3: the real Qwen3 configs (QK-norm per head, head_dim, tied 0.6B)
   CHECK(layer(windowed, "h2.0.sliding_attn").type == LayerType::Attention);
 }
 
-TEST_CASE("qwen3_moe: Qwen3-30B-A3B and 235B-A22B, mlp_only_layers and decoder_sparse_step",
-          "[hf_config][hf_modern]") {
+TEST_CASE("qwen3_moe: Qwen3-30B-A3B and 235B-A22B, mlp_only_layers and decoder_sparse_step", "[hf_config][hf_modern]") {
   Json a3b = fixture("Qwen--Qwen3-30B-A3B.json");
   // Published: 30.5B total, 3.3B active.
   CHECK(qwen3_moe_count(a3b) == 30532122624);
@@ -135,10 +134,10 @@ TEST_CASE("qwen3_moe: Qwen3-30B-A3B and 235B-A22B, mlp_only_layers and decoder_s
   CHECK(repeats == 1);
 
   // Layer 0 dense (mlp_only_layers), then every second layer sparse (decoder_sparse_step 2).
-  Json c = {{"model_type", "qwen3_moe"},  {"hidden_size", 64},      {"num_hidden_layers", 5},
-            {"num_attention_heads", 4},   {"num_key_value_heads", 2}, {"head_dim", 16},
-            {"intermediate_size", 128},   {"moe_intermediate_size", 32}, {"num_experts", 4},
-            {"num_experts_per_tok", 2},   {"vocab_size", 300},      {"decoder_sparse_step", 2},
+  Json c = {{"model_type", "qwen3_moe"}, {"hidden_size", 64},           {"num_hidden_layers", 5},
+            {"num_attention_heads", 4},  {"num_key_value_heads", 2},    {"head_dim", 16},
+            {"intermediate_size", 128},  {"moe_intermediate_size", 32}, {"num_experts", 4},
+            {"num_experts_per_tok", 2},  {"vocab_size", 300},           {"decoder_sparse_step", 2},
             {"mlp_only_layers", {3}}};
   const I h = 64, attn = attention(h, 4, 2, 16) + 2 * 16 + 2 * h;
   const I dense = attn + swiglu(h, 128), sparse = attn + h * 4 + 4 * swiglu(h, 32);
@@ -165,8 +164,8 @@ TEST_CASE("qwen2_moe: Qwen1.5-MoE-A2.7B (QKV bias, shared expert behind a sigmoi
             {"tie_word_embeddings", false}};
   const I h = 2048;
   // Qwen2MoeAttention: q, k, v with bias, o without; router h x 60; 60 experts; shared expert and its gate.
-  const I layer_params = attention(h, 16, 16, 128, true, false) + h * 60 + 60 * swiglu(h, 1408) + swiglu(h, 5632) +
-                         h + 2 * h;
+  const I layer_params =
+      attention(h, 16, 16, 128, true, false) + h * 60 + 60 * swiglu(h, 1408) + swiglu(h, 5632) + h + 2 * h;
   const I total = 2 * 151936 * h + 24 * layer_params + h;
   CHECK(total == 14315784192);  // published: 14.3B
   Network net = from_config(c);
@@ -209,24 +208,12 @@ TEST_CASE("deepseek_v3: DeepSeek-V3 671B total, 37B active (MLA, 3 dense then 58
 
 TEST_CASE("deepseek_v2: DeepSeek-V2-Lite (q_lora_rank null, 2 shared experts, first layer dense)",
           "[hf_config][hf_modern]") {
-  Json c = {{"model_type", "deepseek_v2"},
-            {"hidden_size", 2048},
-            {"num_hidden_layers", 27},
-            {"num_attention_heads", 16},
-            {"num_key_value_heads", 16},
-            {"q_lora_rank", nullptr},
-            {"kv_lora_rank", 512},
-            {"qk_nope_head_dim", 128},
-            {"qk_rope_head_dim", 64},
-            {"v_head_dim", 128},
-            {"intermediate_size", 10944},
-            {"moe_intermediate_size", 1408},
-            {"n_routed_experts", 64},
-            {"n_shared_experts", 2},
-            {"num_experts_per_tok", 6},
-            {"first_k_dense_replace", 1},
-            {"moe_layer_freq", 1},
-            {"topk_method", "greedy"},
+  Json c = {{"model_type", "deepseek_v2"}, {"hidden_size", 2048},        {"num_hidden_layers", 27},
+            {"num_attention_heads", 16},   {"num_key_value_heads", 16},  {"q_lora_rank", nullptr},
+            {"kv_lora_rank", 512},         {"qk_nope_head_dim", 128},    {"qk_rope_head_dim", 64},
+            {"v_head_dim", 128},           {"intermediate_size", 10944}, {"moe_intermediate_size", 1408},
+            {"n_routed_experts", 64},      {"n_shared_experts", 2},      {"num_experts_per_tok", 6},
+            {"first_k_dense_replace", 1},  {"moe_layer_freq", 1},        {"topk_method", "greedy"},
             {"vocab_size", 102400}};
   const I h = 2048;
   const I mla = h * 16 * 192 + h * (512 + 64) + 512 + 512 * 16 * 256 + 16 * 128 * h;  // q_proj, no q_lora
@@ -252,11 +239,11 @@ TEST_CASE("gpt_oss: gpt-oss-20b and 120b (biased experts and router, sinks, alte
   auto count = [](I layers, I experts, I top) {
     const I h = 2880, inner = 2880;
     const I expert = h * 2 * inner + 2 * inner + inner * h + h;
-    const I layer_params = attention(h, 64, 8, 64, true, true) + 64 + h * experts + experts +
-                           (top > 0 ? top : experts) * expert + 2 * h;
+    const I layer_params =
+        attention(h, 64, 8, 64, true, true) + 64 + h * experts + experts + (top > 0 ? top : experts) * expert + 2 * h;
     return 2 * 201088 * h + layers * layer_params + h;
   };
-  CHECK(count(24, 32, 0) == 20914757184);  // published 20.9B
+  CHECK(count(24, 32, 0) == 20914757184);    // published 20.9B
   CHECK(count(36, 128, 0) == 116829156672);  // published 116.8B
   // Active: the published 3.6B and 5.1B leave out the embedding table (201088 x 2880 = 0.58B); counted here.
   CHECK(count(24, 32, 4) == 4187440704);
@@ -295,18 +282,12 @@ TEST_CASE("gemma2: gemma-2-2b and 9b (sandwich norms, soft-capping, alternating 
 }
 
 TEST_CASE("gemma3_text: Gemma 3 1B (QK-norm, five sliding layers to one full)", "[hf_config][hf_modern]") {
-  Json c = {{"model_type", "gemma3_text"},
-            {"hidden_size", 1152},
-            {"num_hidden_layers", 26},
-            {"num_attention_heads", 4},
-            {"num_key_value_heads", 1},
-            {"head_dim", 256},
-            {"intermediate_size", 6912},
-            {"vocab_size", 262144},
-            {"sliding_window", 512},
-            {"sliding_window_pattern", 6},
-            {"rope_local_base_freq", 10000.0},
-            {"query_pre_attn_scalar", 256}};
+  Json c = {{"model_type", "gemma3_text"},     {"hidden_size", 1152},
+            {"num_hidden_layers", 26},         {"num_attention_heads", 4},
+            {"num_key_value_heads", 1},        {"head_dim", 256},
+            {"intermediate_size", 6912},       {"vocab_size", 262144},
+            {"sliding_window", 512},           {"sliding_window_pattern", 6},
+            {"rope_local_base_freq", 10000.0}, {"query_pre_attn_scalar", 256}};
   const I h = 1152;
   const I layer_params = attention(h, 4, 1, 256) + 2 * 256 + swiglu(h, 6912) + 4 * h;
   const I total = 262144 * h + 26 * layer_params + h;
@@ -325,11 +306,14 @@ TEST_CASE("gemma3_text: Gemma 3 1B (QK-norm, five sliding layers to one full)", 
 TEST_CASE("llama4_text: Llama 4 Scout and Maverick text stacks (shared expert, NoPE, chunked attention)",
           "[hf_config][hf_modern]") {
   auto config = [](I experts, I step) {
-    return Json{{"model_type", "llama4_text"},  {"hidden_size", 5120},         {"num_hidden_layers", 48},
-                {"num_attention_heads", 40},    {"num_key_value_heads", 8},    {"head_dim", 128},
-                {"intermediate_size", 8192},    {"intermediate_size_mlp", 16384}, {"num_local_experts", experts},
-                {"num_experts_per_tok", 1},     {"interleave_moe_layer_step", step}, {"vocab_size", 202048},
-                {"attention_chunk_size", 8192}, {"use_qk_norm", true},          {"tie_word_embeddings", false}};
+    return Json{{"model_type", "llama4_text"},       {"hidden_size", 5120},
+                {"num_hidden_layers", 48},           {"num_attention_heads", 40},
+                {"num_key_value_heads", 8},          {"head_dim", 128},
+                {"intermediate_size", 8192},         {"intermediate_size_mlp", 16384},
+                {"num_local_experts", experts},      {"num_experts_per_tok", 1},
+                {"interleave_moe_layer_step", step}, {"vocab_size", 202048},
+                {"attention_chunk_size", 8192},      {"use_qk_norm", true},
+                {"tie_word_embeddings", false}};
   };
   const I h = 5120, attn = attention(h, 40, 8, 128) + 2 * h;
   auto moe = [&](I experts, I top) { return h * experts + top * swiglu(h, 8192) + swiglu(h, 8192); };
@@ -362,9 +346,9 @@ TEST_CASE("olmo2: OLMo-2-1124-7B (QK-norm over the projections, norms after each
 }
 
 TEST_CASE("cohere: Command R (LayerNorm without bias, parallel block, tied, use_qk_norm)", "[hf_config][hf_modern]") {
-  Json c = {{"model_type", "cohere"},    {"hidden_size", 8192},         {"num_hidden_layers", 40},
-            {"num_attention_heads", 64}, {"num_key_value_heads", 64},   {"intermediate_size", 22528},
-            {"vocab_size", 256000},      {"logit_scale", 0.0625},       {"use_qk_norm", false}};
+  Json c = {{"model_type", "cohere"},    {"hidden_size", 8192},       {"num_hidden_layers", 40},
+            {"num_attention_heads", 64}, {"num_key_value_heads", 64}, {"intermediate_size", 22528},
+            {"vocab_size", 256000},      {"logit_scale", 0.0625},     {"use_qk_norm", false}};
   const I h = 8192;
   const I total = 256000 * h + 40 * (attention(h, 64, 64, 128) + swiglu(h, 22528) + h) + h;
   CHECK(total == 34980831232);  // published 35B
@@ -380,10 +364,17 @@ TEST_CASE("cohere: Command R (LayerNorm without bias, parallel block, tied, use_
 
 TEST_CASE("starcoder2: StarCoder2-3B (LayerNorm with bias, ungated biased MLP, sliding window)",
           "[hf_config][hf_modern]") {
-  Json c = {{"model_type", "starcoder2"},   {"hidden_size", 3072},        {"num_hidden_layers", 30},
-            {"num_attention_heads", 24},    {"num_key_value_heads", 2},   {"intermediate_size", 12288},
-            {"vocab_size", 49152},          {"use_bias", true},           {"sliding_window", 4096},
-            {"hidden_act", "gelu_pytorch_tanh"}, {"max_position_embeddings", 16384}};
+  Json c = {{"model_type", "starcoder2"},
+            {"hidden_size", 3072},
+            {"num_hidden_layers", 30},
+            {"num_attention_heads", 24},
+            {"num_key_value_heads", 2},
+            {"intermediate_size", 12288},
+            {"vocab_size", 49152},
+            {"use_bias", true},
+            {"sliding_window", 4096},
+            {"hidden_act", "gelu_pytorch_tanh"},
+            {"max_position_embeddings", 16384}};
   const I h = 3072, inner = 12288;
   const I layer_params = attention(h, 24, 2, 128, true, true) + (h * inner + inner) + (inner * h + h) + 4 * h;
   const I total = 49152 * h + 30 * layer_params + 2 * h;
@@ -395,9 +386,9 @@ TEST_CASE("starcoder2: StarCoder2-3B (LayerNorm with bias, ungated biased MLP, s
 
 TEST_CASE("granitemoe: granite-3.0-1b-a400m (experts, no shared expert, multipliers scale only)",
           "[hf_config][hf_modern]") {
-  Json c = {{"model_type", "granitemoe"},  {"hidden_size", 1024},         {"num_hidden_layers", 24},
-            {"num_attention_heads", 16},   {"num_key_value_heads", 8},    {"intermediate_size", 512},
-            {"num_local_experts", 32},     {"num_experts_per_tok", 8},    {"vocab_size", 49155},
+  Json c = {{"model_type", "granitemoe"},  {"hidden_size", 1024},          {"num_hidden_layers", 24},
+            {"num_attention_heads", 16},   {"num_key_value_heads", 8},     {"intermediate_size", 512},
+            {"num_local_experts", 32},     {"num_experts_per_tok", 8},     {"vocab_size", 49155},
             {"tie_word_embeddings", true}, {"embedding_multiplier", 12.0}, {"attention_multiplier", 0.015625},
             {"residual_multiplier", 0.22}, {"logits_scaling", 6.0}};
   const I h = 1024;
@@ -436,11 +427,11 @@ TEST_CASE("llama, mistral, mixtral: rope_scaling read, sliding_window honoured",
                                 "unknown rotary scaling");
   Json mixtral = fixture("mistralai--Mixtral-8x7B-v0.1.json");
   Network mx = from_config(mixtral);
-  CHECK(mx.parameters() == 46702792704);  // published 46.7B
+  CHECK(mx.parameters() == 46702792704);                      // published 46.7B
   CHECK(layer(mx, "h.0.attn").type == LayerType::Attention);  // sliding_window null: full attention
   mixtral["sliding_window"] = 4096;
   CHECK(layer(from_config(mixtral), "h.0.sliding_attn").type == LayerType::Attention);
-  Json mistral = {{"model_type", "mistral"}, {"hidden_size", 256},        {"num_hidden_layers", 2},
+  Json mistral = {{"model_type", "mistral"},  {"hidden_size", 256},       {"num_hidden_layers", 2},
                   {"num_attention_heads", 8}, {"intermediate_size", 512}, {"vocab_size", 1000}};
   CHECK(layer(from_config(mistral), "h.0.sliding_attn").type == LayerType::Attention);  // MistralConfig: 4096
   mistral["sliding_window"] = nullptr;
@@ -449,22 +440,22 @@ TEST_CASE("llama, mistral, mixtral: rope_scaling read, sliding_window honoured",
 
 TEST_CASE("modern decoders: bad input names the field", "[hf_config][hf_modern]") {
   using testutil::require_input_error;
-  Json olmo = {{"model_type", "olmo2"},     {"hidden_size", 100},     {"num_hidden_layers", 2},
-               {"num_attention_heads", 3},  {"intermediate_size", 64}, {"vocab_size", 50}};
+  Json olmo = {{"model_type", "olmo2"},    {"hidden_size", 100},      {"num_hidden_layers", 2},
+               {"num_attention_heads", 3}, {"intermediate_size", 64}, {"vocab_size", 50}};
   require_input_error([&] { from_config(olmo); }, "model.hf_config.num_attention_heads", "must divide");
   Json q = qwen3_small();
   q["num_key_value_heads"] = 3;
   require_input_error([&] { from_config(q); }, "model.hf_config.num_key_value_heads", "must divide");
-  Json moe = {{"model_type", "qwen3_moe"}, {"hidden_size", 64},       {"num_hidden_layers", 2},
-              {"num_attention_heads", 4},  {"intermediate_size", 64}, {"vocab_size", 50},
-              {"num_experts", 4},          {"num_experts_per_tok", 8}};
+  Json moe = {{"model_type", "qwen3_moe"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+              {"intermediate_size", 64},   {"vocab_size", 50},  {"num_experts", 4},       {"num_experts_per_tok", 8}};
   require_input_error([&] { from_config(moe); }, "model.hf_config.num_experts_per_tok", "");
   moe["num_experts_per_tok"] = 2;
   moe["mlp_only_layers"] = {0, 2};
   require_input_error([&] { from_config(moe); }, "model.hf_config.mlp_only_layers[1]", "layer index in [0, 2)");
   Json oss = fixture("openai--gpt-oss-20b.json");
   oss["layer_types"] = {"full_attention", "sliding_attention"};
-  require_input_error([&] { from_config(oss); }, "model.hf_config.layer_types", "has 2 entries; num_hidden_layers is 24");
+  require_input_error([&] { from_config(oss); }, "model.hf_config.layer_types",
+                      "has 2 entries; num_hidden_layers is 24");
   oss["layer_types"] = Json::array();
   for (int i = 0; i < 24; ++i) oss["layer_types"].push_back(i == 5 ? "linear_attention" : "full_attention");
   require_input_error([&] { from_config(oss); }, "model.hf_config.layer_types[5]", "unknown layer type");

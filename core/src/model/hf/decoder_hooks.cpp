@@ -25,8 +25,8 @@ const Json* per_layer_array(const Cfg& c, const std::string& key, std::int64_t l
   const Json& list = c.json()[key];
   if (!list.is_array()) throw InputError(c.field(key), "expected an array, got " + describe_type(list));
   if (static_cast<std::int64_t>(list.size()) != layers) {
-    throw InputError(c.field(key), "has " + std::to_string(list.size()) + " entries; num_hidden_layers is " +
-                                       std::to_string(layers));
+    throw InputError(c.field(key),
+                     "has " + std::to_string(list.size()) + " entries; num_hidden_layers is " + std::to_string(layers));
   }
   return &list;
 }
@@ -57,17 +57,15 @@ void apply_layer_types(const Cfg& c, Arch& a, const std::vector<std::string>& fa
       p.span = AttnSpan::Chunked;
       p.window = chunk;
     } else {
-      std::string known = chunk > 0 ? "full_attention, sliding_attention or chunked_attention"
-                                    : "full_attention or sliding_attention";
+      std::string known =
+          chunk > 0 ? "full_attention, sliding_attention or chunked_attention" : "full_attention or sliding_attention";
       throw InputError(where, "unknown layer type \"" + printable(type) + "\"; expected " + known);
     }
   }
 }
 
 /// The sliding window `key` (null or absent: 0, none).
-std::int64_t window_of(const Cfg& c, const char* key = "sliding_window") {
-  return c.opt({key}, 0, 1, kMaxPositions);
-}
+std::int64_t window_of(const Cfg& c, const char* key = "sliding_window") { return c.opt({key}, 0, 1, kMaxPositions); }
 
 /// The list `key` of layer indices, each in [0, layers); empty when absent.
 std::vector<std::int64_t> layer_indices(const Cfg& c, const std::string& key, std::int64_t layers) {
@@ -132,8 +130,7 @@ void check_rope_scaling(const Cfg& c, Arch&, std::vector<std::string>&) {
   Cfg r(rs, c.field("rope_scaling"));
   const std::string type_key = r.has("rope_type") ? "rope_type" : "type";
   std::string type = r.str(type_key, "default");
-  static const std::vector<std::string> known = {"default", "linear", "dynamic", "yarn",
-                                                 "longrope", "llama3", "mrope"};
+  static const std::vector<std::string> known = {"default", "linear", "dynamic", "yarn", "longrope", "llama3", "mrope"};
   if (std::find(known.begin(), known.end(), type) == known.end()) {
     throw InputError(r.field(type_key), "unknown rotary scaling \"" + printable(type) +
                                             "\"; expected default, linear, dynamic, yarn, longrope, llama3 or mrope");
@@ -153,9 +150,10 @@ void qwen_layer_windows(const Cfg& c, Arch& a, std::vector<std::string>&) {
 
 void qwen_all_windows(const Cfg& c, Arch& a, std::vector<std::string>&) {
   std::int64_t window = c.flag("use_sliding_window", false) ? c.opt({"sliding_window"}, 4096, 1, kMaxPositions) : 0;
-  apply_layer_types(c, a, std::vector<std::string>(static_cast<std::size_t>(a.layers),
-                                                   window > 0 ? "sliding_attention" : "full_attention"),
-                    window);
+  apply_layer_types(
+      c, a,
+      std::vector<std::string>(static_cast<std::size_t>(a.layers), window > 0 ? "sliding_attention" : "full_attention"),
+      window);
 }
 
 void cohere_qk_norm(const Cfg& c, Arch& a, std::vector<std::string>&) {
@@ -198,8 +196,9 @@ void all_moe_layers(const Cfg&, Arch& a, std::vector<std::string>&) {
 
 void gpt_oss_activation(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
   number(c, "swiglu_limit", 7.0, 0.0, 1e6, 0.0);
-  warnings.push_back("gpt-oss's experts compute (up + 1) * gate * sigmoid(1.702 * gate), clamped at swiglu_limit; "
-                     "costed as a SiLU-gated MLP (the same matrices and parameters)");
+  warnings.push_back(
+      "gpt-oss's experts compute (up + 1) * gate * sigmoid(1.702 * gate), clamped at swiglu_limit; "
+      "costed as a SiLU-gated MLP (the same matrices and parameters)");
 }
 
 void gemma2_softcaps(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
@@ -246,8 +245,9 @@ void deepseek_moe(const Cfg& c, Arch& a, std::vector<std::string>& warnings, std
   // transformers routes every layer from first_k_dense_replace on; the original code's moe_layer_freq is
   // not read by it, so a config that relies on it is built as transformers builds it, with a warning.
   if (c.opt({"moe_layer_freq"}, 1, 1, kMaxDepth) != 1) {
-    warnings.push_back("moe_layer_freq is not read by transformers' DeepSeek classes: every layer from "
-                       "first_k_dense_replace on is built with experts");
+    warnings.push_back(
+        "moe_layer_freq is not read by transformers' DeepSeek classes: every layer from "
+        "first_k_dense_replace on is built with experts");
   }
   // Group-limited routing (topk_method, n_group, topk_group) chooses which experts run, not how many: no
   // parameters, the same FLOPs. Checked for consistency only.
@@ -283,7 +283,8 @@ void llama4_layers(const Cfg& c, Arch& a, std::vector<std::string>&) {
     bool uses_rope = (static_cast<std::int64_t>(i) + 1) % interval != 0;
     if (rope) {
       const Json& v = (*rope)[i];
-      if (!v.is_number_integer() && !v.is_boolean()) throw InputError(index(c.field("no_rope_layers"), i), "expected 0 or 1");
+      if (!v.is_number_integer() && !v.is_boolean())
+        throw InputError(index(c.field("no_rope_layers"), i), "expected 0 or 1");
       uses_rope = v.is_boolean() ? v.get<bool>() : v.get<std::int64_t>() != 0;
     }
     a.plan[i].rope = uses_rope;
