@@ -178,3 +178,148 @@ TEST_CASE("attention's new attributes reject bad input naming the attribute", "[
     {"type": "attention", "num_heads": 4, "causal": true, "window": 2, "inputs": ["mem", "mem"]}]})";
   require_model_error(cross, "model.layers[1].window", "causal self-attention only");
 }
+
+TEST_CASE("active parameters: a mixture of experts counts top_k of its experts", "[layers][modern][moe]") {
+  const Network net = net_of(R"({"input": {"kind": "sequence", "seq_len": 8, "features": 64}, "layers": [
+    {"type": "layernorm", "name": "ln"},
+    {"type": "dense", "name": "router", "units": 8, "bias": false},
+    {"type": "dense", "name": "up", "units": 128, "gated": true, "activation": "silu", "bias": false,
+     "experts": 8, "top_k": 2, "inputs": ["ln"]},
+    {"type": "dense", "name": "down", "units": 64, "experts": 8, "top_k": 2}]})");
+  // Each expert: gate and up 64 x 128 without bias, down 128 x 64 with its 64 biases.
+  const std::int64_t up_expert = 2 * 64 * 128, down_expert = 128 * 64 + 64;
+  const std::int64_t whole = 2 * 64 + 64 * 8;  // layernorm and router
+  CHECK(net.parameters() == whole + 8 * (up_expert + down_expert));
+  CHECK(net.active_parameters() == whole + 2 * (up_expert + down_expert));
+  const Network dense = net_of(seq_model(8, 64, R"({"type": "dense", "units": 32})"));
+  CHECK(dense.active_parameters() == dense.parameters());
+}
+
+TEST_CASE("mla parameters as DeepseekV3Attention and DeepseekV2Attention build them", "[layers][modern][mla]") {
+  // DeepSeek-V3: hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, nope 128, rope 64, v 128.
+  const std::int64_t D = 7168, H = 128, rq = 1536, rkv = 512, nope = 128, rope = 64, v = 128;
+  const std::int64_t v3 = D * rq + rq + rq * H * (nope + rope)  // q_a_proj, q_a_layernorm, q_b_proj
+                          + D * (rkv + rope) + rkv              // kv_a_proj_with_mqa, kv_a_layernorm
+                          + rkv * H * (nope + v)                // kv_b_proj
+                          + H * v * D;                          // o_proj
+  CHECK(v3 == 187107328);
+  const std::string v3_spec = R"({"type": "mla", "name": "a", "num_heads": 128, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 7168, v3_spec)), "a").parameters == v3);
+  // attention_bias: biases on q_a_proj, kv_a_proj_with_mqa and o_proj only.
+  const std::string biased = R"({"type": "mla", "name": "a", "num_heads": 128, "q_lora_rank": 1536, "bias": true,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 7168, biased)), "a").parameters == v3 + rq + (rkv + rope) + D);
+  // DeepSeek-V2-Lite: q_lora_rank null, so one q_proj (no bias); hidden 2048, 16 heads.
+  const std::int64_t lite = 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048;
+  const std::string lite_spec = R"({"type": "mla", "name": "a", "num_heads": 16, "q_lora_rank": 0,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})";
+  CHECK(layer(net_of(seq_model(4, 2048, lite_spec)), "a").parameters == lite);
+  // Tensor parallelism splits the heads; the down-projections and their norms stay whole.
+  const Network net = net_of(seq_model(4, 7168, v3_spec));
+  const std::int64_t per_gpu =
+      D * rq + rq + D * (rkv + rope) + rkv + (rq * (nope + rope) + rkv * (nope + v) + v * D) * H / 8;
+  CHECK(layer(shard_network(net, 8).net, "a").parameters == per_gpu);
+}
+TEST_CASE("mla kernels: projections, a core of width nope + rope and v, eager or fused", "[layers][modern][mla]") {
+  const double b = 2, s = 32, D = 256, H = 4, rq = 64, rkv = 32, nope = 16, rope = 8, v = 24, dk = nope + rope;
+  const Network net = net_of(seq_model(32, 256, R"({"type": "mla", "name": "a", "num_heads": 4, "q_lora_rank": 64,
+    "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 24})"));
+  const std::size_t a = layer_index(net, "a");
+  const double m = b * s;
+  const double projections = 2 * m * (D * rq + rq * H * dk + D * (rkv + rope) + rkv * H * (nope + v) + H * v * D);
+  const StepWork eager = step_of(net, 2, false), fused = step_of(net, 2, true);
+  // Eager: Q K^T (width dk) and P V (width v) over every score.
+  CHECK(matmul_flops(eager, a, kF) == Approx(projections + 2 * b * H * s * s * (dk + v)));
+  CHECK(matmul_flops(eager, a, kB) == Approx(2 * projections + 2 * 2 * b * H * s * s * (dk + v)));
+  // Fused: Hugging Face pads V to dk for FlashAttention-2; causal, half the scores.
+  CHECK(matmul_flops(fused, a, kF) == Approx(projections + 2 * b * H * s * s * (2 * dk) * 0.5));
+  CHECK(class_count(eager, a, kF, KernelClass::Normalization) == 2);  // q_a_layernorm, kv_a_layernorm
+}
+
+TEST_CASE("mla rejects bad input naming the attribute", "[layers][modern][errors]") {
+  using testutil::require_model_error;
+  const std::string mla = R"({"type": "mla", "num_heads": 4, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+    "v_head_dim": 16)";
+  require_model_error(seq_model(8, 64, mla + R"(, "kv_lora_rank": 0})"), "model.layers[1].kv_lora_rank",
+                      "expected an integer in [1");
+  require_model_error(seq_model(8, 64, mla + "}"), "model.layers[1].kv_lora_rank", "required integer is missing");
+  require_model_error(seq_model(8, 64, mla + R"(, "kv_lora_rank": 8, "q_lora_rank": -1})"),
+                      "model.layers[1].q_lora_rank", "expected an integer");
+  require_model_error(seq_model(8, 64, R"({"type": "mla", "num_heads": 4, "kv_lora_rank": 8, "qk_nope_head_dim": 0,
+    "qk_rope_head_dim": 0, "v_head_dim": 16})"),
+                      "model.layers[1].qk_rope_head_dim", "at least 1");
+}
+
+TEST_CASE("mamba parameters as MambaMixer and Mamba2Mixer build them", "[layers][modern][mamba]") {
+  // mamba-130m: hidden 768, intermediate 1536, state 16, conv 4, time_step_rank 48, use_bias false.
+  const std::int64_t D = 768, I = 1536, N = 16, K = 4, R = 48;
+  const std::int64_t v1 = D * 2 * I          // in_proj
+                          + I * K + I        // conv1d (depthwise) with bias
+                          + I * (R + 2 * N)  // x_proj
+                          + R * I + I        // dt_proj with bias
+                          + I * N + I        // A_log, D
+                          + I * D;           // out_proj
+  CHECK(v1 == 3770880);
+  const std::string v1_spec = R"({"type": "mamba", "name": "m", "version": 1, "inner": 1536, "state_size": 16,
+    "conv_kernel": 4, "dt_rank": 48})";
+  CHECK(layer(net_of(seq_model(8, 768, v1_spec)), "m").parameters == v1);
+  // mamba2-2.7b: hidden 2560, expand 2, state 128, n_groups 1, head_dim 64 (80 heads), conv 4.
+  const std::int64_t D2 = 2560, I2 = 5120, N2 = 128, G = 1, H2 = 80, C = I2 + 2 * G * N2;
+  const std::int64_t v2 = D2 * (2 * I2 + 2 * G * N2 + H2)  // in_proj: z, x, B, C, dt
+                          + C * K + C                      // conv1d over x, B, C with bias
+                          + 3 * H2                         // dt_bias, A_log, D
+                          + I2                             // MambaRMSNormGated
+                          + I2 * D2;                       // out_proj
+  CHECK(v2 == 40214000);
+  const std::string v2_spec = R"({"type": "mamba", "name": "m", "version": 2, "inner": 5120, "state_size": 128,
+    "conv_kernel": 4, "num_heads": 80, "n_groups": 1})";
+  CHECK(layer(net_of(seq_model(8, 2560, v2_spec)), "m").parameters == v2);
+  // use_bias and use_conv_bias false.
+  const std::string bare = R"({"type": "mamba", "name": "m", "version": 1, "inner": 1536, "state_size": 16,
+    "dt_rank": 48, "bias": true, "conv_bias": false})";
+  CHECK(layer(net_of(seq_model(8, 768, bare)), "m").parameters == v1 - I + 2 * I + D);
+}
+TEST_CASE("mamba kernels: projections, the scan or SSD, and what tensor parallelism refuses",
+          "[layers][modern][mamba]") {
+  const double b = 2, s = 512, D = 64, I = 128, N = 16, R = 4;
+  const Network v1 = net_of(seq_model(512, 64, R"({"type": "mamba", "name": "m", "version": 1, "inner": 128,
+    "state_size": 16, "dt_rank": 4})"));
+  const std::size_t m1 = layer_index(v1, "m");
+  const StepWork w1 = step_of(v1, 2, false);
+  const double m = b * s;
+  CHECK(matmul_flops(w1, m1, kF) == Approx(2 * m * (D * 2 * I + I * (R + 2 * N) + R * I + I * D)));
+  // The selective scan: 9 I N + 2 I FLOPs per token forward (state-spaces/mamba issue 110), twice backward.
+  double scan_f = 0, scan_b = 0;
+  for (const Kernel& k : w1.kernels) {
+    if (static_cast<std::size_t>(k.layer) != m1 || k.cls != KernelClass::Elementwise) continue;
+    if (k.flops == Approx(m * I * (9 * N + 2))) scan_f += 1;
+    if (k.flops == Approx(2 * m * I * (9 * N + 2))) scan_b += 1;
+  }
+  CHECK(scan_f == 1);
+  CHECK(scan_b == 1);
+  // Mamba-2's SSD over chunks of 256: 2 (G Q N + H (Q P + 2 N P)) per token forward.
+  const Network v2 = net_of(seq_model(512, 64, R"({"type": "mamba", "name": "m", "version": 2, "inner": 128,
+    "state_size": 16, "num_heads": 4, "n_groups": 2})"));
+  const StepWork w2 = step_of(v2, 2, false);
+  const double Q = 256, P = 32, H = 4, G = 2;
+  const double ssd = 2 * m * (G * Q * N + H * (Q * P + 2 * N * P));
+  CHECK(class_flops(w2, layer_index(v2, "m"), kF, KernelClass::BatchedGemm) == Approx(ssd));
+  CHECK(class_flops(w2, layer_index(v2, "m"), kB, KernelClass::BatchedGemm) == Approx(2 * ssd));
+  testutil::require_input_error([&] { shard_network(v1, 2); }, "parallel.tensor",
+                                "tensor parallelism of mamba layers is not modelled");
+}
+
+TEST_CASE("mamba rejects bad input naming the attribute", "[layers][modern][errors]") {
+  using testutil::require_model_error;
+  const std::string v2 = R"({"type": "mamba", "version": 2, "inner": 128, "state_size": 16)";
+  require_model_error(seq_model(8, 64, v2 + R"(, "num_heads": 3})"), "model.layers[1].num_heads", "must divide inner");
+  require_model_error(seq_model(8, 64, v2 + R"(, "num_heads": 4, "n_groups": 3})"), "model.layers[1].n_groups",
+                      "must divide num_heads");
+  require_model_error(seq_model(8, 64, v2 + R"(, "num_heads": 4, "dt_rank": 8})"), "model.layers[1].dt_rank",
+                      "applies to mamba version 1 only");
+  require_model_error(seq_model(8, 64, R"({"type": "mamba", "version": 1, "inner": 128, "state_size": 16})"),
+                      "model.layers[1].dt_rank", "required integer is missing");
+  require_model_error(seq_model(8, 64, R"({"type": "mamba", "version": 3, "inner": 128, "state_size": 16})"),
+                      "model.layers[1].version", "expected an integer in [1, 2]");
+}

@@ -135,6 +135,7 @@ export interface ModelSummary {
   name: string;
   source: string; // "preset" | "hf_config" | "layers"
   parameters: number;
+  active_parameters?: number; // a token's parameters (mixture of experts: top_k of the experts); only when it differs
   layer_count: number;
   input: ModelInput;
   flops_per_step: FlopsPerStep;

@@ -53,9 +53,11 @@ enum class LayerType {
   Concat,
   Identity,
   CrossEntropy,
-  Multiply,   // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
-  Parameter,  // a learned tensor used as an activation (ViT's class token); reads no input
+  Multiply,         // elementwise product of inputs with NumPy broadcasting (gates, squeeze-excitation)
+  Parameter,        // a learned tensor used as an activation (ViT's class token); reads no input
   AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
+  Mla,              // multi-head latent attention (DeepSeek-V2/V3): low-rank queries and a shared key/value latent
+  Mamba,            // selective state-space mixer (Mamba 1 and Mamba-2)
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
@@ -94,6 +96,11 @@ struct LayerAttrs {
   QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
   bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
   double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
+  // mla: DeepSeek's ranks and widths (num_heads, causal, bias, rate as for attention); q_lora_rank 0 = q_proj
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  // mamba: version 1 (selective scan) or 2 (SSD); inner = d_inner; dt_rank (v1); num_heads and n_groups (v2)
+  std::int64_t ssm_version = 0, inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0, n_groups = 1;
+  bool conv_bias = true;              // mamba: conv1d bias
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter
@@ -132,6 +139,8 @@ struct Network {
   std::vector<std::string> warnings;
 
   std::int64_t parameters() const;
+  /// Parameters one token runs through: each mixture-of-experts layer's top_k of its experts, all else whole.
+  std::int64_t active_parameters() const;
 };
 
 /// Limits enforced while building networks, so absurd inputs fail fast with a clear message.

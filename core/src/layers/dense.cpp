@@ -98,6 +98,11 @@ class Dense : public LayerKind {
     const Shape& in = layer.input_shapes.front();
     return 2 * rows(in, b) * d(in.back()) * d(layer.attrs.units);  // the reference code's 2*b*d_in*d_out
   }
+  /// A mixture of experts: a token runs through top_k of the `experts` copies of the matrices and biases.
+  std::int64_t active_parameters(const Layer& layer) const override {
+    const LayerAttrs& a = layer.attrs;
+    return a.experts > 1 ? layer.parameters / a.experts * a.top_k : layer.parameters;
+  }
   bool saves_input() const override { return true; }
   bool saves_output_only_for_relu(const Layer& layer) const override {
     return layer.attrs.activation == "relu" && !layer.attrs.gated && layer.attrs.experts <= 1;

@@ -34,6 +34,8 @@ const LayerKind& cross_entropy_kind();
 const LayerKind& multiply_kind();
 const LayerKind& parameter_kind();
 const LayerKind& adaptive_softmax_kind();
+const LayerKind& mla_kind();
+const LayerKind& mamba_kind();
 
 namespace {
 
@@ -67,6 +69,8 @@ const std::vector<const LayerKind*>& kind_registry() {
         &multiply_kind(),
         &parameter_kind(),
         &adaptive_softmax_kind(),
+        &mla_kind(),
+        &mamba_kind(),
     };
     std::vector<const LayerKind*> table(kinds.size(), nullptr);
     for (const LayerKind* kind : kinds) table.at(static_cast<std::size_t>(kind->type())) = kind;

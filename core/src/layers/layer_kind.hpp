@@ -101,6 +101,8 @@ class LayerKind {
   virtual void infer(Layer& layer, bool same_padding, const std::string& path) const;
   /// Appends the layer's forward and backward kernels and sets lw.saved_activation_bytes. Default: none.
   virtual void kernels(const LayerStep& step, KernelBuilder& kb, LayerWork& lw) const;
+  /// Parameters one token runs through (a mixture of experts: its top_k experts). Default: all of them.
+  virtual std::int64_t active_parameters(const Layer& layer) const { return layer.parameters; }
   /// PreNeT's CO for one layer and batch. Default (not defined by PreNeT): one operation per output element.
   virtual double prenet_co(const Layer& layer, double b) const;
   /// Whether its weight gradient reads its whole input (so it saves that tensor).

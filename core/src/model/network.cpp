@@ -44,4 +44,10 @@ std::int64_t Network::parameters() const {
   return total;
 }
 
+std::int64_t Network::active_parameters() const {
+  std::int64_t total = 0;
+  for (const auto& layer : layers) total += kind_of(layer.type).active_parameters(layer);
+  return total;
+}
+
 }  // namespace prenet

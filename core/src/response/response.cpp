@@ -112,22 +112,26 @@ Json input_summary(const InputSpec& in) {
 Json response_head(const Prepared& p, bool any_learned) {
   const Network& net = p.net;
   const std::array<double, 3>& f = p.model_flops;
-  return {{"version", version()},
-          {"predictor", any_learned ? "learned" : "roofline"},
-          {"model",
-           {{"name", net.name},
-            {"source", model_form_of(p.req.model)},
-            {"parameters", net.parameters()},
-            {"layer_count", net.layers.size()},
-            {"input", input_summary(net.input)},
-            {"flops_per_step",
-             {{"forward", round6(f[0])},
-              {"backward", round6(f[1])},
-              {"optimizer", round6(f[2])},
-              {"total", round6(f[0] + f[1] + f[2])}}}}},
-          {"training", training_echo(p.req.training, net.input, EchoFor::Prediction)},
-          {"warnings", net.warnings},
-          {"results", Json::array()}};
+  Json head = {{"version", version()},
+               {"predictor", any_learned ? "learned" : "roofline"},
+               {"model",
+                {{"name", net.name},
+                 {"source", model_form_of(p.req.model)},
+                 {"parameters", net.parameters()},
+                 {"layer_count", net.layers.size()},
+                 {"input", input_summary(net.input)},
+                 {"flops_per_step",
+                  {{"forward", round6(f[0])},
+                   {"backward", round6(f[1])},
+                   {"optimizer", round6(f[2])},
+                   {"total", round6(f[0] + f[1] + f[2])}}}}},
+               {"training", training_echo(p.req.training, net.input, EchoFor::Prediction)},
+               {"warnings", net.warnings},
+               {"results", Json::array()}};
+  // A mixture of experts: the parameters a token runs through (top_k of each MoE layer's experts).
+  const std::int64_t active = net.active_parameters();
+  if (active != net.parameters()) head["model"]["active_parameters"] = active;
+  return head;
 }
 
 /// `head` as text with `results` and, when `layers` is given, each result's columns and the layer

@@ -1,0 +1,197 @@
+// mamba: a selective state-space mixer over [seq_len, hidden] as Hugging Face's MambaMixer (version 1)
+// and Mamba2Mixer (version 2) build and train it (the CUDA fast path: in_proj, then mamba_ssm's fused
+// kernels for the causal convolution, the scan and out_proj). Not split by tensor parallelism.
+#include <cmath>
+
+#include "layers/kind_helpers.hpp"
+
+namespace prenet {
+namespace {
+
+/// The sizes of one mixer: hidden D, inner I, state N, conv kernel K, dt_rank R (v1), heads H, groups G,
+/// head width P = I / H and conv channels C (I for v1, I + 2 G N for v2) (v2).
+struct MambaDims {
+  double D, I, N, K, R, H, G, P, C;
+};
+
+MambaDims mamba_dims(const Layer& layer) {
+  const LayerAttrs& a = layer.attrs;
+  MambaDims x{};
+  x.D = d(layer.input_shapes.front()[1]), x.I = d(a.inner), x.N = d(a.state_size), x.K = d(a.conv_kernel);
+  x.R = d(a.dt_rank), x.H = d(a.num_heads), x.G = d(a.n_groups);
+  x.P = a.ssm_version == 2 ? x.I / x.H : 0;
+  x.C = a.ssm_version == 2 ? x.I + 2 * x.G * x.N : x.I;
+  return x;
+}
+
+/// Width of in_proj's output: x and z (v1); z, x, B, C and dt (v2).
+std::int64_t in_proj_width(const LayerAttrs& a) {
+  return a.ssm_version == 1 ? 2 * a.inner : 2 * a.inner + 2 * a.n_groups * a.state_size + a.num_heads;
+}
+
+/// The depthwise causal conv1d (causal_conv1d_fn) over C channels of m tokens, with its SiLU: memory-bound,
+/// reading its input once and writing its output, 2 K FLOPs a channel (forward); backward reads the input
+/// and the output gradient and writes the input gradient (and the weight gradient, a reduction).
+void conv_kernels(KernelBuilder& kb, Phase phase, double m, const MambaDims& x) {
+  const bool forward = phase == Phase::Forward;
+  kb.stream(KernelClass::Elementwise, phase, m * x.C, forward ? 2 : 3,
+            (forward ? 2 * x.K : 4 * x.K) + (forward ? 1 : 2) * activation_flops("silu"));
+}
+
+/// Mamba 1's fused selective scan (selective_scan_fwd, Gu & Dao 2023 section 3.3): memory-bound, it reads
+/// u, delta and z (I per token) and B, C (N each) once and writes y; 9 I N FLOPs per token plus the D skip
+/// and the z gate (I each), the count the mamba_ssm authors give (state-spaces/mamba issue 110). Backward
+/// (selective_scan_bwd) reads the same and dy and writes du, ddelta, dz, dB, dC: twice the FLOPs.
+void selective_scan(KernelBuilder& kb, Phase phase, double m, const MambaDims& x) {
+  const bool forward = phase == Phase::Forward;
+  const double passes = forward ? 4 + 2 * x.N / x.I : 9 + 4 * x.N / x.I;
+  kb.stream(KernelClass::Elementwise, phase, m * x.I, passes, (forward ? 1 : 2) * (9 * x.N + 2));
+}
+
+/// Mamba-2's chunked SSD (mamba_chunk_scan_combined; Dao & Gu 2024 section 6) over chunks of Q = 256
+/// positions: per chunk and head, the diagonal block (C B^T within the chunk, Q^2 N multiply-adds per group,
+/// then its masked product with X, Q^2 P per head), the chunk's state B^T X (Q N P) and the states' output
+/// C h (Q N P); the pass of states between chunks is negligible. Per token: 2 (G Q N + H (Q P + 2 N P))
+/// FLOPs forward, the diagonal blocks counted whole. Mostly batched matmuls: timed as a batched GEMM of the
+/// chunk's shape; memory traffic is x, B, C, dt read and y written once plus the FP32 chunk states.
+/// Backward: twice the forward FLOPs (each matmul's two gradients) and twice the traffic.
+void ssd(KernelBuilder& kb, Phase phase, double b, double s, const MambaDims& x, double e) {
+  const double Q = 256, chunks = b * std::ceil(s / Q), m = b * s;
+  Kernel k = gemm_kernel(phase, Q, x.P, x.N, chunks * x.H, e);
+  k.cls = KernelClass::BatchedGemm;
+  const double forward_flops = 2 * m * (x.G * Q * x.N + x.H * (Q * x.P + 2 * x.N * x.P));
+  const double forward_bytes = e * m * (2 * x.I + 2 * x.G * x.N + x.H) + 4 * chunks * x.H * x.P * x.N * 2;
+  const bool forward = phase == Phase::Forward;
+  k.flops = (forward ? 1 : 2) * forward_flops;
+  k.bytes = (forward ? 1 : 2) * forward_bytes;
+  kb.add(k);
+}
+
+/// MambaMixer's parameters: in_proj (D x 2I, bias per use_bias), conv1d (I x K, groups I, bias per
+/// use_conv_bias), x_proj (I x (R + 2N), no bias), dt_proj (R x I with bias), A_log (I x N), D (I),
+/// out_proj (I x D, bias per use_bias).
+std::int64_t mamba1_parameters(const LayerAttrs& a, std::int64_t hidden, const std::string& path) {
+  const std::int64_t bias = a.bias ? 1 : 0, I = a.inner, N = a.state_size, R = a.dt_rank;
+  return params_of({hidden + bias, 2 * I}, path) + I * a.conv_kernel + (a.conv_bias ? I : 0) +
+         params_of({I, R + 2 * N}, path) + R * I + I + params_of({I, N}, path) + I + params_of({I, hidden}, path) +
+         bias * hidden;
+}
+
+/// Mamba2Mixer's parameters: in_proj (D x (2I + 2GN + H), bias per use_bias), conv1d over C = I + 2GN
+/// channels (C x K, bias per use_conv_bias), dt_bias, A_log and D (H each), the gated RMSNorm (I), out_proj
+/// (I x D, bias per use_bias).
+std::int64_t mamba2_parameters(const LayerAttrs& a, std::int64_t hidden, const std::string& path) {
+  const std::int64_t bias = a.bias ? 1 : 0, I = a.inner, C = I + 2 * a.n_groups * a.state_size;
+  return params_of({hidden + bias, in_proj_width(a)}, path) + C * a.conv_kernel + (a.conv_bias ? C : 0) +
+         3 * a.num_heads + I + params_of({I, hidden}, path) + bias * hidden;
+}
+
+class Mamba : public LayerKind {
+ public:
+  Mamba() : LayerKind(LayerType::Mamba, "mamba") {}
+
+  LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
+    reject_unknown_keys(spec, path,
+                        common_keys({"version", "inner", "state_size", "conv_kernel", "dt_rank", "num_heads",
+                                     "n_groups", "bias", "conv_bias"}));
+    LayerAttrs a;
+    a.ssm_version = require_int(spec, "version", path, 1, 2);
+    a.inner = require_int(spec, "inner", path, 1, Limits::kMaxDim);
+    a.state_size = require_int(spec, "state_size", path, 1, 1 << 16);
+    a.conv_kernel = get_int(spec, "conv_kernel", path, 4, 1, 1 << 10);
+    a.bias = get_bool(spec, "bias", path, false);
+    a.conv_bias = get_bool(spec, "conv_bias", path, true);
+    const char* other = a.ssm_version == 1 ? "num_heads" : "dt_rank";
+    if (spec.contains(other) || (a.ssm_version == 1 && spec.contains("n_groups"))) {
+      const std::string key = spec.contains(other) ? other : "n_groups";
+      throw InputError(join(path, key), "applies to mamba version " + std::string(a.ssm_version == 1 ? "2" : "1") +
+                                            " only (this layer is version " + std::to_string(a.ssm_version) + ")");
+    }
+    if (a.ssm_version == 1) {
+      a.dt_rank = require_int(spec, "dt_rank", path, 1, 1 << 20);
+      return a;
+    }
+    a.num_heads = require_int(spec, "num_heads", path, 1, 1 << 20);
+    a.n_groups = get_int(spec, "n_groups", path, 1, 1, 1 << 20);
+    if (a.inner % a.num_heads != 0) {
+      throw InputError(join(path, "num_heads"),
+                       "must divide inner (" + std::to_string(a.inner) + "): head_dim = inner / num_heads");
+    }
+    if (a.num_heads % a.n_groups != 0) {
+      throw InputError(join(path, "n_groups"), "must divide num_heads (" + std::to_string(a.num_heads) + ")");
+    }
+    return a;
+  }
+
+  void infer(Layer& layer, bool /*same_padding*/, const std::string& path) const override {
+    require_rank(layer.input_shapes.front(), 2, path, "mamba expects [seq_len, hidden]");
+    const std::int64_t hidden = layer.input_shapes.front()[1];
+    layer.parameters = layer.attrs.ssm_version == 1 ? mamba1_parameters(layer.attrs, hidden, path)
+                                                    : mamba2_parameters(layer.attrs, hidden, path);
+    layer.output_shape = layer.input_shapes.front();
+  }
+
+  void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
+    const MambaDims x = mamba_dims(st.layer);
+    const double s = d(st.in[0]), m = st.b * s, e = st.e, width = d(in_proj_width(st.a));
+    const bool v1 = st.a.ssm_version == 1;
+    kb.gemm(Phase::Forward, m, width, x.D);  // in_proj
+    conv_kernels(kb, Phase::Forward, m, x);
+    if (v1) {  // mamba_inner_fn: x_proj, dt_proj, the scan (gated by z), out_proj
+      kb.gemm(Phase::Forward, m, x.R + 2 * x.N, x.I);
+      kb.gemm(Phase::Forward, m, x.I, x.R);
+      selective_scan(kb, Phase::Forward, m, x);
+    } else {  // mamba_split_conv1d_scan_combined: SSD, the gated RMSNorm, out_proj
+      ssd(kb, Phase::Forward, st.b, s, x, e);
+      kb.stream(KernelClass::Normalization, Phase::Forward, m * x.I, 3, 8 + activation_flops("silu"));
+    }
+    kb.gemm(Phase::Forward, m, x.D, x.I);  // out_proj
+    // Backward. Both fused functions recompute the convolution's output (and v1 delta, v2 the norm's
+    // output for out_proj's weight gradient) instead of saving them.
+    kb.stream(KernelClass::Elementwise, Phase::Backward, m * x.C, 2, 2 * x.K);       // conv1d recomputed
+    if (v1) kb.gemm(Phase::Backward, m, x.I, x.R);                                   // delta recomputed
+    if (!v1) kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 3, 8);  // norm output recomputed
+    kb.gemm(Phase::Backward, m, x.I, x.D);                                           // out_proj: input gradient
+    kb.gemm(Phase::Backward, x.I, x.D, m);                                           // out_proj: weight gradient
+    if (v1) {
+      selective_scan(kb, Phase::Backward, m, x);
+      kb.gemm(Phase::Backward, m, x.R, x.I);            // dt_proj: input gradient
+      kb.gemm(Phase::Backward, x.R, x.I, m);            // dt_proj: weight gradient
+      kb.gemm(Phase::Backward, m, x.I, x.R + 2 * x.N);  // x_proj: input gradient
+      kb.gemm(Phase::Backward, x.I, x.R + 2 * x.N, m);  // x_proj: weight gradient
+    } else {
+      kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 4, 12 + 2 * activation_flops("silu"));
+      ssd(kb, Phase::Backward, st.b, s, x, e);
+    }
+    conv_kernels(kb, Phase::Backward, m, x);
+    if (st.dx) kb.gemm(Phase::Backward, m, x.D, width);  // in_proj: input gradient
+    kb.gemm(Phase::Backward, x.D, width, m);             // in_proj: weight gradient
+    // Saved: in_proj's input and output (the fused function's input), v1 x_dbl (delta's rank and B, C)
+    // and the scan's output (out_proj's input) with its FP32 chunk states (2N per channel per chunk of
+    // 2048); v2 the SSD output before the norm and the norm's FP32 row statistics (per group).
+    const double common = e * (m * x.D + m * width);
+    lw.saved_activation_bytes =
+        v1 ? common + e * m * (x.R + 2 * x.N + x.I) + 4 * st.b * x.I * std::ceil(s / 2048) * 2 * x.N
+           : common + e * m * x.I + 4 * m * x.G;
+  }
+
+  /// As for dense layers, 2 x d_in x d_out per token summed over the projections.
+  double prenet_co(const Layer& layer, double b) const override {
+    const MambaDims x = mamba_dims(layer);
+    return 2 * b * d(layer.input_shapes.front()[0]) * x.D * (d(in_proj_width(layer.attrs)) + x.I);
+  }
+
+  /// Tensor parallelism of the mixer (Megatron splits its heads and channels) is not modelled.
+  void shard(ShardStep&) const override {
+    throw InputError("parallel.tensor", "tensor parallelism of mamba layers is not modelled");
+  }
+};
+
+}  // namespace
+
+const LayerKind& mamba_kind() {
+  static const Mamba kind;
+  return kind;
+}
+
+}  // namespace prenet
