@@ -121,11 +121,13 @@ TEST_CASE("qwen3_moe: Qwen3-30B-A3B and 235B-A22B, mlp_only_layers and decoder_s
   Network net = from_config(a3b);
   CHECK(net.parameters() == 30532122624);
   CHECK(active(net) == 3353032704);
+  CHECK(net.active_parameters() == active(net));  // Network's own count
   Json big = fixture("Qwen--Qwen3-235B-A22B-Instruct-2507.json");
   Network n235 = from_config(big);
   CHECK(n235.parameters() == qwen3_moe_count(big));  // published 235B total, 22B active
   CHECK(n235.parameters() == 235093634560);
   CHECK(active(n235) == qwen3_moe_count(big, 8));
+  CHECK(n235.active_parameters() == active(n235));  // Network's own count
   CHECK(active(n235) == 22190763520);  // published: 22B activated
   // 94 alike layers: one repeat, not 94 blocks.
   Json model = layers_of(big);
@@ -145,6 +147,7 @@ TEST_CASE("qwen3_moe: Qwen3-30B-A3B and 235B-A22B, mlp_only_layers and decoder_s
   Network mixed = from_config(c);
   CHECK(mixed.parameters() == 300 * h * 2 + h + 4 * dense + sparse);
   CHECK(active(mixed) == 300 * h * 2 + h + 4 * dense + attn + h * 4 + 2 * swiglu(h, 32));
+  CHECK(mixed.active_parameters() == active(mixed));  // Network's own count
   CHECK(layer(mixed, "h1.0.experts_up").attrs.experts == 4);
   CHECK(layer(mixed, "h0.0.mlp_up").attrs.units == 128);
 }
@@ -171,6 +174,7 @@ TEST_CASE("qwen2_moe: Qwen1.5-MoE-A2.7B (QKV bias, shared expert behind a sigmoi
   Network net = from_config(c);
   CHECK(net.parameters() == total);
   CHECK(active(net) == total - 24 * 56 * swiglu(h, 1408));
+  CHECK(net.active_parameters() == active(net));  // Network's own count
   CHECK(layer(net, "h.0.shared_gate").parameters == h);
   CHECK(layer(net, "h.0.shared_gated").type == LayerType::Multiply);
 }
@@ -194,6 +198,7 @@ TEST_CASE("deepseek_v3: DeepSeek-V3 671B total, 37B active (MLA, 3 dense then 58
   Network net = from_config(c, &warnings);
   CHECK(net.parameters() == total);
   CHECK(active(net) == active_total);
+  CHECK(net.active_parameters() == active(net));  // Network's own count
   CHECK(layer(net, "h0.2.attn").parameters == mla);
   CHECK(layer(net, "h0.2.mlp_up").attrs.units == 18432);
   CHECK(layer(net, "h3.57.experts_up").attrs.experts == 256);
@@ -224,6 +229,7 @@ TEST_CASE("deepseek_v2: DeepSeek-V2-Lite (q_lora_rank null, 2 shared experts, fi
   Network net = from_config(c);
   CHECK(net.parameters() == total);
   CHECK(active(net) == total - 26 * 58 * swiglu(h, 1408));
+  CHECK(net.active_parameters() == active(net));  // Network's own count
   // transformers ignores moe_layer_freq; a config relying on it is built as transformers builds it.
   c["moe_layer_freq"] = 2;
   std::vector<std::string> warnings;
@@ -251,11 +257,13 @@ TEST_CASE("gpt_oss: gpt-oss-20b and 120b (biased experts and router, sinks, alte
   Network n20 = from_config(fixture("openai--gpt-oss-20b.json"));
   CHECK(n20.parameters() == count(24, 32, 0));
   CHECK(active(n20) == count(24, 32, 4));
+  CHECK(n20.active_parameters() == active(n20));  // Network's own count
   CHECK(layer(n20, "h.0.l0.0.sliding_attn").attrs.num_heads == 64);
   CHECK(layer(n20, "h.11.l1.0.attn").attrs.num_heads == 64);
   Network n120 = from_config(fixture("openai--gpt-oss-120b.json"));
   CHECK(n120.parameters() == count(36, 128, 0));
   CHECK(active(n120) == count(36, 128, 4));
+  CHECK(n120.active_parameters() == active(n120));  // Network's own count
 }
 
 TEST_CASE("gemma2: gemma-2-2b and 9b (sandwich norms, soft-capping, alternating windows)", "[hf_config][hf_modern]") {
@@ -324,6 +332,7 @@ TEST_CASE("llama4_text: Llama 4 Scout and Maverick text stacks (shared expert, N
   Network s = from_config(config(16, 1));
   CHECK(s.parameters() == scout);
   CHECK(active(s) == outer + 48 * (attn + moe(16, 1)));
+  CHECK(s.active_parameters() == active(s));  // Network's own count
   CHECK(active(s) == 17172894720);
   CHECK(layer(s, "h.0.l0.0.chunked_attn").type == LayerType::Attention);
   CHECK(layer(s, "h.0.l3.0.attn").type == LayerType::Attention);  // every fourth layer: NoPE, full attention
@@ -332,6 +341,7 @@ TEST_CASE("llama4_text: Llama 4 Scout and Maverick text stacks (shared expert, N
   Network m = from_config(config(128, 2));
   CHECK(m.parameters() == maverick);
   CHECK(active(m) == outer + 24 * (attn + swiglu(h, 16384)) + 24 * (attn + moe(128, 1)));
+  CHECK(m.active_parameters() == active(m));  // Network's own count
 }
 
 TEST_CASE("olmo2: OLMo-2-1124-7B (QK-norm over the projections, norms after each branch)", "[hf_config][hf_modern]") {
@@ -397,6 +407,7 @@ TEST_CASE("granitemoe: granite-3.0-1b-a400m (experts, no shared expert, multipli
   Network net = from_config(c);
   CHECK(net.parameters() == total);
   CHECK(active(net) == total - 24 * 24 * swiglu(h, 512));
+  CHECK(net.active_parameters() == active(net));  // Network's own count
 }
 
 TEST_CASE("dbrx: DBRX (nested attn_config / ffn_config, 16 GLU experts, top 4)", "[hf_config][hf_modern]") {
@@ -416,6 +427,7 @@ TEST_CASE("dbrx: DBRX (nested attn_config / ffn_config, 16 GLU experts, top 4)",
   Network net = from_config(c);
   CHECK(net.parameters() == total);
   CHECK(active(net) == total - 40 * 12 * swiglu(h, 10752));
+  CHECK(net.active_parameters() == active(net));  // Network's own count
   CHECK(active(net) == 36469708800);
 }
 
