@@ -3,6 +3,7 @@
 // config's spelling (the steps of model_types.cpp fill it).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace prenet::hf {
 
@@ -13,6 +14,24 @@ struct HeadChoice {
   Head head = Head::LanguageModel;
   std::int64_t labels = 2;  // classes of a classification head (Hugging Face's default num_labels)
   double dropout = -1;      // classifier_dropout when the config gives it (< 0: the family's default)
+};
+
+/// How a decoder layer's attention sees the keys: all earlier ones, a sliding window of the latest, or only
+/// those of its own chunk.
+enum class AttnSpan { Full, Sliding, Chunked };
+
+/// What may differ between one decoder layer and the next (Arch::plan): the attention's span, rotary
+/// positions or none, and a dense MLP of some width or the routed experts.
+struct LayerPlan {
+  AttnSpan span = AttnSpan::Full;
+  std::int64_t window = 0;  // the sliding window or the chunk, in tokens (Full: 0)
+  bool rope = true;         // rotary positions (NoPE layers: false); no parameters either way
+  bool moe = false;         // routed experts (Arch::experts, moe_inner, shared_inner) instead of a dense MLP
+  std::int64_t inner = 0;   // the dense MLP's width (moe: 0)
+  bool operator==(const LayerPlan& o) const {
+    return span == o.span && window == o.window && rope == o.rope && moe == o.moe && inner == o.inner;
+  }
+  bool operator!=(const LayerPlan& o) const { return !(*this == o); }
 };
 
 /// One model's architecture. Fields a family does not use keep their defaults; encoder-decoders keep the
@@ -43,6 +62,24 @@ struct Arch {
   // tanh; DistilBERT's pre_classifier: ReLU), and whether the bare model keeps it (DistilBERT has none).
   std::string pooler_act = "tanh";
   bool bare_pooler = true;
+
+  // The 2024-2026 decoders (types_decoder.cpp). `plan` holds one entry per layer when layers differ (empty:
+  // every layer alike, from the fields above: experts > 1 means routed experts everywhere).
+  std::vector<LayerPlan> plan;
+  std::int64_t window = 0;         // every layer's sliding window (Mistral; 0: full attention)
+  std::int64_t moe_inner = 0;      // each routed expert's width (0: inner)
+  std::int64_t shared_inner = 0;   // the shared expert's width beside the routed ones (0: none)
+  bool shared_gate = false;        // the shared expert's output scaled by sigmoid(x·w) (Qwen2-MoE)
+  bool expert_bias = false;        // biases in the routed experts (gpt-oss)
+  std::string qk_norm = "none";    // the attention kind's qk_norm: none | head | full | head_weightless
+  bool qk_norm_rope_only = false;  // QK-norm only in the layers with rotary positions (Llama 4)
+  bool sinks = false;              // a learned sink logit per head (gpt-oss)
+  double softcap = 0;              // attention logit soft-capping (Gemma 2; 0: none)
+  bool norm_after = false;         // a norm on each branch's output before its residual add (Gemma 2, OLMo 2)
+  bool norm_before = true;         // a norm on each branch's input (OLMo 2: none)
+  // Multi-head latent attention (DeepSeek-V2/V3): the `mla` layer kind when mla is set.
+  bool mla = false;
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
 
   std::string act = "gelu_new";
   double dropout = 0, attn_dropout = 0, embed_dropout = 0, act_dropout = 0;

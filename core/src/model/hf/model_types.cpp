@@ -301,9 +301,7 @@ const std::vector<ModelType> kModelTypes = {
     {"opt", kDecoder, compose({kDecoderCore, kOpt})},
     {"phi", kDecoder, compose({kDecoderCore, kPhi})},
     {"falcon", kDecoder, compose({kDecoderCore, kFalcon}), {"RefinedWebModel", "RefinedWeb"}},
-    {"llama", kDecoder, compose({kDecoderCore, kLlama})},
-    {"mistral", kDecoder, compose({kDecoderCore, kLlama}, {kEightKvHeads})},
-    {"mixtral", kDecoder, compose({kDecoderCore, kLlama, kMixtralExperts}, {kEightKvHeads})},
+    // llama, mistral and mixtral are in types_decoder.cpp (rope_scaling, sliding windows).
     {"qwen2", kDecoder, compose({kDecoderCore, kLlama, kQkvBias})},
     {"gemma", kDecoder, compose({kDecoderCore, kLlama}, kGemma)},
     {"bert", kEncoder, compose({kBert, kEncoderTail})},
