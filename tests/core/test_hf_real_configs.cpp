@@ -25,46 +25,6 @@ using namespace prenet;
 
 namespace {
 
-// model_types whose Hugging Face reading lands through other branches of issue 17 (decoder, plain, ssm,
-// multimodal). Their rows run and print what differs, as CHECK_NOFAIL, without failing the test; the lead empties
-// this list once those branches are merged, and every row is then a hard check.
-const std::set<std::string> kPendingTypes = {
-    // decoder branch
-    "qwen3",
-    "qwen3_moe",
-    "qwen2_moe",
-    "deepseek_v2",
-    "deepseek_v3",
-    "gpt_oss",
-    "gemma2",
-    "gemma3_text",
-    "llama4_text",
-    "olmo2",
-    "cohere",
-    "starcoder2",
-    "granitemoe",
-    "dbrx",
-    // plain branch
-    "phi3",
-    "olmo",
-    "granite",
-    "internlm2",
-    "mpt",
-    "falcon",
-    // ssm branch
-    "mamba",
-    "mamba2",
-    "jamba",
-    "falcon_mamba",
-    // multimodal branch
-    "whisper",
-    "clip",
-    "siglip",
-    "gemma3",
-    "llama4",
-    "deberta-v2",
-};
-
 /// What the formula of a family says about one config.
 struct Expected {
   double total = 0;              // sum(p.numel() for p in model.parameters()), tied weights once
@@ -476,14 +436,33 @@ const Published kPublished[] = {
      "gpt-oss model card (arXiv 2508.10925): 20.9B total, 3.6B active (embedding table not counted)", true},
 };
 
-/// Network::active_parameters() where the build has it (branch i17-layers), else nothing to compare.
-template <class N>
-auto active_of(const N& net, int) -> decltype(static_cast<double>(net.active_parameters())) {
-  return static_cast<double>(net.active_parameters());
+/// Two-tower contrastive models: refused (a network here has one input), their vision tower read as its own config.
+const std::set<std::string> kTwoTowerTypes = {"clip", "siglip"};
+
+/// The vision tower of a two-tower config `c`, by the same formula with an empty text tower.
+double vision_tower_total(const std::string& type, const Json& c) {
+  const Json empty_text = {{"hidden_size", 0},
+                           {"num_hidden_layers", 0},
+                           {"vocab_size", 0},
+                           {"max_position_embeddings", 0},
+                           {"projection_size", 0}};
+  if (type != "siglip") FAIL("no vision-tower formula for " << type);
+  return siglip({{"vision_config", c.value("vision_config", Json::object())}, {"text_config", empty_text}}).total -
+         2;  // no logit_scale / logit_bias
 }
-template <class N>
-double active_of(const N&, long) {
-  return -1;
+
+/// Checks the refusal of two-tower `cfg` and its vision tower read alone against the formula.
+void check_two_towers(const std::string& type, const Json& cfg) {
+  try {
+    resolve_model({{"hf_config", cfg}}, TrainingConfig{});
+    FAIL("a two-tower " << type << " config was read instead of refused");
+  } catch (const InputError& err) {
+    CHECK(std::string(err.what()).find("vision_config") != std::string::npos);
+  }
+  Json tower = cfg.at("vision_config");
+  tower["model_type"] = type + "_vision_model";
+  Network net = resolve_model({{"hf_config", tower}}, TrainingConfig{});
+  CHECK(testutil::d(net.parameters()) == vision_tower_total(type, cfg));
 }
 
 /// Every tests/fixtures/hf/*.json, sorted.
@@ -511,19 +490,18 @@ TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per
   const std::vector<std::string> files = fixture_files();
   CHECK(files.size() >= 30);
   const std::int64_t s = 128;  // a short context, where 6N dominates (and under every sliding window here)
-  int hard_rows = 0;
+  int rows = 0;
   for (const std::string& file : files) {
     const Json cfg = read_fixture(file);
     const std::string type = cfg.value("model_type", std::string());
-    const bool pending = kPendingTypes.count(type) > 0;
-    INFO(file << " (model_type " << type << (pending ? ", pending" : "") << ")");
-    const std::optional<Expected> found = formula(cfg);
-    if (!found) {
-      if (!pending)
-        FAIL("no formula for model_type \"" << type << "\": add one to tests/core/test_hf_real_configs.cpp");
-      WARN(file << ": no formula yet for pending model_type " << type);
+    INFO(file << " (model_type " << type << ")");
+    if (kTwoTowerTypes.count(type) > 0) {
+      check_two_towers(type, cfg);
+      ++rows;
       continue;
     }
+    const std::optional<Expected> found = formula(cfg);
+    if (!found) FAIL("no formula for model_type \"" << type << "\": add one to tests/core/test_hf_real_configs.cpp");
     const Expected e = *found;
 
     TrainingConfig training;
@@ -532,9 +510,7 @@ TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per
     try {
       net = resolve_model({{"hf_config", cfg}}, training);
     } catch (const InputError& err) {
-      if (!pending) FAIL("refused: " << err.what());
-      WARN(file << ": pending model_type " << type << " refused: " << err.what());
-      continue;
+      FAIL("refused: " << err.what());
     }
     for (const auto& w : net.warnings) INFO("warning: " << w);
 
@@ -543,21 +519,15 @@ TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per
     const double per_token =
         (testutil::matmul_flops(w, Phase::Forward) + testutil::matmul_flops(w, Phase::Backward)) / (2.0 * s);
     const double expected_flops = 6 * (e.active - e.lookup) + 12 * testutil::d(s) * e.attention_width;
-    const double active = active_of(net, 0);
+    const double active = testutil::d(net.active_parameters());
     INFO("formula " << std::fixed << e.total << " / active " << e.active << "; core " << params << " / active "
                     << active << "; FLOPs per token " << per_token << " vs " << expected_flops);
-    if (pending) {
-      CHECK_NOFAIL(params == e.total);
-      if (e.flops_comparable) CHECK_NOFAIL(per_token == Approx(expected_flops).epsilon(0.02));
-      if (active >= 0) CHECK_NOFAIL(active == e.active);
-      continue;
-    }
-    ++hard_rows;
+    ++rows;
     CHECK(params == e.total);
     if (e.flops_comparable) CHECK(per_token == Approx(expected_flops).epsilon(0.02));
-    if (active >= 0) CHECK(active == e.active);
+    CHECK(active == e.active);
   }
-  CHECK(hard_rows > 0);
+  CHECK(rows == static_cast<int>(files.size()));
 }
 
 TEST_CASE("real HF configs: the formulas agree with the published counts", "[hf_config][real_configs]") {

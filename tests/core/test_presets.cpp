@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -66,7 +67,14 @@ struct ZooRow {
   double tolerance = 0.01;
   double published_active =
       0;  // MoE: the source's active parameters per token (preset field published_active_parameters)
+  double active_leaves_out = 0;  // parameters the source leaves out of its active count (gpt-oss: the token table)
 };
+
+/// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's multi-token
+/// prediction layer (not built by transformers), gpt-oss's clamped SwiGLU (costed as SiLU-gated), Gemma 3's
+/// vision tower (held, not costed), Whisper's fixed decoder length and frozen encoder positions.
+const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",    "gemma-3-4b",
+                                                "gemma-3-12b", "gemma-3-27b", "whisper-large-v3"};
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
 
@@ -133,7 +141,6 @@ const ZooRow kZoo[] = {
     {"qwen2.5-7b", 7.616e9, "Qwen/Qwen2.5-7B: 7.616B", 152064 * 3584.0, 28 * 3584.0, 0},
     {"qwen2.5-72b", 72.7e9, "Qwen/Qwen2.5-72B-Instruct model card: 72.7B", 152064 * 8192.0, 80 * 8192.0, 0},
     {"mistral-small-24b", 24e9, "Mistral Small 3: 24B", 131072 * 5120.0, 40 * 32 * 128.0, 0, false, 0.5 / 24},
-    // model_types landing through other branches: the files wait in core/data/presets-pending/ (see kPendingDir).
     {"qwen3-0.6b", 0.6e9, "Qwen/Qwen3-0.6B model card: 0.6B (tied)", 0, 28 * 16 * 128.0, 0, false, 0.05 / 0.6},
     {"qwen3-1.7b", 1.7e9, "Qwen/Qwen3-1.7B model card: 1.7B (tied)", 0, 28 * 16 * 128.0, 0, false, 0.05 / 1.7},
     {"qwen3-4b", 4.0e9, "Qwen/Qwen3-4B model card: 4.0B (tied)", 0, 36 * 32 * 128.0, 0, false, 0.05 / 4},
@@ -148,10 +155,10 @@ const ZooRow kZoo[] = {
      129280 * 7168.0 + 58 * (256 - 8) * 3 * 7168.0 * 2048, 61 * 128 * (192 + 128) / 2.0, 0, false, 0.01, 37e9},
     {"gpt-oss-20b", 20.9e9, "gpt-oss model card: 20.9B, 3.6B active",
      201088 * 2880.0 + 24 * (32 - 4) * (2880 * 2 * 2880.0 + 2 * 2880 + 2880 * 2880 + 2880), 24 * 64 * 64.0, 0, false,
-     0.01, 3.6e9},
+     0.01, 3.6e9, 201088 * 2880.0},
     {"gpt-oss-120b", 116.8e9, "gpt-oss model card: 116.8B, 5.1B active",
      201088 * 2880.0 + 36 * (128 - 4) * (2880 * 2 * 2880.0 + 2 * 2880 + 2880 * 2880 + 2880), 36 * 64 * 64.0, 0, false,
-     0.01, 5.1e9},
+     0.01, 5.1e9, 201088 * 2880.0},
     // Multimodal: the image tower does not see text tokens, so 6N per token does not describe the work.
     {"gemma-3-4b", 4e9, "Gemma 3 model card: 4B", 0, 0, 0, true, 0.5 / 4},
     {"gemma-3-12b", 12e9, "Gemma 3 model card: 12B", 0, 0, 0, true, 0.5 / 12},
@@ -164,27 +171,8 @@ const ZooRow kZoo[] = {
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };
 
-/// Presets whose model_type lands through another branch of issue 17 wait here, outside the catalogue (the
-/// catalogue resolves every preset at start-up): moving a file into core/data/presets/ switches its row on.
-const char* const kPendingDir = PRENET_SOURCE_DIR "/core/data/presets-pending";
-
-Json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return Json::parse(text.str());
-}
-
-/// Network::active_parameters() where the build has it (branch i17-layers), else -1.
-template <class N>
-auto active_of(const N& net, int) -> decltype(static_cast<double>(net.active_parameters())) {
-  return static_cast<double>(net.active_parameters());
-}
-template <class N>
-double active_of(const N&, long) {
-  return -1;
-}
+/// The active parameters of `net` (a token's: routed experts it does not visit left out).
+double active_of(const Network& net) { return static_cast<double>(net.active_parameters()); }
 
 }  // namespace
 
@@ -194,10 +182,7 @@ TEST_CASE("the preset zoo: every preset resolves and matches its published param
   for (const ZooRow& row : kZoo) {
     INFO(row.id << " (" << row.source << ")");
     const Preset* p = find_preset(row.id);
-    if (p == nullptr) {  // waiting for its model_type: the file must be in the pending directory
-      CHECK(std::filesystem::exists(std::string(kPendingDir) + "/" + row.id + ".json"));
-      continue;
-    }
+    REQUIRE(p != nullptr);
     ++live;
     CHECK(p->id == row.id);
     CHECK_FALSE(p->name.empty());
@@ -206,7 +191,8 @@ TEST_CASE("the preset zoo: every preset resolves and matches its published param
     CHECK(p->published_parameters == row.published);
     Network net = preset(row.id);
     CHECK(net.name == row.id);
-    CHECK(net.warnings.empty());
+    for (const auto& w : net.warnings) INFO("warning: " << w);
+    CHECK(net.warnings.empty() == (kCaveatedPresets.count(row.id) == 0));
     double rel = std::fabs(static_cast<double>(net.parameters()) - row.published) / row.published;
     CHECK(rel <= row.tolerance);
   }
@@ -233,7 +219,7 @@ TEST_CASE("the preset zoo: work per token or image matches the standard formulas
   for (const ZooRow& row : kZoo) {
     INFO(row.id << " (" << row.source << ")");
     const Preset* p = find_preset(row.id);
-    if (p == nullptr || row.own_test) continue;  // pending rows are checked once their file moves in
+    if (p == nullptr || row.own_test) continue;
     if (row.gmacs > 0) {
       Network net = preset(row.id);
       StepWork w = step_work(net, 1, KernelContext(Precision::FP32), Optimizer::Adam);
@@ -269,48 +255,9 @@ TEST_CASE("presets: published active parameters (MoE) are recorded and match the
     CHECK(doc.value("published_active_parameters", 0.0) == row->published_active);
     if (row->published_active == 0) continue;
     CHECK(row->published_active < row->published);
-    const double active = active_of(preset(id), 0);
-    if (active >= 0) CHECK(std::fabs(active - row->published_active) / row->published_active <= 0.03);
+    const double active = active_of(preset(id)) - row->active_leaves_out;
+    CHECK(std::fabs(active - row->published_active) / row->published_active <= 0.03);
   }
-}
-
-TEST_CASE("pending presets (core/data/presets-pending): well formed, listed, and read as published once the type lands",
-          "[presets][pending]") {
-  int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kPendingDir)) {
-    if (entry.path().extension() != ".json") continue;
-    ++files;
-    const std::string id = entry.path().stem().string();
-    INFO(id);
-    const Json doc = read_json_file(entry.path().string());
-    CHECK(doc.value("id", std::string()) == id);
-    CHECK_FALSE(doc.value("name", std::string()).empty());
-    CHECK_FALSE(doc.value("family", std::string()).empty());
-    CHECK_FALSE(doc.value("source", std::string()).empty());
-    CHECK(find_preset(id) == nullptr);  // not both live and pending
-    const ZooRow* row = nullptr;
-    for (const ZooRow& r : kZoo) {
-      if (r.id == id) row = &r;
-    }
-    REQUIRE(row != nullptr);
-    CHECK(doc.value("published_parameters", 0.0) == row->published);
-    CHECK(doc.value("published_active_parameters", 0.0) == row->published_active);
-    REQUIRE(doc.contains("model"));
-    REQUIRE(doc["model"].contains("hf_config"));
-    // Until the model_type lands the reading may be refused or generic; what differs is shown, not failed.
-    TrainingConfig training;
-    if (doc["input"].value("kind", std::string()) == "tokens") training.seq_len = 128;
-    try {
-      Network net = resolve_model({{"hf_config", doc["model"]["hf_config"]}}, training);
-      const double rel = std::fabs(testutil::d(net.parameters()) - row->published) / row->published;
-      INFO("built " << net.parameters() << " parameters, published " << row->published);
-      CHECK_NOFAIL(rel <= row->tolerance);
-      CHECK_NOFAIL(net.warnings.empty());
-    } catch (const InputError& e) {
-      WARN(id << ": not readable yet: " << e.what());
-    }
-  }
-  CHECK(files > 0);  // the lead empties the directory once every type has landed; then delete this test case
 }
 
 TEST_CASE("mixtral: all experts' parameters are held, only the routed experts' FLOPs are spent", "[presets][moe]") {
