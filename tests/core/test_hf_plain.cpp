@@ -86,11 +86,12 @@ TEST_CASE("phi3: Phi-3-mini-4k-instruct (fixture) counts its fused qkv_proj and 
   std::int64_t expected = llama_like(32064, 3072, 32, 32, 32, 96, 8192, 3072, false);
   CHECK(expected == 3821079552);  // the published 3.8B
   CHECK(net.parameters() == expected);
-  CHECK(layer(net, "h.0.attn").attrs.bias == false);
+  CHECK(layer(net, "h.0.sliding_attn").attrs.bias == false);
   CHECK(layer(net, "h.0.mlp_up").attrs.gated);
   CHECK(layer(net, "ln_f").type == LayerType::RmsNorm);
-  // sliding_window 2047 < 4096 positions: said, since attention is costed over the whole context.
-  CHECK(any_contains(warnings, "sliding_window 2047"));
+  // sliding_window 2047: each query sees the latest 2047 keys (Phi3Attention passes it to the attention).
+  CHECK(layer(net, "h.0.sliding_attn").attrs.window == 2047);
+  CHECK_FALSE(any_contains(warnings, "sliding_window"));
 }
 
 TEST_CASE("phi3: Phi-3-medium, Phi-4 and Phi-4-mini (GQA, partial rotary, tied head)", "[hf_config][hf_plain]") {
@@ -114,7 +115,7 @@ TEST_CASE("phi3: Phi-3-medium, Phi-4 and Phi-4-mini (GQA, partial rotary, tied h
                  {"vocab_size", 32064}};
   Network m = from_config(medium);
   CHECK(m.parameters() == llama_like(32064, 5120, 40, 40, 10, 128, 17920, 5120, false));
-  CHECK(layer(m, "h.0.attn").attrs.num_kv_heads == 10);
+  CHECK(layer(m, "h.0.sliding_attn").attrs.num_kv_heads == 10);
   // microsoft/phi-4: the same shape with a 100,352-token vocabulary: 14.7B.
   Json phi4 = medium;
   phi4["vocab_size"] = 100352;

@@ -3,6 +3,7 @@
 // Hugging Face class builds them (the modeling file named at each part); the hooks below are its quirks.
 #include <cstring>
 
+#include "model/hf/decoder_hooks.hpp"
 #include "model/hf/parts.hpp"
 #include "model/hf/quirks.hpp"
 
@@ -22,16 +23,6 @@ double number(const Cfg& c, const char* key, double fallback, double min, double
 void phi3_rotary_fraction(const Cfg& c, Arch&, std::vector<std::string>&) {
   double f = number(c, "partial_rotary_factor", 1.0, 0.0, 1.0);
   if (f <= 0) throw InputError(c.field("partial_rotary_factor"), "must be above 0");
-}
-
-/// sliding_window: Hugging Face lets each query attend to at most that many keys; the attention layer is costed
-/// over the whole causal context (parameters are unaffected), which a warning says when it matters.
-void note_sliding_window(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
-  std::int64_t window = c.opt({"sliding_window"}, 0, 1, kMaxPositions);
-  if (window == 0 || (a.max_positions > 0 && window >= a.max_positions)) return;
-  warnings.push_back("sliding_window " + std::to_string(window) +
-                     ": attention is costed over the whole causal context, so beyond " + std::to_string(window) +
-                     " tokens its score FLOPs are overestimated (parameters are exact)");
 }
 
 /// clip_qkv (OLMo-7B-0424: 8): a clamp of q, k and v, an elementwise pass that is not costed.
@@ -131,7 +122,7 @@ const Steps kPhi3 = {
     opt(&Arch::max_positions, {"max_position_embeddings"}, 4096, 1, kMaxPositions),
     fix(&Arch::learned_positions, false),
     hook(phi3_rotary_fraction),
-    hook(note_sliding_window),
+    hook(&Arch::window, optional_window),  // Phi3Attention passes sliding_window to the attention
 };
 
 /// OLMo (modeling_olmo.py): the Llama block with OlmoLayerNorm, a LayerNorm without any parameters, and an
