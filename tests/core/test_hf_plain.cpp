@@ -725,3 +725,35 @@ TEST_CASE("ONNX: a gated MLP is one gated dense layer only when it is exactly ac
   CHECK(count_type(written, LayerType::Multiply) == 1);
   for (const auto& l : written.layers) CHECK_FALSE(l.attrs.gated);
 }
+
+TEST_CASE("bloom: BLOOM-560m counts its embedding LayerNorm, fused biased QKV and tied head exactly",
+          "[hf_config][hf_plain]") {
+  // bigscience/bloom-560m's architecture fields (BloomConfig spells the width n_embed in older files).
+  Json cfg = {{"architectures", {"BloomForCausalLM"}},
+              {"model_type", "bloom"},
+              {"n_embed", 1024},
+              {"n_layer", 24},
+              {"num_attention_heads", 16},
+              {"layer_norm_epsilon", 1e-5},
+              {"apply_residual_connection_post_layernorm", false},
+              {"hidden_dropout", 0.0},
+              {"attention_dropout", 0.0},
+              {"vocab_size", 250880}};
+  std::vector<std::string> warnings;
+  Network net = from_config(cfg, 64, &warnings);
+  // BloomModel: word_embeddings and word_embeddings_layernorm; per BloomBlock two LayerNorms, query_key_value
+  // h x 3h with bias, dense h x h with bias, dense_h_to_4h and dense_4h_to_h with biases; ln_f; lm_head tied.
+  const std::int64_t V = 250880, h = 1024, L = 24;
+  const std::int64_t block = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * 4 * h + 4 * h) + (4 * h * h + h);
+  const std::int64_t expected = V * h + 2 * h + L * block + 2 * h;
+  CHECK(expected == 559214592);  // the published count of bigscience/bloom-560m
+  CHECK(net.parameters() == expected);
+  CHECK(layer(net, "word_embeddings_layernorm").type == LayerType::LayerNorm);
+  CHECK(any_contains(warnings, "ALiBi"));
+  Json bad = cfg;
+  bad["apply_residual_connection_post_layernorm"] = true;
+  require_error(bad, "model.hf_config.apply_residual_connection_post_layernorm", "not supported");
+  bad = cfg;
+  bad.erase("n_embed");
+  require_error(bad, "model.hf_config.hidden_size", "required");
+}

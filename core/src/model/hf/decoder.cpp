@@ -243,6 +243,7 @@ void decoder_embeddings(const Arch& a, Seq& s, std::int64_t embed_dim, std::int6
             {"inputs", {"input"}}});
     cur = s.push({{"type", "add"}, {"name", "embed"}, {"inputs", {cur, "wpe"}}});
   }
+  if (a.embed_norm) cur = s.push(norm(a, "word_embeddings_layernorm", cur));  // BLOOM
   s.start_stream("stream", cur, a.embed_dropout);
 }
 

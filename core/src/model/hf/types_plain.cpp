@@ -171,6 +171,36 @@ const Steps kMpt = {
     hook(mpt_attention),
 };
 
+/// BLOOM always adds ALiBi biases and keeps the residual before each LayerNorm; the other residual
+/// (apply_residual_connection_post_layernorm) is refused rather than read wrongly.
+void bloom_fixed_parts(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
+  if (c.flag("apply_residual_connection_post_layernorm", false)) {
+    throw InputError(c.field("apply_residual_connection_post_layernorm"),
+                     "true is not supported (the residual is taken before each LayerNorm, as BLOOM's published "
+                     "models do)");
+  }
+  warnings.push_back("ALiBi position biases add no parameters and are not costed");
+}
+
+/// BLOOM (modeling_bloom.py): word embeddings with a LayerNorm, pre-LN blocks with a biased fused
+/// query_key_value and dense, a biased 4 x hidden GELU (tanh) MLP, ALiBi, the head tied to the embeddings.
+const Steps kBloom = {
+    need(&Arch::hidden, {"hidden_size", "n_embed"}, 1, kMaxWidth),
+    need(&Arch::layers, {"n_layer", "num_hidden_layers"}, 1, kMaxDepth),
+    head_count({"n_head", "num_attention_heads"}),
+    opt(&Arch::vocab, {"vocab_size"}, 250880, 1, kMaxVocab),
+    fix(&Arch::kv_heads, of(&Arch::heads)),
+    fix(&Arch::inner, of(&Arch::hidden, 4)),
+    fix(&Arch::act, "gelu_new"),
+    fix(&Arch::embed_norm, true),
+    rate(&Arch::dropout, {"hidden_dropout"}, 0.0),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+    flag(&Arch::tied, "tie_word_embeddings", true),
+    opt(&Arch::max_positions, {"seq_length"}, 2048, 1, kMaxPositions),
+    fix(&Arch::learned_positions, false),
+    hook(bloom_fixed_parts),
+};
+
 }  // namespace
 
 const std::vector<ModelType>& plain_model_types() {
@@ -180,6 +210,7 @@ const std::vector<ModelType>& plain_model_types() {
       {"granite", kDecoder, compose({kDecoderCore, kLlama, kGranite})},
       {"internlm2", kDecoder, compose({kDecoderCore, kInternLM2})},
       {"mpt", kDecoder, compose({kMpt})},
+      {"bloom", kDecoder, compose({kBloom})},
   };
   return rows;
 }
