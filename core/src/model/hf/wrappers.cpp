@@ -73,6 +73,19 @@ void held_parameters(Json& layers, const std::string& name, std::int64_t count) 
   layers.push_back({{"type", "parameter"}, {"name", name}, {"shape", {count}}});
 }
 
+/// Holds a wrapper's vision part (`tower` parameters named `tower_name`, `label` in the note) and its
+/// projector as parameters no layer reads, and says so; `image_tokens` says how images enter the text.
+void hold_vision_parts(Json& layers, const std::string& tower_name, const std::string& label, std::int64_t tower,
+                       std::int64_t projector, const std::string& image_tokens, std::vector<std::string>& warnings) {
+  held_parameters(layers, tower_name, tower);
+  held_parameters(layers, "multi_modal_projector", projector);
+  warnings.push_back(label + " (" + std::to_string(tower) + " parameters) and the multi-modal projector (" +
+                     std::to_string(projector) +
+                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
+                     "the network has one input, so only the text model is costed, over training.seq_len tokens (" +
+                     image_tokens + ")");
+}
+
 /// The text model of a wrapper: `given` read with its model_type's row (`fallback` when it names none; a
 /// warning when it names another), `defaults` filling what the fallback's class would; its layers.
 Json wrapped_text_model(const Cfg& c, const Arch& a, const std::string& fallback, const Json& defaults,
@@ -125,13 +138,8 @@ Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
   std::int64_t tower = llama4_vision_parameters(vision, output_dim);
   // Llama4MultiModalProjector: linear_1, vision_output_dim -> text hidden, no bias.
   std::int64_t projector = output_dim * t.hidden;
-  held_parameters(model["layers"], "vision_model", tower);
-  held_parameters(model["layers"], "multi_modal_projector", projector);
-  warnings.push_back("Llama 4's vision model (" + std::to_string(tower) +
-                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
-                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
-                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
-                     "(image tokens counted as text tokens)");
+  hold_vision_parts(model["layers"], "vision_model", "Llama 4's vision model", tower, projector,
+                    "image tokens counted as text tokens", warnings);
   return model;
 }
 
@@ -153,14 +161,8 @@ Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
   // Gemma3MultiModalProjector: mm_input_projection_weight [vision hidden, text hidden] and the RMSNorm
   // mm_soft_emb_norm over the vision width; its average pool has no parameters.
   std::int64_t projector = tower.hidden * t.hidden + tower.hidden;
-  held_parameters(model["layers"], "vision_tower", tower_params);
-  held_parameters(model["layers"], "multi_modal_projector", projector);
-  warnings.push_back("the SigLIP vision tower (" + std::to_string(tower_params) +
-                     " parameters) and the multi-modal projector (" + std::to_string(projector) +
-                     ") are counted in parameters, gradients and optimizer state, but their compute is not costed: "
-                     "the network has one input, so only the text model is costed, over training.seq_len tokens "
-                     "(image soft tokens counted as text tokens, " +
-                     std::to_string(tokens) + " per image)");
+  hold_vision_parts(model["layers"], "vision_tower", "the SigLIP vision tower", tower_params, projector,
+                    "image soft tokens counted as text tokens, " + std::to_string(tokens) + " per image", warnings);
   return model;
 }
 
