@@ -2,7 +2,6 @@
 // Small helpers shared by the core's Catch2 tests: building networks from JSON text, asserting the
 // exact field and message of an InputError, and summing kernel work.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 
@@ -11,12 +10,21 @@
 #include "prenet/json_util.hpp"
 #include "prenet/layer_list.hpp"
 #include "prenet/network.hpp"
+#include "prenet/training.hpp"
 
 namespace testutil {
 
 using prenet::Json;
 
 inline double d(std::int64_t v) { return static_cast<double>(v); }
+
+/// A training section with only a precision and an optimizer set (what the memory rules read).
+inline prenet::TrainingConfig trained_with(prenet::Precision precision, prenet::Optimizer optimizer) {
+  prenet::TrainingConfig t;
+  t.precision = precision;
+  t.optimizer = optimizer;
+  return t;
+}
 
 /// Parses a layer-list model ({"input", "layers"}) given as JSON text; errors name "model".
 inline prenet::Network net_of(const std::string& text, const prenet::InputOverrides& overrides = {}) {

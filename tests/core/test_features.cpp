@@ -20,6 +20,7 @@ using testutil::layer;
 using testutil::layer_index;
 using testutil::matmul_flops;
 using testutil::net_of;
+using testutil::trained_with;
 
 namespace {
 
@@ -671,7 +672,8 @@ TEST_CASE("memory: model states per parameter by precision and optimizer, and ac
   const double p = 2 * (1000 * 1000 + 1000);
   REQUIRE(net.parameters() == 2002000);
   auto states = [&](Precision precision, Optimizer opt) {
-    MemoryEstimate m = estimate_memory(net, step_work(net, 8, KernelContext(precision), opt), precision, opt);
+    MemoryEstimate m =
+        estimate_memory(net, step_work(net, 8, KernelContext(precision), opt), trained_with(precision, opt));
     return (m.weights_gb + m.gradients_gb + m.optimizer_gb) * 1e9 / p;
   };
   // FP32: weights 4 + gradients 4 + 4 per optimizer state (momentum 1, Adam m and v).
@@ -685,11 +687,11 @@ TEST_CASE("memory: model states per parameter by precision and optimizer, and ac
   CHECK(states(Precision::FP16, Optimizer::SGD) == Approx(8));
 
   MemoryEstimate m8 = estimate_memory(net, step_work(net, 8, KernelContext(Precision::FP32), Optimizer::Adam),
-                                      Precision::FP32, Optimizer::Adam);
+                                      trained_with(Precision::FP32, Optimizer::Adam));
   MemoryEstimate m16 = estimate_memory(net, step_work(net, 16, KernelContext(Precision::FP32), Optimizer::Adam),
-                                       Precision::FP32, Optimizer::Adam);
+                                       trained_with(Precision::FP32, Optimizer::Adam));
   MemoryEstimate h16 = estimate_memory(net, step_work(net, 16, KernelContext(Precision::BF16), Optimizer::Adam),
-                                       Precision::BF16, Optimizer::Adam);
+                                       trained_with(Precision::BF16, Optimizer::Adam));
   // Dense layers keep their inputs: 2 x batch x 1000 elements.
   CHECK(m8.activations_gb == Approx(4.0 * 2 * 8 * 1000 / 1e9));
   CHECK(m16.activations_gb == Approx(2 * m8.activations_gb));

@@ -14,6 +14,7 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::trained_with;
 
 namespace {
 
@@ -59,7 +60,7 @@ double block_bytes(const ShardedNetwork& shard, const std::vector<double>& saved
 TEST_CASE("model states per parameter follow the documented formula", "[memory]") {
   // FP32: 4 weights + 4 gradients + 4 per optimizer state. Mixed: 2 (16-bit) + 4 (master) + 2 gradients.
   auto check = [](Precision p, Optimizer o, double w, double g, double opt) {
-    StateBytes b = state_bytes(p, o);
+    StateBytes b = state_bytes(trained_with(p, o));
     CHECK(b.weights16 + b.master == w);
     CHECK(b.gradients == g);
     CHECK(b.optimizer == opt);
@@ -72,7 +73,7 @@ TEST_CASE("model states per parameter follow the documented formula", "[memory]"
 
   Network net = gpt(Precision::BF16);
   StepWork work = step_work(net, 2, megatron_kernels(Precision::BF16), Optimizer::Adam);
-  MemoryEstimate m = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
+  MemoryEstimate m = estimate_memory(net, work, trained_with(Precision::BF16, Optimizer::Adam));
   const double params = d(net.parameters());
   CHECK(m.weights_gb == Approx(6 * params / 1e9).epsilon(1e-12));
   CHECK(m.gradients_gb == Approx(2 * params / 1e9).epsilon(1e-12));
@@ -86,9 +87,9 @@ TEST_CASE("one GPU laid out as a parallel job has the single-GPU memory", "[memo
   cfg.micro_batch_size = 4;
   StepWork work = step_work(shard.net, 4, megatron_kernels(Precision::BF16), Optimizer::Adam);
   auto saved = saved_activation_bytes(shard, work, Recompute::None, 4);
-  MemoryEstimate a =
-      estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
-  MemoryEstimate b = estimate_memory(net, work, Precision::BF16, Optimizer::Adam);
+  MemoryEstimate a = estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg,
+                                           trained_with(Precision::BF16, Optimizer::Adam));
+  MemoryEstimate b = estimate_memory(net, work, trained_with(Precision::BF16, Optimizer::Adam));
   CHECK(a.total_gb() == Approx(b.total_gb()).epsilon(1e-12));
   CHECK(a.temporary_gb == 0);
 }
@@ -105,8 +106,8 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
     cfg.data = 8;
     cfg.gpus = 8;
     cfg.zero_stage = stage;
-    MemoryEstimate m =
-        estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg, Precision::BF16, Optimizer::Adam);
+    MemoryEstimate m = estimate_stage_memory(shard, saved, saved, 0, net.layers.size(), 0, cfg,
+                                             trained_with(Precision::BF16, Optimizer::Adam));
     const double w16 = stage >= 3 ? 2 * P / dp : 2 * P;
     const double master = stage >= 1 ? 4 * P / dp : 4 * P;
     const double grads = stage >= 2 ? 2 * P / dp : 2 * P;
@@ -269,13 +270,13 @@ TEST_CASE("pipeline stages keep the activations of the micro-batches in flight",
   for (std::size_t st = 0; st < 4; ++st) {
     double acts = 0;
     for (std::size_t l = bounds[st]; l < bounds[st + 1]; ++l) acts += saved[l];
-    MemoryEstimate m = estimate_stage_memory(shard, saved, saved, bounds[st], bounds[st + 1], st, cfg, Precision::BF16,
-                                             Optimizer::Adam);
+    MemoryEstimate m = estimate_stage_memory(shard, saved, saved, bounds[st], bounds[st + 1], st, cfg,
+                                             trained_with(Precision::BF16, Optimizer::Adam));
     CHECK(m.activations_gb * 1e9 == Approx(acts * d(4 - static_cast<std::int64_t>(st))));
   }
   cfg.micro_batches = 2;  // fewer micro-batches than stages: never more than exist
-  MemoryEstimate first =
-      estimate_stage_memory(shard, saved, saved, bounds[0], bounds[1], 0, cfg, Precision::BF16, Optimizer::Adam);
+  MemoryEstimate first = estimate_stage_memory(shard, saved, saved, bounds[0], bounds[1], 0, cfg,
+                                               trained_with(Precision::BF16, Optimizer::Adam));
   double acts = 0;
   for (std::size_t l = bounds[0]; l < bounds[1]; ++l) acts += saved[l];
   CHECK(first.activations_gb * 1e9 == Approx(2 * acts));

@@ -28,9 +28,13 @@ double step_ms(const Json& response) { return response.at("results").at(0).at("s
 
 TEST_CASE("every option's default is what an empty training object parses to", "[options]") {
   const prenet::TrainingConfig parsed = prenet::parse_training_options(Json::object(), "training");
+  // A section's rows ("finetune.rank") take their defaults once the section is there, empty.
+  const prenet::TrainingConfig sections =
+      prenet::parse_training_options(Json::parse(R"({"finetune": {}})"), "training");
   for (const auto& o : prenet::training_options()) {
     INFO(o.key);
-    std::optional<prenet::OptionValue> v = o.read(parsed);
+    const bool in_section = std::string(o.key).find('.') != std::string::npos;
+    std::optional<prenet::OptionValue> v = o.read(in_section ? sections : parsed);
     REQUIRE(v.has_value() == !o.fallback.is_null());
     if (!v) continue;
     switch (o.kind) {
@@ -38,6 +42,7 @@ TEST_CASE("every option's default is what an empty training object parses to", "
       case prenet::OptionKind::Number: CHECK(Json(v->number) == o.fallback); break;
       case prenet::OptionKind::Choice: CHECK(Json(o.values.at(v->choice)) == o.fallback); break;
       case prenet::OptionKind::Boolean: CHECK(Json(v->boolean) == o.fallback); break;
+      case prenet::OptionKind::Names: CHECK(Json(v->names) == o.fallback); break;
     }
   }
 }

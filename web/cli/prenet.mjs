@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { PrenetError } from '../src/engine.js';
 import { formatSI, sig3 } from '../src/format.js';
+import { nestTraining } from '../src/training-fields.js';
 import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
 import { engine } from './node-engine.mjs';
 
@@ -211,7 +212,9 @@ function trainingOverrides(values, options) {
   const training = {};
   for (const [flag, option] of trainingFlags(options)) {
     const text = values.get(flag);
-    if (text !== undefined) training[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
+    if (text === undefined) continue;
+    if (option.kind === 'names') training[option.key] = text.split(',').map((name) => name.trim());
+    else training[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
   }
   return training;
 }
@@ -296,7 +299,8 @@ export async function buildRequestText(values, tables) {
   for (const [name, fields] of sections) {
     if (Object.keys(fields).length === 0) continue;
     if (object[name] !== undefined && !isPlainObject(object[name])) return text;
-    object[name] = { ...(/** @type {object | undefined} */ (object[name])), ...fields };
+    const held = /** @type {Record<string, unknown> | undefined} */ (object[name]);
+    object[name] = name === 'training' ? nestTraining(fields, held) : { ...held, ...fields };
   }
   return JSON.stringify(object);
 }

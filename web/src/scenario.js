@@ -9,6 +9,8 @@
 //
 // Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 
+import { nestTraining } from './training-fields.js';
+
 /**
  * @typedef {import('./types').Precision} Precision
  * @typedef {import('./types').Optimizer} Optimizer
@@ -618,7 +620,7 @@ export function scenarioToJob(scenario, options) {
   const job = {
     request: {
       model: { preset: scenario.preset },
-      training: { ...scenario.training },
+      training: nestTraining(/** @type {Record<string, unknown>} */ (scenario.training)),
       hardware,
       options: { per_layer: options.perLayer === 'all' },
     },
@@ -651,7 +653,7 @@ export function scenarioToPlanJob(scenario, timeScale) {
   const job = {
     request: {
       model: { preset: scenario.preset },
-      training,
+      training: nestTraining(training),
       hardware: scenario.hardware.map((id) => custom.get(id) ?? id),
       plan,
     },

@@ -44,6 +44,18 @@ export interface TrainingSpec {
   memory_format?: MemoryFormat;
   dataset_size?: number;
   epochs?: number;
+  finetune?: FinetuneSpec;
+}
+
+/** The request's `training.finetune` (docs/API.md): what trains, and the adapters' shape. */
+export interface FinetuneSpec {
+  method?: 'full'|'lora'|'qlora'|'freeze';
+  rank?: number;
+  alpha?: number;
+  dropout?: number;
+  targets?: string[]|string;
+  base_precision?: 'fp32'|'bf16'|'fp16'|'int8'|'nf4';
+  trainable_layers?: number;
 }
 
 export interface CustomAccelerator {
@@ -399,11 +411,11 @@ export interface PresetEntry {
 
 /** One training option of the core's table (docs/API.md "Options"): what the page, links, the element and the CLI read. */
 export interface CatalogOption {
-  /** The member of the request's `training`, e.g. "memory_format". */
-  key: keyof TrainingSpec;
+  /** The member of the request's `training`, e.g. "memory_format"; a section's member is "finetune.rank". */
+  key: keyof TrainingSpec|`finetune.${keyof FinetuneSpec}`;
   /** Its path in errors, e.g. "training.memory_format". */
   field: string;
-  kind: 'integer' | 'number' | 'choice';
+  kind: 'integer'|'number'|'choice'|'names';
   /** Choices: the accepted names, and how each reads in the page's select. */
   values?: string[];
   labels?: string[];
@@ -411,7 +423,7 @@ export interface CatalogOption {
   min?: number;
   max?: number;
   /** The core's default; null: none (derived, the model's own, or not modelled). */
-  default: string | number | null;
+  default: string|number|string[]|null;
   label: string;
   doc: string;
   /** Link parameters, which are also the element's attributes; the first is the one written. */

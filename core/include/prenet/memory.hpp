@@ -24,27 +24,30 @@ struct MemoryEstimate {
 /// Fixed allowance for the framework's runtime context and workspaces (GB).
 constexpr double kRuntimeOverheadGb = 0.75;
 
-/// Bytes per parameter of the model states (docs/PREDICTION.md, Memory): weights (16-bit copy plus FP32
-/// master under mixed precision), gradients, optimizer states. Unsharded.
+/// Bytes per trained parameter of the model states (docs/PREDICTION.md, Memory): weights (16-bit copy plus
+/// FP32 master under mixed precision), gradients, optimizer states. Unsharded. Frozen weights hold only
+/// Layer::frozen_bytes_per_parameter each.
 struct StateBytes {
   double weights16 = 0, master = 0, gradients = 0, optimizer = 0;
 };
-StateBytes state_bytes(Precision precision, Optimizer optimizer);
+StateBytes state_bytes(const TrainingConfig& training);
 
 /// Estimates device memory (GB = 1e9 bytes) for training `net` with the step's saved activations.
-MemoryEstimate estimate_memory(const Network& net, const StepWork& work, Precision precision, Optimizer optimizer);
+MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const TrainingConfig& training);
 
 /// What the memory of one pipeline stage depends on, summed over its layers (one micro-batch).
 struct StageInputs {
   double params = 0, largest_param = 0;  // of the tensor shard
+  double trainable = 0;                  // parameters the optimizer updates (trainable_parameters)
+  double frozen_bytes = 0;               // bytes of the frozen weights (Layer::frozen_bytes_per_parameter)
   double activations = 0;                // bytes kept under the recompute mode
   double largest_block = 0;              // bytes of the largest block without recomputation
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
 /// Memory of the GPU of stage `stage` from its sums (see estimate_stage_memory).
-MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg, Precision precision,
-                            Optimizer optimizer);
+MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg,
+                            const TrainingConfig& training);
 
 /// Memory of the GPU of pipeline stage `stage` (layers [first, last)) under `cfg`: tensor-sharded
 /// parameters of the stage, ZeRO sharding over the data group, activations of the micro-batches the
@@ -53,6 +56,6 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
 MemoryEstimate estimate_stage_memory(const ShardedNetwork& shard, const std::vector<double>& saved,
                                      const std::vector<double>& saved_without_recompute, std::size_t first,
                                      std::size_t last, std::size_t stage, const ParallelConfig& cfg,
-                                     Precision precision, Optimizer optimizer);
+                                     const TrainingConfig& training);
 
 }  // namespace prenet

@@ -121,6 +121,15 @@ struct LayerAttrs {
   bool scale = true;        // layernorm, rmsnorm: a learned scale (false with bias false: no parameters, OLMo)
 };
 
+/// LoRA adapters on some of a layer's matrices (Hu et al. 2021): each adapted matrix W (in x out) gains
+/// A (in x rank) and B (rank x out); `modules` are indices into the layer kind's linear_modules(layer).
+struct LoraAdapter {
+  std::int64_t rank = 0;
+  double dropout = 0;
+  std::vector<int> modules;
+  std::int64_t parameters = 0;  // rank x (in + out) summed over the adapted matrices (and experts)
+};
+
 struct Layer {
   std::string name;
   LayerType type = LayerType::Identity;
@@ -133,7 +142,17 @@ struct Layer {
   std::int64_t parameters = 0;
   /// Whether backward must produce a gradient for this layer's input (false when nothing upstream trains).
   bool needs_input_grad = false;
+  /// Whether its own weights train (gradients, optimizer states); false: frozen (training.finetune).
+  bool trainable = true;
+  /// Bytes each of its weights takes while frozen (training.finetune.base_precision; quantized matrices
+  /// with their scales, the rest at 16 or 32 bits), averaged over its weights. Read only when !trainable.
+  double frozen_bytes_per_parameter = 0;
+  /// LoRA adapters on its matrices (training.finetune): rank 0 for none; their weights always train.
+  LoraAdapter adapter;
 };
+
+/// Parameters the optimizer updates in `layer`: its own when trainable, plus its adapters'.
+std::int64_t trainable_parameters(const Layer& layer);
 
 constexpr int kNetworkInput = -1;
 
@@ -144,6 +163,8 @@ struct Network {
   std::vector<std::string> warnings;
 
   std::int64_t parameters() const;
+  /// Parameters the optimizer updates (trainable_parameters summed over the layers).
+  std::int64_t trainable_parameters() const;
   /// Parameters one token runs through: each mixture-of-experts layer's top_k of its experts, all else whole.
   std::int64_t active_parameters() const;
 };

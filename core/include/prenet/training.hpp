@@ -50,6 +50,27 @@ double optimizer_flops_per_parameter(Optimizer o);
 /// FP32 state tensors kept per parameter (momentum, squared averages, ...).
 int optimizer_states(Optimizer o);
 
+/// How a fine-tune trains the model (training.finetune): every weight (full), low-rank adapters beside frozen
+/// weights (LoRA; QLoRA over a 4-bit base), or only the top blocks with the rest frozen (freeze).
+enum class FinetuneMethod { Full, Lora, Qlora, Freeze };
+/// How frozen base weights are stored (training.finetune.base_precision): plain floats, or quantized as
+/// bitsandbytes does (int8: LLM.int8() with a scale per row; nf4: 4-bit NormalFloat in blocks of 64 with
+/// double-quantized scales).
+enum class BasePrecision { FP32, BF16, FP16, INT8, NF4 };
+
+/// The request's training.finetune (docs/API.md): its fields are options-table rows "finetune.<field>".
+struct Finetune {
+  bool given = false;  // the request had a finetune object (the echo carries it then)
+  FinetuneMethod method = FinetuneMethod::Full;
+  std::int64_t rank = 16;
+  double alpha = 32, dropout = 0.05;
+  std::vector<std::string> targets = {"q_proj", "v_proj"};  // module role names, or {"all-linear"} (PEFT's default)
+  std::optional<BasePrecision> base_precision;   // absent: nf4 for qlora, else the training precision's weights
+  std::optional<std::int64_t> trainable_layers;  // freeze: the top N blocks train
+  /// True for the methods with LoRA adapters (lora, qlora).
+  bool adapters() const { return method == FinetuneMethod::Lora || method == FinetuneMethod::Qlora; }
+};
+
 struct TrainingConfig {
   std::int64_t batch_size = 32;
   std::optional<std::int64_t> seq_len;
@@ -65,6 +86,7 @@ struct TrainingConfig {
   // Where a setting the request left out came from, as the training echo says it ("" : the request or the
   // table's default): the config's dtype field for the precision, the config's positions for the length.
   std::string precision_from, seq_len_from;
+  Finetune finetune;
 
   /// Optimizer steps in one pass over the dataset: ceil(dataset_size / batch_size).
   std::int64_t steps_per_epoch() const;

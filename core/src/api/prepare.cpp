@@ -57,6 +57,9 @@ Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
+  if (tr.finetune.method != FinetuneMethod::Full) {
+    throw InputError("training.finetune.method", "only full fine-tuning is modelled so far");
+  }
   note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);
@@ -68,7 +71,7 @@ Prepared prepare(const Json& doc) {
   if (p.work.kernels.empty()) {
     throw InputError("model", "the network performs no computation (only reshapes or identities)");
   }
-  p.mem = estimate_memory(p.net, p.work, tr.precision, tr.optimizer);
+  p.mem = estimate_memory(p.net, p.work, tr);
   p.roofline = timed_at_precision(p);
   for (std::string& w :
        misaligned_warnings(p.shard ? p.shard->net : p.net, p.work, p.req.hardware, p.roofline, tr.precision)) {

@@ -44,6 +44,16 @@ std::int64_t Network::parameters() const {
   return total;
 }
 
+std::int64_t trainable_parameters(const Layer& layer) {
+  return (layer.trainable ? layer.parameters : 0) + layer.adapter.parameters;
+}
+
+std::int64_t Network::trainable_parameters() const {
+  std::int64_t total = 0;
+  for (const auto& layer : layers) total += prenet::trainable_parameters(layer);
+  return total;
+}
+
 std::int64_t Network::active_parameters() const {
   std::int64_t total = 0;
   for (const auto& layer : layers) total += kind_of(layer.type).active_parameters(layer);

@@ -21,10 +21,10 @@ namespace {
 
 /// The stage whose GPU holds the most (the first of those that tie) and that memory (GB).
 std::pair<std::size_t, double> fullest_stage(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
-                                             Precision precision, Optimizer optimizer) {
+                                             const TrainingConfig& training) {
   std::pair<std::size_t, double> fullest{0, 0.0};
   for (std::size_t s = 0; s < stages.size(); ++s) {
-    const double gb = stage_memory(stages[s], s, cfg, precision, optimizer).total_gb();
+    const double gb = stage_memory(stages[s], s, cfg, training).total_gb();
     if (s == 0 || gb > fullest.second) fullest = {s, gb};
   }
   return fullest;
@@ -32,10 +32,10 @@ std::pair<std::size_t, double> fullest_stage(const std::vector<StageInputs>& sta
 
 }  // namespace
 
-MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg, Precision precision,
-                              Optimizer optimizer) {
-  const std::size_t s = fullest_stage(stages, cfg, precision, optimizer).first;
-  return stage_memory(stages[s], s, cfg, precision, optimizer);
+MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
+                              const TrainingConfig& training) {
+  const std::size_t s = fullest_stage(stages, cfg, training).first;
+  return stage_memory(stages[s], s, cfg, training);
 }
 
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
@@ -144,11 +144,11 @@ const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cf
 }
 
 MemoryEstimate LayoutEvaluator::fullest(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
-  return fullest_memory(stages(cfg, bounds), cfg, training_.precision, training_.optimizer);
+  return fullest_memory(stages(cfg, bounds), cfg, training_);
 }
 
 double LayoutEvaluator::fullest_gb(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds) {
-  return fullest_stage(stages(cfg, bounds), cfg, training_.precision, training_.optimizer).second;
+  return fullest_stage(stages(cfg, bounds), cfg, training_).second;
 }
 
 }  // namespace prenet

@@ -26,8 +26,8 @@ std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std:
                                          const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds);
 
 /// Memory of the fullest GPU of `cfg` whose stages keep `stages` (the first stage's when several tie).
-MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg, Precision precision,
-                              Optimizer optimizer);
+MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
+                              const TrainingConfig& training);
 
 /// Per layer of `shard`, the time (ms) on `acc` of the forward kernels that recomputation `mode` runs
 /// again in backward (`timing`: the roofline of `work`, which has no recomputation kernels yet).

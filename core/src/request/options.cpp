@@ -72,6 +72,62 @@ std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
   return v;
 }
 
+// training.finetune's fields, members of TrainingConfig::finetune (echoed, all of them, when the request has a
+// finetune object).
+void store_finetune_method(TrainingConfig& t, const OptionValue& v) {
+  t.finetune.method = static_cast<FinetuneMethod>(v.choice);
+}
+std::optional<OptionValue> read_finetune_method(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(t.finetune.method);
+  return v;
+}
+void store_finetune_rank(TrainingConfig& t, const OptionValue& v) { t.finetune.rank = v.integer; }
+std::optional<OptionValue> read_finetune_rank(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  OptionValue v;
+  v.integer = t.finetune.rank;
+  return v;
+}
+void store_finetune_alpha(TrainingConfig& t, const OptionValue& v) { t.finetune.alpha = v.number; }
+std::optional<OptionValue> read_finetune_alpha(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  OptionValue v;
+  v.number = t.finetune.alpha;
+  return v;
+}
+void store_finetune_dropout(TrainingConfig& t, const OptionValue& v) { t.finetune.dropout = v.number; }
+std::optional<OptionValue> read_finetune_dropout(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  OptionValue v;
+  v.number = t.finetune.dropout;
+  return v;
+}
+void store_finetune_targets(TrainingConfig& t, const OptionValue& v) { t.finetune.targets = v.names; }
+std::optional<OptionValue> read_finetune_targets(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  OptionValue v;
+  v.names = t.finetune.targets;
+  return v;
+}
+void store_finetune_base(TrainingConfig& t, const OptionValue& v) {
+  t.finetune.base_precision = static_cast<BasePrecision>(v.choice);
+}
+std::optional<OptionValue> read_finetune_base(const TrainingConfig& t) {
+  if (!t.finetune.given || !t.finetune.base_precision) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(*t.finetune.base_precision);
+  return v;
+}
+void store_finetune_layers(TrainingConfig& t, const OptionValue& v) { t.finetune.trainable_layers = v.integer; }
+std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
+  if (!t.finetune.given || !t.finetune.trainable_layers) return std::nullopt;
+  OptionValue v;
+  v.integer = *t.finetune.trainable_layers;
+  return v;
+}
+
 /// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
 /// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
 /// its placeholder; echo; how it is stored in and read from TrainingConfig.
@@ -135,6 +191,39 @@ std::vector<TrainingOption> build_options() {
        "Epochs", "passes over the dataset (fractions allowed)",
        {"epochs"}, "epochs", "N", Echo::Never,
        store_number<&TC::epochs>, read_member<&TC::epochs>},
+      {"finetune.method", K::Choice, {"full", "lora", "qlora", "freeze"},
+       {"full (every weight)", "LoRA (adapters, frozen base)", "QLoRA (adapters, 4-bit base)",
+        "freeze (top blocks train)"}, 0, 0, "full",
+       "Fine-tuning", "what trains: every weight, LoRA adapters beside a frozen base (QLoRA: a 4-bit base), or the "
+       "top trainable_layers blocks",
+       {"finetune", "ft"}, "finetune", "M", Echo::WhenGiven,
+       store_finetune_method, read_finetune_method},
+      {"finetune.rank", K::Integer, {}, {}, 1, 65536, 16,
+       "LoRA rank", "the adapters' rank r (each adapted matrix gains r x (in + out) weights)",
+       {"lora_rank", "rank"}, "lora-rank", "R", Echo::WhenGiven,
+       store_finetune_rank, read_finetune_rank},
+      {"finetune.alpha", K::Number, {}, {}, 1e-9, 1e9, 32,
+       "LoRA alpha", "the adapters' scale alpha / r (no effect on time or memory)",
+       {"lora_alpha", "alpha"}, "lora-alpha", "A", Echo::WhenGiven,
+       store_finetune_alpha, read_finetune_alpha},
+      {"finetune.dropout", K::Number, {}, {}, 0, 0.999, 0.05,
+       "LoRA dropout", "dropout on each adapter's input (0: none, its input is the layer's own)",
+       {"lora_dropout"}, "lora-dropout", "P", Echo::WhenGiven,
+       store_finetune_dropout, read_finetune_dropout},
+      {"finetune.targets", K::Names, {}, {}, 0, 0, Json::array({"q_proj", "v_proj"}),
+       "LoRA targets", "modules that get adapters, by Llama's names (q_proj, k_proj, v_proj, o_proj, gate_proj, "
+       "up_proj, down_proj, lm_head; a family's own names are mapped) or all-linear",
+       {"lora_targets", "targets"}, "lora-targets", "LIST", Echo::WhenGiven,
+       store_finetune_targets, read_finetune_targets},
+      {"finetune.base_precision", K::Choice, {"fp32", "bf16", "fp16", "int8", "nf4"},
+       {"FP32", "BF16", "FP16", "int8 (LLM.int8)", "NF4 (4-bit, QLoRA)"}, 0, 0, nullptr,
+       "Frozen weights", "how frozen weights are stored; absent: nf4 for qlora, else the training precision's",
+       {"base_precision"}, "base-precision", "P", Echo::WhenGiven,
+       store_finetune_base, read_finetune_base},
+      {"finetune.trainable_layers", K::Integer, {}, {}, 0, Limits::kMaxLayers, nullptr,
+       "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
+       {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
+       store_finetune_layers, read_finetune_layers},
   };
   // clang-format on
 }
@@ -197,6 +286,26 @@ std::vector<TrainingOption> build_parallel_options() {
   // clang-format on
 }
 
+/// A Names option's value: one non-empty string, or an array of 1 to 256 of them; errors name `field`.
+std::vector<std::string> names_of(const Json& value, const std::string& field) {
+  constexpr std::size_t kMaxNames = 256;
+  auto name_at = [](const Json& v, const std::string& where) {
+    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 128) {
+      throw InputError(where, "expected a name (a non-empty string of at most 128 characters)");
+    }
+    return v.get<std::string>();
+  };
+  if (value.is_string()) return {name_at(value, field)};
+  if (!value.is_array() || value.empty() || value.size() > kMaxNames) {
+    throw InputError(field, "expected a name or a list of 1 to " + std::to_string(kMaxNames) + " names");
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    names.push_back(name_at(value[i], field + "[" + std::to_string(i) + "]"));
+  }
+  return names;
+}
+
 /// Validates the value `v` of option `o` at `path` (the object holding it) as its kind; errors name the field.
 OptionValue validate(const TrainingOption& o, const Json& obj, const std::string& member, const std::string& path) {
   OptionValue v;
@@ -211,14 +320,42 @@ OptionValue validate(const TrainingOption& o, const Json& obj, const std::string
       break;
     }
     case OptionKind::Boolean: v.boolean = get_bool(obj, member, path, false); break;
+    case OptionKind::Names: v.names = names_of(obj[member], join(path, member)); break;
   }
   return v;
 }
 
+/// The object and member a row's key names in `tr`: "a.b" is member b of tr's object a (nullptr when a is absent).
+std::pair<const Json*, std::string> member_of(const TrainingOption& o, const Json& tr) {
+  const std::string key = o.key;
+  const std::size_t dot = key.find('.');
+  if (dot == std::string::npos) return {&tr, key};
+  const std::string section = key.substr(0, dot);
+  if (!tr.contains(section) || tr[section].is_null()) return {nullptr, key.substr(dot + 1)};
+  return {&tr[section], key.substr(dot + 1)};
+}
+
 /// Reads one option from `tr` into `t` when it is given (null counts as absent); errors name the field.
 void read_option(const TrainingOption& o, const Json& tr, const std::string& path, TrainingConfig& t) {
-  if (!tr.contains(o.key) || tr[o.key].is_null()) return;
-  o.store(t, validate(o, tr, o.key, path));
+  const auto [obj, member] = member_of(o, tr);
+  if (obj == nullptr || !obj->contains(member) || (*obj)[member].is_null()) return;
+  const std::string key = o.key;
+  const std::string where = obj == &tr ? path : join(path, key.substr(0, key.find('.')));
+  o.store(t, validate(o, *obj, member, where));
+}
+
+/// The sections of the training table ("finetune") and, per section, the members its rows name.
+std::vector<std::pair<std::string, std::vector<std::string>>> option_sections() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> sections;
+  for (const auto& o : training_options()) {
+    const std::string key = o.key;
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos) continue;
+    const std::string section = key.substr(0, dot);
+    if (sections.empty() || sections.back().first != section) sections.push_back({section, {}});
+    sections.back().second.push_back(key.substr(dot + 1));
+  }
+  return sections;
 }
 
 /// An option's value as JSON: the number, or the choice's name.
@@ -228,6 +365,7 @@ Json value_json(const TrainingOption& o, const OptionValue& v) {
     case OptionKind::Number: return v.number;
     case OptionKind::Choice: return o.values.at(v.choice);
     case OptionKind::Boolean: return v.boolean;
+    case OptionKind::Names: return v.names;
   }
   return nullptr;
 }
@@ -238,6 +376,7 @@ const char* kind_name(OptionKind kind) {
     case OptionKind::Number: return "number";
     case OptionKind::Choice: return "choice";
     case OptionKind::Boolean: return "boolean";
+    case OptionKind::Names: return "names";
   }
   return "choice";
 }
@@ -269,10 +408,14 @@ Json option_json(const TrainingOption& o, const char* section) {
   return j;
 }
 
-/// The keys of the table, in its order.
+/// The members a request's "training" object may hold: the table's keys, a section ("finetune") once.
 std::vector<std::string> option_keys() {
   std::vector<std::string> keys;
-  for (const auto& o : training_options()) keys.emplace_back(o.key);
+  for (const auto& o : training_options()) {
+    const std::string key = o.key;
+    const std::string member = key.substr(0, key.find('.'));
+    if (std::find(keys.begin(), keys.end(), member) == keys.end()) keys.push_back(member);
+  }
   return keys;
 }
 
@@ -307,7 +450,13 @@ std::size_t choice_index(const std::string& key, const std::string& name) {
 TrainingConfig parse_training_options(const Json& tr, const std::string& path) {
   static const std::vector<std::string> accepted = option_keys();
   reject_unknown_keys(tr, path, accepted);
+  static const auto sections = option_sections();
   TrainingConfig t;
+  for (const auto& [section, members] : sections) {
+    if (!tr.contains(section) || tr[section].is_null()) continue;
+    reject_unknown_keys(require_object(tr[section], join(path, section)), join(path, section), members);
+    if (section == "finetune") t.finetune.given = true;
+  }
   for (const auto& o : training_options()) read_option(o, tr, path, t);
   return t;
 }
@@ -317,7 +466,13 @@ Json options_echo(const TrainingConfig& training) {
   for (const auto& o : training_options()) {
     if (o.echo == Echo::Never) continue;
     std::optional<OptionValue> v = o.read(training);
-    if (v) echo[o.key] = value_json(o, *v);
+    if (!v) continue;
+    const std::string key = o.key;
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos)
+      echo[key] = value_json(o, *v);
+    else
+      echo[key.substr(0, dot)][key.substr(dot + 1)] = value_json(o, *v);
   }
   return echo;
 }

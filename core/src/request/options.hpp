@@ -13,15 +13,17 @@
 
 namespace prenet {
 
-enum class OptionKind { Integer, Number, Choice, Boolean };
+/// Names: a list of strings (given as one string or an array of them), e.g. training.finetune.targets.
+enum class OptionKind { Integer, Number, Choice, Boolean, Names };
 
 /// A parsed option value: `integer` for Integer, `number` for Number, `choice` (an index into values) for Choice,
-/// `boolean` for Boolean.
+/// `boolean` for Boolean, `names` for Names.
 struct OptionValue {
   std::int64_t integer = 0;
   double number = 0;
   std::size_t choice = 0;
   bool boolean = false;
+  std::vector<std::string> names;
 };
 
 /// Which options the training echo (options_echo) carries.
