@@ -1,0 +1,287 @@
+#!/usr/bin/env node
+// `npm run bench:finetune`: published peak memory and throughput of LoRA, QLoRA and full fine-tunes
+// (models/data/finetune/measurements.json, each row with its setup and source) beside the core's prediction
+// of the same request and beside a bytes-per-parameter / 6·N·tokens rule of thumb. With --write the table
+// replaces docs/FINETUNE.md.
+//
+//   node web/bench/finetune.mjs [--write] [--measurements FILE]
+//
+// FILE: another measurements file of the same schema (default models/data/finetune/measurements.json).
+//
+// Nothing here is fitted or tuned per row: each request restates its row's published setup, and what the
+// core refuses (a field it cannot express yet) is listed with the core's own message.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ape, mean } from './accuracy/metrics.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const MEASUREMENTS = `${ROOT}models/data/finetune/measurements.json`;
+const HARDWARE = `${ROOT}core/data/hardware.json`;
+const DOC = `${ROOT}docs/FINETUNE.md`;
+
+/** Goals of issue 19's acceptance: mean absolute error on peak memory and on throughput, percent. */
+export const GOALS = { memory: 10, throughput: 15 };
+
+/**
+ * Rule-of-thumb baseline constants (the doc states them): bytes per parameter held on the GPU and the
+ * fraction of peak a 6·N·tokens training step runs at. Not fitted: the folk rules the issue names.
+ */
+export const BASELINE = { full_bytes: 16, lora_bytes: 2, qlora_bytes: 0.55, mfu: 0.4, flops_per_param_token: 6 };
+
+/**
+ * @typedef {{id: string, source: {url: string, commit_or_date: string, where: string},
+ *   model: {preset?: string, hf_config_file?: string}, method: string, finetune: Record<string, unknown>,
+ *   training: Record<string, unknown>, recompute: string, gpus: number, hardware: string,
+ *   measured: {peak_memory_gb: number|null, tokens_per_s: number|null, tokens_per_s_scope?: string, step_s: number|null},
+ *   notes: string}} FinetuneRow
+ */
+
+/** @param {string} [file] @returns {FinetuneRow[]} the rows of models/data/finetune/measurements.json (or `file`) */
+export function finetuneRows(file = MEASUREMENTS) {
+  return JSON.parse(readFileSync(file, 'utf8')).rows;
+}
+
+/**
+ * The model's parameter count as the core reads it (a plain request of the row's model), for the baseline.
+ * @param {any} engine @param {FinetuneRow} row
+ */
+async function parameterCount(engine, row) {
+  const { model } = finetuneRequest(row);
+  const response = await engine.predict({ model, training: { batch_size: 1, seq_len: row.training.seq_len }, hardware: [row.hardware], options: { per_layer: false } });
+  return /** @type {number} */ (response.model.parameters);
+}
+
+/** Training fields that go to `parallel` rather than `training` (the row keeps them with its setup). */
+const PARALLEL_KEYS = new Set(['fsdp', 'zero_stage']);
+
+/**
+ * The core request for one row: its model, its training setup (issue 19's `training.finetune` for LoRA
+ * and QLoRA; a full fine-tune is today's default and sends none), one accelerator kind, and `parallel`
+ * only where the setup needs it: more than one GPU (data parallel, FSDP as `zero_stage` 3) or gradient
+ * checkpointing on one GPU (`parallel.recompute` is where the core takes it).
+ * @param {FinetuneRow} row
+ */
+export function finetuneRequest(row) {
+  /** @type {Record<string, unknown>} */
+  const training = {};
+  /** @type {Record<string, unknown>} */
+  const parallel = {};
+  for (const [k, v] of Object.entries(row.training)) {
+    if (PARALLEL_KEYS.has(k)) parallel[k] = v;
+    // Defaults the core already assumes are left out, so a row asks only for what it needs.
+    else if (k === 'packing' || (k === 'compile' && v === false) || (k === 'loss' && v === 'standard')) continue;
+    else if ((k === 'optimizer_in_backward' || k === 'activation_offload') && v === false) continue;
+    else training[k] = v;
+  }
+  if (row.method !== 'full') training.finetune = row.finetune;
+  const model = row.model.preset
+    ? { preset: row.model.preset }
+    : { hf_config: JSON.parse(readFileSync(`${ROOT}${row.model.hf_config_file}`, 'utf8')), name: row.id };
+  /** @type {Record<string, unknown>} */
+  const request = { model, training, hardware: [row.hardware], options: { per_layer: false } };
+  if (row.gpus > 1) Object.assign(parallel, { gpus: row.gpus, data: row.gpus });
+  if (row.recompute && row.recompute !== 'none') parallel.recompute = row.recompute;
+  if (Object.keys(parallel).length > 0) request.parallel = parallel;
+  return request;
+}
+
+/** @returns {Map<string, {peak_tflops: Record<string, number>, memory_gb: number}>} the catalogue by id */
+export function catalogue() {
+  const list = /** @type {{id: string, peak_tflops: Record<string, number>, memory_gb: number}[]} */ (
+    JSON.parse(readFileSync(HARDWARE, 'utf8')).hardware
+  );
+  return new Map(list.map((h) => [h.id, h]));
+}
+
+/**
+ * The rule-of-thumb baseline for a row with `parameters` weights: peak memory per GPU from bytes per
+ * parameter (sharded over the GPUs under FSDP; activations ignored) and total tokens/s from 6·N FLOPs per
+ * token at a fixed 40% of the accelerator's dense 16-bit peak.
+ * @param {FinetuneRow} row @param {number} parameters @param {{peak_tflops: Record<string, number>}} hw
+ */
+export function baseline(row, parameters, hw) {
+  const bytes =
+    row.method === 'full' ? BASELINE.full_bytes : row.method === 'qlora' ? BASELINE.qlora_bytes : BASELINE.lora_bytes;
+  const sharded = row.training.fsdp === true || row.training.zero_stage === 3 ? row.gpus : 1;
+  const peak = hw.peak_tflops[String(row.training.precision ?? 'bf16')] ?? hw.peak_tflops.bf16 ?? 0;
+  return {
+    memory_gb: (bytes * parameters) / sharded / 1e9,
+    tokens_per_s: (BASELINE.mfu * peak * 1e12 * row.gpus) / (BASELINE.flops_per_param_token * parameters),
+  };
+}
+
+/**
+ * The measured throughput on the scale the bench compares (total tokens/s over all GPUs), or null.
+ * @param {FinetuneRow} row
+ */
+function measuredTokensPerS(row) {
+  const m = row.measured;
+  if (m.tokens_per_s == null) return null;
+  return m.tokens_per_s_scope === 'per_gpu' ? m.tokens_per_s * row.gpus : m.tokens_per_s;
+}
+
+/** @param {number|null|undefined} v @param {number} [d] */
+const fmt = (v, d = 1) => (v == null || !Number.isFinite(v) ? '–' : v.toFixed(d));
+/** @param {number|null} p @param {number|null} m */
+const err = (p, m) => (p == null || m == null ? '–' : `${p >= m ? '+' : ''}${(((p - m) / m) * 100).toFixed(1)}%`);
+/** @param {number[]} v */
+const mae = (v) => (v.length ? `${mean(v).toFixed(1)}% over ${v.length} rows` : 'no rows');
+
+/** @param {FinetuneRow} row a short setup text */
+function setup(row) {
+  const t = row.training;
+  const ft = row.finetune;
+  const lora = row.method === 'full' ? '' : ` r${ft.rank} ${Array.isArray(ft.targets) ? ft.targets.length : ft.targets}mod ${ft.base_precision}`;
+  const tricks = [
+    row.recompute !== 'none' ? 'AC' : '',
+    t.compile ? 'compile' : '',
+    t.loss === 'chunked_ce' ? 'chunkedCE' : '',
+    t.optimizer_in_backward ? 'opt-in-bwd' : '',
+    t.activation_offload ? 'act-offload' : '',
+    t.offload && t.offload !== 'none' ? `offload:${t.offload}` : '',
+    t.fsdp ? 'FSDP' : '',
+  ].filter(Boolean);
+  return `${row.model.preset ?? row.model.hf_config_file} ${row.method}${lora}, b${t.batch_size}×${t.seq_len}, ${t.optimizer}${t.master_weights === 'bf16' ? ' pure-bf16' : ''}${tricks.length ? `, ${tricks.join(' ')}` : ''}`;
+}
+
+/** @param {string} message @returns {string} it on one line, safe inside a table cell */
+const cell = (message) => message.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
+
+export async function main() {
+  const argv = process.argv.slice(2);
+  const write = argv.includes('--write');
+  const at = argv.indexOf('--measurements');
+  const { engine } = await import('../cli/node-engine.mjs');
+  const rows = finetuneRows(at >= 0 && argv[at + 1] ? argv[at + 1] : MEASUREMENTS);
+  const hw = catalogue();
+  const predicted = [];
+  const refused = [];
+  /** @type {{memory: number[], memoryBase: number[], tps: number[], tpsBase: number[], memoryBaseAll: number[], tpsBaseAll: number[]}} */
+  const errors = { memory: [], memoryBase: [], tps: [], tpsBase: [], memoryBaseAll: [], tpsBaseAll: [] };
+  let predictor = '';
+  for (const row of rows) {
+    const request = finetuneRequest(row);
+    // The baseline over every row, predicted or refused: it needs only the parameter count.
+    const allBase = baseline(row, await parameterCount(engine, row), /** @type {any} */ (hw.get(row.hardware)));
+    if (row.measured.peak_memory_gb != null) errors.memoryBaseAll.push(ape(allBase.memory_gb, row.measured.peak_memory_gb));
+    const measuredTps = measuredTokensPerS(row);
+    if (measuredTps != null) errors.tpsBaseAll.push(ape(allBase.tokens_per_s, measuredTps));
+    /** @type {any} */
+    let response;
+    try {
+      response = await engine.predict(/** @type {any} */ (request));
+    } catch (e) {
+      refused.push({ row, message: e instanceof Error ? e.message : String(e), base: allBase });
+      process.stderr.write(`${row.id}: refused\n`);
+      continue;
+    }
+    predictor = response.predictor;
+    const r = response.results[0];
+    const tokens = Number(response.training.batch_size) * Number(response.training.seq_len ?? row.training.seq_len);
+    // Memory: the predicted total without the fixed runtime allowance, since PyTorch's counters do not
+    // include the CUDA context (as bench:measured compares).
+    const memory = r.memory_gb - (r.memory?.overhead_gb ?? 0);
+    const tps = typeof r.tokens_per_s === 'number' ? r.tokens_per_s : tokens / (r.step_ms / 1000);
+    const base = baseline(row, response.model.parameters, /** @type {any} */ (hw.get(row.hardware)));
+    const mMem = row.measured.peak_memory_gb;
+    const mTps = measuredTokensPerS(row);
+    if (mMem != null) {
+      errors.memory.push(ape(memory, mMem));
+      errors.memoryBase.push(ape(base.memory_gb, mMem));
+    }
+    if (mTps != null) {
+      errors.tps.push(ape(tps, mTps));
+      errors.tpsBase.push(ape(base.tokens_per_s, mTps));
+    }
+    predicted.push(
+      `| ${row.id} | ${setup(row)} | ${row.gpus}× \`${row.hardware}\` | ${fmt(mMem)} | ${fmt(memory)} (${err(memory, mMem)}) | ` +
+        `${fmt(base.memory_gb)} (${err(base.memory_gb, mMem)}) | ${fmt(mTps, 0)} | ${fmt(mTps == null ? null : tps, 0)} (${err(tps, mTps)}) | ` +
+        `${fmt(mTps == null ? null : base.tokens_per_s, 0)} (${err(base.tokens_per_s, mTps)}) | [source](${row.source.url}) |`,
+    );
+    process.stderr.write(`${row.id}: ${fmt(memory)} GB / ${fmt(tps, 0)} tok/s predicted\n`);
+  }
+  const bySource = new Map();
+  for (const row of rows) bySource.set(row.source.url, (bySource.get(row.source.url) ?? 0) + 1);
+  const summary = [
+    `- Peak memory, predictor: mean absolute error ${mae(errors.memory)} (goal ≤ ${GOALS.memory}%); baseline: ${mae(errors.memoryBase)}.`,
+    `- Throughput, predictor: mean absolute error ${mae(errors.tps)} (goal ≤ ${GOALS.throughput}%); baseline: ${mae(errors.tpsBase)}.`,
+    `- ${predicted.length} of ${rows.length} rows predicted; ${refused.length} refused by the core (below).`,
+    `- The baseline over all ${rows.length} rows, predicted or refused: peak memory ${mae(errors.memoryBaseAll)}; throughput ${mae(errors.tpsBaseAll)}.`,
+  ];
+  const doc = [
+    '# Fine-tuning: published measurements beside the predictions',
+    '',
+    `Generated by \`npm run bench:finetune\` (\`node web/bench/finetune.mjs --write\`)${predictor ? `; predictor \`${predictor}\`` : ''}.`,
+    'Measured: `models/data/finetune/measurements.json`, published peak memory and throughput of LoRA, QLoRA and',
+    'full fine-tunes, each row with its setup (from the recipe or config at the cited commit) and source',
+    '(`models/data/SOURCES.md`, "Fine-tuning measurements"). Predicted: the same setup as a core request through',
+    'the wasm engine, with no per-row tuning and no fitted constant.',
+    '',
+    '## How a row becomes a request',
+    '',
+    '- `model.preset` from the catalogue; `training` restates batch (global: per-GPU batch × GPUs), sequence length,',
+    '  precision (`bf16` with `master_weights: "bf16"` where the framework trains in pure bf16, as torchtune and',
+    '  lit-gpt `bf16-true` do), optimizer and its implementation, and issue 19\'s switches (`finetune`, `compile`,',
+    '  `loss: "chunked_ce"`, `optimizer_in_backward`, `activation_offload`, `offload`). Defaults are not sent.',
+    '- Every row runs full-length sequences (packed, or padded to the longest sample at the peak), so `packing`',
+    '  and `average_tokens` are not sent.',
+    '- `parallel` only for more than one GPU (`gpus`, `data`, FSDP as `zero_stage` 3) or for gradient checkpointing',
+    '  (`recompute: "full"`, also on one GPU, where the core takes it).',
+    '- Predicted memory is `memory_gb − memory.overhead_gb` (PyTorch\'s counters do not include the CUDA context);',
+    '  published GiB are converted to GB (10^9 bytes). Predicted throughput is `results[0].tokens_per_s` when the',
+    '  core gives it, else batch × seq_len ÷ step time, in tokens/s over all GPUs; per-GPU figures are scaled by the',
+    '  GPU count before comparing.',
+    '',
+    '## The baseline (rules of thumb, stated exactly)',
+    '',
+    `- Peak memory per GPU = bytes per parameter × N ÷ (GPUs under FSDP, else 1); activations ignored. Full fine-tune`,
+    `  ${BASELINE.full_bytes} B (mixed-precision Adam: 2 weight + 2 gradient + 4 master + 8 moments), LoRA ${BASELINE.lora_bytes} B (the 16-bit base;`,
+    `  adapters ignored), QLoRA ${BASELINE.qlora_bytes} B (NF4 base with its scales). N = the core's parameter count of the model.`,
+    `- Throughput = ${BASELINE.mfu * 100}% × dense 16-bit peak (catalogue \`peak_tflops\`) × GPUs ÷ (${BASELINE.flops_per_param_token} · N) tokens/s, for every method.`,
+    '',
+    '## Summary',
+    '',
+    ...summary,
+    '',
+    'Rows per source: ' + [...bySource].map(([u, n]) => `[${n}](${u})`).join(', ') + '.',
+    '',
+    '## Predicted rows',
+    '',
+    '| row | setup | GPUs | measured GB | predicted GB (error) | baseline GB (error) | measured tok/s | predicted tok/s (error) | baseline tok/s (error) | source |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
+    ...(predicted.length ? predicted : ['| (none yet) | | | | | | | | | |']),
+    '',
+    '## Rows the core refuses or cannot express yet',
+    '',
+    refused.length
+      ? 'Each with the core\'s error message; they are predicted once the core accepts their fields.'
+      : 'None.',
+    '',
+    ...(refused.length
+      ? ['| row | setup | GPUs | measured GB | baseline GB (error) | measured tok/s | baseline tok/s (error) | core\'s message |', '|---|---|---|---:|---:|---:|---:|---|']
+      : []),
+    ...refused.map(({ row, message, base }) => {
+      const mMem = row.measured.peak_memory_gb;
+      const mTps = measuredTokensPerS(row);
+      return (
+        `| ${row.id} | ${setup(row)} | ${row.gpus}× \`${row.hardware}\` | ${fmt(mMem)} | ${fmt(base.memory_gb)} (${err(base.memory_gb, mMem)}) | ` +
+        `${fmt(mTps, 0)} | ${fmt(mTps == null ? null : base.tokens_per_s, 0)} (${err(base.tokens_per_s, mTps)}) | ${cell(message)} |`
+      );
+    }),
+    '',
+    '## Notes per row',
+    '',
+    'What the sources leave open and which default the bench assumes (also in each row\'s `notes`):',
+    '',
+    ...rows.map((row) => `- \`${row.id}\`: ${row.notes} ([${row.source.commit_or_date}](${row.source.url}), ${row.source.where})`),
+    '',
+  ].join('\n');
+  console.log(summary.join('\n'));
+  if (write) {
+    writeFileSync(DOC, doc);
+    console.log(`wrote ${DOC}`);
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
