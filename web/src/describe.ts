@@ -4,12 +4,38 @@
 
 import type { PredictResponse } from './types';
 
-/** The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron kernels. */
-export function trainingSettings(training: PredictResponse['training']): string[] {
+/**
+ * The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron
+ * kernels, and (unless `finetune` is false: the page gives it a row of its own) the fine-tune.
+ */
+export function trainingSettings(training: PredictResponse['training'], finetune = true): string[] {
   const settings = [training.precision, `${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}`];
   if (training.attention === 'flash') settings.push('fused attention');
   if (training.kernels === 'megatron') settings.push('Megatron kernels');
+  const tune = finetune ? finetuneSetting(training) : null;
+  if (tune !== null) settings.push(tune);
   return settings;
+}
+
+const METHOD_NAMES: Record<string, string> = { lora: 'LoRA', qlora: 'QLoRA' };
+
+/**
+ * The fine-tune the core read (the response's training echo, `training.finetune`), in a few words: "LoRA r16
+ * on q_proj, v_proj, NF4 base", "freeze: top 4 blocks"; null for a full fine-tune (every weight trains) or
+ * when the core echoes none.
+ */
+export function finetuneSetting(training: PredictResponse['training']): string | null {
+  const tune = training.finetune;
+  if (tune === undefined || tune.method === undefined || tune.method === 'full') return null;
+  const base = tune.base_precision === undefined ? '' : `, ${tune.base_precision.toUpperCase()} base`;
+  if (tune.method === 'freeze') {
+    const blocks = tune.trainable_layers;
+    return `freeze: ${blocks === undefined ? 'some blocks train' : `top ${blocks} block${blocks === 1 ? '' : 's'}`}${base}`;
+  }
+  const targets = Array.isArray(tune.targets) ? tune.targets : tune.targets === undefined ? [] : [tune.targets];
+  const on = targets.length === 1 && targets[0] === 'all-linear' ? 'all linear layers' : targets.join(', ');
+  const rank = tune.rank === undefined ? '' : ` r${tune.rank}`;
+  return `${METHOD_NAMES[tune.method] ?? tune.method}${rank}${on === '' ? '' : ` on ${on}`}${base}`;
 }
 
 /**

@@ -9,7 +9,7 @@
 //
 // Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 
-import { nestTraining } from './training-fields.js';
+import { namesText, nestTraining, parseNames } from './training-fields.js';
 
 /**
  * @typedef {import('./types').Precision} Precision
@@ -274,6 +274,18 @@ export async function decodeConfig(value) {
 // ------------------------------------------------------------------ scenario -> link
 
 /**
+ * How a training option's value reads in a link: a list of names comma-separated, a switch 1 or 0
+ * (like the parallel ones), anything else as text.
+ * @param {CatalogOption} option
+ * @param {unknown} value
+ */
+export function linkValue(option, value) {
+  if (option.kind === 'names') return namesText(value);
+  if (option.kind === 'boolean') return value === true ? '1' : '0';
+  return String(value);
+}
+
+/**
  * The link parameters for a scenario. The preset, accelerators, batch and optimizer are always written so
  * a link keeps its meaning if the page's defaults change; the rest (precision too) only when set.
  * Each training option goes under the first of its link names in the catalogue's table.
@@ -298,7 +310,7 @@ export async function scenarioToParams(scenario, known) {
   for (const option of known.options) {
     const value = training[option.key];
     const name = option.link[0];
-    if (value !== undefined && name !== undefined) params.set(name, String(value));
+    if (value !== undefined && name !== undefined) params.set(name, linkValue(option, value));
   }
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
@@ -374,7 +386,9 @@ export function hasScenario(params, known) {
 
 /**
  * One training option of a link onto `training`: numbers are kept even when out of range (the core
- * names the field), a blank number is unset; a choice must be one of the table's values.
+ * names the field), a blank number is unset; a choice must be one of the table's values; names are
+ * comma-separated (the core checks them); a switch reads 1 or 0 (true or false) and is held only when
+ * it differs from the core's default.
  * @param {URLSearchParams} params
  * @param {CatalogOption} option
  * @param {Training} training
@@ -385,6 +399,20 @@ function readTrainingOption(params, option, training, problems) {
   if (name === undefined) return;
   const fields = /** @type {Record<string, unknown>} */ (training);
   const raw = params.get(name)?.trim() ?? '';
+  if (option.kind === 'names') {
+    const names = parseNames(raw);
+    if (names === undefined) delete fields[option.key];
+    else fields[option.key] = names;
+    return;
+  }
+  if (option.kind === 'boolean') {
+    if (raw === '') return;
+    const on = raw === '1' || raw === 'true' ? true : raw === '0' || raw === 'false' ? false : null;
+    if (on === null) problems.push(`${name}: expected 1 (${option.label.toLowerCase()}) or 0, got "${raw}"`);
+    else if (on === (option.default === true)) delete fields[option.key];
+    else fields[option.key] = on;
+    return;
+  }
   if (option.kind !== 'choice') {
     const value = Number(raw);
     if (raw === '') delete fields[option.key];
