@@ -8,7 +8,7 @@ import { before, describe, test } from 'node:test';
 import { buildRequestText, parseCommandLine, usage } from '../../web/cli/prenet.mjs';
 import { EXAMPLES, exampleCommand, exampleParams } from '../../web/src/examples.js';
 import { defaultScenario, linkValue, paramsToScenario, scenarioToJob, scenarioToParams, scenarioToPlanJob } from '../../web/src/scenario.js';
-import { namesText, optionApplies, parseNames, SHOWN_WHEN } from '../../web/src/training-fields.js';
+import { finetuneSetting, namesText, optionApplies, parseNames, SHOWN_WHEN } from '../../web/src/training-fields.js';
 import { engine, requireBuiltCore } from './helpers.mjs';
 
 before(requireBuiltCore);
@@ -268,5 +268,23 @@ describe('the examples', () => {
       assert.deepEqual(fromFlags.hardware, job.request.hardware, example.title);
       assert.deepEqual(fromFlags.parallel, job.request.parallel, example.title);
     }
+  });
+});
+
+describe('the summary of the fine-tune, from the response\'s echo', () => {
+  test('LoRA, QLoRA and freeze in a few words; nothing for a full fine-tune or no echo', () => {
+    assert.equal(finetuneSetting({ finetune: { method: 'lora', rank: 16, targets: ['q_proj', 'v_proj'], base_precision: 'nf4' } }), 'LoRA r16 on q_proj, v_proj, NF4 base');
+    assert.equal(finetuneSetting({ finetune: { method: 'qlora', rank: 16, alpha: 32, targets: 'all-linear' } }), 'QLoRA r16 on all linear layers');
+    assert.equal(finetuneSetting({ finetune: { method: 'qlora', rank: 8, targets: ['all-linear'], base_precision: 'nf4' } }), 'QLoRA r8 on all linear layers, NF4 base');
+    assert.equal(finetuneSetting({ finetune: { method: 'freeze', trainable_layers: 4 } }), 'freeze: top 4 blocks');
+    assert.equal(finetuneSetting({ finetune: { method: 'freeze', trainable_layers: 1, base_precision: 'bf16' } }), 'freeze: top 1 block, BF16 base');
+    assert.equal(finetuneSetting({ finetune: { method: 'full', rank: 16, alpha: 32, targets: ['q_proj', 'v_proj'] } }), null);
+    assert.equal(finetuneSetting({}), null);
+  });
+
+  test('the core\'s echo of a full fine-tune (today\'s default) says nothing extra', async () => {
+    const response = await engine.predict({ model: { preset: 'gpt2' }, training: { batch_size: 2, finetune: { method: 'full' } }, hardware: ['h100-sxm'] });
+    assert.equal(response.training.finetune?.method, 'full');
+    assert.equal(finetuneSetting(response.training), null);
   });
 });

@@ -2,7 +2,10 @@
 // decided here once; each surface words it for its space (a sentence on the page, a few words in
 // the element).
 
+import { finetuneSetting } from './training-fields.js';
 import type { PredictResponse } from './types';
+
+export { finetuneSetting };
 
 /**
  * The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron
@@ -15,27 +18,6 @@ export function trainingSettings(training: PredictResponse['training'], finetune
   const tune = finetune ? finetuneSetting(training) : null;
   if (tune !== null) settings.push(tune);
   return settings;
-}
-
-const METHOD_NAMES: Record<string, string> = { lora: 'LoRA', qlora: 'QLoRA' };
-
-/**
- * The fine-tune the core read (the response's training echo, `training.finetune`), in a few words: "LoRA r16
- * on q_proj, v_proj, NF4 base", "freeze: top 4 blocks"; null for a full fine-tune (every weight trains) or
- * when the core echoes none.
- */
-export function finetuneSetting(training: PredictResponse['training']): string | null {
-  const tune = training.finetune;
-  if (tune === undefined || tune.method === undefined || tune.method === 'full') return null;
-  const base = tune.base_precision === undefined ? '' : `, ${tune.base_precision.toUpperCase()} base`;
-  if (tune.method === 'freeze') {
-    const blocks = tune.trainable_layers;
-    return `freeze: ${blocks === undefined ? 'some blocks train' : `top ${blocks} block${blocks === 1 ? '' : 's'}`}${base}`;
-  }
-  const targets = Array.isArray(tune.targets) ? tune.targets : tune.targets === undefined ? [] : [tune.targets];
-  const on = targets.length === 1 && targets[0] === 'all-linear' ? 'all linear layers' : targets.join(', ');
-  const rank = tune.rank === undefined ? '' : ` r${tune.rank}`;
-  return `${METHOD_NAMES[tune.method] ?? tune.method}${rank}${on === '' ? '' : ` on ${on}`}${base}`;
 }
 
 /**

@@ -89,3 +89,28 @@ export function parseNames(text) {
 export function namesText(value, separator = ',') {
   return Array.isArray(value) ? value.map(String).join(separator) : value === undefined || value === null ? '' : String(value);
 }
+
+/** How the summary names a method that trains adapters. */
+const METHOD_NAMES = /** @type {Readonly<Record<string, string>>} */ ({ lora: 'LoRA', qlora: 'QLoRA' });
+
+/**
+ * The fine-tune the core read (the response's training echo, `training.finetune`), in a few words for the
+ * page's summary and the element's line (describe.ts): "LoRA r16 on q_proj, v_proj, NF4 base", "QLoRA r16
+ * on all linear layers", "freeze: top 4 blocks"; null for a full fine-tune (every weight trains) or when the
+ * core echoes none.
+ * @param {{ finetune?: import('./types').FinetuneSpec }} training
+ * @returns {string | null}
+ */
+export function finetuneSetting(training) {
+  const tune = training.finetune;
+  if (tune === undefined || tune.method === undefined || tune.method === 'full') return null;
+  const base = tune.base_precision === undefined ? '' : `, ${tune.base_precision.toUpperCase()} base`;
+  if (tune.method === 'freeze') {
+    const blocks = tune.trainable_layers;
+    return `freeze: ${blocks === undefined ? 'some blocks train' : `top ${blocks} block${blocks === 1 ? '' : 's'}`}${base}`;
+  }
+  const targets = Array.isArray(tune.targets) ? tune.targets : tune.targets === undefined ? [] : [tune.targets];
+  const on = targets.length === 1 && targets[0] === 'all-linear' ? 'all linear layers' : targets.join(', ');
+  const rank = tune.rank === undefined ? '' : ` r${tune.rank}`;
+  return `${METHOD_NAMES[tune.method] ?? tune.method}${rank}${on === '' ? '' : ` on ${on}`}${base}`;
+}
