@@ -4,12 +4,14 @@
 // test adds a synthetic row of a kind the table does not have yet (booleans).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { buildRequestText, parseCommandLine, usage } from '../../web/cli/prenet.mjs';
 import { EXAMPLES, exampleCommand, exampleParams } from '../../web/src/examples.js';
 import { defaultScenario, linkValue, paramsToScenario, scenarioToJob, scenarioToParams, scenarioToPlanJob } from '../../web/src/scenario.js';
 import { finetuneSetting, namesText, optionApplies, parseNames, SHOWN_WHEN } from '../../web/src/training-fields.js';
-import { engine, requireBuiltCore } from './helpers.mjs';
+import { REPO_ROOT, engine, requireBuiltCore } from './helpers.mjs';
 
 before(requireBuiltCore);
 
@@ -251,6 +253,11 @@ describe('the examples', () => {
     assert.deepEqual([lora?.preset, lora?.hardware, lora?.training], ['qwen3-8b', ['h100-sxm'], { batch_size: 32, optimizer: 'adam', precision: 'bf16', attention: 'flash', 'finetune.method': 'lora', 'finetune.rank': 16 }]);
     assert.deepEqual([full?.preset, full?.hardware, full?.training.precision], ['llama-3.1-70b', ['h100-sxm'], 'bf16']);
     assert.deepEqual(full?.parallel, { gpus: 8, zero_stage: 3, recompute: 'full' }, 'FSDP (ZeRO 3) on 8 GPUs with full recomputation');
+  });
+
+  test('docs/EMBED.md lists each example with its parameters, as examples.js has them', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/EMBED.md'), 'utf8');
+    for (const example of EXAMPLES) assert.ok(doc.includes(`| ${example.title} | \`${exampleParams(example).toString()}\` |`), example.title);
   });
 
   test('as commands (prenet --help), each builds the request the page sends for the same link', async () => {

@@ -24,6 +24,8 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  *   epochs?: number, precision?: Precision, optimizer: Optimizer, attention?: 'flash',
  *   optimizer_impl?: 'foreach', kernels?: 'megatron', memory_format?: import('./types').MemoryFormat }}
  *   Training
+ *   Any other row of the core's training table is held under its key too, a section's member flat
+ *   ("finetune.rank": 8, "finetune.targets": ["q_proj", "v_proj"]; scenarioToJob nests them), when set.
  *   numbers are present only when the user set them; absent ones take the core's defaults; the other
  *   choices only when they differ from the core's default (scenarioChoice); precision only when chosen
  *   (absent: the model's own, a Hugging Face config's dtype, else the core's fp32)
