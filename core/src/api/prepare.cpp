@@ -57,6 +57,7 @@ Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
+  resolve_packing(p.req.training, p.net.input.kind == InputKind::Tokens, p.net.input.seq_len);
   if (tr.finetune.method != FinetuneMethod::Full) {
     throw InputError("training.finetune.method", "only full fine-tuning is modelled so far");
   }
