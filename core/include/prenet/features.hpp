@@ -80,6 +80,12 @@ struct KernelContext {
   AttentionKernel attention;  // Flash: one fused kernel per pass, scores never in memory (FlashAttention)
   KernelSet kernels;          // Megatron-LM's fused kernels: softmax, bias-GELU, SwiGLU
   bool nchw = false;          // training.memory_format nchw: convolutions keep NCHW tensors (layers/memory_format)
+  // training.loss chunked_ce: the vocabulary head's GEMMs and the FP32 loss run over this many chunks of the
+  // tokens (torchtune's CEWithChunkedOutputLoss), so only one chunk's FP32 gradients exist at once.
+  int loss_chunks = 1;
+  // training.compile: Inductor fuses elementwise chains (composed activations, a GLU's activation and product)
+  // into one kernel each way that saves only the chain's input (docs/PREDICTION.md, "Loss, compile and packing").
+  bool compiled = false;
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

@@ -71,6 +71,12 @@ struct Finetune {
   bool adapters() const { return method == FinetuneMethod::Lora || method == FinetuneMethod::Qlora; }
 };
 
+/// How the loss meets the vocabulary head (training.loss): one cross-entropy over the full logits, or
+/// torchtune's CEWithChunkedOutputLoss (the head and the FP32 loss over 8 chunks of the tokens).
+enum class LossKind { Standard, ChunkedCE };
+/// Output chunks of torchtune's CEWithChunkedOutputLoss (num_output_chunks, its default 8).
+constexpr int kLossChunks = 8;
+
 struct TrainingConfig {
   std::int64_t batch_size = 32;
   std::optional<std::int64_t> seq_len;
@@ -87,9 +93,24 @@ struct TrainingConfig {
   // table's default): the config's dtype field for the precision, the config's positions for the length.
   std::string precision_from, seq_len_from;
   Finetune finetune;
+  // issue 19, helper tricks: the loss, torch.compile and sequence packing (docs/PREDICTION.md, "Loss, compile and
+  // packing").
+  LossKind loss = LossKind::Standard;
+  bool compile = false;                        // torch.compile (Inductor) fuses elementwise chains
+  bool packing = false;                        // samples concatenated into full rows
+  std::optional<std::int64_t> average_tokens;  // mean real tokens per sample; absent: every sample is full
+  std::int64_t token_seq_len = 0;              // set once the model is read: a token model's positions per row
 
-  /// Optimizer steps in one pass over the dataset: ceil(dataset_size / batch_size).
+  /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
+  /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.
   std::int64_t steps_per_epoch() const;
+  /// Real (non-padding) tokens one step trains on: batch x seq_len packed or full, batch x average_tokens
+  /// padded; 0 for a model that does not read tokens.
+  double real_tokens_per_step() const;
 };
+
+/// Once the model is read: records a token model's `seq_len` positions per row (token_model false: none) and
+/// checks training.packing and training.average_tokens against it (errors name the field).
+void resolve_packing(TrainingConfig& training, bool token_model, std::int64_t seq_len);
 
 }  // namespace prenet

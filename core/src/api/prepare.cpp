@@ -57,6 +57,7 @@ Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
+  resolve_packing(p.req.training, p.net.input.kind == InputKind::Tokens, p.net.input.seq_len);
   note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);

@@ -26,8 +26,12 @@ class CrossEntropy : public LayerKind {
     if (e < 4) kb.stream(KernelClass::Elementwise, Phase::Backward, in_elems, 1, 0, 4 + e);
     // Its log-probabilities are saved, and the first backward kernels, which run while every activation
     // is still held (a step's memory peak), add the FP32 gradients of the log-probabilities and of the
-    // logits: 12 bytes per logit (docs/PREDICTION.md, Memory).
-    lw.saved_activation_bytes = 12.0 * in_elems;
+    // logits: 12 bytes per logit (docs/PREDICTION.md, Memory). Chunked (torchtune's
+    // CEWithChunkedOutputLoss), autograd still keeps every chunk's FP32 log-probabilities, but each chunk's
+    // backward runs alone: only one chunk's two FP32 gradients exist at the peak. The kernels above keep
+    // their passes (the same elements in loss_chunks pieces).
+    const double chunks = st.context.loss_chunks;
+    lw.saved_activation_bytes = (4.0 + 8.0 / chunks) * in_elems;
   }
 };
 

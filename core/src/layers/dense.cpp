@@ -72,25 +72,28 @@ class Dense : public LayerKind {
     // weight and activations), never the token count. Grouped expert GEMMs were not measured: unmarked.
     kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
     if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
-    kb.gemm(Phase::Forward, routed / experts, mats * n, k, experts);
+    // chunked_ce: the vocabulary head runs per chunk of the tokens (torchtune's recipes pass the model's
+    // output chunks to CEWithChunkedOutputLoss): the same FLOPs in loss_chunks GEMMs, each reading the weight.
+    const double chunks = st.feeds_loss ? st.context.loss_chunks : 1;
+    for (double c = 0; c < chunks; ++c) kb.gemm(Phase::Forward, routed / experts / chunks, mats * n, k, experts);
     activation_kernels(st, kb, hidden);
     if (moe) {  // combine: weighted sum of each token's top_k expert outputs, and its gradient
       const double out_elems = st.out_elems;
       kb.stream(KernelClass::Elementwise, Phase::Forward, hidden + out_elems, 1, 2 * hidden / (hidden + out_elems));
       kb.stream(KernelClass::Elementwise, Phase::Backward, hidden + out_elems, 2, 2 * hidden / (hidden + out_elems));
     }
-    if (st.dx) kb.gemm(Phase::Backward, routed / experts, k, mats * n, experts);
+    for (double c = 0; st.dx && c < chunks; ++c)
+      kb.gemm(Phase::Backward, routed / experts / chunks, k, mats * n, experts);
     if (st.dx && moe) kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
     // Weight gradient; tied layers accumulate into the embedding's.
-    kb.weight_gradient(k, mats * n, routed / experts, experts);
+    for (double c = 0; c < chunks; ++c) kb.weight_gradient(k, mats * n, routed / experts / chunks, experts);
     if (a.bias)
       kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1, e));
     // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
     // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
     // its input, gate and up.
     const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
-    const bool megatron = st.context.kernels == KernelSet::Megatron;
-    const double gate_saved = !a.gated ? 0 : megatron ? e : e + (composed ? composed->output : e);
+    const double gate_saved = !a.gated ? 0 : fused_glu(st.context) ? e : e + (composed ? composed->output : e);
     // The input is kept for the weight gradient only (autograd saves nothing for a frozen weight's).
     lw.saved_activation_bytes = (st.frozen ? 0 : e * routed * k) + hidden * (act_saved + gate_saved);
     kb.set_misaligned(false);
@@ -169,6 +172,12 @@ class Dense : public LayerKind {
   double saved_input_copies(const Layer& layer) const override { return d(layer.attrs.top_k); }
 
  private:
+  /// Whether a GLU's activation and product run as one kernel each way saving only gate and up: Megatron's
+  /// fused SwiGLU, or torch.compile (Inductor fuses the pointwise ops; its min-cut partitioner recomputes
+  /// the activation in backward rather than saving it).
+  static bool fused_glu(const KernelContext& context) {
+    return context.kernels == KernelSet::Megatron || context.compiled;
+  }
   /// The fused activation over the `hidden` outputs (and a gated layer's product with up), both passes.
   static void activation_kernels(const LayerStep& st, KernelBuilder& kb, double hidden) {
     const LayerAttrs& a = st.a;
@@ -182,8 +191,7 @@ class Dense : public LayerKind {
       kb.chain(Phase::Forward, hidden, {product});
       kb.chain(Phase::Backward, hidden, {product, product});
       kb.chain(Phase::Backward, hidden, composed->backward);
-    } else if (a.gated && st.context.kernels ==
-                              KernelSet::Megatron) {  // one fused kernel each way, saving only its input (gate and up)
+    } else if (a.gated && fused_glu(st.context)) {  // one fused kernel each way, saving only its input (gate and up)
       kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);
       kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
     } else if (a.gated) {

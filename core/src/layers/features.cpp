@@ -131,12 +131,28 @@ std::vector<bool> output_saved_by_consumer(const Network& net) {
   return held;
 }
 
+/// Per layer, whether a cross-entropy loss reads its output (the vocabulary head, chunked with the loss).
+std::vector<bool> feeds_loss(const Network& net) {
+  std::vector<bool> head(net.layers.size(), false);
+  for (const Layer& layer : net.layers) {
+    if (layer.type != LayerType::CrossEntropy) continue;
+    for (int producer : layer.inputs) {
+      const auto p = static_cast<std::size_t>(producer);
+      if (producer >= 0 && p < head.size()) head[p] = true;
+    }
+  }
+  return head;
+}
+
 /// Appends layer `layer`'s kernels for `batch` samples and sets what it saves for backward.
-void add_layer_kernels(const Layer& layer, double batch, const KernelContext& context, double e, KernelBuilder& kb,
-                       LayerWork& lw) {
+void add_layer_kernels(const Layer& layer, double batch, const KernelContext& context, double e, bool head,
+                       KernelBuilder& kb, LayerWork& lw) {
   const Shape& in = layer.input_shapes.front();
   const LayerAttrs& a = layer.attrs;
-  // Megatron-LM fuses its GELU (the tanh form) into one kernel; PyTorch runs Hugging Face's chains.
+  // Megatron-LM fuses its GELU (the tanh form) into one kernel, and so does torch.compile (Inductor fuses the
+  // chain's pointwise ops and its partitioner saves the chain's input only); PyTorch eager runs Hugging Face's
+  // chains op by op.
+  const bool fused_chains = context.kernels == KernelSet::Megatron || context.compiled;
   const LayerStep step{layer,
                        in,
                        a,
@@ -146,9 +162,10 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
                        batch * d(elements(layer.output_shape)),
                        layer.needs_input_grad,
                        activation_flops(a.activation),
-                       context.kernels == KernelSet::Megatron ? std::nullopt : composed_activation(a.activation, e),
+                       fused_chains ? std::nullopt : composed_activation(a.activation, e),
                        context,
-                       !layer.trainable};
+                       !layer.trainable,
+                       head};
   kb.set_frozen(!layer.trainable);
   kind_of(layer.type).kernels(step, kb, lw);
   dequantize_kernels(step, kb);
@@ -181,6 +198,8 @@ void drop_backward(StepWork& work, std::size_t l, std::size_t first) {
 KernelContext kernel_context(const TrainingConfig& training) {
   KernelContext context(training.precision, training.attention, training.kernels);
   context.nchw = training.memory_format == MemoryFormat::NCHW;
+  context.loss_chunks = training.loss == LossKind::ChunkedCE ? kLossChunks : 1;
+  context.compiled = training.compile;
   return context;
 }
 
@@ -193,12 +212,13 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
   const double b = d(batch);
   const double e = activation_bytes(precision);
   const std::vector<bool> held = output_saved_by_consumer(net);
+  const std::vector<bool> head = feeds_loss(net);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
     const std::size_t first = work.kernels.size();
-    add_layer_kernels(layer, b, context, e, kb, lw);
+    add_layer_kernels(layer, b, context, e, head[i], kb, lw);
     // A tensor kept only for a ReLU's backward, which reads nothing else, is free when its consumer saves
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.

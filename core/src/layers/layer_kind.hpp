@@ -76,6 +76,7 @@ struct LayerStep {
   std::optional<OpChain> composed;  // its op chain, when it runs as one (PyTorch's kernels)
   const KernelContext& context;     // how the request runs its kernels
   bool frozen = false;              // its own weights do not train: it saves nothing only their gradient reads
+  bool feeds_loss = false;          // its output is a cross-entropy loss's input (the vocabulary head)
 };
 
 /// What the tensor-parallel layout makes of a layer (shard_network): its input is gathered over the group

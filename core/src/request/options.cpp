@@ -128,6 +128,26 @@ std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
   return v;
 }
 
+// The switches of helper tricks (issue 19): Boolean rows in a bool member, echoed when true; the loss echoed
+// when it is not the standard one.
+template <bool TrainingConfig::*Member>
+void store_switch(TrainingConfig& t, const OptionValue& v) {
+  t.*Member = v.boolean;
+}
+template <bool TrainingConfig::*Member>
+std::optional<OptionValue> read_switch(const TrainingConfig& t) {
+  if (!(t.*Member)) return std::nullopt;
+  OptionValue v;
+  v.boolean = true;
+  return v;
+}
+std::optional<OptionValue> read_loss(const TrainingConfig& t) {
+  if (t.loss == LossKind::Standard) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(t.loss);
+  return v;
+}
+
 /// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
 /// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
 /// its placeholder; echo; how it is stored in and read from TrainingConfig.
@@ -224,6 +244,27 @@ std::vector<TrainingOption> build_options() {
        "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune_layers, read_finetune_layers},
+      {"loss", K::Choice, {"standard", "chunked_ce"}, {"standard (full logits)", "chunked CE (8 chunks, torchtune)"},
+       0, 0, "standard", "Loss",
+       "standard: one FP32 cross-entropy over the full logits; chunked_ce: torchtune's CEWithChunkedOutputLoss, the "
+       "head and the FP32 loss over 8 chunks of the tokens",
+       {"loss"}, "loss", "L", Echo::WhenGiven,
+       store_choice<&TC::loss>, read_loss},
+      {"compile", K::Boolean, {}, {}, 0, 0, false,
+       "torch.compile", "Inductor fuses elementwise chains (composed activations, a GLU's activation and product) "
+       "into single kernels",
+       {"compile"}, "compile", nullptr, Echo::WhenGiven,
+       store_switch<&TC::compile>, read_switch<&TC::compile>},
+      {"packing", K::Boolean, {}, {}, 0, 0, false,
+       "Sequence packing", "token models: samples concatenated into full rows (no padding); false: each sample "
+       "padded to seq_len",
+       {"packing"}, "packing", nullptr, Echo::WhenGiven,
+       store_switch<&TC::packing>, read_switch<&TC::packing>},
+      {"average_tokens", K::Integer, {}, {}, 1, 1 << 20, nullptr,
+       "Tokens per sample", "token models: mean real tokens per sample of the dataset; absent: every sample is "
+       "seq_len long",
+       {"average_tokens", "average-tokens"}, "average-tokens", "N", Echo::WhenGiven,
+       store_integer<&TC::average_tokens>, read_member<&TC::average_tokens>},
   };
   // clang-format on
 }

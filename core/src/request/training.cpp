@@ -1,5 +1,8 @@
 #include "prenet/training.hpp"
 
+#include <string>
+
+#include "prenet/error.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -92,8 +95,37 @@ int optimizer_states(Optimizer o) {
 }
 
 std::int64_t TrainingConfig::steps_per_epoch() const {
-  std::int64_t dataset = dataset_size > 0 ? dataset_size : batch_size * 100;
-  return (dataset + batch_size - 1) / batch_size;
+  std::int64_t rows = dataset_size > 0 ? dataset_size : batch_size * 100;
+  if (packing && average_tokens && token_seq_len > 0) {
+    // Packed: the dataset's rows x average_tokens real tokens fill ceil(that / seq_len) full rows; split so the
+    // product cannot overflow (average_tokens <= seq_len).
+    const std::int64_t s = token_seq_len, a = *average_tokens;
+    rows = rows / s * a + ((rows % s) * a + s - 1) / s;
+  }
+  return (rows + batch_size - 1) / batch_size;
+}
+
+double TrainingConfig::real_tokens_per_step() const {
+  if (token_seq_len <= 0) return 0;
+  // Packed rows are full of real tokens; padded rows hold one sample of average_tokens each.
+  const std::int64_t per_row = packing || !average_tokens ? token_seq_len : *average_tokens;
+  return static_cast<double>(batch_size) * static_cast<double>(per_row);
+}
+
+void resolve_packing(TrainingConfig& training, bool token_model, std::int64_t seq_len) {
+  if (!token_model) {
+    if (training.packing) throw InputError("training.packing", "sequence packing needs a model that reads tokens");
+    if (training.average_tokens) {
+      throw InputError("training.average_tokens", "real tokens per sample need a model that reads tokens");
+    }
+    return;
+  }
+  training.token_seq_len = seq_len;
+  if (training.average_tokens && *training.average_tokens > seq_len) {
+    throw InputError("training.average_tokens", std::to_string(*training.average_tokens) +
+                                                    " real tokens per sample exceed the sequence length of " +
+                                                    std::to_string(seq_len));
+  }
 }
 
 }  // namespace prenet

@@ -94,6 +94,9 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
             {"time_split_ms",
              {{"compute", round6(t.compute_ms)}, {"memory", round6(t.memory_ms)}, {"overhead", round6(t.overhead_ms)}}},
             {"baselines", extras.baselines}};
+  // Real tokens per second (token models): what fine-tuning reports; padding positions are work but no tokens.
+  const double real_tokens = training.real_tokens_per_step();
+  if (real_tokens > 0 && step_ms > 0) r["tokens_per_s"] = round6(real_tokens / (step_ms / 1e3));
   if (extras.interval_ms && t.step_ms > 0) add_interval(r, *extras.interval_ms, t, parts, step_ms, training);
   if (f != 1.0) r["calibration_factor"] = round6(f);
   if (extras.calibration_share) r["calibration_share"] = round6(*extras.calibration_share);
