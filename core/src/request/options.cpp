@@ -245,17 +245,17 @@ std::vector<TrainingOption> build_options() {
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune_layers, read_finetune_layers},
       {"loss", K::Choice, {"standard", "chunked_ce"}, {"standard (full logits)", "chunked CE (8 chunks, torchtune)"},
-       0, 0, "standard", "Loss",
+       0, 0, nullptr, "Loss",
        "standard: one FP32 cross-entropy over the full logits; chunked_ce: torchtune's CEWithChunkedOutputLoss, the "
-       "head and the FP32 loss over 8 chunks of the tokens",
+       "head and the FP32 loss over 8 chunks of the tokens; absent: standard",
        {"loss"}, "loss", "L", Echo::WhenGiven,
        store_choice<&TC::loss>, read_loss},
-      {"compile", K::Boolean, {}, {}, 0, 0, false,
+      {"compile", K::Boolean, {}, {}, 0, 0, nullptr,
        "torch.compile", "Inductor fuses elementwise chains (composed activations, a GLU's activation and product) "
        "into single kernels",
        {"compile"}, "compile", nullptr, Echo::WhenGiven,
        store_switch<&TC::compile>, read_switch<&TC::compile>},
-      {"packing", K::Boolean, {}, {}, 0, 0, false,
+      {"packing", K::Boolean, {}, {}, 0, 0, nullptr,
        "Sequence packing", "token models: samples concatenated into full rows (no padding); false: each sample "
        "padded to seq_len",
        {"packing"}, "packing", nullptr, Echo::WhenGiven,
