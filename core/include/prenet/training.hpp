@@ -71,6 +71,10 @@ struct Finetune {
   bool adapters() const { return method == FinetuneMethod::Lora || method == FinetuneMethod::Qlora; }
 };
 
+/// What moves to host memory (training.offload): nothing, the optimizer's states with the FP32 weights and the
+/// gradients (DeepSpeed ZeRO-Offload), or those and the 16-bit weights too (ZeRO-Infinity CPU, FSDP CPUOffload).
+enum class Offload { None, Optimizer, OptimizerParams };
+
 struct TrainingConfig {
   std::int64_t batch_size = 32;
   std::optional<std::int64_t> seq_len;
@@ -87,6 +91,8 @@ struct TrainingConfig {
   // table's default): the config's dtype field for the precision, the config's positions for the length.
   std::string precision_from, seq_len_from;
   Finetune finetune;
+  Offload offload = Offload::None;  // training.offload (docs/PREDICTION.md, Offload)
+  bool activation_offload = false;  // training.activation_offload: saved activations kept in host memory
 
   /// Optimizer steps in one pass over the dataset: ceil(dataset_size / batch_size).
   std::int64_t steps_per_epoch() const;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
 #include "response/result.hpp"
@@ -60,6 +61,7 @@ Prepared prepare(const Json& doc) {
   if (tr.finetune.method != FinetuneMethod::Full) {
     throw InputError("training.finetune.method", "only full fine-tuning is modelled so far");
   }
+  check_offload(tr);
   note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);

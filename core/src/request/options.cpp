@@ -128,6 +128,29 @@ std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
   return v;
 }
 
+/// training.offload: echoed when it moves something (none is the default and is not echoed).
+void store_offload(TrainingConfig& t, const OptionValue& v) { t.offload = static_cast<Offload>(v.choice); }
+std::optional<OptionValue> read_offload(const TrainingConfig& t) {
+  if (t.offload == Offload::None) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(t.offload);
+  return v;
+}
+
+/// Stores a Boolean option's value in its member.
+template <auto Member>
+void store_flag(TrainingConfig& t, const OptionValue& v) {
+  t.*Member = v.boolean;
+}
+/// A Boolean member as an OptionValue when it is set (false is the default and is not echoed).
+template <auto Member>
+std::optional<OptionValue> read_flag(const TrainingConfig& t) {
+  if (!(t.*Member)) return std::nullopt;
+  OptionValue v;
+  v.boolean = true;
+  return v;
+}
+
 /// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
 /// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
 /// its placeholder; echo; how it is stored in and read from TrainingConfig.
@@ -224,6 +247,18 @@ std::vector<TrainingOption> build_options() {
        "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune_layers, read_finetune_layers},
+      {"offload", K::Choice, {"none", "optimizer", "optimizer_params"},
+       {"none", "optimizer states (ZeRO-Offload)", "optimizer and weights (FSDP CPU offload)"}, 0, 0, "none",
+       "Offload to host", "optimizer: optimizer states, FP32 weights and gradients in host memory, the step on the CPU "
+       "(DeepSpeed ZeRO-Offload); optimizer_params: the 16-bit weights too, streamed in per layer (ZeRO-Infinity "
+       "CPU, FSDP CPUOffload)",
+       {"offload"}, "offload", "O", Echo::WhenGiven,
+       store_offload, read_offload},
+      {"activation_offload", K::Boolean, {}, {}, 0, 0, false,
+       "Activation offload", "saved activations copied to pinned host memory in forward and back in backward "
+       "(torchtune OffloadActivations)",
+       {"activation_offload", "act_offload"}, "activation-offload", nullptr, Echo::WhenGiven,
+       store_flag<&TC::activation_offload>, read_flag<&TC::activation_offload>},
   };
   // clang-format on
 }
