@@ -34,8 +34,8 @@ void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingCo
     if (training.offload == Offload::OptimizerParams) {
       // The 16-bit weights too live on the host and stream in layer by layer (FSDP CPUOffload, ZeRO-Infinity):
       // the device holds the current layer and the prefetched next one.
-      const double device_weights = share.trained * b.weights16 * share.s_w + share.frozen_bytes * share.s_w;
-      m.weights_gb -= device_weights / 1e9;
+      // Every weight of the GPU leaves: the 16-bit (or FP32) copy and the frozen ones, whatever ZeRO left it.
+      m.weights_gb = 0;
       host += (b.master > 0 ? share.trained * b.weights16 * share.s_w : 0.0) + share.frozen_bytes * share.s_w;
       const double layer =
           std::max(share.trained > 0 ? share.largest_param * b.weights16 : 0.0, share.largest_frozen_bytes);
