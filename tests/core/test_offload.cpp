@@ -28,7 +28,7 @@ Json device(double host_gb, int gpus = 1) {
 
 Json request(const Json& training, const Json& hardware = device(512)) {
   Json t = {{"batch_size", 64}, {"precision", "bf16"}, {"optimizer", "adamw"}};
-  t.update(training);
+  if (training.is_object()) t.update(training);
   return {{"model", Json::parse(kMlp)}, {"hardware", Json::array({hardware})}, {"training", t}};
 }
 
