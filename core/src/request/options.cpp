@@ -128,7 +128,8 @@ std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
   return v;
 }
 
-/// training.offload: echoed when it moves something (none is the default and is not echoed).
+/// training.offload: echoed when it moves something; none (the behaviour when absent) reads as unset, so the
+/// table's default is null ("absent: none") and responses without offload stay as they were.
 void store_offload(TrainingConfig& t, const OptionValue& v) { t.offload = static_cast<Offload>(v.choice); }
 std::optional<OptionValue> read_offload(const TrainingConfig& t) {
   if (t.offload == Offload::None) return std::nullopt;
@@ -142,7 +143,7 @@ template <auto Member>
 void store_flag(TrainingConfig& t, const OptionValue& v) {
   t.*Member = v.boolean;
 }
-/// A Boolean member as an OptionValue when it is set (false is the default and is not echoed).
+/// A Boolean member as an OptionValue when it is true; false (the behaviour when absent) reads as unset.
 template <auto Member>
 std::optional<OptionValue> read_flag(const TrainingConfig& t) {
   if (!(t.*Member)) return std::nullopt;
@@ -248,15 +249,15 @@ std::vector<TrainingOption> build_options() {
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune_layers, read_finetune_layers},
       {"offload", K::Choice, {"none", "optimizer", "optimizer_params"},
-       {"none", "optimizer states (ZeRO-Offload)", "optimizer and weights (FSDP CPU offload)"}, 0, 0, "none",
+       {"none", "optimizer states (ZeRO-Offload)", "optimizer and weights (FSDP CPU offload)"}, 0, 0, nullptr,
        "Offload to host", "optimizer: optimizer states, FP32 weights and gradients in host memory, the step on the CPU "
        "(DeepSpeed ZeRO-Offload); optimizer_params: the 16-bit weights too, streamed in per layer (ZeRO-Infinity "
-       "CPU, FSDP CPUOffload)",
+       "CPU, FSDP CPUOffload); absent: none",
        {"offload"}, "offload", "O", Echo::WhenGiven,
        store_offload, read_offload},
-      {"activation_offload", K::Boolean, {}, {}, 0, 0, false,
+      {"activation_offload", K::Boolean, {}, {}, 0, 0, nullptr,
        "Activation offload", "saved activations copied to pinned host memory in forward and back in backward "
-       "(torchtune OffloadActivations)",
+       "(torchtune OffloadActivations); absent: false",
        {"activation_offload", "act_offload"}, "activation-offload", nullptr, Echo::WhenGiven,
        store_flag<&TC::activation_offload>, read_flag<&TC::activation_offload>},
   };
