@@ -1,5 +1,6 @@
 #pragma once
 // Accelerators: the catalogue (core/data/hardware.json) and custom entries from requests.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,17 @@
 #include "prenet/training.hpp"
 
 namespace prenet {
+
+/// The host a device sits in (core/data/hardware.json `host`, docs/HARDWARE.md): what offload to host memory uses.
+struct HostSpec {
+  double memory_gb = 0;             // host RAM of the node
+  double memory_bandwidth_gbs = 0;  // the node's memory bandwidth, all sockets (datasheet peak)
+  double link_gbs = 0;              // host <-> device per device, one direction, achievable
+  std::int64_t gpus = 1;            // devices sharing the host
+};
+/// The host of a custom accelerator that names none (or the fields it leaves out): a typical 8-GPU PCIe Gen4
+/// server (768 GB, 2 sockets of 8-channel DDR4-3200: 409.6 GB/s, PCIe Gen4 x16: 25 GB/s per direction).
+HostSpec default_host();
 
 struct Accelerator {
   std::string id;
@@ -21,6 +33,7 @@ struct Accelerator {
   double compute_units = 0;  // SMs / CUs; 0 when unknown
   double l2_cache_mb = 0;
   std::optional<double> price_per_hour_usd;
+  HostSpec host;
   Json record;  // the full catalogue record, returned by catalog()
 
   /// Peak for matrix work at `p`; nullopt when unsupported.

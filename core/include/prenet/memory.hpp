@@ -16,6 +16,8 @@ struct MemoryEstimate {
   double activations_gb = 0;
   double temporary_gb = 0;  // communication buffers and gathered weights (parallel training)
   double overhead_gb = 0;   // runtime context, workspaces, allocator slack
+  double host_gb = 0;       // host memory this GPU's share of what training.offload / activation_offload moved (not on
+                            // the device: not in total_gb)
   double total_gb() const {
     return weights_gb + gradients_gb + optimizer_gb + activations_gb + temporary_gb + overhead_gb;
   }
@@ -42,9 +44,23 @@ struct StageInputs {
   double frozen_bytes = 0;               // bytes of the frozen weights (Layer::frozen_bytes_per_parameter)
   double activations = 0;                // bytes kept under the recompute mode
   double largest_block = 0;              // bytes of the largest block without recomputation
+  double largest_saved = 0;              // bytes the layer that keeps the most keeps (activation offload)
+  double largest_frozen_bytes = 0;       // bytes of the frozen weights of the layer with the most parameters
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
+/// What training.offload and training.activation_offload move from one GPU's device memory to the host.
+/// `trained` and `frozen_bytes` are the GPU's parameters before ZeRO sharding, `s_opt` / `s_w` the shares ZeRO
+/// leaves it of the optimizer states and of the weights; `activations` the bytes of saved activations it keeps
+/// (all micro-batches in flight), `largest_saved` those of the layer that keeps the most; `largest_param` and
+/// `largest_frozen_bytes` the largest layer's; `buckets` whether m already holds the gradient buckets.
+struct OffloadShare {
+  double trained = 0, frozen_bytes = 0, s_opt = 1, s_w = 1;
+  double activations = 0, largest_saved = 0, largest_param = 0, largest_frozen_bytes = 0;
+  bool buckets = false, gathered = false;  // gathered: m holds ZeRO-3's two gathered layers
+};
+void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingConfig& training);
+
 /// Memory of the GPU of stage `stage` from its sums (see estimate_stage_memory).
 MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg,
                             const TrainingConfig& training);

@@ -136,10 +136,12 @@ struct ParallelTiming {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;         // compute of the critical stage, all micro-batches
   double data_ms = 0, tensor_ms = 0, pipeline_ms = 0, zero_ms = 0;  // exposed communication
   double bubble_ms = 0;
+  double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
   std::vector<std::size_t> stage_bounds;
   double step_ms() const {
-    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms;
+    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
+           offload_ms;
   }
 };
 

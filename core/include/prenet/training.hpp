@@ -76,6 +76,9 @@ struct Finetune {
 enum class LossKind { Standard, ChunkedCE };
 /// Output chunks of torchtune's CEWithChunkedOutputLoss (num_output_chunks, its default 8).
 constexpr int kLossChunks = 8;
+/// What moves to host memory (training.offload): nothing, the optimizer's states with the FP32 weights and the
+/// gradients (DeepSpeed ZeRO-Offload), or those and the 16-bit weights too (ZeRO-Infinity CPU, FSDP CPUOffload).
+enum class Offload { None, Optimizer, OptimizerParams };
 
 struct TrainingConfig {
   std::int64_t batch_size = 32;
@@ -100,6 +103,8 @@ struct TrainingConfig {
   bool packing = false;                        // samples concatenated into full rows
   std::optional<std::int64_t> average_tokens;  // mean real tokens per sample; absent: every sample is full
   std::int64_t token_seq_len = 0;              // set once the model is read: a token model's positions per row
+  Offload offload = Offload::None;  // training.offload (docs/PREDICTION.md, Offload)
+  bool activation_offload = false;  // training.activation_offload: saved activations kept in host memory
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.

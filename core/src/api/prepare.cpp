@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
 #include "response/result.hpp"
@@ -58,6 +59,7 @@ Prepared prepare(const Json& doc) {
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
   resolve_packing(p.req.training, p.net.input.kind == InputKind::Tokens, p.net.input.seq_len);
+  check_offload(tr);
   note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);

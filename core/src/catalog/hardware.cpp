@@ -4,6 +4,37 @@
 
 namespace prenet {
 
+HostSpec default_host() { return HostSpec{768, 409.6, 25, 8}; }
+
+namespace {
+
+/// The `host` object at `path`: catalogue records give every field; a custom accelerator's absent fields (or
+/// an absent object) take default_host()'s.
+HostSpec parse_host(const Json& record, const std::string& path, bool custom) {
+  const std::string host_path = join(path, "host");
+  HostSpec host = default_host();
+  if (!record.contains("host") || record["host"].is_null()) {
+    if (custom) return host;
+    throw InputError(host_path, "required object is missing");
+  }
+  const Json& h = require_object(record["host"], host_path);
+  reject_unknown_keys(h, host_path, {"memory_gb", "memory_bandwidth_gbs", "link_gbs", "gpus", "source"});
+  if (custom) {
+    host.memory_gb = get_number(h, "memory_gb", host_path, host.memory_gb, 0.001, 1e7);
+    host.memory_bandwidth_gbs = get_number(h, "memory_bandwidth_gbs", host_path, host.memory_bandwidth_gbs, 0.001, 1e6);
+    host.link_gbs = get_number(h, "link_gbs", host_path, host.link_gbs, 0.001, 1e6);
+    host.gpus = get_int(h, "gpus", host_path, host.gpus, 1, 1 << 16);
+  } else {
+    host.memory_gb = require_number(h, "memory_gb", host_path, 0.001, 1e7);
+    host.memory_bandwidth_gbs = require_number(h, "memory_bandwidth_gbs", host_path, 0.001, 1e6);
+    host.link_gbs = require_number(h, "link_gbs", host_path, 0.001, 1e6);
+    host.gpus = static_cast<std::int64_t>(require_number(h, "gpus", host_path, 1, 1 << 16));
+  }
+  return host;
+}
+
+}  // namespace
+
 Accelerator parse_accelerator(const Json& record, const std::string& path, bool custom) {
   require_object(record, path);
   Accelerator acc;
@@ -11,7 +42,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   if (custom) {
     reject_unknown_keys(record, path,
                         {"id", "name", "vendor", "peak_tflops", "memory_bandwidth_gbs", "memory_gb", "compute_units",
-                         "l2_cache_mb", "price_per_hour_usd"});
+                         "l2_cache_mb", "price_per_hour_usd", "host"});
     acc.name = get_string(record, "name", path, "Custom accelerator");
     acc.id = get_string(record, "id", path, "custom");
     acc.vendor = get_string(record, "vendor", path, "custom");
@@ -27,6 +58,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   if (record.contains("price_per_hour_usd") && !record["price_per_hour_usd"].is_null()) {
     acc.price_per_hour_usd = require_number(record, "price_per_hour_usd", path, 0, 1e6);
   }
+  acc.host = parse_host(record, path, custom);
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);

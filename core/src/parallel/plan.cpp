@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "parallel/layout.hpp"
+#include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/roofline.hpp"
 #include "request/plan_limits.hpp"
@@ -242,6 +243,10 @@ Plan search_plan(const Json& doc) {
   const ParallelConfig fabric_cfg = fabric_config(base);
   plan.request = parse_request(base);
   const TrainingConfig& tr = plan.request.training;
+  if (offloads(tr)) {
+    throw InputError(tr.offload != Offload::None ? "training.offload" : "training.activation_offload",
+                     "the layout search does not time offload; predict a layout with parallel instead");
+  }
   plan.net = resolve_model(plan.request.model, tr);
   plan.samples = run_samples(plan.options, plan.net, tr);
   plan.steps = std::ceil(plan.samples / d(tr.batch_size));

@@ -128,6 +128,16 @@ std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
   return v;
 }
 
+/// training.offload: echoed when it moves something; none (the behaviour when absent) reads as unset, so the
+/// table's default is null ("absent: none") and responses without offload stay as they were.
+void store_offload(TrainingConfig& t, const OptionValue& v) { t.offload = static_cast<Offload>(v.choice); }
+std::optional<OptionValue> read_offload(const TrainingConfig& t) {
+  if (t.offload == Offload::None) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(t.offload);
+  return v;
+}
+
 // The switches of helper tricks (issue 19): Boolean rows in a bool member, echoed when true; the loss echoed
 // when it is not the standard one.
 template <bool TrainingConfig::*Member>
@@ -265,6 +275,18 @@ std::vector<TrainingOption> build_options() {
        "seq_len long",
        {"average_tokens", "average-tokens"}, "average-tokens", "N", Echo::WhenGiven,
        store_integer<&TC::average_tokens>, read_member<&TC::average_tokens>},
+      {"offload", K::Choice, {"none", "optimizer", "optimizer_params"},
+       {"none", "optimizer states (ZeRO-Offload)", "optimizer and weights (FSDP CPU offload)"}, 0, 0, nullptr,
+       "Offload to host", "optimizer: optimizer states, FP32 weights and gradients in host memory, the step on the CPU "
+       "(DeepSpeed ZeRO-Offload); optimizer_params: the 16-bit weights too, streamed in per layer (ZeRO-Infinity "
+       "CPU, FSDP CPUOffload); absent: none",
+       {"offload"}, "offload", "O", Echo::WhenGiven,
+       store_offload, read_offload},
+      {"activation_offload", K::Boolean, {}, {}, 0, 0, nullptr,
+       "Activation offload", "saved activations copied to pinned host memory in forward and back in backward "
+       "(torchtune OffloadActivations); absent: false",
+       {"activation_offload", "act_offload"}, "activation-offload", nullptr, Echo::WhenGiven,
+       store_switch<&TC::activation_offload>, read_switch<&TC::activation_offload>},
   };
   // clang-format on
 }

@@ -5,6 +5,7 @@
 
 #include "parallel/layout.hpp"
 #include "parallel/memory_advice.hpp"
+#include "parallel/offload.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
@@ -30,7 +31,16 @@ ParallelTiming compose(const Prepared& p, const std::vector<Timing>& main, std::
   for (std::size_t l = 0; l < layer_ms.size(); ++l) {
     for (std::size_t k = 0; k < 3; ++k) layer_ms[l][k] = main[h].layers[l].ms[k] * f;
   }
-  return compose_parallel(layer_ms, *p.shard, cfg, resolve_fabric(p.req.hardware[h], cfg), p.req.training.precision);
+  ParallelTiming pt =
+      compose_parallel(layer_ms, *p.shard, cfg, resolve_fabric(p.req.hardware[h], cfg), p.req.training.precision);
+  const TrainingConfig& tr = p.req.training;
+  if (offloads(tr)) {
+    // The critical stage's host traffic; the device's optimizer step moves to the CPU under training.offload.
+    const HostSpec& host = p.req.hardware[h].host;
+    pt.offload_ms = offload_time(stage_traffic(*p.shard, p.saved, layer_ms, pt, cfg, tr, host), tr, host).total_ms();
+    if (tr.offload != Offload::None) pt.optimizer_ms = 0;
+  }
+  return pt;
 }
 
 Calibrations calibrations(const Prepared& p, const std::vector<Timing>& main) {
@@ -94,6 +104,11 @@ std::vector<Json> results(const Prepared& p, const std::vector<Timing>& main,
       out.push_back(parallel_result(p, main, h, extras));
     } else {
       StepParts parts = single_gpu_parts(main[h], cal.factors[h]);
+      const TrainingConfig& tr = p.req.training;
+      if (offloads(tr)) {
+        const OffloadTraffic traffic = single_gpu_traffic(p.net, p.work, main[h], cal.factors[h], tr, acc.host);
+        parts = with_offload(parts, offload_time(traffic, tr, acc.host).total_ms(), tr);
+      }
       out.push_back(result_for(acc, main[h], p.work, p.mem, p.req.training, extras, parts, nullptr));
     }
   }

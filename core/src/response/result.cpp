@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parallel/offload.hpp"
 #include "response/json_text.hpp"
 
 namespace prenet {
@@ -21,7 +22,7 @@ Json link_json(const Link& l) {
 void add_interval(Json& r, const std::array<double, 2>& interval_ms, const Timing& t, const StepParts& parts,
                   double step_ms, const TrainingConfig& training) {
   // The learned band covers the predicted compute; communication is added as predicted.
-  double compute = parts.compute_ms() + parts.bubble_ms, rest = parts.communication_ms();
+  double compute = parts.compute_ms() + parts.bubble_ms, rest = parts.communication_ms() + parts.offload_ms;
   double low = round6(compute * interval_ms[0] / t.step_ms + rest);
   double high = round6(compute * interval_ms[1] / t.step_ms + rest);
   r["step_ms_interval"] = {std::min(low, step_ms), std::max(high, step_ms)};
@@ -47,6 +48,12 @@ StepParts single_gpu_parts(const Timing& t, double factor) {
   return parts;
 }
 
+StepParts with_offload(StepParts parts, double offload_ms, const TrainingConfig& training) {
+  if (training.offload != Offload::None) parts.optimizer_ms = 0;
+  parts.offload_ms = round6(offload_ms);
+  return parts;
+}
+
 StepParts parallel_parts(const ParallelTiming& pt) {
   StepParts parts;
   parts.forward_ms = round6(pt.forward_ms);
@@ -57,6 +64,7 @@ StepParts parallel_parts(const ParallelTiming& pt) {
   parts.pipeline_ms = round6(pt.pipeline_ms);
   parts.zero_ms = round6(pt.zero_ms);
   parts.bubble_ms = round6(pt.bubble_ms);
+  parts.offload_ms = round6(pt.offload_ms);
   return parts;
 }
 
@@ -97,6 +105,14 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
   // Real tokens per second (token models): what fine-tuning reports; padding positions are work but no tokens.
   const double real_tokens = training.real_tokens_per_step();
   if (real_tokens > 0 && step_ms > 0) r["tokens_per_s"] = round6(real_tokens / (step_ms / 1e3));
+  if (offloads(training)) {
+    // Host memory: what this GPU's share needs, beside the host's RAM per GPU of the job on it.
+    const double host_per_gpu = acc.host.memory_gb / static_cast<double>(gpus_on_host(acc.host, par ? par->gpus : 1));
+    r["offload_ms"] = parts.offload_ms;
+    r["memory"]["host_gb"] = round6(mem.host_gb);
+    r["host_memory_gb"] = round6(host_per_gpu);
+    r["fits"] = mem.total_gb() <= acc.memory_gb && mem.host_gb <= host_per_gpu;
+  }
   if (extras.interval_ms && t.step_ms > 0) add_interval(r, *extras.interval_ms, t, parts, step_ms, training);
   if (f != 1.0) r["calibration_factor"] = round6(f);
   if (extras.calibration_share) r["calibration_share"] = round6(*extras.calibration_share);

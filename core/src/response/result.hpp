@@ -31,16 +31,21 @@ struct ResultExtras {
 struct StepParts {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
   double data_ms = 0, tensor_ms = 0, pipeline_ms = 0, zero_ms = 0, bubble_ms = 0;
+  double offload_ms = 0;  // training.offload / activation_offload: host traffic and the CPU step not hidden
   double compute_ms() const { return forward_ms + backward_ms + optimizer_ms; }
   double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms; }
   // Summed left to right in the documented order, so a reader adding the fields gets the same double.
   double step_ms() const {
-    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms;
+    return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
+           offload_ms;
   }
 };
 
 /// The rounded parts of a single-GPU step, each phase scaled by the calibration `factor`.
 StepParts single_gpu_parts(const Timing& t, double factor);
+/// `parts` with the offload time `offload_ms` (unrounded): the device's optimizer step moves to the CPU (inside
+/// offload_ms) when training.offload moves the optimizer.
+StepParts with_offload(StepParts parts, double offload_ms, const TrainingConfig& training);
 /// The rounded parts of a parallel step.
 StepParts parallel_parts(const ParallelTiming& pt);
 

@@ -1,0 +1,120 @@
+#include "parallel/offload.hpp"
+
+#include <algorithm>
+
+#include "prenet/error.hpp"
+#include "prenet/memory.hpp"
+
+namespace prenet {
+namespace {
+
+/// Milliseconds to move `bytes` at `gbs` GB/s.
+double transfer_ms(double bytes, double gbs) { return bytes / (gbs * 1e6); }
+
+/// Bytes of one gradient as it crosses the link (the training precision's: 16-bit under mixed precision).
+double gradient_link_bytes(const TrainingConfig& training) { return is_mixed(training.precision) ? 2.0 : 4.0; }
+
+}  // namespace
+
+bool offloads(const TrainingConfig& training) {
+  return training.offload != Offload::None || training.activation_offload;
+}
+
+void check_offload(const TrainingConfig& training) {
+  if (training.offload != Offload::None && training.optimizer == Optimizer::None) {
+    throw InputError("training.offload",
+                     "offloads the optimizer's states and step, but training.optimizer is none; set an optimizer or "
+                     "offload none");
+  }
+}
+
+std::int64_t gpus_on_host(const HostSpec& host, std::int64_t job_gpus) {
+  return std::max<std::int64_t>(1, std::min(host.gpus, job_gpus));
+}
+
+OffloadTime offload_time(const OffloadTraffic& tr, const TrainingConfig& training, const HostSpec& host) {
+  OffloadTime t;
+  if (training.offload != Offload::None) {
+    // ZeRO-Offload: every pass's gradients go to the host (accumulated there) while backward runs; only what
+    // backward does not cover is exposed.
+    const double gradients = transfer_ms(tr.passes * tr.updated * gradient_link_bytes(training), host.link_gbs);
+    t.gradients_ms = std::max(gradients - tr.backward_ms, 0.0);
+    // The CPU step (DeepSpeed cpu_adam) streams each parameter's FP32 weight, gradient and states as the fused GPU
+    // step does, and writes the 16-bit copy under mixed precision, at the host bandwidth the job's GPUs share.
+    const double per_param =
+        optimizer_bytes_per_parameter(training.optimizer, OptimizerImpl::Fused) + (is_mixed(training.precision) ? 2.0 : 0.0);
+    const double host_gbs = host.memory_bandwidth_gbs / static_cast<double>(std::max<std::int64_t>(1, tr.gpus_on_host));
+    t.cpu_step_ms = transfer_ms(tr.updated * per_param, host_gbs);
+    if (training.offload == Offload::Optimizer) {
+      // The updated 16-bit weights go back before the next forward (no delayed parameter update).
+      const double w16 = is_mixed(training.precision) ? 2.0 : 4.0;
+      t.parameters_ms = transfer_ms(tr.updated * w16, host.link_gbs);
+    } else {
+      // Weights stream in layer by layer for every forward and backward, prefetched behind compute; the first
+      // layer's load is not hidden.
+      const double stream = transfer_ms(2.0 * tr.passes * tr.streamed_bytes, host.link_gbs);
+      t.parameters_ms =
+          std::max(stream - tr.compute_ms, 0.0) + transfer_ms(tr.largest_layer_bytes, host.link_gbs);
+    }
+  }
+  if (training.activation_offload) {
+    // torchtune OffloadActivations: a layer's saved tensors go out on a side stream during its forward and come
+    // back during its backward; what its own compute does not cover is exposed.
+    double exposed = 0;
+    for (const auto& [bytes, forward_ms, backward_ms] : tr.layers) {
+      const double copy = transfer_ms(bytes, host.link_gbs);
+      exposed += std::max(copy - forward_ms, 0.0) + std::max(copy - backward_ms, 0.0);
+    }
+    t.activations_ms = tr.passes * exposed;
+  }
+  return t;
+}
+
+OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, const Timing& timing, double factor,
+                                  const TrainingConfig& training, const HostSpec& host) {
+  const StateBytes b = state_bytes(training);
+  OffloadTraffic tr;
+  tr.gpus_on_host = gpus_on_host(host, 1);
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const Layer& layer = net.layers[l];
+    const double trained = static_cast<double>(trainable_parameters(layer));
+    const double frozen = layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
+    tr.updated += trained;
+    const double bytes = trained * b.weights16 + frozen;
+    tr.streamed_bytes += bytes;
+    tr.largest_layer_bytes = std::max(tr.largest_layer_bytes, bytes);
+    const double fwd = timing.layers[l].ms[0] * factor, bwd = timing.layers[l].ms[1] * factor;
+    tr.layers.push_back({work.layers[l].saved_activation_bytes, fwd, bwd});
+    tr.backward_ms += bwd;
+    tr.compute_ms += fwd + bwd;
+  }
+  return tr;
+}
+
+OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<double>& saved,
+                             const std::vector<std::array<double, 3>>& layer_ms, const ParallelTiming& pt,
+                             const ParallelConfig& cfg, const TrainingConfig& training, const HostSpec& host) {
+  const StateBytes b = state_bytes(training);
+  const double dp = static_cast<double>(cfg.data);
+  const double s_opt = cfg.zero_stage >= 1 ? 1.0 / dp : 1.0;
+  const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
+  OffloadTraffic tr;
+  tr.gpus_on_host = gpus_on_host(host, cfg.gpus);
+  tr.passes = static_cast<double>(cfg.micro_batches);
+  tr.backward_ms = pt.backward_ms;
+  tr.compute_ms = pt.forward_ms + pt.backward_ms;
+  const std::size_t first = pt.stage_bounds[pt.critical_stage], last = pt.stage_bounds[pt.critical_stage + 1];
+  for (std::size_t l = first; l < last; ++l) {
+    const Layer& layer = shard.net.layers[l];
+    const double trained = static_cast<double>(trainable_parameters(layer));
+    const double frozen = layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
+    tr.updated += trained * s_opt;
+    const double bytes = (trained * b.weights16 + frozen) * s_w;
+    tr.streamed_bytes += bytes;
+    tr.largest_layer_bytes = std::max(tr.largest_layer_bytes, bytes);
+    tr.layers.push_back({saved[l], layer_ms[l][0], layer_ms[l][1]});
+  }
+  return tr;
+}
+
+}  // namespace prenet
