@@ -80,6 +80,7 @@ struct KernelContext {
   AttentionKernel attention;  // Flash: one fused kernel per pass, scores never in memory (FlashAttention)
   KernelSet kernels;          // Megatron-LM's fused kernels: softmax, bias-GELU, SwiGLU
   bool nchw = false;          // training.memory_format nchw: convolutions keep NCHW tensors (layers/memory_format)
+  MasterWeights master_weights = MasterWeights::FP32;  // training.master_weights: what the optimizer step reads
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);
