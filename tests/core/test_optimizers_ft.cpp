@@ -180,3 +180,59 @@ TEST_CASE("the new optimizers and switches are read, echoed and refused where th
                                    {{"data", 1}, {"micro_batch_size", 4}, {"micro_batches", 2}})),
               "training.optimizer_in_backward", "micro_batches");
 }
+
+namespace {
+
+// A small Llama: hidden 64, 4 heads of 16 with 2 KV heads (K and V 64 x 32), MLP 128, 2 layers, vocabulary 128,
+// untied head. Per layer q, o 64 x 64 (4,096), k, v 64 x 32 (2,048), gate, up, down 64 x 128 (8,192); the
+// embedding and lm_head 128 x 64 (8,192); five RMSNorm scales of 64.
+const char* const kLlama =
+    R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 32,
+        "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": false})";
+
+Json predict_llama(const std::string& training) {
+  return predict(Json::parse(R"({"model": {"hf_config": )" + std::string(kLlama) +
+                             R"(}, "hardware": ["h100-sxm"], "training": )" + training + "}"));
+}
+
+double optimizer_bytes_of(const Json& r) {
+  INFO(r.dump().substr(0, 400));
+  REQUIRE_FALSE(r.contains("error"));
+  return r.at("results").at(0).at("memory").at("optimizer_gb").get<double>() * 1e9;
+}
+
+}  // namespace
+
+TEST_CASE("the optimizers' state rules on a Llama's matrices (linear_modules)", "[optimizers]") {
+  const double q = 64 * 64, kv = 64 * 32, mlp = 64 * 128, table = 128 * 64, norms = 5 * 64;
+  const double hidden = 2 * (2 * q + 2 * kv + 3 * mlp), others = 2 * table + norms;
+  const Json adamw = predict_llama(R"({"batch_size": 1, "precision": "bf16", "optimizer": "adamw"})");
+  REQUIRE(adamw.at("model").at("parameters").get<double>() == hidden + others);
+  const auto bytes = [](const char* optimizer) {
+    return optimizer_bytes_of(
+        predict_llama(std::string(R"({"batch_size": 1, "precision": "bf16", "optimizer": ")") + optimizer + "\"}"));
+  };
+  // Muon: a momentum per hidden matrix; the embedding, lm_head and the norms to AdamW.
+  CHECK(bytes("muon") == Approx(4 * hidden + 8 * others).epsilon(1e-5));
+  // 8-bit: q, o, the MLP, the embedding and the head are >= 4096 (1 byte x 2 states + absmax per 256); k, v and
+  // the norms keep FP32 states.
+  const double large = 2 * (2 * q + 3 * mlp) + 2 * table;
+  const double blocks = 2 * (2 * q / 256 + 3 * mlp / 256) + 2 * table / 256;
+  CHECK(bytes("adamw_8bit") == Approx(2 * (large + 4 * blocks) + 8 * (hidden + others - large)).epsilon(1e-5));
+  // Adafactor: rows + columns of every matrix (the embedding's too), the full shape of each norm scale.
+  const double factored = 2 * (2 * (64 + 64) + 2 * (64 + 32) + 3 * (64 + 128)) + 2 * (128 + 64);
+  CHECK(bytes("adafactor") == Approx(4 * (factored + norms)).epsilon(1e-5));
+}
+
+TEST_CASE("with LoRA the optimizer keeps states for the adapters only, each by its own shape", "[optimizers]") {
+  // q_proj and v_proj adapters of rank 8: A 64 x 8, B 8 x 64 (q) and 8 x 32 (v), all under min_8bit_size.
+  const double adapters = 2 * 8 * ((64 + 64) + (64 + 32));
+  const auto bytes = [](const char* optimizer) {
+    return optimizer_bytes_of(predict_llama(std::string(R"({"batch_size": 1, "precision": "bf16", "optimizer": ")") +
+                                            optimizer + R"(", "finetune": {"method": "lora", "rank": 8}})"));
+  };
+  CHECK(bytes("adamw_8bit") == Approx(8 * adapters).epsilon(1e-5));  // every adapter tensor below 4096: FP32
+  CHECK(bytes("muon") == Approx(4 * adapters).epsilon(1e-5));        // adapters are 2-D hidden matrices
+  CHECK(bytes("adafactor") == Approx(4 * 2 * ((64 + 8) + (8 + 64) + (64 + 8) + (8 + 32))).epsilon(1e-5));
+}

@@ -9,8 +9,9 @@ import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { PrenetError } from '../src/engine.js';
+import { EXAMPLES, exampleCommand } from '../src/examples.js';
 import { formatSI, sig3 } from '../src/format.js';
-import { nestTraining } from '../src/training-fields.js';
+import { namesText, nestTraining, parseNames } from '../src/training-fields.js';
 import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
 import { engine } from './node-engine.mjs';
 
@@ -62,6 +63,15 @@ Examples:
     --precision bf16 --optimizer adamw --tokens 2e12 --max-gpus 1024
 `;
 
+/**
+ * The page's examples (web/src/examples.js) as commands, each under a comment with its title.
+ * @param {Tables} tables
+ */
+function exampleUsage(tables) {
+  const rows = [...tables.options, ...tables.parallel_options];
+  return EXAMPLES.map((example) => `  # ${example.title}\n  ${exampleCommand(example, rows)}\n`).join('');
+}
+
 /** @param {readonly string[]} values "a or b", "a, b or c" */
 function orList(values) {
   return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
@@ -74,8 +84,14 @@ function orList(values) {
  */
 function optionUsage(option) {
   const accepted =
-    option.kind === 'choice' ? orList(option.values ?? []) : option.kind === 'boolean' ? 'true when given' : `${option.min} to ${option.max}`;
-  const fallback = option.default === null ? '' : ` (default ${option.default})`;
+    option.kind === 'choice'
+      ? orList(option.values ?? [])
+      : option.kind === 'boolean'
+        ? 'true when given'
+        : option.kind === 'names'
+          ? 'names, comma-separated'
+          : `${option.min} to ${option.max}`;
+  const fallback = option.default === null ? '' : ` (default ${option.kind === 'names' ? namesText(option.default) : option.default})`;
   const flag = (option.flag_value === null ? `${option.flag}` : `${option.flag} ${option.flag_value}`).padEnd(18);
   return `  ${flag} ${option.field}: ${accepted}${fallback}\n${' '.repeat(21)}${option.doc}\n`;
 }
@@ -86,15 +102,19 @@ function optionUsage(option) {
  */
 export function usage(tables) {
   const parallel = [...parallelFlags(tables).values()].map(optionUsage).join('');
-  return `${USAGE_HEAD}${tables.options.map(optionUsage).join('')}${USAGE_MIDDLE}${parallel}${USAGE_TAIL}`;
+  return `${USAGE_HEAD}${tables.options.map(optionUsage).join('')}${USAGE_MIDDLE}${parallel}${USAGE_TAIL}${exampleUsage(tables)}`;
 }
 
 /**
- * The flag (without dashes) of each training option, and the option.
+ * The flag (without dashes) of each training option that has one, and the option; a boolean's is a switch.
  * @param {readonly CatalogOption[]} options
+ * @returns {Map<string, CatalogOption>}
  */
 function trainingFlags(options) {
-  return new Map(options.map((option) => [option.flag.replace(/^--/, ''), option]));
+  /** @type {Map<string, CatalogOption>} */
+  const flags = new Map();
+  for (const option of options) if (option.flag !== null) flags.set(option.flag.replace(/^--/, ''), option);
+  return flags;
 }
 
 /**
@@ -131,8 +151,8 @@ const BOOLEAN_FLAGS = new Set(['json', 'help']);
 /**
  * A small parser rather than util.parseArgs, because parseArgs refuses `--batch -4` as ambiguous,
  * and a negative number should reach the core, which names the field in its error.
- * The parallel fields' switches (booleans) set a request field: bare means true; `--flag=true|false` is
- * also accepted.
+ * The switches (the boolean training options and parallel fields) set a request field: bare means true;
+ * `--flag=true|false` is also accepted.
  * @param {string[]} argv
  * @param {Tables} tables the catalogue's tables, whose flags are accepted too
  * @returns {CommandLine}
@@ -155,7 +175,7 @@ export function parseCommandLine(argv, tables) {
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     if (BOOLEAN_FLAGS.has(name) && eq === -1) {
       parsed[/** @type {'json' | 'help'} */ (name)] = true;
-    } else if (parallel.get(name)?.kind === 'boolean') {
+    } else if (parallel.get(name)?.kind === 'boolean' || training.get(name)?.kind === 'boolean') {
       const value = eq === -1 ? 'true' : arg.slice(eq + 1);
       if (value !== 'true' && value !== 'false') throw new PrenetError(`--${name}`, `--${name}: expected true or false, got "${value}"`);
       parsed.values.set(name, value);
@@ -202,7 +222,8 @@ function isPlainObject(value) {
 }
 
 /**
- * The training fields set by flags: numbers parsed, choices as given (the core validates them).
+ * The training fields set by flags: numbers parsed, names split at commas, a switch true or false, choices
+ * as given (the core validates them).
  * @param {Map<string, string>} values
  * @param {readonly CatalogOption[]} options
  * @returns {Record<string, unknown>}
@@ -213,7 +234,8 @@ function trainingOverrides(values, options) {
   for (const [flag, option] of trainingFlags(options)) {
     const text = values.get(flag);
     if (text === undefined) continue;
-    if (option.kind === 'names') training[option.key] = text.split(',').map((name) => name.trim());
+    if (option.kind === 'names') training[option.key] = parseNames(text) ?? text;
+    else if (option.kind === 'boolean') training[option.key] = text === 'true';
     else training[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
   }
   return training;

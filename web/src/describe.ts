@@ -2,13 +2,21 @@
 // decided here once; each surface words it for its space (a sentence on the page, a few words in
 // the element).
 
+import { finetuneSetting } from './training-fields.js';
 import type { PredictResponse } from './types';
 
-/** The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron kernels. */
-export function trainingSettings(training: PredictResponse['training']): string[] {
+export { finetuneSetting };
+
+/**
+ * The training settings a summary names: precision, optimizer (and its kernels), fused attention, Megatron
+ * kernels, and (unless `finetune` is false: the page gives it a row of its own) the fine-tune.
+ */
+export function trainingSettings(training: PredictResponse['training'], finetune = true): string[] {
   const settings = [training.precision, `${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}`];
   if (training.attention === 'flash') settings.push('fused attention');
   if (training.kernels === 'megatron') settings.push('Megatron kernels');
+  const tune = finetune ? finetuneSetting(training) : null;
+  if (tune !== null) settings.push(tune);
   return settings;
 }
 

@@ -2,6 +2,7 @@
 // set from one (a shared link). Accelerators live in hardware-picker.ts.
 
 import { byId, element } from './dom';
+import { EXAMPLES, exampleParams } from './examples.js';
 import { formatSI } from './format.js';
 import {
   defaultScenario,
@@ -15,6 +16,7 @@ import {
   type Scenario,
   type Training,
 } from './scenario.js';
+import { namesText, optionApplies, optionSection, parseNames, SECTION_LEGENDS } from './training-fields.js';
 import type { Catalog, CatalogOption, ModelInput, PredictResponse, PresetEntry } from './types';
 
 export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
@@ -24,15 +26,25 @@ export function parallelControlId(field: ParallelNumber): string {
   return `parallel-${parallelPath(field).replace('.', '-')}`;
 }
 
-/** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error>. */
+/** Training fields typed as numbers; each has an <input id=field> and a <p id=field-error> in index.html. */
 export const NUMBER_FIELDS = ['batch_size', 'seq_len', 'image_size', 'dataset_size', 'epochs'] as const;
 export type NumberField = (typeof NUMBER_FIELDS)[number];
+
+/**
+ * The id of the control populateForm builds for a training option: its key with dots and underscores as
+ * dashes (`optimizer-impl`, `finetune-rank`); its error box is `<id>-error`, its section's fieldset `#<section>`.
+ */
+export function optionControlId(option: Pick<CatalogOption, 'key'>): string {
+  return option.key.replace(/[._]/g, '-');
+}
 
 export interface FormParts {
   form: HTMLFormElement;
   presetSearch: HTMLInputElement;
   presetList: HTMLElement;
   presetNote: HTMLElement;
+  /** The example scenarios' links (examples.js). */
+  examples: HTMLElement;
   config: HTMLTextAreaElement;
   /** Shown instead of the textarea while a large config is held (setConfig). */
   configHeld: HTMLElement;
@@ -43,6 +55,15 @@ export interface FormParts {
   numbers: Record<NumberField, HTMLInputElement>;
   /** The training choices' selects (precision, optimizer, attention, ...), built from the catalogue's options. */
   choices: Map<CatalogOption, HTMLSelectElement>;
+  /**
+   * The other training options the page has no box for in index.html, built from the catalogue: a number box
+   * (integer, number), a text box of comma-separated names (names), a checkbox (boolean).
+   */
+  inputs: Map<CatalogOption, HTMLInputElement>;
+  /** The catalogue's table of training options (populateForm), for which fields apply (optionApplies). */
+  options: readonly CatalogOption[];
+  /** A fieldset per section of the table ("finetune": "Fine-tuning"), after the Training fieldset. */
+  sections: Map<string, HTMLFieldSetElement>;
   /** The field the choices are placed before. */
   choicesBefore: HTMLElement;
   measuredStep: HTMLInputElement;
@@ -64,6 +85,7 @@ export function findForm(): FormParts {
     presetSearch: byId('preset-search', HTMLInputElement),
     presetList: byId('preset-list', HTMLElement),
     presetNote: byId('preset-note', HTMLElement),
+    examples: byId('example-list', HTMLElement),
     config: byId('config', HTMLTextAreaElement),
     configHeld: byId('config-held', HTMLElement),
     held: null,
@@ -71,6 +93,9 @@ export function findForm(): FormParts {
     configClear: byId('config-clear', HTMLButtonElement),
     numbers,
     choices: new Map(),
+    inputs: new Map(),
+    options: [],
+    sections: new Map(),
     choicesBefore: byId('training-choices-end', HTMLElement),
     measuredStep: byId('measured_step', HTMLInputElement),
     measuredOn: byId('measured_on', HTMLSelectElement),
@@ -112,7 +137,7 @@ function presetRow(preset: PresetEntry): HTMLLabelElement {
  * is the key with dashes (`optimizer-impl`); its error box `<id>-error`.
  */
 function choiceField(option: CatalogOption): { field: HTMLDivElement; select: HTMLSelectElement } {
-  const id = option.key.replace(/_/g, '-');
+  const id = optionControlId(option);
   const label = element('label', option.label);
   label.htmlFor = id;
   label.title = option.doc;
@@ -137,6 +162,72 @@ function choiceField(option: CatalogOption): { field: HTMLDivElement; select: HT
   return { field, select };
 }
 
+/** What an option's box shows while blank: the core's default, or that none is set. */
+function defaultPlaceholder(option: CatalogOption): string {
+  if (option.default === null) return 'not set';
+  return `${option.kind === 'names' ? namesText(option.default, ', ') : String(option.default)} (default)`;
+}
+
+/**
+ * The form field of any other training option (inputField's kinds): a labelled number box with the table's
+ * range, a text box of comma-separated names, or a checkbox; each with the box for the core's error.
+ */
+function inputField(option: CatalogOption): { field: HTMLDivElement; input: HTMLInputElement } {
+  const id = optionControlId(option);
+  const input = element('input');
+  input.id = id;
+  input.setAttribute('aria-describedby', `${id}-error`);
+  const label = element('label', option.kind === 'boolean' ? undefined : option.label);
+  label.htmlFor = id;
+  label.title = option.doc;
+  const field = element('div', undefined, option.kind === 'boolean' ? 'field check' : 'field');
+  if (option.kind === 'boolean') {
+    input.type = 'checkbox';
+    label.append(input, ` ${option.label}`);
+    field.append(label);
+  } else {
+    if (option.kind === 'names') {
+      input.type = 'text';
+      input.autocomplete = 'off';
+      input.spellcheck = false;
+    } else {
+      input.type = 'number';
+      input.inputMode = option.kind === 'integer' ? 'numeric' : 'decimal';
+      input.step = option.kind === 'integer' ? '1' : 'any';
+      if (option.min !== undefined) input.min = String(option.min);
+      if (option.max !== undefined) input.max = String(option.max);
+    }
+    input.placeholder = defaultPlaceholder(option);
+    field.append(label, input);
+  }
+  const error = element('p', undefined, 'error');
+  error.id = `${id}-error`;
+  error.hidden = true;
+  field.append(error);
+  return { field, input };
+}
+
+/**
+ * The fieldset of a section of the table (`#finetune`, legend "Fine-tuning"), made once, after the Training
+ * fieldset; its own error box (`#finetune-error`) takes the core's errors about the section as a whole.
+ */
+function sectionFieldset(parts: FormParts, section: string): HTMLElement {
+  let fieldset = parts.sections.get(section);
+  if (fieldset === undefined) {
+    fieldset = element('fieldset', undefined, 'section-fields');
+    fieldset.id = section;
+    fieldset.append(element('legend', SECTION_LEGENDS[section] ?? section), element('div', undefined, 'fields'));
+    const error = element('p', undefined, 'error');
+    error.id = `${section}-error`;
+    error.hidden = true;
+    fieldset.append(error);
+    const training = parts.choicesBefore.closest('fieldset');
+    (training ?? parts.choicesBefore).after(fieldset);
+    parts.sections.set(section, fieldset);
+  }
+  return fieldset.querySelector<HTMLElement>('.fields') ?? fieldset;
+}
+
 /**
  * The blank entry of a choice whose default is the model's own: before a response, what it means; after
  * one, what the core used and where from (`training.precision_from`).
@@ -149,16 +240,51 @@ function modelDefaultText(option: CatalogOption, response: PredictResponse | nul
   return training[`${option.key}_from`] === undefined ? `default (${used})` : `from the config (${used})`;
 }
 
+/**
+ * The example scenarios as links to this page (a hash: opening one restores it like a shared link); those
+ * naming a preset this catalogue lacks are left out.
+ */
+function exampleLinks(parts: FormParts, catalog: Catalog): void {
+  const presets = new Set(catalog.presets.map((preset) => preset.id));
+  parts.examples.replaceChildren(
+    ...EXAMPLES.filter((example) => presets.has(example.params.preset ?? '')).map((example) => {
+      const link = element('a', example.title);
+      link.href = `#${exampleParams(example).toString().replace(/%2C/gi, ',')}`;
+      const item = element('li');
+      item.append(link);
+      return item;
+    }),
+  );
+  parts.examples.closest<HTMLElement>('.examples')?.toggleAttribute('hidden', parts.examples.childElementCount === 0);
+}
+
 export function populateForm(parts: FormParts, catalog: Catalog): void {
   parts.presetList.replaceChildren(...catalog.presets.map(presetRow));
-  for (const select of parts.choices.values()) select.closest('.field')?.remove();
+  exampleLinks(parts, catalog);
+  for (const control of [...parts.choices.values(), ...parts.inputs.values()]) control.closest('.field')?.remove();
+  for (const fieldset of parts.sections.values()) fieldset.remove();
   parts.choices.clear();
+  parts.inputs.clear();
+  parts.sections.clear();
+  parts.options = catalog.options;
   for (const option of catalog.options) {
-    if (option.kind !== 'choice') continue;
-    const { field, select } = choiceField(option);
-    parts.choicesBefore.before(field);
-    parts.choices.set(option, select);
+    if ((NUMBER_FIELDS as readonly string[]).includes(option.key)) continue; // index.html has their boxes
+    const section = optionSection(option);
+    const place = (field: HTMLElement): void => {
+      if (section === null) parts.choicesBefore.before(field);
+      else sectionFieldset(parts, section).append(field);
+    };
+    if (option.kind === 'choice') {
+      const { field, select } = choiceField(option);
+      place(field);
+      parts.choices.set(option, select);
+    } else {
+      const { field, input } = inputField(option);
+      place(field);
+      parts.inputs.set(option, input);
+    }
   }
+  showApplicableFields(parts);
   const recompute = catalog.parallel_options.find((option) => option.key === 'recompute');
   if (recompute !== undefined) fillSelect(parts.recompute, recompute.values ?? [], recompute.labels ?? []);
 }
@@ -242,16 +368,41 @@ export function updatePresetNote(parts: FormParts): void {
   if (!config) parts.configKind.textContent = '';
 }
 
-/** Reads the model and training parts of the scenario. Empty number boxes are left out. */
+/** The value a generated box holds for the scenario: undefined when blank (or a switch at the core's default). */
+function inputValue(option: CatalogOption, input: HTMLInputElement): unknown {
+  if (option.kind === 'boolean') return input.checked === (option.default === true) ? undefined : input.checked;
+  if (option.kind === 'names') return parseNames(input.value);
+  return Number.isNaN(input.valueAsNumber) ? undefined : input.valueAsNumber;
+}
+
+/**
+ * Shows the fields that apply to the section's choice (optionApplies: LoRA's only for lora and qlora, the
+ * trained blocks only for freeze) and hides the rest; returns the training values read, without the hidden.
+ */
+export function showApplicableFields(parts: FormParts): Record<string, unknown> {
+  const read: Record<string, unknown> = {};
+  for (const [option, select] of parts.choices) {
+    const value = scenarioChoice(option, select.value);
+    if (value !== undefined) read[option.key] = value;
+  }
+  for (const [option, input] of parts.inputs) {
+    const value = inputValue(option, input);
+    if (value !== undefined) read[option.key] = value;
+  }
+  for (const [option, control] of [...parts.choices, ...parts.inputs]) {
+    const applies = optionApplies(option, read, parts.options);
+    const field = control.closest<HTMLElement>('.field');
+    if (field !== null) field.hidden = !applies;
+    if (!applies) delete read[option.key];
+  }
+  return read;
+}
+
+/** Reads the model and training parts of the scenario. Empty number boxes are left out, and fields that do not apply. */
 export function readModelAndTraining(parts: FormParts, fallbackPreset: string): Pick<Scenario, 'preset' | 'config' | 'training'> {
   const checked = presetRadios(parts).find((radio) => radio.checked);
   // Every scenario holds the optimizer, and the precision when one is chosen: their selects set them here (scenarioChoice).
-  const choices: Record<string, unknown> = {};
-  for (const [option, select] of parts.choices) {
-    const value = scenarioChoice(option, select.value);
-    if (value !== undefined) choices[option.key] = value;
-  }
-  const training = choices as unknown as Training;
+  const training = showApplicableFields(parts) as unknown as Training;
   for (const field of NUMBER_FIELDS) {
     const value = parts.numbers[field].valueAsNumber;
     if (!Number.isNaN(value)) training[field] = value;
@@ -272,6 +423,13 @@ export function applyModelAndTraining(parts: FormParts, scenario: Scenario): voi
     const fallback = MODEL_DEFAULT_CHOICES.has(option.key) ? '' : typeof option.default === 'string' ? option.default : '';
     select.value = typeof value === 'string' ? value : fallback;
   }
+  for (const [option, input] of parts.inputs) {
+    const value = choices[option.key];
+    if (option.kind === 'boolean') input.checked = typeof value === 'boolean' ? value : option.default === true;
+    else if (option.kind === 'names') input.value = namesText(value, ', ');
+    else input.value = value === undefined ? '' : String(value);
+  }
+  showApplicableFields(parts);
   updatePresetNote(parts);
 }
 

@@ -1,7 +1,7 @@
 // Errors beside their inputs, the status line, and the "what was understood" summary.
 // Text only (textContent), never HTML.
 
-import { trainingSettings } from './describe';
+import { finetuneSetting, trainingSettings } from './describe';
 import { byId, element } from './dom';
 import { formatSI } from './format.js';
 import type { ModelInput, PredictResponse } from './types';
@@ -28,14 +28,18 @@ function parallelTargets(field: string): { box: HTMLElement; control: HTMLElemen
 
 /**
  * The box and control of a training option: each option of the catalogue has a field in the form
- * (form.ts), its number input named by the key (`batch_size`), its select by the key with dashes
- * (`optimizer-impl`), each with its error box `<id>-error`; null for a training field without one.
+ * (form.ts), the number inputs of index.html named by the key (`batch_size`), the ones form.ts builds by
+ * the key with dots and underscores as dashes (`optimizer-impl`, `finetune-rank`), each with its error box
+ * `<id>-error`. A section's member (`finetune.rank`) whose field is missing or hidden falls back to the
+ * section's fieldset (`#finetune`, `#finetune-error`); null for a training field with neither.
  */
 function trainingTargets(key: string): { box: HTMLElement; control: HTMLElement | null } | null {
-  for (const id of [key, key.replace(/_/g, '-')]) {
-    const box = document.getElementById(`${id}-error`);
-    const control = document.getElementById(id);
-    if (box !== null && control !== null) return { box, control };
+  for (let path = key; path !== ''; path = path.slice(0, Math.max(0, path.lastIndexOf('.')))) {
+    for (const id of [path, path.replace(/[._]/g, '-')]) {
+      const box = document.getElementById(`${id}-error`);
+      const control = document.getElementById(id);
+      if (box !== null && control !== null && control.closest('[hidden]') === null) return { box, control };
+    }
   }
   return null;
 }
@@ -53,7 +57,7 @@ function usingConfig(): boolean {
  * status line.
  */
 function targetsFor(field: string): { box: HTMLElement; control: HTMLElement | null } {
-  const training = /^training\.([a-z_]+)/.exec(field)?.[1];
+  const training = /^training\.([a-z_]+(?:\.[a-z_]+)*)/.exec(field)?.[1];
   if (training !== undefined) {
     const targets = trainingTargets(training);
     if (targets !== null) return targets;
@@ -152,6 +156,7 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
   const { model, training } = response;
   const flops = model.flops_per_step;
   const title = presetName !== undefined && presetName !== model.name ? `${presetName}: ${model.name}` : model.name;
+  const tune = finetuneSetting(training);
   return [
     ['Model', `${title} (from ${SOURCE_LABELS[model.source] ?? model.source})`],
     ['Parameters', `${formatSI(model.parameters)} (${model.parameters.toLocaleString('en-US')})`],
@@ -167,7 +172,8 @@ export function summaryRows(response: PredictResponse, presetName?: string): Arr
       `${plural(training.steps_per_epoch, 'step')} per epoch × ${plural(training.epochs, 'epoch')} ` +
         `(${plural(training.dataset_size, 'sample')} per epoch, batch ${training.batch_size})`,
     ],
-    ['Precision, optimizer', trainingSettings(training).join(', ')],
+    ['Precision, optimizer', trainingSettings(training, false).join(', ')],
+    ...(tune === null ? [] : [['Fine-tuning', tune] as [string, string]]),
     ...layoutRows(response),
   ];
 }

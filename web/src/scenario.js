@@ -9,7 +9,7 @@
 //
 // Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 
-import { nestTraining } from './training-fields.js';
+import { namesText, nestTraining, parseNames } from './training-fields.js';
 
 /**
  * @typedef {import('./types').Precision} Precision
@@ -24,6 +24,8 @@ import { nestTraining } from './training-fields.js';
  *   epochs?: number, precision?: Precision, optimizer: Optimizer, attention?: 'flash',
  *   optimizer_impl?: 'foreach', kernels?: 'megatron', memory_format?: import('./types').MemoryFormat }}
  *   Training
+ *   Any other row of the core's training table is held under its key too, a section's member flat
+ *   ("finetune.rank": 8, "finetune.targets": ["q_proj", "v_proj"]; scenarioToJob nests them), when set.
  *   numbers are present only when the user set them; absent ones take the core's defaults; the other
  *   choices only when they differ from the core's default (scenarioChoice); precision only when chosen
  *   (absent: the model's own, a Hugging Face config's dtype, else the core's fp32)
@@ -274,6 +276,18 @@ export async function decodeConfig(value) {
 // ------------------------------------------------------------------ scenario -> link
 
 /**
+ * How a training option's value reads in a link: a list of names comma-separated, a switch 1 or 0
+ * (like the parallel ones), anything else as text.
+ * @param {CatalogOption} option
+ * @param {unknown} value
+ */
+export function linkValue(option, value) {
+  if (option.kind === 'names') return namesText(value);
+  if (option.kind === 'boolean') return value === true ? '1' : '0';
+  return String(value);
+}
+
+/**
  * The link parameters for a scenario. The preset, accelerators, batch and optimizer are always written so
  * a link keeps its meaning if the page's defaults change; the rest (precision too) only when set.
  * Each training option goes under the first of its link names in the catalogue's table.
@@ -298,7 +312,7 @@ export async function scenarioToParams(scenario, known) {
   for (const option of known.options) {
     const value = training[option.key];
     const name = option.link[0];
-    if (value !== undefined && name !== undefined) params.set(name, String(value));
+    if (value !== undefined && name !== undefined) params.set(name, linkValue(option, value));
   }
   if (scenario.calibration !== null) {
     params.set('measured', String(scenario.calibration.step_ms));
@@ -374,7 +388,9 @@ export function hasScenario(params, known) {
 
 /**
  * One training option of a link onto `training`: numbers are kept even when out of range (the core
- * names the field), a blank number is unset; a choice must be one of the table's values.
+ * names the field), a blank number is unset; a choice must be one of the table's values; names are
+ * comma-separated (the core checks them); a switch reads 1 or 0 (true or false) and is held only when
+ * it differs from the core's default.
  * @param {URLSearchParams} params
  * @param {CatalogOption} option
  * @param {Training} training
@@ -385,6 +401,20 @@ function readTrainingOption(params, option, training, problems) {
   if (name === undefined) return;
   const fields = /** @type {Record<string, unknown>} */ (training);
   const raw = params.get(name)?.trim() ?? '';
+  if (option.kind === 'names') {
+    const names = parseNames(raw);
+    if (names === undefined) delete fields[option.key];
+    else fields[option.key] = names;
+    return;
+  }
+  if (option.kind === 'boolean') {
+    if (raw === '') return;
+    const on = raw === '1' || raw === 'true' ? true : raw === '0' || raw === 'false' ? false : null;
+    if (on === null) problems.push(`${name}: expected 1 (${option.label.toLowerCase()}) or 0, got "${raw}"`);
+    else if (on === (option.default === true)) delete fields[option.key];
+    else fields[option.key] = on;
+    return;
+  }
   if (option.kind !== 'choice') {
     const value = Number(raw);
     if (raw === '') delete fields[option.key];

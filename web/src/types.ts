@@ -181,6 +181,8 @@ export interface TrainingSummary {
   dataset_size: number;
   epochs: number;
   steps_per_epoch: number;
+  /** The fine-tune as the core read it (its defaults filled in), when the core echoes it. */
+  finetune?: FinetuneSpec;
 }
 
 export interface Phases {
@@ -412,10 +414,11 @@ export interface PresetEntry {
 /** One training option of the core's table (docs/API.md "Options"): what the page, links, the element and the CLI read. */
 export interface CatalogOption {
   /** The member of the request's `training`, e.g. "memory_format"; a section's member is "finetune.rank". */
-  key: keyof TrainingSpec|`finetune.${keyof FinetuneSpec}`;
+  key: keyof TrainingSpec|`finetune.${keyof FinetuneSpec}`|(string & {});
   /** Its path in errors, e.g. "training.memory_format". */
   field: string;
-  kind: 'integer'|'number'|'choice'|'names';
+  /** names: one name or a list of them (comma-separated in boxes, links and flags); boolean: a switch. */
+  kind: 'integer'|'number'|'choice'|'names'|'boolean';
   /** Choices: the accepted names, and how each reads in the page's select. */
   values?: string[];
   labels?: string[];
@@ -423,14 +426,14 @@ export interface CatalogOption {
   min?: number;
   max?: number;
   /** The core's default; null: none (derived, the model's own, or not modelled). */
-  default: string|number|string[]|null;
+  default: string|number|boolean|string[]|null;
   label: string;
   doc: string;
   /** Link parameters, which are also the element's attributes; the first is the one written. */
   link: string[];
-  /** The CLI flag ("--memory-format") and its placeholder in --help. */
+  /** The CLI flag ("--memory-format") and its placeholder in --help (null for a switch). */
   flag: string;
-  flag_value: string;
+  flag_value: string|null;
 }
 
 /** A row of the core's table of the request's `parallel` fields (docs/API.md "Parallel options"). */

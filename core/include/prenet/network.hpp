@@ -121,13 +121,22 @@ struct LayerAttrs {
   bool scale = true;        // layernorm, rmsnorm: a learned scale (false with bias false: no parameters, OLMo)
 };
 
+/// One weight matrix of a layer as LoRA and shape-aware optimizers see it (LayerKind::linear_modules): `in` x
+/// `out`, `copies` of it (a mixture's experts), multiplying `rows_per_sample` rows per sample (its routed rows
+/// for experts), `input_group` equal for matrices reading the same tensor (q, k, v; gate, up).
+struct LinearModule {
+  std::string role;  // Llama's module name (q_proj ... down_proj, lm_head), else the kind's or layer's own
+  double in = 0, out = 0, copies = 1, rows_per_sample = 0;
+  int input_group = 0;
+};
+
 /// LoRA adapters on some of a layer's matrices (Hu et al. 2021): each adapted matrix W (in x out) gains
-/// A (in x rank) and B (rank x out); `modules` are indices into the layer kind's linear_modules(layer).
+/// A (in x rank) and B (rank x out), run beside it on the same input.
 struct LoraAdapter {
-  std::int64_t rank = 0;
+  std::int64_t rank = 0;  // 0: no adapters
   double dropout = 0;
-  std::vector<int> modules;
-  std::int64_t parameters = 0;  // rank x (in + out) summed over the adapted matrices (and experts)
+  std::vector<LinearModule> modules;  // the adapted matrices (a fused q/k/v adapter is one module)
+  std::int64_t parameters = 0;        // rank x (in + out) x copies, summed over the modules
 };
 
 struct Layer {
@@ -147,6 +156,8 @@ struct Layer {
   /// Bytes each of its weights takes while frozen (training.finetune.base_precision; quantized matrices
   /// with their scales, the rest at 16 or 32 bits), averaged over its weights. Read only when !trainable.
   double frozen_bytes_per_parameter = 0;
+  /// Bytes per weight of its quantized matrices while frozen (int8, nf4 with their scales); 0: not quantized.
+  double quantized_bytes = 0;
   /// LoRA adapters on its matrices (training.finetune): rank 0 for none; their weights always train.
   LoraAdapter adapter;
 };
@@ -168,6 +179,10 @@ struct Network {
   /// Parameters one token runs through: each mixture-of-experts layer's top_k of its experts, all else whole.
   std::int64_t active_parameters() const;
 };
+
+/// Per layer, the repeat instance (block) it was expanded from ("h.3." of "h.3.attn"), numbered from 0 in
+/// order; -1 for layers outside blocks (a name without a dot).
+std::vector<int> block_of_layers(const Network& net);
 
 /// Limits enforced while building networks, so absurd inputs fail fast with a clear message.
 struct Limits {

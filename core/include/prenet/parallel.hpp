@@ -149,6 +149,7 @@ struct StagePlan {
   std::vector<std::size_t> bounds;                           // first layer of each stage, then the layer count
   std::vector<double> forward, backward, tensor, optimizer;  // ms
   std::vector<double> params, largest_param;                 // parameters of the stage's shard
+  std::vector<double> trainable;                             // of those, the ones whose gradients are reduced
   double boundary_elements = 0;                              // per sample, the largest activation sent between stages
   double busy_total = 0;                                     // sum over stages of forward + backward + tensor
   std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor

@@ -57,9 +57,6 @@ Prepared prepare(const Json& doc) {
   Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
-  if (tr.finetune.method != FinetuneMethod::Full) {
-    throw InputError("training.finetune.method", "only full fine-tuning is modelled so far");
-  }
   note_config_length(p);
   if (p.req.parallel) {
     prepare_parallel(p);

@@ -5,12 +5,13 @@
 #include <utility>
 #include <vector>
 
+#include "model/finetune.hpp"
 #include "prenet/embedded_data.hpp"
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/keras.hpp"
-#include "prenet/onnx_model.hpp"
 #include "prenet/layer_list.hpp"
+#include "prenet/onnx_model.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
 #include "request/plan_limits.hpp"
@@ -179,6 +180,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
       }
     }
   }
+  apply_finetune(net, training);
   return net;
 }
 

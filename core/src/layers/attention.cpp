@@ -77,13 +77,13 @@ const std::vector<std::string>& qk_norm_names() {
 void projections_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
   if (x.cross) {
     if (st.dx) kb.gemm(Phase::Backward, x.m, x.emb, x.q);  // Q projection: input gradient
-    kb.gemm(Phase::Backward, x.emb, x.q, x.m);             // Q projection: weight gradient
+    kb.weight_gradient(x.emb, x.q, x.m);                   // Q projection: weight gradient
     kb.gemm(Phase::Backward, x.mk, x.emb, 2 * x.kv);       // K, V projections: memory gradient
-    kb.gemm(Phase::Backward, x.emb, 2 * x.kv, x.mk);       // K, V projections: weight gradient
+    kb.weight_gradient(x.emb, 2 * x.kv, x.mk);             // K, V projections: weight gradient
   } else {
     // Autograd differentiates the whole projected block (segment and cache) before dropping the cache's part.
     if (st.dx) kb.gemm(Phase::Backward, x.mk, x.emb, x.q + 2 * x.kv);  // projections: input gradient
-    kb.gemm(Phase::Backward, x.emb, x.q + 2 * x.kv, x.mk);             // projections: weight gradient
+    kb.weight_gradient(x.emb, x.q + 2 * x.kv, x.mk);                   // projections: weight gradient
   }
 }
 
@@ -120,7 +120,7 @@ void disentangled_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb
     kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 3, 1);            // scatter-add
     kb.gemm(Phase::Backward, x.s, x.hd, span, x.bh);                                // d(Q or K) += dC Kr
     kb.gemm(Phase::Backward, span, x.hd, x.s, x.bh);  // dKr = dC^T Q (summed over the batch)
-    kb.gemm(Phase::Backward, x.emb, x.q, span);       // projection: weight gradient
+    kb.weight_gradient(x.emb, x.q, span);             // projection: weight gradient
     kb.gemm(Phase::Backward, span, x.emb, x.q);       // relative table: gradient
   }
 }
@@ -205,13 +205,13 @@ class Attention : public LayerKind {
     attention_core_forward(st, core_of(st, x), kb);
     kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
     kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
-    kb.gemm(Phase::Backward, x.q, x.emb, x.m);  // output projection: weight gradient
+    kb.weight_gradient(x.q, x.emb, x.m);        // output projection: weight gradient
     attention_core_backward(st, core_of(st, x), kb);
     if (a.relative) {
       kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2, 0);  // relative shift back
       kb.gemm(Phase::Backward, x.s, x.hd, x.t, x.bh);                       // dQ += dBD R
       kb.gemm(Phase::Backward, x.t, x.hd, x.s, x.bh);                       // dR = dBD^T Q (summed over the batch)
-      kb.gemm(Phase::Backward, x.emb, x.q, x.t);                            // r_net: weight gradient
+      kb.weight_gradient(x.emb, x.q, x.t);                                  // r_net: weight gradient
     }
     disentangled_backward(st, x, kb);
     qk_norm_kernels(st, x, kb, Phase::Backward);
@@ -219,10 +219,28 @@ class Attention : public LayerKind {
     // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
     // kernel keeps only each row's log-sum-exp (FP32) for its backward.
     const double scores = attention_score_bytes(a, x.probs, e, st.context) + (a.relative && !fused ? e * x.probs : 0);
-    lw.saved_activation_bytes =
-        e * (x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + x.m * x.q + x.mk * 2 * x.kv + x.m * x.q) +
-        scores + (fused ? 4 * x.bh * x.s : 0) + e * d(a.disentangled) * d(a.position_span) * x.q +
-        qk_norm_saved_bytes(st, x);
+    // The input, and the output projection's input (the fused kernel's own backward reads that output too),
+    // are kept for the weight gradients only.
+    const double weight_inputs =
+        x.m * x.emb + (x.cross || a.memory_len > 0 ? x.mk * x.emb : 0) + (fused ? 0 : x.m * x.q);
+    const double core_output = fused ? x.m * x.q : 0;
+    lw.saved_activation_bytes = e * ((st.frozen ? 0 : weight_inputs) + core_output + x.m * x.q + x.mk * 2 * x.kv) +
+                                scores + (fused ? 4 * x.bh * x.s : 0) +
+                                e * d(a.disentangled) * d(a.position_span) * x.q + qk_norm_saved_bytes(st, x);
+  }
+
+  /// Q, K, V (on the memory for cross-attention) and the output projection.
+  std::vector<LinearModule> linear_modules(const Layer& layer) const override {
+    const LayerAttrs& a = layer.attrs;
+    const double s = d(layer.input_shapes.front()[0]), emb = d(layer.input_shapes.front()[1]);
+    const bool cross = layer.input_shapes.size() > 1;
+    const double t = cross ? d(layer.input_shapes[1][0]) : s + d(a.memory_len);
+    const double q = d(a.num_heads * a.head_dim), kv = d(a.num_kv_heads * a.head_dim);
+    const int kv_group = cross ? 2 : 0;
+    return {{"q_proj", emb, q, 1, s, 0},
+            {"k_proj", emb, kv, 1, t, kv_group},
+            {"v_proj", emb, kv, 1, t, kv_group},
+            {"o_proj", q, emb, 1, s, 1}};
   }
 
   /// h * s * t * d per sample (t = s for self-attention without a cache).

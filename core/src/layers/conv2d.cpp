@@ -59,11 +59,14 @@ class Conv2d : public LayerKind {
       kb.stream(KernelClass::Elementwise, Phase::Backward, out_elems, 3, 2 * act);
     }
     if (st.dx) kb.add(conv_pass_kernel(ConvPass::Data, shape, e));
-    kb.add(conv_pass_kernel(ConvPass::Filter, shape, e));
+    kb.add_weight_gradient(conv_pass_kernel(ConvPass::Filter, shape, e));
     for (const Kernel& k : layout_transposes(st.context, st.in_elems, out_elems, e, st.layer.needs_input_grad)) {
       kb.add(k);
     }
-    lw.saved_activation_bytes = e * st.in_elems + out_elems * (st.composed ? st.composed->saved : act > 0 ? e : 0);
+    // The input is kept for the filter gradient only.
+    lw.saved_activation_bytes = (st.frozen ? 0 : e * st.in_elems) + out_elems * (st.composed ? st.composed->saved
+                                                                                 : act > 0   ? e
+                                                                                             : 0);
   }
 
   double prenet_co(const Layer& layer, double b) const override {

@@ -82,21 +82,32 @@ class Dense : public LayerKind {
     if (st.dx) kb.gemm(Phase::Backward, routed / experts, k, mats * n, experts);
     if (st.dx && moe) kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
     // Weight gradient; tied layers accumulate into the embedding's.
-    kb.gemm(Phase::Backward, k, mats * n, routed / experts, experts);
-    if (a.bias) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1);
+    kb.weight_gradient(k, mats * n, routed / experts, experts);
+    if (a.bias)
+      kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1, e));
     // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
     // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
     // its input, gate and up.
     const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
     const bool megatron = st.context.kernels == KernelSet::Megatron;
     const double gate_saved = !a.gated ? 0 : megatron ? e : e + (composed ? composed->output : e);
-    lw.saved_activation_bytes = e * routed * k + hidden * (act_saved + gate_saved);
+    // The input is kept for the weight gradient only (autograd saves nothing for a frozen weight's).
+    lw.saved_activation_bytes = (st.frozen ? 0 : e * routed * k) + hidden * (act_saved + gate_saved);
     kb.set_misaligned(false);
   }
 
   double prenet_co(const Layer& layer, double b) const override {
     const Shape& in = layer.input_shapes.front();
     return 2 * rows(in, b) * d(in.back()) * d(layer.attrs.units);  // the reference code's 2*b*d_in*d_out
+  }
+  /// Its matrix (a gated layer's gate and up), per expert; an ungated one's role is decided by its place. A
+  /// tied head's is the embedding's matrix, which LoRA may adapt like any other.
+  std::vector<LinearModule> linear_modules(const Layer& layer) const override {
+    const LayerAttrs& a = layer.attrs;
+    const Shape& in = layer.input_shapes.front();
+    const double routed = rows(in, 1) * d(a.top_k), k = d(in.back()), n = d(a.units), copies = d(a.experts);
+    if (a.gated) return {{"gate_proj", k, n, copies, routed, 0}, {"up_proj", k, n, copies, routed, 0}};
+    return {{"", k, n, copies, routed, 0}};
   }
   /// A mixture of experts: a token runs through top_k of the `experts` copies of the matrices and biases.
   std::int64_t active_parameters(const Layer& layer) const override {

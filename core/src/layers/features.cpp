@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "layers/kind_helpers.hpp"
+#include "layers/lora.hpp"
 #include "prenet/memory.hpp"
 
 namespace prenet {
@@ -121,7 +122,9 @@ namespace {
 std::vector<bool> output_saved_by_consumer(const Network& net) {
   std::vector<bool> held(net.layers.size(), false);
   for (const Layer& layer : net.layers) {
-    if (!kind_of(layer.type).saves_input()) continue;
+    // A frozen layer saves its input only for adapters that read it as it is (no dropout).
+    const bool adapters_read_it = layer.adapter.rank > 0 && layer.adapter.dropout == 0;
+    if (!kind_of(layer.type).saves_input() || (!layer.trainable && !adapters_read_it)) continue;
     for (int producer : layer.inputs) {
       const auto p = static_cast<std::size_t>(producer);
       if (producer >= 0 && p < held.size()) held[p] = true;
@@ -146,8 +149,33 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
                        layer.needs_input_grad,
                        activation_flops(a.activation),
                        context.kernels == KernelSet::Megatron ? std::nullopt : composed_activation(a.activation, e),
-                       context};
+                       context,
+                       !layer.trainable};
+  kb.set_frozen(!layer.trainable);
   kind_of(layer.type).kernels(step, kb, lw);
+  dequantize_kernels(step, kb);
+  lw.saved_activation_bytes += lora_kernels(step, kb);
+}
+
+/// Drops the backward kernels of layer `l` (from `first` on in the step's list) and what it saves: a frozen
+/// layer below everything that trains passes no gradient (fine-tuning's frozen bottom).
+void drop_backward(StepWork& work, std::size_t l, std::size_t first) {
+  LayerWork& lw = work.layers[l];
+  auto& kernels = work.kernels;
+  std::size_t kept = first;
+  for (std::size_t i = first; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    if (k.phase != Phase::Backward) {
+      kernels[kept++] = k;
+      continue;
+    }
+    lw.kernels -= 1;
+    work.flops[1] -= k.flops;
+  }
+  kernels.resize(kept);
+  lw.flops[1] = 0;
+  lw.bytes[1] = 0;
+  lw.saved_activation_bytes = 0;
 }
 
 /// Muon's orthogonalisation of one rows x cols momentum (KellerJordan/Muon zeropower_via_newtonschulz5): in
@@ -216,11 +244,13 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
+    const std::size_t first = work.kernels.size();
     add_layer_kernels(layer, b, context, e, kb, lw);
     // A tensor kept only for a ReLU's backward, which reads nothing else, is free when its consumer saves
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.
     if (held[i] && kind_of(layer.type).saves_output_only_for_relu(layer)) lw.saved_activation_bytes -= e * b * d(elements(layer.output_shape));
+    if (!layer.trainable && !layer.needs_input_grad && layer.adapter.rank == 0) drop_backward(work, i, first);
     lw.co = prenet_co(layer, batch);
     lw.cm = prenet_cm(layer, batch, optimizer != Optimizer::None);
     if (optimizer != Optimizer::None) add_optimizer_kernels(layer, context, optimizer, impl, kb);

@@ -131,6 +131,10 @@ void KernelBuilder::gemm(Phase phase, double m, double n, double k, double batch
   push(kn);
 }
 
+void KernelBuilder::weight_gradient(double m, double n, double k, double batch) {
+  if (!frozen_) gemm(Phase::Backward, m, n, k, batch);
+}
+
 void KernelBuilder::stream(KernelClass cls, Phase phase, double elements, double passes, double flops_per_element,
                            double element_bytes) {
   if (elements <= 0) return;

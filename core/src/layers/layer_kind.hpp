@@ -26,6 +26,14 @@ class KernelBuilder {
   void gemm(Phase phase, double m, double n, double k, double batch = 1, KernelClass cls = KernelClass::Gemm);
   /// Marks the GEMMs added from now on as misaligned (or not): see Kernel::misaligned.
   void set_misaligned(bool misaligned) { misaligned_ = misaligned; }
+  /// A backward GEMM computing a weight's gradient: none for a frozen layer (set_frozen).
+  void weight_gradient(double m, double n, double k, double batch = 1);
+  /// A weight-gradient kernel built elsewhere (a convolution's filter gradient, a bias's reduction).
+  void add_weight_gradient(const Kernel& kn) {
+    if (!frozen_) push(kn);
+  }
+  /// Whether the layer's own weights are frozen: their gradient kernels are left out.
+  void set_frozen(bool frozen) { frozen_ = frozen; }
   /// A kernel built elsewhere.
   void add(const Kernel& kn) { push(kn); }
   /// A memory-bound kernel (skipped when `elements` is not positive); element_bytes 0 means `e`.
@@ -43,6 +51,7 @@ class KernelBuilder {
   int layer_;
   double e_;
   bool misaligned_ = false;
+  bool frozen_ = false;
 };
 
 /// An activation that Hugging Face writes as a chain of PyTorch operations instead of one fused kernel:
@@ -66,6 +75,7 @@ struct LayerStep {
   double act;                       // activation_flops of the layer's activation
   std::optional<OpChain> composed;  // its op chain, when it runs as one (PyTorch's kernels)
   const KernelContext& context;     // how the request runs its kernels
+  bool frozen = false;              // its own weights do not train: it saves nothing only their gradient reads
 };
 
 /// What the tensor-parallel layout makes of a layer (shard_network): its input is gathered over the group
@@ -101,6 +111,9 @@ class LayerKind {
   virtual void infer(Layer& layer, bool same_padding, const std::string& path) const;
   /// Appends the layer's forward and backward kernels and sets lw.saved_activation_bytes. Default: none.
   virtual void kernels(const LayerStep& step, KernelBuilder& kb, LayerWork& lw) const;
+  /// Its weight matrices (LoRA's targets, Adafactor's and Muon's shapes); default: none. A role "" is
+  /// decided by the layer's place in the network (finetune: an MLP's up or down matrix, the head).
+  virtual std::vector<LinearModule> linear_modules(const Layer&) const { return {}; }
   /// Parameters one token runs through (a mixture of experts: its top_k experts). Default: all of them.
   virtual std::int64_t active_parameters(const Layer& layer) const { return layer.parameters; }
   /// PreNeT's CO for one layer and batch. Default (not defined by PreNeT): one operation per output element.

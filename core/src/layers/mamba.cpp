@@ -152,20 +152,20 @@ class Mamba : public LayerKind {
     if (v1) kb.gemm(Phase::Backward, m, x.I, x.R);                                   // delta recomputed
     if (!v1) kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 3, 8);  // norm output recomputed
     kb.gemm(Phase::Backward, m, x.I, x.D);                                           // out_proj: input gradient
-    kb.gemm(Phase::Backward, x.I, x.D, m);                                           // out_proj: weight gradient
+    kb.weight_gradient(x.I, x.D, m);                                                 // out_proj: weight gradient
     if (v1) {
       selective_scan(kb, Phase::Backward, m, x);
       kb.gemm(Phase::Backward, m, x.R, x.I);            // dt_proj: input gradient
-      kb.gemm(Phase::Backward, x.R, x.I, m);            // dt_proj: weight gradient
+      kb.weight_gradient(x.R, x.I, m);                  // dt_proj: weight gradient
       kb.gemm(Phase::Backward, m, x.I, x.R + 2 * x.N);  // x_proj: input gradient
-      kb.gemm(Phase::Backward, x.I, x.R + 2 * x.N, m);  // x_proj: weight gradient
+      kb.weight_gradient(x.I, x.R + 2 * x.N, m);        // x_proj: weight gradient
     } else {
       kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 4, 12 + 2 * activation_flops("silu"));
       ssd(kb, Phase::Backward, st.b, s, x, e);
     }
     conv_kernels(kb, Phase::Backward, m, x);
     if (st.dx) kb.gemm(Phase::Backward, m, x.D, width);  // in_proj: input gradient
-    kb.gemm(Phase::Backward, x.D, width, m);             // in_proj: weight gradient
+    kb.weight_gradient(x.D, width, m);                   // in_proj: weight gradient
     // Saved: in_proj's input and output (the fused function's input), v1 x_dbl (delta's rank and B, C)
     // and the scan's output (out_proj's input) with its FP32 chunk states (2N per channel per chunk of
     // 2048); v2 the SSD output before the norm and the norm's FP32 row statistics (per group).
@@ -173,6 +173,17 @@ class Mamba : public LayerKind {
     lw.saved_activation_bytes =
         v1 ? common + e * m * (x.R + 2 * x.N + x.I) + 4 * st.b * x.I * std::ceil(s / 2048) * 2 * x.N
            : common + e * m * x.I + 4 * m * x.G;
+  }
+
+  /// MambaMixer's in_proj, x_proj, dt_proj and out_proj (Mamba2Mixer: in_proj and out_proj).
+  std::vector<LinearModule> linear_modules(const Layer& layer) const override {
+    const MambaDims x = mamba_dims(layer);
+    const double s = d(layer.input_shapes.front()[0]), width = d(in_proj_width(layer.attrs));
+    if (layer.attrs.ssm_version != 1) return {{"in_proj", x.D, width, 1, s, 0}, {"out_proj", x.I, x.D, 1, s, 1}};
+    return {{"in_proj", x.D, width, 1, s, 0},
+            {"x_proj", x.I, x.R + 2 * x.N, 1, s, 1},
+            {"dt_proj", x.R, x.I, 1, s, 2},
+            {"out_proj", x.I, x.D, 1, s, 3}};
   }
 
   /// As for dense layers, 2 x d_in x d_out per token summed over the projections.

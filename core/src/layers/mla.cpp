@@ -106,22 +106,22 @@ class Mla : public LayerKind {
     kb.gemm(Phase::Forward, m, x.D, x.H * x.dv);  // o_proj
     // Backward, in reverse.
     kb.gemm(Phase::Backward, m, x.H * x.dv, x.D);  // o_proj: input gradient
-    kb.gemm(Phase::Backward, x.H * x.dv, x.D, m);  // o_proj: weight gradient
+    kb.weight_gradient(x.H * x.dv, x.D, m);        // o_proj: weight gradient
     attention_core_backward(st, core, kb);
     kb.gemm(Phase::Backward, m, x.rkv, kv_up);  // kv_b_proj: input gradient
-    kb.gemm(Phase::Backward, x.rkv, kv_up, m);  // kv_b_proj: weight gradient
+    kb.weight_gradient(x.rkv, kv_up, m);        // kv_b_proj: weight gradient
     kb.stream(KernelClass::Normalization, Phase::Backward, m * x.rkv, 3, 12);
     if (st.dx) kb.gemm(Phase::Backward, m, x.D, latent);  // kv_a_proj_with_mqa: input gradient
-    kb.gemm(Phase::Backward, x.D, latent, m);             // kv_a_proj_with_mqa: weight gradient
+    kb.weight_gradient(x.D, latent, m);                   // kv_a_proj_with_mqa: weight gradient
     if (x.rq > 0) {
       kb.gemm(Phase::Backward, m, x.rq, q_width);  // q_b_proj: input gradient
-      kb.gemm(Phase::Backward, x.rq, q_width, m);  // q_b_proj: weight gradient
+      kb.weight_gradient(x.rq, q_width, m);        // q_b_proj: weight gradient
       kb.stream(KernelClass::Normalization, Phase::Backward, m * x.rq, 3, 12);
       if (st.dx) kb.gemm(Phase::Backward, m, x.D, x.rq);  // q_a_proj: input gradient
-      kb.gemm(Phase::Backward, x.D, x.rq, m);             // q_a_proj: weight gradient
+      kb.weight_gradient(x.D, x.rq, m);                   // q_a_proj: weight gradient
     } else {
       if (st.dx) kb.gemm(Phase::Backward, m, x.D, q_width);  // q_proj: input gradient
-      kb.gemm(Phase::Backward, x.D, q_width, m);             // q_proj: weight gradient
+      kb.weight_gradient(x.D, q_width, m);                   // q_proj: weight gradient
     }
     // Saved for backward: the input (read by both down-projections), each norm's input and output (the
     // up-projection's input) with 8 bytes of row statistics, the core's Q, K (expanded to every head) and V,
@@ -130,6 +130,24 @@ class Mla : public LayerKind {
     const double norms = (x.rq > 0 ? e * 2 * m * x.rq + 8 * m : 0) + e * 2 * m * x.rkv + 8 * m;
     lw.saved_activation_bytes = e * (m * x.D + 2 * m * q_width + 2 * m * x.H * x.dv) + norms +
                                 attention_score_bytes(st.a, probs, e, st.context) + (fused ? 4 * bh * s : 0);
+  }
+
+  /// DeepseekV3Attention's projections (q_a_proj and q_b_proj, or q_proj; kv_a_proj_with_mqa; kv_b_proj; o_proj).
+  std::vector<LinearModule> linear_modules(const Layer& layer) const override {
+    const MlaDims x = mla_dims(layer);
+    const double s = d(layer.input_shapes.front()[0]);
+    const double q_width = x.H * x.dk, kv_up = x.H * (x.nope + x.dv);
+    std::vector<LinearModule> modules;
+    if (x.rq > 0) {
+      modules.push_back({"q_a_proj", x.D, x.rq, 1, s, 0});
+      modules.push_back({"q_b_proj", x.rq, q_width, 1, s, 1});
+    } else {
+      modules.push_back({"q_proj", x.D, q_width, 1, s, 0});
+    }
+    modules.push_back({"kv_a_proj_with_mqa", x.D, x.rkv + x.rope, 1, s, 0});
+    modules.push_back({"kv_b_proj", x.rkv, kv_up, 1, s, 2});
+    modules.push_back({"o_proj", x.H * x.dv, x.D, 1, s, 3});
+    return modules;
   }
 
   /// As attention's: heads x s^2 x hidden per sample.

@@ -48,6 +48,25 @@ std::int64_t trainable_parameters(const Layer& layer) {
   return (layer.trainable ? layer.parameters : 0) + layer.adapter.parameters;
 }
 
+std::vector<int> block_of_layers(const Network& net) {
+  std::vector<int> blocks(net.layers.size(), -1);
+  int block = -1;
+  std::string last;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const std::string& name = net.layers[l].name;
+    const auto dot = name.rfind('.');
+    const std::string prefix = dot == std::string::npos ? std::string() : name.substr(0, dot + 1);
+    if (prefix.empty()) {
+      last.clear();
+      continue;
+    }
+    if (prefix != last) ++block;
+    last = prefix;
+    blocks[l] = block;
+  }
+  return blocks;
+}
+
 std::int64_t Network::trainable_parameters() const {
   std::int64_t total = 0;
   for (const auto& layer : layers) total += prenet::trainable_parameters(layer);

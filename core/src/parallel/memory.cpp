@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "layers/layer_kind.hpp"
 
 namespace prenet {
 
@@ -18,28 +21,34 @@ TrainedTensors& TrainedTensors::operator+=(const TrainedTensors& o) {
 
 namespace {
 
-/// The layer's own weight matrices, in x out (copies). Until the layer kinds' linear_modules is merged: a dense
-/// layer's kernel, nothing for other kinds (their weights count as vectors).
+/// True for the output head: role lm_head, or a plain dense matrix (no role of its own) of a layer named
+/// "lm_head" (every Hugging Face family's reader names its head so; finetune.cpp's dense_roles does the same).
+bool is_head(const LinearModule& m, const Layer& layer) {
+  if (!m.role.empty()) return m.role == "lm_head";
+  const auto dot = layer.name.rfind('.');
+  return (dot == std::string::npos ? layer.name : layer.name.substr(dot + 1)) == "lm_head";
+}
+
+/// The layer's own weight matrices, in x out (copies): its kind's linear_modules; the head is no hidden matrix.
 std::vector<TrainedMatrix> own_matrices(const Layer& layer) {
-  if (layer.type != LayerType::Dense || layer.input_shapes.empty() || layer.input_shapes.front().empty()) return {};
-  TrainedMatrix m;
-  m.rows = static_cast<double>(layer.input_shapes.front().back());
-  m.cols = static_cast<double>(layer.attrs.units);
-  return {m};
+  std::vector<TrainedMatrix> out;
+  for (const LinearModule& m : kind_of(layer.type).linear_modules(layer)) {
+    out.push_back({m.in, m.out, m.copies, !is_head(m, layer)});
+  }
+  return out;
 }
 
 }  // namespace
 
 std::vector<TrainedMatrix> trained_matrices(const Layer& layer) {
-  const std::vector<TrainedMatrix> own = own_matrices(layer);
   std::vector<TrainedMatrix> out;
-  if (layer.trainable) out = own;
+  if (layer.trainable) out = own_matrices(layer);
   const double rank = static_cast<double>(layer.adapter.rank);
-  for (int i : layer.adapter.modules) {
-    if (rank <= 0 || i < 0 || static_cast<std::size_t>(i) >= own.size()) continue;
-    const TrainedMatrix& w = own[static_cast<std::size_t>(i)];
-    out.push_back({w.rows, rank, w.copies, w.hidden});  // A
-    out.push_back({rank, w.cols, w.copies, w.hidden});  // B
+  if (rank <= 0) return out;
+  for (const LinearModule& w : layer.adapter.modules) {
+    const bool hidden = !is_head(w, layer);
+    out.push_back({w.in, rank, w.copies, hidden});   // A
+    out.push_back({rank, w.out, w.copies, hidden});  // B
   }
   return out;
 }

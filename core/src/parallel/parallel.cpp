@@ -42,12 +42,6 @@ std::vector<std::string> parallel_keys() {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-/// The part of a layer name before its last dot: the repeat instance it was expanded from ("h.3.").
-std::string block_prefix(const std::string& name) {
-  auto dot = name.rfind('.');
-  return dot == std::string::npos ? std::string() : name.substr(0, dot + 1);
-}
-
 /// Link from the catalogue record `rec[key]` ({kind, bandwidth_gbs, latency_us}); `halve` turns the
 /// catalogue's bidirectional intra-node figure into one direction.
 Link catalogue_link(const Json& rec, const char* key, bool halve, const Link& fallback) {
@@ -257,19 +251,19 @@ double p2p_ms(double bytes, const Link& link) {
 ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_parallel) {
   ShardedNetwork s{net, std::vector<ShardLayer>(net.layers.size())};
   const std::size_t n = net.layers.size();
-  // Blocks: consecutive layers expanded from the same repeat instance.
-  int block = -1;
-  std::string last;
-  for (std::size_t l = 0; l < n; ++l) {
-    std::string prefix = block_prefix(net.layers[l].name);
-    if (prefix.empty()) {
-      last.clear();
-      continue;
+  if (t > 1) {
+    for (const Layer& layer : net.layers) {
+      if (layer.adapter.rank > 0) {
+        throw InputError("parallel.tensor", "LoRA adapters under tensor parallelism are not modelled (layer \"" +
+                                                layer.name + "\"); use tensor 1 with data parallelism or ZeRO");
+      }
     }
-    if (prefix != last) ++block;
-    last = prefix;
-    s.layers[l].in_block = true;
-    s.layers[l].block = block;
+  }
+  // Blocks: consecutive layers expanded from the same repeat instance.
+  const std::vector<int> blocks = block_of_layers(net);
+  for (std::size_t l = 0; l < n; ++l) {
+    s.layers[l].in_block = blocks[l] >= 0;
+    s.layers[l].block = blocks[l];
   }
   if (t == 1) return s;
 
@@ -438,7 +432,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   StagePlan sp;
   sp.bounds = p > 1 ? split_stages(cost, shard, p) : std::vector<std::size_t>{0, n};
   const std::size_t stages = sp.bounds.size() - 1;
-  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param}) {
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
     v->assign(stages, 0.0);
   }
   for (std::size_t s = 0; s < stages; ++s) {
@@ -449,6 +443,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.optimizer[s] += layer_ms[l][2];
       sp.tensor[s] += tp_ms[l];
       sp.params[s] += params;
+      sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
     }
     if (s > 0) {
@@ -487,7 +482,9 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_link);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
-  const double P = sp.params[c];
+  // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
+  // every weight, frozen ones too.
+  const double P = sp.params[c], T = sp.trainable[c];
   if (dp > 1 && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
@@ -495,12 +492,12 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
     auto reduce = [&](double bytes) {
       return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp, dp_link) : allreduce_ms(bytes, dp, dp_link);
     };
-    const double all = reduce(P * per_param);
-    const double last_bucket = reduce(std::min(P * per_param, kGradientBucketBytes));
+    const double all = reduce(T * per_param);
+    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes));
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
       // Updated weight shards are gathered after the optimizer step, before the next forward.
-      r.zero_ms = allgather_ms(P * per_param, dp, dp_link);
+      r.zero_ms = allgather_ms(T * per_param, dp, dp_link);
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.

@@ -131,6 +131,8 @@ Json response_head(const Prepared& p, bool any_learned) {
   // A mixture of experts: the parameters a token runs through (top_k of each MoE layer's experts).
   const std::int64_t active = net.active_parameters();
   if (active != net.parameters()) head["model"]["active_parameters"] = active;
+  const std::int64_t trained = net.trainable_parameters();
+  if (trained != net.parameters()) head["model"]["trainable_parameters"] = trained;
   return head;
 }
 
