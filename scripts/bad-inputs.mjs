@@ -241,7 +241,7 @@ export const CASES = [
   // Unknown enums.
   { group: 'unknown enums', name: 'precision "fp4"', input: () => train({ precision: 'fp4' }) },
   { group: 'unknown enums', name: 'precision "FP16" (case)', input: () => train({ precision: 'FP16' }) },
-  { group: 'unknown enums', name: 'optimizer "lion"', input: () => train({ optimizer: 'lion' }) },
+  { group: 'unknown enums', name: 'optimizer "lamb"', input: () => train({ optimizer: 'lamb' }) },
   { group: 'unknown enums', name: 'attention "sdpa"', input: () => train({ attention: 'sdpa' }) },
   { group: 'unknown enums', name: 'attention "flash" on Transformer-XL (relative positions)', input: () => req({ preset: 'transformer-xl-base' }, { training: { attention: 'flash' } }) },
   { group: 'unknown enums', name: 'preset "gpt-7"', input: () => req({ preset: 'gpt-7' }) },

@@ -497,7 +497,8 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), the pr
   }
   for (const char* id : {"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"}) CHECK(preset_ids.count(id) == 1);
   CHECK(c["precisions"] == Json({"fp32", "tf32", "fp16", "bf16", "fp8"}));
-  CHECK(c["optimizers"] == Json({"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop"}));
+  CHECK(c["optimizers"] == Json({"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop",
+                                 "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "adafactor", "lion", "muon"}));
   // Every catalogue id is accepted by predict.
   Json request = small_request();
   if (ids.size() > 64) ids.resize(64);  // the request limit

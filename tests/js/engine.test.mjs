@@ -197,7 +197,7 @@ const ERROR_CASES = [
   { name: 'batch 1e12', request: { model: { preset: 'bert-base' }, training: { batch_size: 1e12 } }, field: 'training.batch_size' },
   { name: 'batch as text', request: { model: { preset: 'bert-base' }, training: { batch_size: '32' } }, field: 'training.batch_size' },
   { name: 'unknown precision', request: { model: { preset: 'bert-base' }, training: { precision: 'fp64' } }, field: 'training.precision', mentions: /fp64/ },
-  { name: 'unknown optimizer', request: { model: { preset: 'bert-base' }, training: { optimizer: 'lion' } }, field: 'training.optimizer', mentions: /lion/ },
+  { name: 'unknown optimizer', request: { model: { preset: 'bert-base' }, training: { optimizer: 'lamb' } }, field: 'training.optimizer', mentions: /lamb/ },
   { name: 'negative epochs', request: { model: { preset: 'bert-base' }, training: { epochs: -1 } }, field: 'training.epochs' },
   { name: 'sequence length over the limit', request: { model: { preset: 'bert-base' }, training: { seq_len: 1048577 } }, field: 'training.seq_len' },
   { name: 'image size over the limit', request: { model: { preset: 'resnet50' }, training: { image_size: 16385 } }, field: 'training.image_size' },

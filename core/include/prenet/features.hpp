@@ -86,6 +86,7 @@ struct KernelContext {
   // training.compile: Inductor fuses elementwise chains (composed activations, a GLU's activation and product)
   // into one kernel each way that saves only the chain's input (docs/PREDICTION.md, "Loss, compile and packing").
   bool compiled = false;
+  MasterWeights master_weights = MasterWeights::FP32;  // training.master_weights: what the optimizer step reads
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

@@ -34,6 +34,39 @@ struct StateBytes {
 };
 StateBytes state_bytes(const TrainingConfig& training);
 
+/// What the optimizer-state rules need of the tensors a layer trains (its own when trainable, its adapters'):
+/// sums over them, so that stages add up. Matrices come from the layer kind's linear_modules; what else it
+/// trains is vectors (biases, norm scales) except an embedding's table, a matrix.
+struct TrainedTensors {
+  double elements = 0;  // trainable_parameters
+  double matrices = 0;  // elements of the trained matrices (each expert's its own)
+  double factored = 0;  // rows + columns summed over them (Adafactor's factored second moment)
+  double hidden = 0;    // elements of the hidden matrices (Muon's; not the embedding table or lm_head)
+  double large = 0;     // elements of tensors of at least kMin8bitElements (bitsandbytes quantizes their states)
+  double blocks = 0;    // their kStateBlock-element blocks (one FP32 absmax per block and state)
+  double largest = 0;   // the layer's trainable parameters; summed stages keep the largest layer's
+  TrainedTensors& operator+=(const TrainedTensors& o);
+};
+/// bitsandbytes' min_8bit_size (optim/optimizer.py): smaller tensors keep 32-bit states.
+constexpr double kMin8bitElements = 4096;
+/// bitsandbytes' blockwise state quantization: one absmax per 256 elements (Optimizer2State.init_state).
+constexpr double kStateBlock = 256;
+/// One matrix the optimizer updates: rows x cols, `copies` of it (experts); hidden unless it is lm_head's
+/// (Muon steps only hidden matrices by Newton-Schulz).
+struct TrainedMatrix {
+  double rows = 0, cols = 0, copies = 1;
+  bool hidden = true;
+};
+/// The matrices of `layer` the optimizer updates: its own (linear_modules) when trainable, its LoRA adapters'
+/// A (in x rank) and B (rank x out). The embedding table is not one of them (see trained_tensors).
+std::vector<TrainedMatrix> trained_matrices(const Layer& layer);
+TrainedTensors trained_tensors(const Layer& layer);
+/// Bytes of optimizer state for tensors `t` under the request's optimizer and master weights, unsharded.
+double optimizer_state_bytes(const TrainedTensors& t, const TrainingConfig& training);
+/// Bytes of gradients held for tensors `t`: every trained parameter's, or under optimizer_in_backward only the
+/// largest layer's (each is stepped and freed as backward produces it).
+double gradient_bytes(const TrainedTensors& t, const TrainingConfig& training);
+
 /// Estimates device memory (GB = 1e9 bytes) for training `net` with the step's saved activations.
 MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const TrainingConfig& training);
 
@@ -46,6 +79,7 @@ struct StageInputs {
   double largest_block = 0;              // bytes of the largest block without recomputation
   double largest_saved = 0;              // bytes the layer that keeps the most keeps (activation offload)
   double largest_frozen_bytes = 0;       // bytes of the frozen weights of the layer with the most parameters
+  TrainedTensors tensors;                // the trained tensors' sums (optimizer states, gradients)
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);

@@ -9,7 +9,28 @@
 namespace prenet {
 
 enum class Precision { FP32, TF32, FP16, BF16, FP8 };
-enum class Optimizer { None, SGD, Momentum, Adam, AdamW, Adagrad, Adadelta, RMSProp };
+/// The update rule (training.optimizer). The last six are fine-tuning's memory savers: bitsandbytes' 8-bit
+/// AdamW and its paged variants (paging moves states to host only under memory pressure: same bytes), Adafactor
+/// (transformers' defaults), Lion and Muon (Newton-Schulz on hidden matrices, AdamW on the rest).
+enum class Optimizer {
+  None,
+  SGD,
+  Momentum,
+  Adam,
+  AdamW,
+  Adagrad,
+  Adadelta,
+  RMSProp,
+  AdamW8bit,
+  PagedAdamW8bit,
+  PagedAdamW,
+  Adafactor,
+  Lion,
+  Muon
+};
+/// Where the weights the optimizer updates live (training.master_weights): an FP32 master copy beside 16-bit
+/// working weights (mixed precision), or pure bf16 weights, gradients and states (torchtune, litgpt).
+enum class MasterWeights { FP32, BF16 };
 /// How attention's core runs: separate kernels writing the score matrix (eager), or one fused kernel per
 /// pass that keeps scores on chip (FlashAttention; PyTorch's scaled_dot_product_attention on GPUs).
 enum class AttentionKernel { Eager, Flash };
@@ -47,8 +68,23 @@ bool is_mixed(Precision p);
 double optimizer_bytes_per_parameter(Optimizer o, OptimizerImpl impl = OptimizerImpl::Fused);
 /// Arithmetic per parameter of one update step.
 double optimizer_flops_per_parameter(Optimizer o);
-/// FP32 state tensors kept per parameter (momentum, squared averages, ...).
+/// State tensors kept per parameter (momentum, squared averages, ...) as the optimizer keeps them for a large
+/// matrix: 8-bit ones count as one each (their bytes are in memory.cpp's rules); Adafactor's factored second
+/// moment and Muon's momentum are shape-dependent (0 and 1 here, see optimizer_state_bytes).
 int optimizer_states(Optimizer o);
+/// True for bitsandbytes' optimizers (8-bit and paged): one fused CUDA kernel whatever optimizer_impl says,
+/// 32-bit states kept in FP32 even beside bf16 weights.
+bool is_bitsandbytes(Optimizer o);
+/// True for the 8-bit optimizers (blockwise-quantized states, bitsandbytes).
+bool is_8bit(Optimizer o);
+/// Bytes of one 32-bit-kind state element: FP32, or the weights' bf16 under master_weights bf16 for the
+/// optimizers that allocate states like their parameter (torch.optim, Lion, Muon; not bitsandbytes or
+/// transformers' Adafactor, which keep FP32).
+double state_element_bytes(Optimizer o, MasterWeights master);
+/// Bytes one update step moves per parameter, with the 16-bit gradient read and weight copy written under
+/// mixed precision; under master_weights bf16 every 4-byte access of weights, gradients and (torch-kind) states
+/// is 2 bytes and there is no copy. For Muon: the elementwise part of its hidden matrices' step.
+double optimizer_step_bytes(Optimizer o, OptimizerImpl impl, Precision precision, MasterWeights master);
 
 /// How a fine-tune trains the model (training.finetune): every weight (full), low-rank adapters beside frozen
 /// weights (LoRA; QLoRA over a 4-bit base), or only the top blocks with the rest frozen (freeze).
@@ -105,6 +141,8 @@ struct TrainingConfig {
   std::int64_t token_seq_len = 0;              // set once the model is read: a token model's positions per row
   Offload offload = Offload::None;  // training.offload (docs/PREDICTION.md, Offload)
   bool activation_offload = false;  // training.activation_offload: saved activations kept in host memory
+  MasterWeights master_weights = MasterWeights::FP32;  // bf16: pure bf16 training, no FP32 copy
+  bool optimizer_in_backward = false;                  // each parameter stepped, its gradient freed, during backward
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.
@@ -117,5 +155,9 @@ struct TrainingConfig {
 /// Once the model is read: records a token model's `seq_len` positions per row (token_model false: none) and
 /// checks training.packing and training.average_tokens against it (errors name the field).
 void resolve_packing(TrainingConfig& training, bool token_model, std::int64_t seq_len);
+/// Refuses the optimizer switches the core cannot model or that contradict the request: master_weights bf16 with
+/// precision fp32/tf32, optimizer_in_backward with gradient accumulation (micro_batches > 1) or no optimizer.
+/// Throws InputError naming the field.
+void check_optimizer_switches(const TrainingConfig& training, std::int64_t micro_batches);
 
 }  // namespace prenet

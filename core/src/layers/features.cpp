@@ -1,10 +1,12 @@
 #include "prenet/features.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "layers/kind_helpers.hpp"
 #include "layers/lora.hpp"
+#include "prenet/memory.hpp"
 
 namespace prenet {
 
@@ -193,6 +195,50 @@ void drop_backward(StepWork& work, std::size_t l, std::size_t first) {
   lw.saved_activation_bytes = 0;
 }
 
+/// Muon's orthogonalisation of one rows x cols momentum (KellerJordan/Muon zeropower_via_newtonschulz5): in
+/// bf16, X (m x n, m <= n: the matrix or its transpose) is normalised, then 5 times A = X X^T (m x m x n),
+/// B = b A + c A A (m x m x m), X = a X + B X (m x n x m), with (a, b, c) = (3.4445, -4.7750, 2.0315); the two
+/// axpys read two operands and write one, in bf16.
+void add_newton_schulz_kernels(const TrainedMatrix& w, KernelBuilder& kb) {
+  constexpr int kIterations = 5;
+  constexpr double kBf16 = 2.0;
+  const double m = std::min(w.rows, w.cols), n = std::max(w.rows, w.cols);
+  for (int i = 0; i < kIterations; ++i) {
+    kb.add(gemm_kernel(Phase::Optimizer, m, m, n, w.copies, kBf16));
+    kb.add(gemm_kernel(Phase::Optimizer, m, m, m, w.copies, kBf16));
+    kb.stream(KernelClass::Elementwise, Phase::Optimizer, m * m * w.copies, 3, 3, kBf16);
+    kb.add(gemm_kernel(Phase::Optimizer, m, n, m, w.copies, kBf16));
+    kb.stream(KernelClass::Elementwise, Phase::Optimizer, m * n * w.copies, 3, 3, kBf16);
+  }
+}
+
+/// Appends the update step of `layer`'s trained parameters: one pass of the optimizer's kernel over them
+/// (bytes per parameter from optimizer_step_bytes); Muon: Newton-Schulz per hidden matrix and its momentum
+/// update on those, AdamW over the rest (embeddings, the head, norms, biases).
+void add_optimizer_kernels(const Layer& layer, const KernelContext& context, Optimizer optimizer, OptimizerImpl impl,
+                           KernelBuilder& kb) {
+  const double p = d(trainable_parameters(layer));
+  if (p <= 0) return;
+  const Precision precision = context.precision;
+  const MasterWeights master = context.master_weights;
+  double rest = p;
+  if (optimizer == Optimizer::Muon) {
+    double hidden = 0;
+    for (const TrainedMatrix& w : trained_matrices(layer)) {
+      if (!w.hidden) continue;
+      add_newton_schulz_kernels(w, kb);
+      hidden += w.rows * w.cols * w.copies;
+    }
+    hidden = std::min(hidden, p);
+    kb.stream(KernelClass::Optimizer, Phase::Optimizer, hidden, 1, optimizer_flops_per_parameter(optimizer),
+              optimizer_step_bytes(optimizer, impl, precision, master));
+    rest = p - hidden;
+    optimizer = Optimizer::AdamW;
+  }
+  kb.stream(KernelClass::Optimizer, Phase::Optimizer, rest, 1, optimizer_flops_per_parameter(optimizer),
+            optimizer_step_bytes(optimizer, impl, precision, master));
+}
+
 }  // namespace
 
 KernelContext kernel_context(const TrainingConfig& training) {
@@ -200,6 +246,7 @@ KernelContext kernel_context(const TrainingConfig& training) {
   context.nchw = training.memory_format == MemoryFormat::NCHW;
   context.loss_chunks = training.loss == LossKind::ChunkedCE ? kLossChunks : 1;
   context.compiled = training.compile;
+  context.master_weights = training.master_weights;
   return context;
 }
 
@@ -226,13 +273,7 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
     if (!layer.trainable && !layer.needs_input_grad && layer.adapter.rank == 0) drop_backward(work, i, first);
     lw.co = prenet_co(layer, batch);
     lw.cm = prenet_cm(layer, batch, optimizer != Optimizer::None);
-    if (optimizer != Optimizer::None && trainable_parameters(layer) > 0) {
-      double p = d(trainable_parameters(layer));
-      // Mixed precision also reads the 16-bit gradient and writes the 16-bit weight copy.
-      double extra = is_mixed(precision) ? 4.0 : 0.0;
-      kb.stream(KernelClass::Optimizer, Phase::Optimizer, p, 1, optimizer_flops_per_parameter(optimizer),
-                optimizer_bytes_per_parameter(optimizer, impl) + extra);
-    }
+    if (optimizer != Optimizer::None) add_optimizer_kernels(layer, context, optimizer, impl, kb);
   }
   // PyTorch's optimizers update every tensor with multi-tensor kernels (foreach or fused), a launch for
   // many layers at once rather than one per layer: each layer's update is its share of one launch.

@@ -1,19 +1,122 @@
 #include "prenet/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "layers/layer_kind.hpp"
 
 namespace prenet {
 
+TrainedTensors& TrainedTensors::operator+=(const TrainedTensors& o) {
+  elements += o.elements;
+  matrices += o.matrices;
+  factored += o.factored;
+  hidden += o.hidden;
+  large += o.large;
+  blocks += o.blocks;
+  largest = std::max(largest, o.largest);
+  return *this;
+}
+
+namespace {
+
+/// True for the output head: role lm_head, or a plain dense matrix (no role of its own) of a layer named
+/// "lm_head" (every Hugging Face family's reader names its head so; finetune.cpp's dense_roles does the same).
+bool is_head(const LinearModule& m, const Layer& layer) {
+  if (!m.role.empty()) return m.role == "lm_head";
+  const auto dot = layer.name.rfind('.');
+  return (dot == std::string::npos ? layer.name : layer.name.substr(dot + 1)) == "lm_head";
+}
+
+/// The layer's own weight matrices, in x out (copies): its kind's linear_modules; the head is no hidden matrix.
+std::vector<TrainedMatrix> own_matrices(const Layer& layer) {
+  std::vector<TrainedMatrix> out;
+  for (const LinearModule& m : kind_of(layer.type).linear_modules(layer)) {
+    out.push_back({m.in, m.out, m.copies, !is_head(m, layer)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TrainedMatrix> trained_matrices(const Layer& layer) {
+  std::vector<TrainedMatrix> out;
+  if (layer.trainable) out = own_matrices(layer);
+  const double rank = static_cast<double>(layer.adapter.rank);
+  if (rank <= 0) return out;
+  for (const LinearModule& w : layer.adapter.modules) {
+    const bool hidden = !is_head(w, layer);
+    out.push_back({w.in, rank, w.copies, hidden});   // A
+    out.push_back({rank, w.out, w.copies, hidden});  // B
+  }
+  return out;
+}
+
+TrainedTensors trained_tensors(const Layer& layer) {
+  TrainedTensors t;
+  t.elements = t.largest = static_cast<double>(trainable_parameters(layer));
+  auto add = [&t](double rows, double cols, double copies, bool hidden) {
+    const double n = rows * cols;
+    t.matrices += n * copies;
+    t.factored += (rows + cols) * copies;
+    if (hidden) t.hidden += n * copies;
+    if (n >= kMin8bitElements) {
+      t.large += n * copies;
+      t.blocks += std::ceil(n / kStateBlock) * copies;
+    }
+  };
+  for (const TrainedMatrix& m : trained_matrices(layer)) add(m.rows, m.cols, m.copies, m.hidden);
+  // An embedding's table is a matrix (vocab x width) to Adafactor and bitsandbytes; Muon leaves it to AdamW.
+  const double vocab = static_cast<double>(layer.attrs.vocab_size);
+  if (layer.trainable && layer.type == LayerType::Embedding && vocab > 0 && t.elements > t.matrices) {
+    add(vocab, (t.elements - t.matrices) / vocab, 1, false);
+  }
+  // The rest (biases, norm scales) are vectors, taken as each under bitsandbytes' min_8bit_size.
+  t.matrices = std::min(t.matrices, t.elements);
+  t.hidden = std::min(t.hidden, t.elements);
+  t.large = std::min(t.large, t.elements);
+  return t;
+}
+
+double optimizer_state_bytes(const TrainedTensors& t, const TrainingConfig& training) {
+  const Optimizer o = training.optimizer;
+  const double se = state_element_bytes(o, training.master_weights);
+  switch (o) {
+    case Optimizer::None: return 0;
+    // bitsandbytes (optim/optimizer.py Optimizer2State.init_state): two uint8 states and one FP32 absmax per
+    // 256-element block each for tensors of >= min_8bit_size elements; two FP32 states for smaller ones.
+    case Optimizer::AdamW8bit:
+    case Optimizer::PagedAdamW8bit: return 2 * (t.large + 4 * t.blocks) + 2 * 4 * (t.elements - t.large);
+    // transformers' Adafactor (beta1 None): exp_avg_sq_row and _col (FP32) for tensors of 2 or more dimensions,
+    // exp_avg_sq for the rest.
+    case Optimizer::Adafactor: return 4 * (t.factored + (t.elements - t.matrices));
+    // Muon: a momentum buffer per hidden matrix; AdamW's two states for everything else.
+    case Optimizer::Muon: return se * t.hidden + 2 * se * (t.elements - t.hidden);
+    default: return optimizer_states(o) * se * t.elements;
+  }
+}
+
+double gradient_bytes(const TrainedTensors& t, const TrainingConfig& training) {
+  const double per_parameter = state_bytes(training).gradients;
+  return (training.optimizer_in_backward ? t.largest : t.elements) * per_parameter;
+}
+
 StateBytes state_bytes(const TrainingConfig& training) {
   const Precision precision = training.precision;
-  const Optimizer optimizer = training.optimizer;
   const bool mixed = is_mixed(precision);
+  const bool pure_bf16 = training.master_weights == MasterWeights::BF16;
   StateBytes b;
-  // Mixed precision keeps a 16-bit working copy beside the FP32 master weights and 16-bit gradients.
-  b.weights16 = mixed ? 2.0 : 4.0;
-  b.master = mixed ? 4.0 : 0.0;
-  b.gradients = mixed ? 2.0 : 4.0;
-  b.optimizer = optimizer != Optimizer::None ? 4.0 * optimizer_states(optimizer) : 0.0;
+  // Mixed precision keeps a 16-bit working copy beside the FP32 master weights and 16-bit gradients; pure bf16
+  // (master_weights bf16) keeps only the bf16 weights.
+  b.weights16 = mixed || pure_bf16 ? 2.0 : 4.0;
+  b.master = mixed && !pure_bf16 ? 4.0 : 0.0;
+  b.gradients = mixed || pure_bf16 ? 2.0 : 4.0;
+  // Per parameter of a large hidden matrix (a plain tensor's rate).
+  TrainedTensors unit;
+  unit.elements = unit.matrices = unit.hidden = unit.large = 1;
+  unit.blocks = 1 / kStateBlock;
+  b.optimizer = optimizer_state_bytes(unit, training);
   return b;
 }
 
@@ -53,16 +156,18 @@ void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingCo
 }
 
 MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const TrainingConfig& training) {
-  double trained = 0, frozen_bytes = 0;
+  double frozen_bytes = 0;
+  TrainedTensors tensors;
   for (const Layer& layer : net.layers) {
-    trained += static_cast<double>(trainable_parameters(layer));
+    tensors += trained_tensors(layer);
     if (!layer.trainable) frozen_bytes += static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
   }
+  const double trained = tensors.elements;
   const StateBytes b = state_bytes(training);
   MemoryEstimate m;
   m.weights_gb = (trained * (b.weights16 + b.master) + frozen_bytes) / 1e9;
-  m.gradients_gb = trained * b.gradients / 1e9;
-  m.optimizer_gb = trained * b.optimizer / 1e9;
+  m.gradients_gb = gradient_bytes(tensors, training) / 1e9;
+  m.optimizer_gb = optimizer_state_bytes(tensors, training) / 1e9;
   double saved = 0, largest_saved = 0;
   for (const auto& layer : work.layers) {
     saved += layer.saved_activation_bytes;
@@ -97,6 +202,7 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
     const double p = static_cast<double>(layer.parameters);
     in.params += p;
     in.trainable += static_cast<double>(trainable_parameters(layer));
+    in.tensors += trained_tensors(layer);
     if (!layer.trainable) in.frozen_bytes += p * layer.frozen_bytes_per_parameter;
     in.largest_param = std::max(in.largest_param, p);
     in.activations += saved[l];
@@ -126,8 +232,8 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
   MemoryEstimate m;
   m.weights_gb = (in.trainable * (b.weights16 * s_w + b.master * s_opt) + in.frozen_bytes * s_w) / 1e9;
-  m.gradients_gb = in.trainable * b.gradients * s_grad / 1e9;
-  m.optimizer_gb = in.trainable * b.optimizer * s_opt / 1e9;
+  m.gradients_gb = gradient_bytes(in.tensors, training) * s_grad / 1e9;
+  m.optimizer_gb = optimizer_state_bytes(in.tensors, training) * s_opt / 1e9;
   // 1F1B keeps the activations of (pipeline - stage) micro-batches on a stage, never more than there are.
   const auto remaining = cfg.pipeline - static_cast<std::int64_t>(stage);
   const double in_flight = static_cast<double>(std::min<std::int64_t>(cfg.micro_batches, remaining));

@@ -128,6 +128,18 @@ std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
   return v;
 }
 
+// training.master_weights and training.optimizer_in_backward: absent means fp32 and false (the table's default
+// is null, as memory_format's), so they are read, and echoed, only when they differ from that.
+void store_master_weights(TrainingConfig& t, const OptionValue& v) {
+  t.master_weights = static_cast<MasterWeights>(v.choice);
+}
+std::optional<OptionValue> read_master_weights(const TrainingConfig& t) {
+  if (t.master_weights == MasterWeights::FP32) return std::nullopt;
+  OptionValue v;
+  v.choice = static_cast<std::size_t>(t.master_weights);
+  return v;
+}
+
 /// training.offload: echoed when it moves something; none (the behaviour when absent) reads as unset, so the
 /// table's default is null ("absent: none") and responses without offload stay as they were.
 void store_offload(TrainingConfig& t, const OptionValue& v) { t.offload = static_cast<Offload>(v.choice); }
@@ -184,9 +196,11 @@ std::vector<TrainingOption> build_options() {
        "Precision", "arithmetic of the matrix units; fp16, bf16 and fp8 train with FP32 master weights",
        {"precision"}, "precision", "P", Echo::Always,
        store_choice<&TC::precision>, read_member<&TC::precision>},
-      {"optimizer", K::Choice, {"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop"},
+      {"optimizer", K::Choice, {"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop",
+                                "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "adafactor", "lion", "muon"},
        {"none (forward + backward only)", "SGD", "SGD with momentum", "Adam", "AdamW", "Adagrad", "Adadelta",
-        "RMSprop"}, 0, 0, "adam",
+        "RMSprop", "AdamW 8-bit (bitsandbytes)", "paged AdamW 8-bit (bitsandbytes)", "paged AdamW (bitsandbytes)",
+        "Adafactor", "Lion", "Muon (AdamW for embeddings, head, norms)"}, 0, 0, "adam",
        "Optimizer", "the update rule; none times forward and backward only",
        {"optimizer"}, "optimizer", "O", Echo::Always,
        store_choice<&TC::optimizer>, read_member<&TC::optimizer>},
@@ -287,6 +301,17 @@ std::vector<TrainingOption> build_options() {
        "(torchtune OffloadActivations); absent: false",
        {"activation_offload", "act_offload"}, "activation-offload", nullptr, Echo::WhenGiven,
        store_switch<&TC::activation_offload>, read_switch<&TC::activation_offload>},
+      {"master_weights", K::Choice, {"fp32", "bf16"},
+       {"FP32 (mixed precision)", "bf16 (pure bf16, no FP32 copy)"}, 0, 0, nullptr,
+       "Master weights", "fp32: 16-bit weights beside an FP32 master copy; bf16: weights, gradients and optimizer "
+       "states in bf16 (torchtune, litgpt); needs precision bf16; absent: fp32",
+       {"master_weights", "master"}, "master-weights", "W", Echo::WhenGiven,
+       store_master_weights, read_master_weights},
+      {"optimizer_in_backward", K::Boolean, {}, {}, 0, 0, nullptr,
+       "Optimizer in backward", "each parameter stepped and its gradient freed as backward produces it (torchtune "
+       "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
+       {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
+       store_switch<&TC::optimizer_in_backward>, read_switch<&TC::optimizer_in_backward>},
   };
   // clang-format on
 }

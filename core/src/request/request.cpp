@@ -69,6 +69,7 @@ Request parse_request(const Json& doc) {
     r.training.batch_size = p.data * p.micro_batch_size * p.micro_batches;
     r.parallel = p;
   }
+  check_optimizer_switches(r.training, r.parallel ? r.parallel->micro_batches : 1);
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     const Json& cal = require_object(doc["calibration"], "calibration");
     reject_unknown_keys(cal, "calibration", {"hardware", "step_ms"});
