@@ -183,7 +183,10 @@ describe('prenet hardware / presets / --help', () => {
     assert.equal(run.status, 0);
     assert.match(run.stdout, /^Usage:/);
     assert.match(run.stdout, /--dataset-size/);
-    for (const option of (await engine.catalog()).options) assert.ok(run.stdout.includes(`${option.flag} ${option.flag_value}`), option.flag);
+    for (const option of (await engine.catalog()).options) {
+      const usage = option.flag_value === null ? option.flag : `${option.flag} ${option.flag_value}`;
+      assert.ok(run.stdout.includes(usage), option.flag);
+    }
     for (const option of (await engine.catalog()).parallel_options) {
       if (option.flag === null) continue;
       assert.ok(run.stdout.includes(`${option.flag} ${option.flag_value ?? option.field}`), option.flag);

@@ -27,7 +27,8 @@ describe('catalogue', () => {
     assert.deepEqual([...catalog.precisions].sort(), ['bf16', 'fp16', 'fp32', 'fp8', 'tf32']);
     assert.deepEqual(
       [...catalog.optimizers].sort(),
-      ['adadelta', 'adagrad', 'adam', 'adamw', 'momentum', 'none', 'rmsprop', 'sgd'],
+      ['adadelta', 'adafactor', 'adagrad', 'adam', 'adamw', 'adamw_8bit', 'lion', 'momentum', 'muon', 'none', 'paged_adamw',
+        'paged_adamw_8bit', 'rmsprop', 'sgd'],
     );
     for (const preset of catalog.presets) {
       assert.ok(preset.parameters > 0, `preset ${preset.id}: parameters ${preset.parameters}`);
