@@ -248,11 +248,21 @@ describe('the examples', () => {
     const [qlora, lora, full] = read.map(({ scenario }) => scenario);
     assert.deepEqual(
       [qlora?.preset, qlora?.hardware, qlora?.training],
-      ['llama-3.1-8b', ['rtx-4090'], { batch_size: 2, optimizer: 'adam', precision: 'bf16', 'finetune.method': 'qlora', 'finetune.rank': 16, 'finetune.targets': 'all-linear', seq_len: 2048 }],
+      ['llama-3.1-8b', ['rtx-4090'], { batch_size: 2, optimizer: 'adam', precision: 'bf16', attention: 'flash', 'finetune.method': 'qlora', 'finetune.rank': 16, 'finetune.targets': 'all-linear', seq_len: 2048 }],
     );
-    assert.deepEqual([lora?.preset, lora?.hardware, lora?.training], ['qwen3-8b', ['h100-sxm'], { batch_size: 32, optimizer: 'adam', precision: 'bf16', attention: 'flash', 'finetune.method': 'lora', 'finetune.rank': 16 }]);
+    assert.equal(qlora?.parallel.recompute, 'full', 'gradient checkpointing, as QLoRA recipes run');
+    assert.deepEqual([lora?.preset, lora?.hardware, lora?.training], ['qwen3-8b', ['h100-sxm'], { batch_size: 4, optimizer: 'adam', precision: 'bf16', attention: 'flash', seq_len: 2048, 'finetune.method': 'lora', 'finetune.rank': 16 }]);
     assert.deepEqual([full?.preset, full?.hardware, full?.training.precision], ['llama-3.1-70b', ['h100-sxm'], 'bf16']);
+    assert.equal(/** @type {Record<string, unknown>} */ (full?.training ?? {}).offload, 'optimizer', 'CPU offload of the optimizer');
     assert.deepEqual(full?.parallel, { gpus: 8, zero_stage: 3, recompute: 'full' }, 'FSDP (ZeRO 3) on 8 GPUs with full recomputation');
+  });
+
+  test('each example fits its accelerators, as the core predicts it (an example that does not fit misleads)', async () => {
+    for (const example of EXAMPLES) {
+      const { scenario } = await paramsToScenario(exampleParams(example), KNOWN);
+      const response = await engine.predictRoofline(JSON.stringify(scenarioToJob(scenario, { perLayer: 'none' }).request));
+      assert.ok(response.results.every((/** @type {{ fits: boolean }} */ r) => r.fits), example.title);
+    }
   });
 
   test('docs/EMBED.md lists each example with its parameters, as examples.js has them', () => {
