@@ -139,6 +139,7 @@ TEST_CASE("offload under data parallelism with ZeRO shares the host per GPU", "[
 TEST_CASE("offload's bad input gets errors naming the field", "[offload][errors]") {
   check_error(request({{"offload", "optimizer"}, {"optimizer", "none"}}), "training.offload", "optimizer is none");
   check_error(request({{"offload", "gpu"}}), "training.offload", "optimizer_params");
+  check_error(request({{"offload", "optimizer"}, {"optimizer", "adamw_8bit"}}), "training.offload", "GPU kernels");
   check_error(request({{"activation_offload", "yes"}}), "training.activation_offload", "");
   Json bad = device(512);
   bad["host"]["link_gbs"] = 0;

@@ -1,6 +1,7 @@
 #include "parallel/offload.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "prenet/error.hpp"
 #include "prenet/memory.hpp"
@@ -25,6 +26,13 @@ void check_offload(const TrainingConfig& training) {
     throw InputError("training.offload",
                      "offloads the optimizer's states and step, but training.optimizer is none; set an optimizer or "
                      "offload none");
+  }
+  const Optimizer o = training.optimizer;
+  if (training.offload != Offload::None &&
+      (o == Optimizer::AdamW8bit || o == Optimizer::PagedAdamW8bit || o == Optimizer::PagedAdamW)) {
+    throw InputError("training.offload",
+                     std::string("the CPU step cannot run ") + to_string(o) +
+                         " (bitsandbytes' optimizers are GPU kernels); offload none, or adam/adamw");
   }
 }
 
