@@ -15,159 +15,100 @@ struct is_optional : std::false_type {};
 template <typename T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
-/// The value type of a TrainingConfig member, looking through std::optional.
-template <auto Member>
-using member_value_t = typename std::conditional_t<
-    is_optional<std::remove_reference_t<decltype(std::declval<TrainingConfig&>().*Member)>>::value,
-    std::remove_reference_t<decltype(std::declval<TrainingConfig&>().*Member)>,
-    std::optional<std::remove_reference_t<decltype(std::declval<TrainingConfig&>().*Member)>>>::value_type;
+/// A field's value type, looking through std::optional.
+template <typename F>
+struct field_value {
+  using type = F;
+};
+template <typename T>
+struct field_value<std::optional<T>> {
+  using type = T;
+};
 
-/// Stores an Integer option's value in its member.
-template <auto Member>
-void store_integer(TrainingConfig& t, const OptionValue& v) {
-  t.*Member = v.integer;
-}
-
-/// Stores a Number option's value in its member.
-template <auto Member>
-void store_number(TrainingConfig& t, const OptionValue& v) {
-  t.*Member = v.number;
-}
-
-/// Stores a Choice option's value as its enum (the values are listed in the enum's order).
-template <auto Member>
-void store_choice(TrainingConfig& t, const OptionValue& v) {
-  t.*Member = static_cast<member_value_t<Member>>(v.choice);
-}
-
-/// The member's value as an OptionValue; nullopt when an optional member is unset.
-template <auto Member>
-std::optional<OptionValue> read_member(const TrainingConfig& t) {
-  const auto& field = t.*Member;
-  using Field = std::remove_cv_t<std::remove_reference_t<decltype(field)>>;
+/// A typed value in the slot of OptionValue its kind reads (an enum as a choice index).
+template <typename T>
+OptionValue option_value(const T& value) {
   OptionValue v;
-  auto fill = [&v](const member_value_t<Member>& value) {
-    if constexpr (std::is_enum_v<member_value_t<Member>>) {
-      v.choice = static_cast<std::size_t>(value);
-    } else if constexpr (std::is_integral_v<member_value_t<Member>>) {
-      v.integer = value;
-    } else {
-      v.number = value;
-    }
-  };
-  if constexpr (is_optional<Field>::value) {
-    if (!field) return std::nullopt;
-    fill(*field);
+  if constexpr (std::is_same_v<T, bool>) {
+    v.boolean = value;
+  } else if constexpr (std::is_enum_v<T>) {
+    v.choice = static_cast<std::size_t>(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    v.integer = value;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    v.number = value;
   } else {
-    fill(field);
+    v.names = value;
   }
   return v;
+}
+
+/// Stores `v` in `field` as its type (an optional field becomes set).
+template <typename F>
+void assign(F& field, const OptionValue& v) {
+  using T = typename field_value<F>::type;
+  if constexpr (std::is_same_v<T, bool>) {
+    field = v.boolean;
+  } else if constexpr (std::is_enum_v<T>) {
+    field = static_cast<T>(v.choice);  // the values are listed in the enum's order
+  } else if constexpr (std::is_integral_v<T>) {
+    field = v.integer;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    field = v.number;
+  } else {
+    field = v.names;
+  }
+}
+
+/// A field as an OptionValue; nullopt when an optional field is unset.
+template <typename F>
+std::optional<OptionValue> value_of(const F& field) {
+  if constexpr (is_optional<F>::value) {
+    if (!field) return std::nullopt;
+    return option_value(*field);
+  } else {
+    return option_value(field);
+  }
+}
+
+/// Stores an option's value in its TrainingConfig member.
+template <auto Member>
+void store_member(TrainingConfig& t, const OptionValue& v) {
+  assign(t.*Member, v);
+}
+
+/// The member's value; nullopt when an optional member is unset.
+template <auto Member>
+std::optional<OptionValue> read_member(const TrainingConfig& t) {
+  return value_of(t.*Member);
+}
+
+/// The member's value, unset while it holds `Default`: options whose table default is null ("absent: none")
+/// and that the echo carries only when given otherwise (master_weights, offload, loss, the switches).
+template <auto Member, auto Default>
+std::optional<OptionValue> read_unless(const TrainingConfig& t) {
+  if (t.*Member == Default) return std::nullopt;
+  return value_of(t.*Member);
 }
 
 /// dataset_size 0 means "batch_size x 100": unset for the table.
 std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
   if (t.dataset_size <= 0) return std::nullopt;
-  OptionValue v;
-  v.integer = t.dataset_size;
-  return v;
+  return option_value(t.dataset_size);
 }
 
-// training.finetune's fields, members of TrainingConfig::finetune (echoed, all of them, when the request has a
-// finetune object).
-void store_finetune_method(TrainingConfig& t, const OptionValue& v) {
-  t.finetune.method = static_cast<FinetuneMethod>(v.choice);
-}
-std::optional<OptionValue> read_finetune_method(const TrainingConfig& t) {
-  if (!t.finetune.given) return std::nullopt;
-  OptionValue v;
-  v.choice = static_cast<std::size_t>(t.finetune.method);
-  return v;
-}
-void store_finetune_rank(TrainingConfig& t, const OptionValue& v) { t.finetune.rank = v.integer; }
-std::optional<OptionValue> read_finetune_rank(const TrainingConfig& t) {
-  if (!t.finetune.given) return std::nullopt;
-  OptionValue v;
-  v.integer = t.finetune.rank;
-  return v;
-}
-void store_finetune_alpha(TrainingConfig& t, const OptionValue& v) { t.finetune.alpha = v.number; }
-std::optional<OptionValue> read_finetune_alpha(const TrainingConfig& t) {
-  if (!t.finetune.given) return std::nullopt;
-  OptionValue v;
-  v.number = t.finetune.alpha;
-  return v;
-}
-void store_finetune_dropout(TrainingConfig& t, const OptionValue& v) { t.finetune.dropout = v.number; }
-std::optional<OptionValue> read_finetune_dropout(const TrainingConfig& t) {
-  if (!t.finetune.given) return std::nullopt;
-  OptionValue v;
-  v.number = t.finetune.dropout;
-  return v;
-}
-void store_finetune_targets(TrainingConfig& t, const OptionValue& v) { t.finetune.targets = v.names; }
-std::optional<OptionValue> read_finetune_targets(const TrainingConfig& t) {
-  if (!t.finetune.given) return std::nullopt;
-  OptionValue v;
-  v.names = t.finetune.targets;
-  return v;
-}
-void store_finetune_base(TrainingConfig& t, const OptionValue& v) {
-  t.finetune.base_precision = static_cast<BasePrecision>(v.choice);
-}
-std::optional<OptionValue> read_finetune_base(const TrainingConfig& t) {
-  if (!t.finetune.given || !t.finetune.base_precision) return std::nullopt;
-  OptionValue v;
-  v.choice = static_cast<std::size_t>(*t.finetune.base_precision);
-  return v;
-}
-void store_finetune_layers(TrainingConfig& t, const OptionValue& v) { t.finetune.trainable_layers = v.integer; }
-std::optional<OptionValue> read_finetune_layers(const TrainingConfig& t) {
-  if (!t.finetune.given || !t.finetune.trainable_layers) return std::nullopt;
-  OptionValue v;
-  v.integer = *t.finetune.trainable_layers;
-  return v;
+/// Stores a training.finetune field in its member of TrainingConfig::finetune.
+template <auto Member>
+void store_finetune(TrainingConfig& t, const OptionValue& v) {
+  assign(t.finetune.*Member, v);
 }
 
-// training.master_weights and training.optimizer_in_backward: absent means fp32 and false (the table's default
-// is null, as memory_format's), so they are read, and echoed, only when they differ from that.
-void store_master_weights(TrainingConfig& t, const OptionValue& v) {
-  t.master_weights = static_cast<MasterWeights>(v.choice);
-}
-std::optional<OptionValue> read_master_weights(const TrainingConfig& t) {
-  if (t.master_weights == MasterWeights::FP32) return std::nullopt;
-  OptionValue v;
-  v.choice = static_cast<std::size_t>(t.master_weights);
-  return v;
-}
-
-/// training.offload: echoed when it moves something; none (the behaviour when absent) reads as unset, so the
-/// table's default is null ("absent: none") and responses without offload stay as they were.
-void store_offload(TrainingConfig& t, const OptionValue& v) { t.offload = static_cast<Offload>(v.choice); }
-std::optional<OptionValue> read_offload(const TrainingConfig& t) {
-  if (t.offload == Offload::None) return std::nullopt;
-  OptionValue v;
-  v.choice = static_cast<std::size_t>(t.offload);
-  return v;
-}
-
-// The switches of helper tricks (issue 19): Boolean rows in a bool member, echoed when true; the loss echoed
-// when it is not the standard one.
-template <bool TrainingConfig::*Member>
-void store_switch(TrainingConfig& t, const OptionValue& v) {
-  t.*Member = v.boolean;
-}
-template <bool TrainingConfig::*Member>
-std::optional<OptionValue> read_switch(const TrainingConfig& t) {
-  if (!(t.*Member)) return std::nullopt;
-  OptionValue v;
-  v.boolean = true;
-  return v;
-}
-std::optional<OptionValue> read_loss(const TrainingConfig& t) {
-  if (t.loss == LossKind::Standard) return std::nullopt;
-  OptionValue v;
-  v.choice = static_cast<std::size_t>(t.loss);
-  return v;
+/// A training.finetune field; every one is echoed when the request has a finetune object (an unset optional
+/// one excepted), none otherwise.
+template <auto Member>
+std::optional<OptionValue> read_finetune(const TrainingConfig& t) {
+  if (!t.finetune.given) return std::nullopt;
+  return value_of(t.finetune.*Member);
 }
 
 /// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
@@ -182,20 +123,20 @@ std::vector<TrainingOption> build_options() {
       {"batch_size", K::Integer, {}, {}, 1, 1 << 20, 32,
        "Batch size", "samples per optimizer step (with parallel: the global batch)",
        {"batch", "batch_size", "batch-size"}, "batch", "N", Echo::Always,
-       store_integer<&TC::batch_size>, read_member<&TC::batch_size>},
+       store_member<&TC::batch_size>, read_member<&TC::batch_size>},
       {"seq_len", K::Integer, {}, {}, 1, 1 << 20, nullptr,
        "Sequence length", "tokens per sample; absent: the model's own",
        {"seq_len", "seq-len"}, "seq-len", "N", Echo::Never,
-       store_integer<&TC::seq_len>, read_member<&TC::seq_len>},
+       store_member<&TC::seq_len>, read_member<&TC::seq_len>},
       {"image_size", K::Integer, {}, {}, 1, 16384, nullptr,
        "Image size (px)", "image height and width in pixels; absent: the model's own",
        {"image_size", "image-size"}, "image-size", "N", Echo::Never,
-       store_integer<&TC::image_size>, read_member<&TC::image_size>},
+       store_member<&TC::image_size>, read_member<&TC::image_size>},
       {"precision", K::Choice, {"fp32", "tf32", "fp16", "bf16", "fp8"},
        {"FP32", "TF32", "FP16 mixed", "BF16 mixed", "FP8"}, 0, 0, "fp32",
        "Precision", "arithmetic of the matrix units; fp16, bf16 and fp8 train with FP32 master weights",
        {"precision"}, "precision", "P", Echo::Always,
-       store_choice<&TC::precision>, read_member<&TC::precision>},
+       store_member<&TC::precision>, read_member<&TC::precision>},
       {"optimizer", K::Choice, {"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop",
                                 "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "adafactor", "lion", "muon"},
        {"none (forward + backward only)", "SGD", "SGD with momentum", "Adam", "AdamW", "Adagrad", "Adadelta",
@@ -203,115 +144,115 @@ std::vector<TrainingOption> build_options() {
         "Adafactor", "Lion", "Muon (AdamW for embeddings, head, norms)"}, 0, 0, "adam",
        "Optimizer", "the update rule; none times forward and backward only",
        {"optimizer"}, "optimizer", "O", Echo::Always,
-       store_choice<&TC::optimizer>, read_member<&TC::optimizer>},
+       store_member<&TC::optimizer>, read_member<&TC::optimizer>},
       {"optimizer_impl", K::Choice, {"fused", "foreach"}, {"fused (one pass)", "foreach (PyTorch default)"}, 0, 0,
        "fused", "Optimizer kernels",
        "fused: one pass over each parameter's states (apex, DeepSpeed, Megatron, fused=True); foreach: "
        "torch.optim's default, one pass per tensor operation",
        {"optimizer_impl"}, "optimizer-impl", "I", Echo::Always,
-       store_choice<&TC::optimizer_impl>, read_member<&TC::optimizer_impl>},
+       store_member<&TC::optimizer_impl>, read_member<&TC::optimizer_impl>},
       {"attention", K::Choice, {"eager", "flash"}, {"eager (scores in memory)", "fused (FlashAttention)"}, 0, 0,
        "eager", "Attention",
        "eager: attention writes its score matrices to memory; flash: one fused kernel per pass keeps them on chip",
        {"attention"}, "attention", "A", Echo::Always,
-       store_choice<&TC::attention>, read_member<&TC::attention>},
+       store_member<&TC::attention>, read_member<&TC::attention>},
       {"kernels", K::Choice, {"pytorch", "megatron"}, {"PyTorch (Hugging Face code)", "Megatron-LM (fused)"}, 0, 0,
        "pytorch", "Layer kernels",
        "pytorch: the operations as Hugging Face writes them; megatron: Megatron-LM's fused bias-GELU, SwiGLU and "
        "softmax",
        {"kernels"}, "kernels", "K", Echo::Always,
-       store_choice<&TC::kernels>, read_member<&TC::kernels>},
+       store_member<&TC::kernels>, read_member<&TC::kernels>},
       {"memory_format", K::Choice, {"channels_last", "nchw"}, {"channels_last (NHWC)", "NCHW (PyTorch default)"},
        0, 0, nullptr, "Memory format",
        "convolution networks: nchw adds cuDNN's layout transposes around each convolution under 16-bit training; "
        "absent: timed as channels_last",
        {"memory_format"}, "memory-format", "F", Echo::WhenGiven,
-       store_choice<&TC::memory_format>, read_member<&TC::memory_format>},
+       store_member<&TC::memory_format>, read_member<&TC::memory_format>},
       {"dataset_size", K::Integer, {}, {}, 1, static_cast<double>(std::int64_t{1} << 50), nullptr,
        "Samples per epoch", "samples in one epoch; absent: batch_size x 100",
        {"dataset_size", "dataset-size"}, "dataset-size", "N", Echo::Never,
-       store_integer<&TC::dataset_size>, read_dataset_size},
+       store_member<&TC::dataset_size>, read_dataset_size},
       {"epochs", K::Number, {}, {}, 1e-6, 1e6, 1.0,
        "Epochs", "passes over the dataset (fractions allowed)",
        {"epochs"}, "epochs", "N", Echo::Never,
-       store_number<&TC::epochs>, read_member<&TC::epochs>},
+       store_member<&TC::epochs>, read_member<&TC::epochs>},
       {"finetune.method", K::Choice, {"full", "lora", "qlora", "freeze"},
        {"full (every weight)", "LoRA (adapters, frozen base)", "QLoRA (adapters, 4-bit base)",
         "freeze (top blocks train)"}, 0, 0, "full",
        "Fine-tuning", "what trains: every weight, LoRA adapters beside a frozen base (QLoRA: a 4-bit base), or the "
        "top trainable_layers blocks",
        {"finetune", "ft"}, "finetune", "M", Echo::WhenGiven,
-       store_finetune_method, read_finetune_method},
+       store_finetune<&Finetune::method>, read_finetune<&Finetune::method>},
       {"finetune.rank", K::Integer, {}, {}, 1, 65536, 16,
        "LoRA rank", "the adapters' rank r (each adapted matrix gains r x (in + out) weights)",
        {"lora_rank", "rank"}, "lora-rank", "R", Echo::WhenGiven,
-       store_finetune_rank, read_finetune_rank},
+       store_finetune<&Finetune::rank>, read_finetune<&Finetune::rank>},
       {"finetune.alpha", K::Number, {}, {}, 1e-9, 1e9, 32,
        "LoRA alpha", "the adapters' scale alpha / r (no effect on time or memory)",
        {"lora_alpha", "alpha"}, "lora-alpha", "A", Echo::WhenGiven,
-       store_finetune_alpha, read_finetune_alpha},
+       store_finetune<&Finetune::alpha>, read_finetune<&Finetune::alpha>},
       {"finetune.dropout", K::Number, {}, {}, 0, 0.999, 0.05,
        "LoRA dropout", "dropout on each adapter's input (0: none, its input is the layer's own)",
        {"lora_dropout"}, "lora-dropout", "P", Echo::WhenGiven,
-       store_finetune_dropout, read_finetune_dropout},
+       store_finetune<&Finetune::dropout>, read_finetune<&Finetune::dropout>},
       {"finetune.targets", K::Names, {}, {}, 0, 0, Json::array({"q_proj", "v_proj"}),
        "LoRA targets", "modules that get adapters, by Llama's names (q_proj, k_proj, v_proj, o_proj, gate_proj, "
        "up_proj, down_proj, lm_head; a family's own names are mapped) or all-linear",
        {"lora_targets", "targets"}, "lora-targets", "LIST", Echo::WhenGiven,
-       store_finetune_targets, read_finetune_targets},
+       store_finetune<&Finetune::targets>, read_finetune<&Finetune::targets>},
       {"finetune.base_precision", K::Choice, {"fp32", "bf16", "fp16", "int8", "nf4"},
        {"FP32", "BF16", "FP16", "int8 (LLM.int8)", "NF4 (4-bit, QLoRA)"}, 0, 0, nullptr,
        "Frozen weights", "how frozen weights are stored; absent: nf4 for qlora, else the training precision's",
        {"base_precision"}, "base-precision", "P", Echo::WhenGiven,
-       store_finetune_base, read_finetune_base},
+       store_finetune<&Finetune::base_precision>, read_finetune<&Finetune::base_precision>},
       {"finetune.trainable_layers", K::Integer, {}, {}, 0, Limits::kMaxLayers, nullptr,
        "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
-       store_finetune_layers, read_finetune_layers},
+       store_finetune<&Finetune::trainable_layers>, read_finetune<&Finetune::trainable_layers>},
       {"loss", K::Choice, {"standard", "chunked_ce"}, {"standard (full logits)", "chunked CE (8 chunks, torchtune)"},
        0, 0, nullptr, "Loss",
        "standard: one FP32 cross-entropy over the full logits; chunked_ce: torchtune's CEWithChunkedOutputLoss, the "
        "head and the FP32 loss over 8 chunks of the tokens; absent: standard",
        {"loss"}, "loss", "L", Echo::WhenGiven,
-       store_choice<&TC::loss>, read_loss},
+       store_member<&TC::loss>, read_unless<&TC::loss, LossKind::Standard>},
       {"compile", K::Boolean, {}, {}, 0, 0, nullptr,
        "torch.compile", "Inductor fuses elementwise chains (composed activations, a GLU's activation and product) "
        "into single kernels",
        {"compile"}, "compile", nullptr, Echo::WhenGiven,
-       store_switch<&TC::compile>, read_switch<&TC::compile>},
+       store_member<&TC::compile>, read_unless<&TC::compile, false>},
       {"packing", K::Boolean, {}, {}, 0, 0, nullptr,
        "Sequence packing", "token models: samples concatenated into full rows (no padding); false: each sample "
        "padded to seq_len",
        {"packing"}, "packing", nullptr, Echo::WhenGiven,
-       store_switch<&TC::packing>, read_switch<&TC::packing>},
+       store_member<&TC::packing>, read_unless<&TC::packing, false>},
       {"average_tokens", K::Integer, {}, {}, 1, 1 << 20, nullptr,
        "Tokens per sample", "token models: mean real tokens per sample of the dataset; absent: every sample is "
        "seq_len long",
        {"average_tokens", "average-tokens"}, "average-tokens", "N", Echo::WhenGiven,
-       store_integer<&TC::average_tokens>, read_member<&TC::average_tokens>},
+       store_member<&TC::average_tokens>, read_member<&TC::average_tokens>},
       {"offload", K::Choice, {"none", "optimizer", "optimizer_params"},
        {"none", "optimizer states (ZeRO-Offload)", "optimizer and weights (FSDP CPU offload)"}, 0, 0, nullptr,
        "Offload to host", "optimizer: optimizer states, FP32 weights and gradients in host memory, the step on the CPU "
        "(DeepSpeed ZeRO-Offload); optimizer_params: the 16-bit weights too, streamed in per layer (ZeRO-Infinity "
        "CPU, FSDP CPUOffload); absent: none",
        {"offload"}, "offload", "O", Echo::WhenGiven,
-       store_offload, read_offload},
+       store_member<&TC::offload>, read_unless<&TC::offload, Offload::None>},
       {"activation_offload", K::Boolean, {}, {}, 0, 0, nullptr,
        "Activation offload", "saved activations copied to pinned host memory in forward and back in backward "
        "(torchtune OffloadActivations); absent: false",
        {"activation_offload", "act_offload"}, "activation-offload", nullptr, Echo::WhenGiven,
-       store_switch<&TC::activation_offload>, read_switch<&TC::activation_offload>},
+       store_member<&TC::activation_offload>, read_unless<&TC::activation_offload, false>},
       {"master_weights", K::Choice, {"fp32", "bf16"},
        {"FP32 (mixed precision)", "bf16 (pure bf16, no FP32 copy)"}, 0, 0, nullptr,
        "Master weights", "fp32: 16-bit weights beside an FP32 master copy; bf16: weights, gradients and optimizer "
        "states in bf16 (torchtune, litgpt); needs precision bf16; absent: fp32",
        {"master_weights", "master"}, "master-weights", "W", Echo::WhenGiven,
-       store_master_weights, read_master_weights},
+       store_member<&TC::master_weights>, read_unless<&TC::master_weights, MasterWeights::FP32>},
       {"optimizer_in_backward", K::Boolean, {}, {}, 0, 0, nullptr,
        "Optimizer in backward", "each parameter stepped and its gradient freed as backward produces it (torchtune "
        "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
        {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
-       store_switch<&TC::optimizer_in_backward>, read_switch<&TC::optimizer_in_backward>},
+       store_member<&TC::optimizer_in_backward>, read_unless<&TC::optimizer_in_backward, false>},
   };
   // clang-format on
 }
