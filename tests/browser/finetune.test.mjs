@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, expectWithin, launch, requireBuilt, settled, startServer } from './helpers.mjs';
+import { ARTIFACTS, choosePreset, expectWithin, launch, requireBuilt, settled, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -18,13 +18,6 @@ before(async () => {
 });
 
 after(() => server?.stop());
-
-/** @param {import('playwright-core').Page} page @param {string} id */
-async function choosePreset(page, id) {
-  await page.locator('#preset-search').fill(id);
-  await page.locator(`#preset-list input[value="${id}"]`).check();
-  await page.locator('#preset-search').fill('');
-}
 
 /** The visible error boxes, by id, and their text. @param {import('playwright-core').Page} page */
 async function errors(page) {

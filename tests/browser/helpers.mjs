@@ -205,3 +205,10 @@ export async function chooseHardware(page, ids) {
   }
   await page.locator('#hardware-search').fill('');
 }
+
+/** Picks preset `id` in the form (searching for it first, so it is shown), then clears the search. */
+export async function choosePreset(/** @type {import('playwright-core').Page} */ page, /** @type {string} */ id) {
+  await page.locator('#preset-search').fill(id);
+  await page.locator(`#preset-list input[value="${id}"]`).check();
+  await page.locator('#preset-search').fill('');
+}

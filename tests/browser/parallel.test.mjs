@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, chooseHardware, expectWithin, launch, requireBuilt, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, chooseHardware, choosePreset, expectWithin, launch, requireBuilt, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -17,13 +17,6 @@ before(async () => {
 });
 
 after(() => server?.stop());
-
-/** @param {import('playwright-core').Page} page @param {string} id */
-async function choosePreset(page, id) {
-  await page.locator('#preset-search').fill(id);
-  await page.locator(`#preset-list input[value="${id}"]`).check();
-  await page.locator('#preset-search').fill('');
-}
 
 /**
  * Raw numbers of one column of a table, by accelerator.
