@@ -36,6 +36,10 @@ struct LinkOverride {
 /// The request's `parallel` section after validation; degrees are resolved, links maybe not.
 struct ParallelConfig {
   std::int64_t gpus = 1, data = 1, tensor = 1, pipeline = 1;
+  std::int64_t context = 1;          // context parallelism: the sequence split over this many GPUs (ring attention)
+  std::int64_t expert = 1;           // expert parallelism: experts sharded over this many of the data ranks
+  std::int64_t virtual_stages = 1;   // interleaved 1F1B: model chunks per pipeline stage
+  std::int64_t recompute_every = 1;  // recomputation checkpoints every n-th block only (1: all)
   std::int64_t micro_batch_size = 1, micro_batches = 1;
   int zero_stage = 0;
   Recompute recompute = Recompute::None;
@@ -53,15 +57,35 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
 
 /// Fraction of a link's bandwidth that collectives achieve (NCCL bus bandwidth over the link rate).
 constexpr double kLinkEfficiency = 0.80;
+/// How much faster an all-reduce inside one scale-up domain runs with in-network reduction (NVLS) than
+/// the ring's bus bandwidth gives (Fabric::in_network_reduction; 1 until a measurement sets it).
+constexpr double kInNetworkReductionGain = 1.0;
 /// Default gradient bucket of data-parallel all-reduce (PyTorch DDP's 25 MB).
 constexpr double kGradientBucketBytes = 25e6;
 
-/// The links and node size one accelerator uses for `cfg`: request overrides over catalogue defaults.
+/// The links one accelerator uses for `cfg`: request overrides over catalogue defaults. `gpus_per_node` is
+/// the scale-up domain: the GPUs that share the intra-node link (8 on an HGX board, 72 on an NVL72 rack);
+/// `inter` is each GPU's share of the scale-out network (its NIC).
 struct Fabric {
   Link intra, inter;
   std::int64_t gpus_per_node = 8;
+  bool in_network_reduction = false;  // NVLink SHARP (NVLS) all-reduce inside the domain
 };
 Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg);
+
+/// The parallel groups. Ranks are laid out as Megatron-LM does (order tp-cp-ep-dp-pp): tensor fastest, then
+/// context, then data (an expert group is `expert` consecutive data ranks), then pipeline.
+enum class Group { Tensor, Context, Data, Expert, ExpertData, Pipeline };
+
+/// One communicator of a group: its members, how many of them share one scale-up domain, and how many
+/// groups of the same kind share that domain's network cards at once (they all communicate together).
+struct Communicator {
+  std::int64_t size = 1;        // members
+  std::int64_t per_domain = 1;  // members inside one domain (size when the group fits in one)
+  std::int64_t domains = 1;     // domains the group spans
+  std::int64_t sharing = 1;     // groups of this kind in one domain, communicating at the same time
+};
+Communicator communicator(const ParallelConfig& cfg, const Fabric& fabric, Group group);
 
 /// Whether each group's collectives leave the node (groups are laid out tensor-fastest, then data, then
 /// pipeline, as Megatron does: a group stays on the intra-node link while its span fits in a node).
@@ -77,6 +101,17 @@ double allreduce_ms(double bytes, std::int64_t n, const Link& link);
 double allgather_ms(double bytes, std::int64_t n, const Link& link);
 /// One point-to-point send of `bytes`.
 double p2p_ms(double bytes, const Link& link);
+
+/// The same collectives over a communicator of a two-level fabric, as NCCL runs them (docs/PREDICTION.md,
+/// "Collectives"): the ring's bus bandwidth is the slower of the domain link and the group's share of the
+/// domain's network cards (NCCL's channels spread a node's inter-node traffic over all of them).
+double allreduce_ms(double bytes, const Communicator& c, const Fabric& fabric);
+/// Reduce-scatter or all-gather of `bytes` (the full tensor) over the communicator.
+double allgather_ms(double bytes, const Communicator& c, const Fabric& fabric);
+/// All-to-all in which each member holds `bytes` and sends (size-1)/size of it to the others.
+double alltoall_ms(double bytes, const Communicator& c, const Fabric& fabric);
+/// A point-to-point send between neighbours of the group (a pipeline boundary, a context-parallel ring step).
+double p2p_ms(double bytes, const Communicator& c, const Fabric& fabric);
 
 /// Per layer of the sharded network: the tensor-parallel all-reduces its forward and backward need
 /// (count each of `bytes` per sample), whether full recomputation covers it, and whether its parameters

@@ -217,17 +217,49 @@ Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg) {
       f.gpus_per_node = ic["gpus_per_node"].get<std::int64_t>();
     }
   }
+  if (acc.record.is_object() && acc.record.contains("interconnect") && acc.record["interconnect"].is_object()) {
+    const Json& ic = acc.record["interconnect"];
+    // A scale-up domain wider than a node (NVL72: 18 trays of 4 GPUs on one NVLink fabric).
+    if (ic.contains("domain_size") && ic["domain_size"].is_number_integer()) {
+      f.gpus_per_node = ic["domain_size"].get<std::int64_t>();
+    }
+    if (ic.contains("in_network_reduction") && ic["in_network_reduction"].is_boolean()) {
+      f.in_network_reduction = ic["in_network_reduction"].get<bool>();
+    }
+  }
   apply(f.intra, cfg.intra_node);
   apply(f.inter, cfg.inter_node);
   if (cfg.gpus_per_node > 0) f.gpus_per_node = cfg.gpus_per_node;
   return f;
 }
 
+Communicator communicator(const ParallelConfig& cfg, const Fabric& fabric, Group group) {
+  // Size and rank stride of one group under the tp-cp-ep-dp-pp order.
+  const std::int64_t t = cfg.tensor, c = cfg.context, dp = cfg.data, ep = std::max<std::int64_t>(cfg.expert, 1);
+  std::int64_t size = 1, stride = 1;
+  switch (group) {
+    case Group::Tensor: size = t, stride = 1; break;
+    case Group::Context: size = c, stride = t; break;
+    case Group::Data: size = dp, stride = t * c; break;
+    case Group::Expert: size = ep, stride = t * c; break;
+    case Group::ExpertData: size = dp / ep, stride = t * c * ep; break;
+    case Group::Pipeline: size = cfg.pipeline, stride = t * c * dp; break;
+  }
+  Communicator comm;
+  comm.size = std::max<std::int64_t>(size, 1);
+  const std::int64_t domain = std::max<std::int64_t>(fabric.gpus_per_node, 1);
+  comm.per_domain = stride >= domain ? 1 : std::max<std::int64_t>(1, std::min(comm.size, domain / stride));
+  comm.domains = (comm.size + comm.per_domain - 1) / comm.per_domain;
+  // Every rank of a domain is in one group of this kind; the groups communicate at the same time.
+  comm.sharing = std::max<std::int64_t>(1, std::min(domain, cfg.gpus) / comm.per_domain);
+  return comm;
+}
+
 GroupLinks group_links(const ParallelConfig& cfg, const Fabric& fabric) {
   GroupLinks g;
-  g.tensor_inter = cfg.tensor > fabric.gpus_per_node;
-  g.data_inter = cfg.tensor * cfg.data > fabric.gpus_per_node;
-  g.pipeline_inter = cfg.tensor * cfg.data * cfg.pipeline > fabric.gpus_per_node;
+  g.tensor_inter = communicator(cfg, fabric, Group::Tensor).domains > 1;
+  g.data_inter = communicator(cfg, fabric, Group::Data).domains > 1;
+  g.pipeline_inter = communicator(cfg, fabric, Group::Pipeline).domains > 1;
   return g;
 }
 
@@ -246,6 +278,53 @@ double allgather_ms(double bytes, std::int64_t n, const Link& link) {
 double p2p_ms(double bytes, const Link& link) {
   if (bytes <= 0) return 0;
   return bytes / (link.bandwidth_gbs * 1e9 * kLinkEfficiency) * 1e3 + link.latency_us * 1e-3;
+}
+
+namespace {
+
+/// GB/s a ring over `c` moves per member: the domain link inside one domain; across domains the slower
+/// of the domain link and the group's share of its domain's network cards (`fabric.inter` is one GPU's
+/// share, and the `sharing` groups of a domain split the domain's cards).
+double ring_gbs(const Communicator& c, const Fabric& fabric) {
+  if (c.domains <= 1) return fabric.intra.bandwidth_gbs;
+  const double nic_share = fabric.inter.bandwidth_gbs * d(fabric.gpus_per_node) / d(c.sharing);
+  return c.per_domain > 1 ? std::min(fabric.intra.bandwidth_gbs, nic_share) : nic_share;
+}
+
+/// Latency of one hop of `c`: a hop out of the domain waits on the network's latency.
+double hop_ms(const Communicator& c, const Fabric& fabric) {
+  return (c.domains > 1 ? fabric.inter.latency_us : fabric.intra.latency_us) * 1e-3;
+}
+
+}  // namespace
+
+double allreduce_ms(double bytes, const Communicator& c, const Fabric& fabric) {
+  if (c.size <= 1 || bytes <= 0) return 0;
+  double bw = ring_gbs(c, fabric) * 1e9 * kLinkEfficiency;
+  if (fabric.in_network_reduction && c.domains == 1) bw *= kInNetworkReductionGain;
+  return 2.0 * d(c.size - 1) / d(c.size) * bytes / bw * 1e3 + latency_hops(c.size) * hop_ms(c, fabric);
+}
+
+double allgather_ms(double bytes, const Communicator& c, const Fabric& fabric) {
+  if (c.size <= 1 || bytes <= 0) return 0;
+  const double bw = ring_gbs(c, fabric) * 1e9 * kLinkEfficiency;
+  return d(c.size - 1) / d(c.size) * bytes / bw * 1e3 + 0.5 * latency_hops(c.size) * hop_ms(c, fabric);
+}
+
+double alltoall_ms(double bytes, const Communicator& c, const Fabric& fabric) {
+  if (c.size <= 1 || bytes <= 0) return 0;
+  // Each member keeps 1/size, sends (per_domain - 1)/size over the domain link and the rest out of the
+  // domain through its own network card; both streams run at once.
+  const double n = d(c.size), k = d(c.per_domain);
+  const double intra = (k - 1) / n * bytes / (fabric.intra.bandwidth_gbs * 1e9 * kLinkEfficiency);
+  const double inter = (n - k) / n * bytes / (fabric.inter.bandwidth_gbs * 1e9 * kLinkEfficiency);
+  return std::max(intra, inter) * 1e3 + 2.0 * hop_ms(c, fabric);
+}
+
+double p2p_ms(double bytes, const Communicator& c, const Fabric& fabric) {
+  if (bytes <= 0 || c.size <= 1) return 0;
+  const Link& link = c.domains > 1 ? fabric.inter : fabric.intra;
+  return p2p_ms(bytes, link);
 }
 
 ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_parallel) {
@@ -420,13 +499,13 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size);
   const std::int64_t t = cfg.tensor, p = cfg.pipeline;
-  const Link& tp_link = group_links(cfg, fabric).tensor_inter ? fabric.inter : fabric.intra;
+  const Communicator tp_comm = communicator(cfg, fabric, Group::Tensor);
   std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
     int count = sl.forward_allreduces + sl.backward_allreduces;
     if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
-    if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, t, tp_link);
+    if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }
   StagePlan sp;
@@ -465,9 +544,8 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
   const std::int64_t dp = cfg.data, p = cfg.pipeline;
-  const GroupLinks g = group_links(cfg, fabric);
-  const Link& dp_link = g.data_inter ? fabric.inter : fabric.intra;
-  const Link& pp_link = g.pipeline_inter ? fabric.inter : fabric.intra;
+  const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
+  const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
   const std::size_t c = sp.critical;
   const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
   ParallelTiming r;
@@ -479,7 +557,7 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
   // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
-  if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_link);
+  if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
@@ -490,19 +568,19 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
     // not fit behind that backward is exposed, and the last bucket always is.
     auto reduce = [&](double bytes) {
-      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp, dp_link) : allreduce_ms(bytes, dp, dp_link);
+      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp_comm, fabric) : allreduce_ms(bytes, dp_comm, fabric);
     };
     const double all = reduce(T * per_param);
     const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes));
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
       // Updated weight shards are gathered after the optimizer step, before the next forward.
-      r.zero_ms = allgather_ms(T * per_param, dp, dp_link);
+      r.zero_ms = allgather_ms(T * per_param, dp_comm, fabric);
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.
-      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp, dp_link);
-      const double first = allgather_ms(sp.largest_param[c] * per_param, dp, dp_link);
+      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp_comm, fabric);
+      const double first = allgather_ms(sp.largest_param[c] * per_param, dp_comm, fabric);
       r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
     }
   }
