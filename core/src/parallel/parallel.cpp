@@ -263,16 +263,24 @@ GroupLinks group_links(const ParallelConfig& cfg, const Fabric& fabric) {
   return g;
 }
 
-double allreduce_ms(double bytes, std::int64_t n, const Link& link) {
+namespace {
+
+/// A ring collective over `n` members at `gbs` per member: `passes` times (n-1)/n of the bytes, and as
+/// many hops of `hop_ms` as the ring (or, for large groups, NCCL's tree) needs per pass.
+double ring_ms(double bytes, std::int64_t n, double gbs, double hop_ms, double passes) {
   if (n <= 1 || bytes <= 0) return 0;
-  double bw = link.bandwidth_gbs * 1e9 * kLinkEfficiency;
-  return 2.0 * d(n - 1) / d(n) * bytes / bw * 1e3 + latency_hops(n) * link.latency_us * 1e-3;
+  const double bw = gbs * 1e9 * kLinkEfficiency;
+  return passes * (d(n - 1) / d(n) * bytes / bw * 1e3 + 0.5 * latency_hops(n) * hop_ms);
+}
+
+}  // namespace
+
+double allreduce_ms(double bytes, std::int64_t n, const Link& link) {
+  return ring_ms(bytes, n, link.bandwidth_gbs, link.latency_us * 1e-3, 2);
 }
 
 double allgather_ms(double bytes, std::int64_t n, const Link& link) {
-  if (n <= 1 || bytes <= 0) return 0;
-  double bw = link.bandwidth_gbs * 1e9 * kLinkEfficiency;
-  return d(n - 1) / d(n) * bytes / bw * 1e3 + 0.5 * latency_hops(n) * link.latency_us * 1e-3;
+  return ring_ms(bytes, n, link.bandwidth_gbs, link.latency_us * 1e-3, 1);
 }
 
 double p2p_ms(double bytes, const Link& link) {
@@ -299,16 +307,12 @@ double hop_ms(const Communicator& c, const Fabric& fabric) {
 }  // namespace
 
 double allreduce_ms(double bytes, const Communicator& c, const Fabric& fabric) {
-  if (c.size <= 1 || bytes <= 0) return 0;
-  double bw = ring_gbs(c, fabric) * 1e9 * kLinkEfficiency;
-  if (fabric.in_network_reduction && c.domains == 1) bw *= kInNetworkReductionGain;
-  return 2.0 * d(c.size - 1) / d(c.size) * bytes / bw * 1e3 + latency_hops(c.size) * hop_ms(c, fabric);
+  const double gain = fabric.in_network_reduction && c.domains == 1 ? kInNetworkReductionGain : 1.0;
+  return ring_ms(bytes, c.size, ring_gbs(c, fabric) * gain, hop_ms(c, fabric), 2);
 }
 
 double allgather_ms(double bytes, const Communicator& c, const Fabric& fabric) {
-  if (c.size <= 1 || bytes <= 0) return 0;
-  const double bw = ring_gbs(c, fabric) * 1e9 * kLinkEfficiency;
-  return d(c.size - 1) / d(c.size) * bytes / bw * 1e3 + 0.5 * latency_hops(c.size) * hop_ms(c, fabric);
+  return ring_ms(bytes, c.size, ring_gbs(c, fabric), hop_ms(c, fabric), 1);
 }
 
 double alltoall_ms(double bytes, const Communicator& c, const Fabric& fabric) {
