@@ -109,7 +109,12 @@ const LLAMA3 = [
  * attention (SDPA). "Selective activation checkpointing" is torchtitan's op-level policy (matmul outputs
  * kept): `recompute: "ops"`. Float8 is torchao's tensorwise dynamic scaling (`fp8_recipe: "current"`).
  */
-const TORCHTITAN = [
+/**
+ * @typedef {{table: number, model: string, gpus: number, fsdp: number, local: number, ac: string,
+ *   tr: Record<string, unknown>, tps: number, gib: number, what: string, tensor?: number, pipeline?: number,
+ *   virtual?: number, context?: number, seq?: number}} TitanRun
+ */
+const TORCHTITAN = /** @type {TitanRun[]} */ ([
   { table: 1, model: 'llama-3.1-8b', gpus: 8, fsdp: 8, local: 2, ac: 'ops', tr: {}, tps: 5762, gib: 82.4, what: 'FSDP' },
   { table: 1, model: 'llama-3.1-8b', gpus: 8, fsdp: 8, local: 2, ac: 'ops', tr: { compile: true }, tps: 6667, gib: 77.0, what: 'FSDP + compile' },
   { table: 1, model: 'llama-3.1-8b', gpus: 8, fsdp: 8, local: 2, ac: 'ops', tr: { compile: true, precision: 'fp8', fp8_recipe: 'current' }, tps: 8532, gib: 76.8, what: 'FSDP + compile + Float8' },
@@ -121,7 +126,7 @@ const TORCHTITAN = [
   { table: 5, model: 'llama-3.1-405b', gpus: 512, fsdp: 8, tensor: 8, pipeline: 8, virtual: 2, local: 32, ac: 'full', tr: { compile: true, precision: 'fp8', fp8_recipe: 'current' }, tps: 128, gib: 72.7, what: 'FSDP 8 + TP 8 + PP 8 (interleaved, 2 chunks per stage: assumed) + compile + Float8' },
   ...[[8, 1, 32768, 3890, 83.9], [4, 2, 65536, 2540, 84.2], [2, 4, 131072, 1071, 84.0], [1, 8, 262144, 548, 84.5]].map(
     ([fsdp = 1, context = 1, seq = 0, tps = 0, gib = 0]) => ({ table: 2, model: 'llama-3.1-8b', gpus: 8, fsdp, context, seq, local: 1, ac: 'full', tr: { compile: true, precision: 'fp8', fp8_recipe: 'current' }, tps, gib, what: `FSDP ${fsdp} + CP ${context} + compile + Float8` })),
-].map((t) => {
+]).map((t) => {
   const seq = t.seq ?? 8192;
   const batch = t.fsdp * t.local;
   return {
