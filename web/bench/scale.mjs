@@ -176,7 +176,7 @@ export async function main() {
       response = await engine.predict(/** @type {import('../src/types').PredictRequest} */ (/** @type {unknown} */ (item.request)));
     } catch (e) {
       // A layout the core refuses is reported as refused, with the core's own reason.
-      const why = /** @type {Error} */ (e).message.split('; expected')[0].slice(0, 160);
+      const why = /** @type {Error} */ (e).message.split('; expected')[0]?.slice(0, 160) ?? '';
       refused.push({ source: item.source, run: item.run, unit, published: item.published, why });
       process.stderr.write(`${item.run}: refused: ${/** @type {Error} */ (e).message}\n`);
       continue;
