@@ -308,6 +308,10 @@ describe('engine jobs', () => {
       recompute: 'selective',
       intra_node: { bandwidth_gbs: 100, latency_us: 1 },
     });
+    // The table's other numbers (context, expert, ...: boxes the page builds from the catalogue) go under their key.
+    const other = /** @type {import('../../web/src/scenario.js').Parallel} */ (/** @type {unknown} */ ({ zero_stage: 0, recompute: 'none', context: 2 }));
+    assert.equal(parallelInUse(other), true);
+    assert.deepEqual(parallelRequest(other), { context: 2 });
   });
 
   test('8 GPUs: every result splits its step into compute, communication and bubble; bad layouts name their field', async () => {

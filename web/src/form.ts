@@ -17,7 +17,7 @@ import {
   type Training,
 } from './scenario.js';
 import { namesText, optionApplies, optionSection, parseNames, SECTION_LEGENDS } from './training-fields.js';
-import type { Catalog, CatalogOption, ModelInput, PredictResponse, PresetEntry } from './types';
+import type { Catalog, CatalogOption, CatalogParallelOption, ModelInput, PredictResponse, PresetEntry } from './types';
 
 export type ParallelNumber = (typeof PARALLEL_NUMBERS)[number];
 
@@ -73,6 +73,8 @@ export interface FormParts {
   recompute: HTMLSelectElement;
   sequenceParallel: HTMLSelectElement;
   parallelLinks: HTMLDetailsElement;
+  /** Boxes of the parallel table's other integer rows (`#parallel-<key>` in `#parallel-more`), by key. */
+  parallelMore: Map<string, HTMLInputElement>;
 }
 
 export function findForm(): FormParts {
@@ -107,6 +109,7 @@ export function findForm(): FormParts {
     recompute: byId('parallel-recompute', HTMLSelectElement),
     sequenceParallel: byId('parallel-sequence_parallel', HTMLSelectElement),
     parallelLinks: byId('parallel-links', HTMLDetailsElement),
+    parallelMore: new Map(),
   };
 }
 
@@ -287,6 +290,39 @@ export function populateForm(parts: FormParts, catalog: Catalog): void {
   showApplicableFields(parts);
   const recompute = catalog.parallel_options.find((option) => option.key === 'recompute');
   if (recompute !== undefined) fillSelect(parts.recompute, recompute.values ?? [], recompute.labels ?? []);
+  addParallelNumberBoxes(parts, catalog.parallel_options);
+}
+
+/**
+ * A box for each integer row of the parallel table the page has none for (context, expert, ...), in
+ * `#parallel-more`, with the row's label, doc, range and default, and the box for the core's error.
+ */
+function addParallelNumberBoxes(parts: FormParts, options: readonly CatalogParallelOption[]): void {
+  const more = byId('parallel-more', HTMLElement);
+  for (const option of options) {
+    if (option.kind !== 'integer' || option.key.includes('.')) continue;
+    const id = `parallel-${option.key}`;
+    if (document.getElementById(id) !== null) continue;
+    const input = element('input');
+    input.id = id;
+    input.type = 'number';
+    input.inputMode = 'numeric';
+    input.step = '1';
+    if (option.min !== undefined) input.min = String(option.min);
+    if (option.max !== undefined) input.max = String(option.max);
+    input.placeholder = option.default === null ? 'derived' : String(option.default);
+    input.setAttribute('aria-describedby', `${id}-error`);
+    const label = element('label', option.label);
+    label.htmlFor = id;
+    label.title = option.doc;
+    const error = element('p', undefined, 'error');
+    error.id = `${id}-error`;
+    error.hidden = true;
+    const field = element('div', undefined, 'field');
+    field.append(label, input, error);
+    more.append(field);
+    parts.parallelMore.set(option.key, input);
+  }
 }
 
 /** Replaces a select's entries by `values`, each shown as its label; keeps the selection where it can. */
@@ -498,6 +534,10 @@ export function readParallel(parts: FormParts): Parallel {
     const value = parts.parallel[field].valueAsNumber;
     if (!Number.isNaN(value)) parallel[field] = value;
   }
+  const others = parallel as unknown as Record<string, number>;
+  for (const [key, input] of parts.parallelMore) {
+    if (!Number.isNaN(input.valueAsNumber)) others[key] = input.valueAsNumber;
+  }
   return parallel;
 }
 
@@ -510,6 +550,11 @@ export function applyParallel(parts: FormParts, parallel: Parallel): void {
   parts.zeroStage.value = String(parallel.zero_stage);
   parts.recompute.value = parallel.recompute;
   parts.sequenceParallel.value = parallel.sequence_parallel === true ? 'on' : 'off';
+  const others = parallel as unknown as Record<string, unknown>;
+  for (const [key, input] of parts.parallelMore) {
+    const value = others[key];
+    input.value = typeof value === 'number' ? String(value) : '';
+  }
   // Overrides from a link must be visible, not hidden in a closed box.
   if (['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'].some((f) => parallel[f as ParallelNumber] !== undefined)) {
     parts.parallelLinks.open = true;

@@ -16,6 +16,8 @@ export const STEP_SEGMENTS: readonly Segment[] = [
   { key: 'tensor', label: 'tensor-parallel comm.', className: 'seg-comm-tensor' },
   { key: 'pipeline', label: 'pipeline comm.', className: 'seg-comm-pipeline' },
   { key: 'zero', label: 'ZeRO comm.', className: 'seg-comm-zero' },
+  { key: 'context', label: 'context-parallel comm.', className: 'seg-comm-context' },
+  { key: 'expert', label: 'expert all-to-all', className: 'seg-comm-expert' },
   { key: 'bubble', label: 'pipeline bubble', className: 'seg-bubble' },
 ];
 
@@ -65,6 +67,22 @@ function linksText(p: ParallelResult): string {
   return groups.length > 0 ? groups.join('; ') : 'no collectives';
 }
 
+/** "data 8 × tensor 8 × pipeline 4", with context, experts and virtual stages where the layout has them. */
+function layoutText(p: ParallelResult): string {
+  const degrees: [string, number | undefined][] = [
+    ['data', p.data],
+    ['tensor', p.tensor],
+    ['context', p.context],
+    ['pipeline', p.pipeline],
+  ];
+  const text = degrees.filter(([name, v]) => v !== undefined && (v > 1 || name !== 'context')).map(([name, v]) => `${name} ${v}`);
+  const extra = [
+    p.expert !== undefined && p.expert > 1 ? `experts over ${p.expert} of the data ranks` : '',
+    p.virtual_stages !== undefined && p.virtual_stages > 1 ? `${p.virtual_stages} model chunks per stage` : '',
+  ].filter(Boolean);
+  return text.join(' × ') + (extra.length > 0 ? `; ${extra.join(', ')}` : '');
+}
+
 /** The "Step across GPUs" card (its chart: drawStepChart): hidden unless the response has a parallel layout. */
 export function renderStepParts(response: PredictResponse): void {
   const section = byId('parallel-section', HTMLElement);
@@ -73,7 +91,12 @@ export function renderStepParts(response: PredictResponse): void {
   if (rows.length === 0) return;
   const table = byId('step-parts', HTMLTableElement);
   const head = table.tHead ?? table.createTHead();
-  head.replaceChildren(headRow(['Accelerator', 'Compute', 'Data comm.', 'Tensor comm.', 'Pipeline comm.', 'ZeRO comm.', 'Bubble', 'Step', 'Links used']));
+  // One column per kind of communication some row has (context and expert only where the layout uses them).
+  const comms = STEP_SEGMENTS.filter(
+    (s) => s.key !== 'compute' && s.key !== 'bubble' && rows.some((r) => s.key in (r.parallel as ParallelResult).communication_ms),
+  );
+  const title = (label: string): string => label.replace(/^./, (c) => c.toUpperCase());
+  head.replaceChildren(headRow(['Accelerator', 'Compute', ...comms.map((s) => title(s.label)), 'Bubble', 'Step', 'Links used']));
   const body = table.tBodies[0] ?? table.createTBody();
   body.replaceChildren(
     ...rows.map((result) => {
@@ -86,10 +109,7 @@ export function renderStepParts(response: PredictResponse): void {
       row.append(
         nameCell(result),
         numberCell('compute_ms', p.compute_ms, formatMs),
-        numberCell('comm_data_ms', p.communication_ms.data, formatMs),
-        numberCell('comm_tensor_ms', p.communication_ms.tensor, formatMs),
-        numberCell('comm_pipeline_ms', p.communication_ms.pipeline, formatMs),
-        numberCell('comm_zero_ms', p.communication_ms.zero, formatMs),
+        ...comms.map((s) => numberCell(`comm_${s.key}_ms`, p.communication_ms[s.key], formatMs)),
         numberCell('bubble_ms', p.bubble_ms, formatMs),
         numberCell('step_ms', result.step_ms, formatMs),
         links,
@@ -99,7 +119,7 @@ export function renderStepParts(response: PredictResponse): void {
   );
   const first = rows[0]?.parallel as ParallelResult;
   byId('parallel-summary', HTMLElement).textContent =
-    `One step on ${first.gpus} GPUs (data ${first.data} × tensor ${first.tensor} × pipeline ${first.pipeline}), on the GPU that limits it: ` +
+    `One step on ${first.gpus} GPUs (${layoutText(first)}), on the GPU that limits it: ` +
     'compute, then the communication that compute does not hide, then the time pipeline stages wait.';
 }
 

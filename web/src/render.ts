@@ -20,7 +20,7 @@ function parallelTargets(field: string): { box: HTMLElement; control: HTMLElemen
     const control = `parallel-${key}-${match[2] === 'latency_us' ? 'latency_us' : 'bandwidth_gbs'}`;
     return { box: byId(`parallel-${key}-error`, HTMLElement), control: document.getElementById(control) };
   }
-  if (key !== undefined && PARALLEL_FIELDS.has(key)) {
+  if (key !== undefined && (PARALLEL_FIELDS.has(key) || document.getElementById(`parallel-${key}-error`) !== null)) {
     return { box: byId(`parallel-${key}-error`, HTMLElement), control: document.getElementById(`parallel-${key}`) };
   }
   return { box: byId('parallel-error', HTMLElement), control: null };

@@ -139,6 +139,20 @@ export function parallelField(option) {
 }
 
 /**
+ * The numbers of `parallel` without a box of their own in the page (PARALLEL_NUMBERS): the core's other
+ * integer rows (context, expert, virtual_stages, ...), held under their row's key by the links and the
+ * boxes populateForm builds for them.
+ * @param {Parallel} parallel
+ * @returns {[string, number][]}
+ */
+export function otherParallelNumbers(parallel) {
+  const known = new Set([...PARALLEL_NUMBERS, 'zero_stage']);
+  return /** @type {[string, number][]} */ (
+    Object.entries(parallel).filter(([key, value]) => typeof value === 'number' && !known.has(key))
+  );
+}
+
+/**
  * Whether the scenario trains on more than one GPU's worth of settings: any parallel number set, or
  * ZeRO, recomputation or sequence parallelism chosen. Otherwise no `parallel` section is sent and the
  * core predicts one GPU.
@@ -149,7 +163,8 @@ export function parallelInUse(parallel) {
     parallel.zero_stage !== 0 ||
     parallel.recompute !== 'none' ||
     parallel.sequence_parallel === true ||
-    PARALLEL_NUMBERS.some((field) => parallel[field] !== undefined)
+    PARALLEL_NUMBERS.some((field) => parallel[field] !== undefined) ||
+    otherParallelNumbers(parallel).length > 0
   );
 }
 
@@ -175,6 +190,7 @@ export function parallelRequest(parallel) {
     const link = path.slice(0, dot);
     fields[link] = { .../** @type {Record<string, number> | undefined} */ (fields[link]), [path.slice(dot + 1)]: value };
   }
+  for (const [key, value] of otherParallelNumbers(parallel)) fields[key] = value;
   // Kept as given (a link may say 7): the core names parallel.zero_stage beside the select.
   if (parallel.zero_stage !== 0) section.zero_stage = /** @type {0 | 1 | 2 | 3} */ (parallel.zero_stage);
   if (parallel.recompute !== 'none') section.recompute = parallel.recompute;

@@ -267,8 +267,12 @@ export interface Layout {
 /** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
 export interface ParallelResult extends Layout {
   compute_ms: number;
-  communication_ms: { data: number; tensor: number; pipeline: number; zero: number };
+  /** Exposed communication by kind; `context` and `expert` where the layout has them. */
+  communication_ms: { data: number; tensor: number; pipeline: number; zero: number } & Record<string, number>;
   bubble_ms: number;
+  context?: number;
+  expert?: number;
+  virtual_stages?: number;
   stage_layers?: number[];
   critical_stage?: number;
   links: {
