@@ -340,13 +340,13 @@ function drawCharts(app: App): void {
 function applyAdvice(app: App, change: MemoryAdvice['change']): void {
   const parallel: Parallel = { ...readParallel(app.form) };
   for (const [key, value] of Object.entries(change)) {
-    if (key === 'recompute' && (value === 'none' || value === 'selective' || value === 'full')) parallel.recompute = value;
+    if (key === 'recompute' && typeof value === 'string') parallel.recompute = value as Parallel['recompute'];
     else if (key === 'sequence_parallel' && typeof value === 'boolean') {
       if (value) parallel.sequence_parallel = true;
       else delete parallel.sequence_parallel;
     }
     else if (key === 'zero_stage' && typeof value === 'number') parallel.zero_stage = value;
-    else if (typeof value === 'number' && (PARALLEL_NUMBERS as readonly string[]).includes(key)) parallel[key as (typeof PARALLEL_NUMBERS)[number]] = value;
+    else if (typeof value === 'number') (parallel as unknown as Record<string, number>)[key] = value;
   }
   applyParallel(app.form, parallel);
   request(app, readScenario(app), performance.now());
@@ -447,7 +447,8 @@ async function runPlanNow(app: App): Promise<void> {
 function useLayout(app: App, layout: PlanRow): void {
   const scenario = readScenario(app);
   const batch = layout.data * layout.micro_batch_size * layout.micro_batches;
-  const recompute = layout.recompute === 'selective' || layout.recompute === 'full' ? layout.recompute : 'none';
+  // The core's own mode for the layout (one of the recompute row's values, which the select offers).
+  const recompute = layout.recompute as Parallel['recompute'];
   const parallel: Parallel = {
     gpus: layout.gpus,
     data: layout.data,
@@ -459,6 +460,15 @@ function useLayout(app: App, layout: PlanRow): void {
     recompute,
     ...(layout.sequence_parallel ? { sequence_parallel: true } : {}),
   };
+  // The layout's other degrees (context, experts, virtual stages: the table's rows without a box of their
+  // own in the page), where they differ from their default.
+  const fields = parallel as unknown as Record<string, number>;
+  const row = layout as unknown as Record<string, unknown>;
+  for (const option of app.catalog.parallel_options) {
+    const value = row[option.key];
+    if (option.kind !== 'integer' || typeof value !== 'number' || option.key in parallel || value === option.default) continue;
+    if (!(PARALLEL_NUMBERS as readonly string[]).includes(option.key)) fields[option.key] = value;
+  }
   // Link overrides stay: they describe the user's cluster, not the layout.
   for (const field of ['gpus_per_node', 'intra_node_gbs', 'intra_node_us', 'inter_node_gbs', 'inter_node_us'] as const) {
     const value = scenario.parallel[field];

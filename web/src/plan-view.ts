@@ -80,6 +80,17 @@ function cell(column: string, text: string, value?: number | string | null, clas
  * Fills the ranked table (the first `limit` rows) and the note under the form.
  * @param use called with a row when its "Use" button is pressed
  */
+/** What a layout adds to data × tensor × pipeline: "+ SP + CP 2 + EP 8 + 2 chunks", joined by `join`. */
+function layoutExtras(layout: PlanRow, join: string): string {
+  const extras = [
+    layout.sequence_parallel ? 'SP' : '',
+    layout.context !== undefined && layout.context > 1 ? `CP ${layout.context}` : '',
+    layout.expert !== undefined && layout.expert > 1 ? `EP ${layout.expert}` : '',
+    layout.virtual_stages !== undefined && layout.virtual_stages > 1 ? `${layout.virtual_stages} chunks` : '',
+  ].filter(Boolean);
+  return extras.map((e) => `${join}${e}`).join('');
+}
+
 export function renderPlan(parts: PlanParts, response: PlanResponse, settings: PlanSettings, use: (row: PlanRow) => void, limit = 20): void {
   const ranked = rankLayouts(response, settings.rank);
   const shown = ranked.slice(0, limit);
@@ -104,8 +115,8 @@ export function renderPlan(parts: PlanParts, response: PlanResponse, settings: P
         cell('gpus', layout.gpus.toLocaleString('en-US'), layout.gpus, 'num'),
         cell(
           'layout',
-          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layout.sequence_parallel ? ' + SP' : ''}`,
-          `${layout.data}x${layout.tensor}x${layout.pipeline}${layout.sequence_parallel ? '+sp' : ''}`,
+          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layoutExtras(layout, ' + ')}`,
+          `${layout.data}x${layout.tensor}x${layout.pipeline}${layoutExtras(layout, '+').toLowerCase()}`,
           'layout',
         ),
         cell('micro_batch', `${layout.micro_batch_size} × ${layout.micro_batches}`, layout.micro_batch_size, 'num'),

@@ -262,6 +262,10 @@ export interface Layout {
   zero_stage: number;
   recompute: string;
   sequence_parallel: boolean;
+  /** Present where the core echoes them (issue-18 degrees; 1 when unused). */
+  context?: number;
+  expert?: number;
+  virtual_stages?: number;
 }
 
 /** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
@@ -270,9 +274,6 @@ export interface ParallelResult extends Layout {
   /** Exposed communication by kind; `context` and `expert` where the layout has them. */
   communication_ms: { data: number; tensor: number; pipeline: number; zero: number } & Record<string, number>;
   bubble_ms: number;
-  context?: number;
-  expert?: number;
-  virtual_stages?: number;
   stage_layers?: number[];
   critical_stage?: number;
   links: {
