@@ -33,6 +33,27 @@ HostSpec parse_host(const Json& record, const std::string& path, bool custom) {
   return host;
 }
 
+/// Checks a catalogue record's fabric fields (docs/HARDWARE.md, "Fields"): the scale-up domain is a positive
+/// integer no smaller than the node it is built of, in-network reduction a boolean, NICs per node a positive
+/// integer. resolve_fabric reads them leniently; a typo in the catalogue must fail here, naming the field.
+void check_fabric(const Json& record, const std::string& path) {
+  if (record.contains("interconnect") && record["interconnect"].is_object()) {
+    const Json& ic = record["interconnect"];
+    const std::string ic_path = join(path, "interconnect");
+    const std::int64_t node = get_int(ic, "gpus_per_node", ic_path, 1, 1, 1 << 20);
+    const std::int64_t domain = get_int(ic, "domain_size", ic_path, node, 1, 1 << 20);
+    if (domain < node) {
+      throw InputError(join(ic_path, "domain_size"), "a scale-up domain of " + std::to_string(domain) +
+                                                         " is smaller than the node's " + std::to_string(node) +
+                                                         " (gpus_per_node)");
+    }
+    get_bool(ic, "in_network_reduction", ic_path, false);
+  }
+  if (record.contains("inter_node") && record["inter_node"].is_object()) {
+    get_int(record["inter_node"], "nics_per_node", join(path, "inter_node"), 1, 1, 1 << 16);
+  }
+}
+
 }  // namespace
 
 Accelerator parse_accelerator(const Json& record, const std::string& path, bool custom) {
@@ -59,6 +80,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
     acc.price_per_hour_usd = require_number(record, "price_per_hour_usd", path, 0, 1e6);
   }
   acc.host = parse_host(record, path, custom);
+  if (!custom) check_fabric(record, path);
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);
