@@ -156,3 +156,17 @@ TEST_CASE("multi-node FSDP: per-GPU throughput falls by no more than the exposed
   const double s512 = compose_parallel(ms, shard, many, f, Precision::BF16).step_ms();
   CHECK(s512 <= s8 * 1.01);
 }
+
+TEST_CASE("in-network reduction speeds an all-reduce inside one domain only", "[collectives]") {
+  Fabric f = hgx();
+  f.in_network_reduction = true;
+  const double bytes = 4e9;
+  const Communicator node = communicator(layout(1, 1, 8, 1), f, Group::Data);
+  // NVLS: the ring's bus bandwidth times 480/370 (nccl-tests#212); latency unchanged.
+  CHECK(allreduce_ms(bytes, node, f) ==
+        Approx(2 * 7.0 / 8 * bytes / (450e9 * 1.30 * 0.8) * 1e3 + std::min(14.0, 6.0) * 3e-3));
+  // All-gathers and collectives leaving the domain do not use it.
+  CHECK(allgather_ms(bytes, node, f) == Approx(ring_gather_ms(bytes, 8, 450, 3)));
+  const Communicator wide = communicator(layout(1, 1, 64, 1), f, Group::Data);
+  CHECK(allreduce_ms(bytes, wide, f) == Approx(2 * ring_gather_ms(bytes, 64, 400, 5)));
+}

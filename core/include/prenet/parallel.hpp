@@ -57,9 +57,10 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
 
 /// Fraction of a link's bandwidth that collectives achieve (NCCL bus bandwidth over the link rate).
 constexpr double kLinkEfficiency = 0.80;
-/// How much faster an all-reduce inside one scale-up domain runs with in-network reduction (NVLS) than
-/// the ring's bus bandwidth gives (Fabric::in_network_reduction; 1 until a measurement sets it).
-constexpr double kInNetworkReductionGain = 1.0;
+/// How much faster an all-reduce inside one scale-up domain runs with in-network reduction (NVLS) than the
+/// ring: bus bandwidth ~480 vs ~370 GB/s on 8x H100, large messages (S. Jeaugey in NVIDIA/nccl-tests#212;
+/// the same 1.30 in NVIDIA/nccl#1221 and #2140, which measured 1.22 on 8x B300).
+constexpr double kInNetworkReductionGain = 1.30;
 /// Default gradient bucket of data-parallel all-reduce (PyTorch DDP's 25 MB).
 constexpr double kGradientBucketBytes = 25e6;
 
