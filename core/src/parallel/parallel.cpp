@@ -113,6 +113,7 @@ const char* to_string(Recompute r) {
     case Recompute::None: return "none";
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
+    case Recompute::Ops: return "ops";
   }
   return "none";
 }
@@ -200,6 +201,14 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   // The row lists the modes in the enum's order.
   auto recompute = read_parallel_field(p, "recompute", path);
   c.recompute = recompute ? static_cast<Recompute>(recompute->choice) : Recompute::None;
+  // Layer-wise checkpointing (torchtitan's selective_ac_option n) applies to full recomputation only: op-level
+  // checkpointing wraps every block, and selective recomputation is per layer.
+  c.recompute_every = opt_int(p, "recompute_every").value_or(1);
+  if (c.recompute_every > 1 && c.recompute != Recompute::Full) {
+    throw InputError("parallel.recompute_every",
+                     "checkpoints every n-th block under recompute \"full\" only; recompute is \"" +
+                         std::string(to_string(c.recompute)) + "\"");
+  }
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
@@ -446,7 +455,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
     int count = sl.forward_allreduces + sl.backward_allreduces;
-    if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
+    if (checkpointed_block(sl, cfg.recompute, cfg.recompute_every)) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }
