@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
 #include "prenet/memory.hpp"
 #include "prenet/parallel.hpp"
