@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
 #include "prenet/parallel.hpp"
@@ -211,4 +212,28 @@ TEST_CASE("full recomputation of every n-th block repeats the tensor all-reduces
   CHECK(tensor_ms(Recompute::Full, 2) == Approx(none + (all - none) / 2));
   CHECK(tensor_ms(Recompute::Full, 4) == Approx(none + (all - none) / 4));
   CHECK(tensor_ms(Recompute::Ops, 1) == Approx(none));
+}
+
+TEST_CASE("a request with recompute_every keeps memory between full and none and echoes it", "[recompute][api]") {
+  auto run = [](const Json& parallel) {
+    const Json r = {{"model", {{"preset", "gpt2"}}},
+                    {"training", {{"batch_size", 16}, {"precision", "bf16"}}},
+                    {"hardware", {"h100-sxm"}},
+                    {"options", {{"per_layer", false}}},
+                    {"parallel", parallel}};
+    const Json out = Json::parse(predict_json(r.dump()));
+    INFO(out.dump().substr(0, 400));
+    REQUIRE(out.contains("results"));
+    return out["results"][0];
+  };
+  const Json none = run({{"gpus", 8}}), full = run({{"gpus", 8}, {"recompute", "full"}});
+  const Json half = run({{"gpus", 8}, {"recompute", "full"}, {"recompute_every", 2}});
+  CHECK(half["parallel"]["recompute_every"] == 2);
+  CHECK_FALSE(full["parallel"].contains("recompute_every"));
+  const double a_none = none["memory"]["activations_gb"], a_full = full["memory"]["activations_gb"];
+  const double a_half = half["memory"]["activations_gb"];
+  CHECK(a_full < a_half);
+  CHECK(a_half < a_none);
+  CHECK(double(full["step_ms"]) > double(half["step_ms"]));
+  CHECK(double(half["step_ms"]) > double(none["step_ms"]));
 }
