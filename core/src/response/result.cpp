@@ -129,34 +129,31 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
   Json stages = Json::array();
   for (std::size_t s = 0; s + 1 < pt.stage_bounds.size(); ++s)
     stages.push_back(pt.stage_bounds[s + 1] - pt.stage_bounds[s]);
-  Json j = {{"gpus", cfg.gpus},
-            {"data", cfg.data},
-            {"tensor", cfg.tensor},
-            {"pipeline", cfg.pipeline},
-            {"micro_batch_size", cfg.micro_batch_size},
-            {"micro_batches", cfg.micro_batches},
-            {"zero_stage", cfg.zero_stage},
-            {"recompute", to_string(cfg.recompute)},
-            {"sequence_parallel", cfg.sequence_parallel},
-            {"compute_ms", parts.compute_ms()},
-            {"communication_ms",
-             {{"data", parts.data_ms},
-              {"tensor", parts.tensor_ms},
-              {"pipeline", parts.pipeline_ms},
-              {"zero", parts.zero_ms}}},
-            {"bubble_ms", parts.bubble_ms},
-            {"stage_layers", stages},
-            {"critical_stage", pt.critical_stage},
-            {"links",
-             {{"gpus_per_node", fabric.gpus_per_node},
-              {"intra_node", link_json(fabric.intra)},
-              {"inter_node", link_json(fabric.inter)},
-              {"tensor", which(cfg.tensor > 1, g.tensor_inter)},
-              {"data", which(cfg.data > 1, g.data_inter)},
-              {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)}}}};
-  // Echoed only off its default, so that the responses of every-block recomputation stay as they were.
-  if (cfg.recompute_every > 1) j["recompute_every"] = cfg.recompute_every;
-  return j;
+  return {{"gpus", cfg.gpus},
+          {"data", cfg.data},
+          {"tensor", cfg.tensor},
+          {"pipeline", cfg.pipeline},
+          {"micro_batch_size", cfg.micro_batch_size},
+          {"micro_batches", cfg.micro_batches},
+          {"zero_stage", cfg.zero_stage},
+          {"recompute", to_string(cfg.recompute)},
+          {"sequence_parallel", cfg.sequence_parallel},
+          {"compute_ms", parts.compute_ms()},
+          {"communication_ms",
+           {{"data", parts.data_ms},
+            {"tensor", parts.tensor_ms},
+            {"pipeline", parts.pipeline_ms},
+            {"zero", parts.zero_ms}}},
+          {"bubble_ms", parts.bubble_ms},
+          {"stage_layers", stages},
+          {"critical_stage", pt.critical_stage},
+          {"links",
+           {{"gpus_per_node", fabric.gpus_per_node},
+            {"intra_node", link_json(fabric.intra)},
+            {"inter_node", link_json(fabric.inter)},
+            {"tensor", which(cfg.tensor > 1, g.tensor_inter)},
+            {"data", which(cfg.data > 1, g.data_inter)},
+            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)}}}};
 }
 
 }  // namespace prenet
