@@ -361,6 +361,13 @@ export const CASES = [
   { group: 'parallel', name: 'sequence_parallel with tensor 4 and seq_len 1022 (not divisible)', input: () => par({ tensor: 4, sequence_parallel: true }, 1022) },
   { group: 'parallel', name: 'inter_node bandwidth_gbs -5', input: () => par({ gpus: 8, gpus_per_node: 4, inter_node: { bandwidth_gbs: -5 } }) },
   { group: 'parallel', name: 'intra_node latency_us "NaN" (text)', input: () => par({ gpus: 2, intra_node: { latency_us: 'NaN' } }) },
+  { group: 'parallel', name: 'recompute_every 2 with recompute "selective"', input: () => par({ recompute: 'selective', recompute_every: 2 }) },
+  { group: 'parallel', name: 'recompute_every 13 with recompute "full" (12 blocks)', input: () => par({ recompute: 'full', recompute_every: 13 }) },
+  { group: 'parallel', name: 'recompute_every 0', input: () => par({ recompute: 'full', recompute_every: 0 }) },
+  { group: 'parallel', name: 'state_accounting "autocast" with precision fp32', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, precision: 'fp32', state_accounting: 'autocast' } }) },
+  { group: 'parallel', name: 'state_accounting "fsdp" on 8 data ranks with zero_stage 1', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, precision: 'bf16', state_accounting: 'fsdp' }, parallel: { data: 8, zero_stage: 1 } }) },
+  { group: 'parallel', name: 'state_accounting "megatron" with master_weights bf16', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, precision: 'bf16', master_weights: 'bf16', state_accounting: 'megatron' } }) },
+  { group: 'parallel', name: 'state_accounting "apex"', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, state_accounting: 'apex' } }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},
               {"num_layers", 4}, {"num_experts", 4}, {"num_sparse_encoder_layers", 2}, {"vocab_size", 100}})
             .dump());
+  // Recomputation granularity and state accounting (issue 18): a parallel request the fuzzer mutates from.
+  write(out / "request", "recompute-accounting.json",
+        Json({{"model", {{"preset", "gpt2"}}},
+              {"training", {{"batch_size", 16}, {"precision", "bf16"}, {"state_accounting", "megatron"}}},
+              {"parallel", {{"gpus", 4}, {"zero_stage", 1}, {"recompute", "full"}, {"recompute_every", 2}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
   // patterns included, also wrapped in requests.
   for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/hf")) {

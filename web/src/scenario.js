@@ -46,7 +46,7 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @property {string} layersFor accelerator whose per-layer breakdown is shown ('' = the first result)
  * @property {Parallel} parallel training on several GPUs; sent to the core only when in use
  * @property {PlanSettings} plan the Plan panel's inputs
- * @typedef {'none' | 'selective' | 'full'} Recompute
+ * @typedef {'none' | 'selective' | 'full' | 'ops'} Recompute
  * @typedef {object} Parallel the request's `parallel` section as the form holds it (docs/API.md):
  *   numbers are present only when the user set them (absent ones the core derives or defaults)
  * @property {number} [gpus]
@@ -55,6 +55,7 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @property {number} [pipeline]
  * @property {number} [micro_batch_size]
  * @property {number} [micro_batches]
+ * @property {number} [recompute_every] with recompute full, checkpoint every n-th block only
  * @property {number} [gpus_per_node]
  * @property {number} [intra_node_gbs] intra-node link bandwidth override (GB/s per GPU)
  * @property {number} [intra_node_us] intra-node link latency override (µs)
@@ -108,6 +109,7 @@ export const PARALLEL_NUMBERS = [
   'pipeline',
   'micro_batch_size',
   'micro_batches',
+  'recompute_every',
   'gpus_per_node',
   'intra_node_gbs',
   'intra_node_us',

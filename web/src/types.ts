@@ -95,9 +95,11 @@ export interface ParallelSpec {
   pipeline?: number;
   micro_batch_size?: number;
   micro_batches?: number;
+  /** With recompute full: checkpoint every n-th block only (1: all). */
+  recompute_every?: number;
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
-  recompute?: 'none' | 'selective' | 'full';
+  recompute?: 'none' | 'selective' | 'full' | 'ops';
   /** Megatron sequence parallelism over the tensor group (no effect at tensor 1). */
   sequence_parallel?: boolean;
   gpus_per_node?: number;

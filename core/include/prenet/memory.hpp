@@ -28,11 +28,21 @@ constexpr double kRuntimeOverheadGb = 0.75;
 
 /// Bytes per trained parameter of the model states (docs/PREDICTION.md, Memory): weights (16-bit copy plus
 /// FP32 master under mixed precision), gradients, optimizer states. Unsharded. Frozen weights hold only
-/// Layer::frozen_bytes_per_parameter each.
+/// Layer::frozen_bytes_per_parameter each. training.state_accounting chooses whose bytes mixed precision keeps
+/// (docs/PREDICTION.md, "Gradient and master-weight accounting"): `weights16` is the persistent copy the GPU
+/// computes with (0 under FSDP's mixed precision, which casts each gathered layer), `compute` the bytes of the
+/// copy a ZeRO-3 gather makes, `casts` autocast's 16-bit copy of each linear weight, held from its forward use
+/// to its backward.
 struct StateBytes {
   double weights16 = 0, master = 0, gradients = 0, optimizer = 0;
+  double compute = 0, casts = 0;
 };
 StateBytes state_bytes(const TrainingConfig& training);
+/// Refuses a state accounting that contradicts the request (errors name training.state_accounting):
+/// autocast under FP32 training, any but deepspeed with pure bf16 (master_weights bf16) or with ZeRO-Offload,
+/// fsdp with offload of the optimizer alone or with an unsharded data-parallel group (`parallel`: the
+/// request's section, nullptr when it has none).
+void check_state_accounting(const TrainingConfig& training, const ParallelConfig* parallel);
 
 /// What the optimizer-state rules need of the tensors a layer trains (its own when trainable, its adapters'):
 /// sums over them, so that stages add up. Matrices come from the layer kind's linear_modules; what else it
@@ -45,6 +55,7 @@ struct TrainedTensors {
   double large = 0;     // elements of tensors of at least kMin8bitElements (bitsandbytes quantizes their states)
   double blocks = 0;    // their kStateBlock-element blocks (one FP32 absmax per block and state)
   double largest = 0;   // the layer's trainable parameters; summed stages keep the largest layer's
+  double linear = 0;    // elements of the trained linear weights (not an embedding table): autocast casts these
   TrainedTensors& operator+=(const TrainedTensors& o);
 };
 /// bitsandbytes' min_8bit_size (optim/optimizer.py): smaller tensors keep 32-bit states.

@@ -17,7 +17,10 @@
 
 namespace prenet {
 
-enum class Recompute { None, Selective, Full };
+/// Activation recomputation (parallel.recompute; docs/PREDICTION.md, "Recomputation granularity"): none,
+/// Korthikanti's selective (attention's core), full (whole blocks), ops (op-level: matmul and attention
+/// outputs kept, the rest of each block recomputed).
+enum class Recompute { None, Selective, Full, Ops };
 const char* to_string(Recompute r);
 
 /// One kind of link between accelerators: per-GPU bandwidth in one direction and the latency of one hop.
@@ -148,13 +151,23 @@ ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool seque
 /// backward: attention's core (QK^T, softmax, dropout, PV) unless it is one fused kernel.
 bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context);
 
-/// Appends the forward kernels that recomputation repeats during backward (as backward kernels).
-void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode);
+/// Whether op-level recomputation (Recompute::Ops) runs forward kernel `k` of `layer` (inside a block) again in
+/// backward: everything but the matmuls' and the fused attention's, whose outputs it keeps.
+bool recomputed_by_ops(const Layer& layer, const Kernel& k, const KernelContext& context);
+
+/// Whether full recomputation checkpoints the block of `layer` when every `every`-th block instance is
+/// checkpointed (torchtitan's layer-wise selective_ac_option: blocks n, 2n, ... counted from 1).
+bool checkpointed_block(const ShardLayer& layer, Recompute mode, std::int64_t every);
+
+/// Appends the forward kernels that recomputation repeats during backward (as backward kernels); with `full`
+/// only the checkpointed blocks' (`every`).
+void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode, std::int64_t every = 1);
 
 /// Bytes of activations one micro-batch (`work`, of `micro_batch` samples at its context's precision) keeps for
-/// backward under `mode`, per layer of `shard`.
+/// backward under `mode` (with full: every `every`-th block checkpointed), per layer of `shard`. Throws naming
+/// parallel.recompute_every when `every` exceeds the blocks.
 std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
-                                           std::int64_t micro_batch);
+                                           std::int64_t micro_batch, std::int64_t every = 1);
 
 /// Contiguous split of layers into `stages` with the per-layer costs `cost` as even as possible;
 /// returns the first layer of each stage plus layers.size(). Throws naming parallel.pipeline when there

@@ -115,6 +115,11 @@ constexpr int kLossChunks = 8;
 /// What moves to host memory (training.offload): nothing, the optimizer's states with the FP32 weights and the
 /// gradients (DeepSpeed ZeRO-Offload), or those and the 16-bit weights too (ZeRO-Infinity CPU, FSDP CPUOffload).
 enum class Offload { None, Optimizer, OptimizerParams };
+/// Whose bytes per parameter the model states follow under mixed precision (training.state_accounting;
+/// docs/PREDICTION.md, "Gradient and master-weight accounting"): DeepSpeed's 16-bit weights, FP32 master and
+/// 16-bit gradients; Megatron-LM's FP32 main gradients; PyTorch autocast's FP32 weights and gradients; FSDP2's
+/// MixedPrecisionPolicy (FP32 sharded parameters and gradients, 16-bit copies of the gathered layers only).
+enum class StateAccounting { DeepSpeed, Megatron, Autocast, Fsdp };
 
 struct TrainingConfig {
   std::int64_t batch_size = 32;
@@ -143,6 +148,7 @@ struct TrainingConfig {
   bool activation_offload = false;  // training.activation_offload: saved activations kept in host memory
   MasterWeights master_weights = MasterWeights::FP32;  // bf16: pure bf16 training, no FP32 copy
   bool optimizer_in_backward = false;                  // each parameter stepped, its gradient freed, during backward
+  StateAccounting state_accounting = StateAccounting::DeepSpeed;  // training.state_accounting
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.

@@ -279,6 +279,14 @@ class Attention : public LayerKind {
     s.roles[s.l] = kGathersInput | kScattersOutput;
   }
 
+  /// Op-level recomputation: projections and the fused kernel kept, the rest of the core recomputed.
+  bool recomputed_by_ops(const Layer&, const Kernel& k, const KernelContext& context) const override {
+    return attention_recomputed_by_ops(k, context);
+  }
+  double ops_kept_bytes(const Layer&, const Kernel& k, double e, const KernelContext& context) const override {
+    return attention_ops_kept_bytes(k, e, context);
+  }
+
   /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, soft-capping, sinks,
   /// softmax, dropout, PV) runs again, not the QK-norm; a fused kernel keeps no scores, and its backward
   /// recomputes them anyway.

@@ -101,6 +101,17 @@ void attention_core_backward(const LayerStep& st, const AttentionCore& c, Kernel
   kb.gemm(Phase::Backward, c.t, c.dk, c.s, bh);  // dK = dS^T Q
 }
 
+bool attention_recomputed_by_ops(const Kernel& k, const KernelContext& context) {
+  if (k.cls == KernelClass::BatchedGemm) return !flash(context);
+  return k.cls != KernelClass::Gemm;
+}
+
+double attention_ops_kept_bytes(const Kernel& k, double e, const KernelContext& context) {
+  // The fused kernel writes O (s x dv per head; dv = dk, Hugging Face pads MLA's values) and the statistics.
+  if (k.cls == KernelClass::BatchedGemm && flash(context)) return k.batch * k.m * (e * k.k + 4);
+  return e * k.batch * k.m * k.n;
+}
+
 bool fp32_probabilities(const KernelContext& context, double e) {
   return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
 }

@@ -62,6 +62,13 @@ double visible_share(const LayerAttrs& a, double s, double t);
 /// The core's forward kernels (eager: scores, soft-capping, sinks, softmax, dropout, P V; or one fused
 /// kernel), reading the layer's causal/window/chunk, softcap, sinks and dropout from st.a.
 void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb);
+/// Op-level recomputation in an attention kind: the projections' GEMMs and the fused kernel are kept; eager
+/// attention's batched products (scores, P V: aten.bmm, not on torchtitan's save list) run again with the
+/// rest of the core.
+bool attention_recomputed_by_ops(const Kernel& k, const KernelContext& context);
+/// What op-level recomputation keeps of a kept attention kernel: a projection's output, or the fused
+/// kernel's output (its GEMM view is the scores': batch x s x t, width k) and each row's FP32 log-sum-exp.
+double attention_ops_kept_bytes(const Kernel& k, double e, const KernelContext& context);
 /// The core's backward kernels, mirroring attention_core_forward.
 void attention_core_backward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb);
 

@@ -138,6 +138,17 @@ class LayerKind {
   virtual double selective_dropped_bytes(const Layer&, double /*b*/, double /*e*/, const KernelContext&) const {
     return 0.0;
   }
+  /// Whether op-level recomputation (parallel.recompute "ops") runs forward kernel `k` again in backward: all
+  /// but the matrix products whose outputs it keeps (torchtitan's op save list: aten.mm, and the grouped or
+  /// batched products of a layer's own weights; a convolution counts as its implicit GEMM).
+  virtual bool recomputed_by_ops(const Layer&, const Kernel& k, const KernelContext&) const {
+    return k.cls != KernelClass::Gemm && k.cls != KernelClass::BatchedGemm && k.cls != KernelClass::Conv;
+  }
+  /// Bytes op-level recomputation keeps of a forward kernel it does not recompute: its output, batch x m x n
+  /// elements of size e in the GEMM view.
+  virtual double ops_kept_bytes(const Layer&, const Kernel& k, double e, const KernelContext&) const {
+    return e * k.batch * k.m * k.n;
+  }
 
  private:
   LayerType type_;

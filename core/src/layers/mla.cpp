@@ -173,6 +173,14 @@ class Mla : public LayerKind {
     s.roles[s.l] = kGathersInput | kScattersOutput;
   }
 
+  /// Op-level recomputation: projections and the fused kernel kept, the rest of the core recomputed.
+  bool recomputed_by_ops(const Layer&, const Kernel& k, const KernelContext& context) const override {
+    return attention_recomputed_by_ops(k, context);
+  }
+  double ops_kept_bytes(const Layer&, const Kernel& k, double e, const KernelContext& context) const override {
+    return attention_ops_kept_bytes(k, e, context);
+  }
+
   /// Selective recomputation: the attention core only, as for attention.
   bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
     return !flash(context) && k.cls != KernelClass::Gemm && k.cls != KernelClass::Normalization;

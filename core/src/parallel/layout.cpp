@@ -39,13 +39,15 @@ MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const Para
 }
 
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
-                                 Recompute mode, const Accelerator& acc, Precision precision) {
+                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every) {
   const std::size_t n = shard.net.layers.size();
   std::vector<double> extra(n, 0.0);
   if (mode == Recompute::Full) {
     // Whole blocks run forward again: their layers' forward time, which the timing has.
-    for (std::size_t l = 0; l < n; ++l) extra[l] = shard.layers[l].in_block ? timing.layers[l].ms[0] : 0.0;
-  } else if (mode == Recompute::Selective) {
+    for (std::size_t l = 0; l < n; ++l) {
+      extra[l] = checkpointed_block(shard.layers[l], mode, every) ? timing.layers[l].ms[0] : 0.0;
+    }
+  } else if (mode != Recompute::None) {
     // Which kernels run again is add_recompute_kernels' rule: those it appends to the forward kernels (it
     // repeats no others, so the rest of the step need not be copied), timed one by one.
     StepWork again;
@@ -56,7 +58,7 @@ std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& wo
       if (k.phase == Phase::Forward) again.kernels.push_back(k);
     }
     const std::size_t forward = again.kernels.size();
-    add_recompute_kernels(again, shard, mode);
+    add_recompute_kernels(again, shard, mode, every);
     for (std::size_t i = forward; i < again.kernels.size(); ++i) {
       const Kernel& k = again.kernels[i];
       extra[static_cast<std::size_t>(k.layer)] += kernel_time(k, acc, precision).total_ms();

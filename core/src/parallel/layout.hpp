@@ -30,9 +30,10 @@ MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const Para
                               const TrainingConfig& training);
 
 /// Per layer of `shard`, the time (ms) on `acc` of the forward kernels that recomputation `mode` runs
-/// again in backward (`timing`: the roofline of `work`, which has no recomputation kernels yet).
+/// again in backward (`timing`: the roofline of `work`, which has no recomputation kernels yet); with full,
+/// those of every `every`-th block.
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
-                                 Recompute mode, const Accelerator& acc, Precision precision);
+                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every = 1);
 
 class LayoutEvaluator {
  public:

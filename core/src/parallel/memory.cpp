@@ -5,6 +5,7 @@
 #include <string>
 
 #include "layers/layer_kind.hpp"
+#include "request/options.hpp"
 
 namespace prenet {
 
@@ -16,6 +17,7 @@ TrainedTensors& TrainedTensors::operator+=(const TrainedTensors& o) {
   large += o.large;
   blocks += o.blocks;
   largest = std::max(largest, o.largest);
+  linear += o.linear;
   return *this;
 }
 
@@ -66,7 +68,10 @@ TrainedTensors trained_tensors(const Layer& layer) {
       t.blocks += std::ceil(n / kStateBlock) * copies;
     }
   };
-  for (const TrainedMatrix& m : trained_matrices(layer)) add(m.rows, m.cols, m.copies, m.hidden);
+  for (const TrainedMatrix& m : trained_matrices(layer)) {
+    add(m.rows, m.cols, m.copies, m.hidden);
+    t.linear += m.rows * m.cols * m.copies;
+  }
   // An embedding's table is a matrix (vocab x width) to Adafactor and bitsandbytes; Muon leaves it to AdamW.
   const double vocab = static_cast<double>(layer.attrs.vocab_size);
   if (layer.trainable && layer.type == LayerType::Embedding && vocab > 0 && t.elements > t.matrices) {
@@ -76,6 +81,7 @@ TrainedTensors trained_tensors(const Layer& layer) {
   t.matrices = std::min(t.matrices, t.elements);
   t.hidden = std::min(t.hidden, t.elements);
   t.large = std::min(t.large, t.elements);
+  t.linear = std::min(t.linear, t.elements);
   return t;
 }
 
@@ -112,6 +118,32 @@ StateBytes state_bytes(const TrainingConfig& training) {
   b.weights16 = mixed || pure_bf16 ? 2.0 : 4.0;
   b.master = mixed && !pure_bf16 ? 4.0 : 0.0;
   b.gradients = mixed || pure_bf16 ? 2.0 : 4.0;
+  b.compute = b.weights16;
+  // Under FP32 training every framework keeps FP32 weights and gradients and nothing else: the accountings
+  // coincide (autocast is refused there by check_state_accounting; pure bf16 takes only deepspeed).
+  if (mixed && !pure_bf16) {
+    switch (training.state_accounting) {
+      case StateAccounting::DeepSpeed: break;
+      // Megatron-LM: 16-bit parameters, FP32 main parameters in the optimizer and FP32 main gradients
+      // (docs/source/api-guide/dist_optimizer.md: "float16 param, fp32 grads: 18", distributed "6 + 12/d").
+      case StateAccounting::Megatron: b.gradients = 4.0; break;
+      // torch.autocast: the module's FP32 parameters are the optimizer's, gradients FP32; each linear weight is
+      // cast to 16 bits per forward, and the cast is saved for backward.
+      case StateAccounting::Autocast:
+        b.weights16 = b.compute = 4.0;
+        b.master = 0.0;
+        b.gradients = 4.0;
+        b.casts = 2.0;
+        break;
+      // FSDP2 MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): sharded FP32 parameters (the
+      // optimizer's) and FP32 sharded gradients; the all-gather casts to 16 bits, unsharded per layer only.
+      case StateAccounting::Fsdp:
+        b.weights16 = 0.0;
+        b.compute = 2.0;
+        b.gradients = 4.0;
+        break;
+    }
+  }
   // Per parameter of a large hidden matrix (a plain tensor's rate).
   TrainedTensors unit;
   unit.elements = unit.matrices = unit.hidden = unit.large = 1;
@@ -119,6 +151,55 @@ StateBytes state_bytes(const TrainingConfig& training) {
   b.optimizer = optimizer_state_bytes(unit, training);
   return b;
 }
+
+void check_state_accounting(const TrainingConfig& training, const ParallelConfig* parallel) {
+  const StateAccounting a = training.state_accounting;
+  if (a == StateAccounting::DeepSpeed) return;
+  const std::string field = "training.state_accounting";
+  const std::string name = choice_name("state_accounting", static_cast<std::size_t>(a));
+  if (a == StateAccounting::Autocast && !is_mixed(training.precision)) {
+    throw InputError(field, std::string("autocast computes in 16 bits, which precision ") +
+                                to_string(training.precision) +
+                                " does not; under FP32 training every accounting keeps 4 + 4 bytes (leave it out)");
+  }
+  if (training.master_weights == MasterWeights::BF16) {
+    throw InputError(field, name + " keeps FP32 " + (a == StateAccounting::Megatron ? "main weights" : "weights") +
+                                ", which master_weights bf16 (pure bf16) has none of; leave state_accounting out");
+  }
+  if (training.offload == Offload::Optimizer && a != StateAccounting::DeepSpeed) {
+    throw InputError(field, name +
+                                " with offload optimizer is not modelled: ZeRO-Offload is DeepSpeed's "
+                                "(state_accounting deepspeed)");
+  }
+  if (training.offload == Offload::OptimizerParams && a != StateAccounting::Fsdp) {
+    throw InputError(field, name +
+                                " with offload optimizer_params is not modelled (FSDP CPUOffload: "
+                                "state_accounting fsdp; ZeRO-Infinity: deepspeed)");
+  }
+  if (a == StateAccounting::Fsdp && parallel && parallel->data > 1 && parallel->zero_stage != 3) {
+    throw InputError(field, "fsdp shards parameters, gradients and states over the " + std::to_string(parallel->data) +
+                                " data-parallel ranks: set parallel.fsdp true (zero_stage 3), not zero_stage " +
+                                std::to_string(parallel->zero_stage));
+  }
+}
+
+namespace {
+
+/// Parameters of the layer of `net` with the most.
+double largest_param(const Network& net) {
+  double largest = 0;
+  for (const Layer& layer : net.layers) largest = std::max(largest, static_cast<double>(layer.parameters));
+  return largest;
+}
+
+/// Bytes the state accounting adds beside the persistent states: FSDP's 16-bit copies of the layer gathered and
+/// the one prefetched (it keeps no other), autocast's casts of every linear weight the GPU trains.
+double state_temporary_bytes(const StateBytes& b, const TrainedTensors& tensors, double largest_param) {
+  const double gathered = b.weights16 == 0 ? 2.0 * largest_param * b.compute : 0.0;
+  return gathered + b.casts * tensors.linear;
+}
+
+}  // namespace
 
 void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingConfig& training) {
   const StateBytes b = state_bytes(training);
@@ -141,7 +222,7 @@ void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingCo
       m.weights_gb = 0;
       host += (b.master > 0 ? share.trained * b.weights16 * share.s_w : 0.0) + share.frozen_bytes * share.s_w;
       const double layer =
-          std::max(share.trained > 0 ? share.largest_param * b.weights16 : 0.0, share.largest_frozen_bytes);
+          std::max(share.trained > 0 ? share.largest_param * b.compute : 0.0, share.largest_frozen_bytes);
       if (!share.gathered) m.temporary_gb += 2.0 * layer / 1e9;
     }
   }
@@ -174,6 +255,7 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
     largest_saved = std::max(largest_saved, layer.saved_activation_bytes);
   }
   m.activations_gb = saved / 1e9;
+  m.temporary_gb += state_temporary_bytes(b, tensors, largest_param(net)) / 1e9;
   m.overhead_gb = kRuntimeOverheadGb;
   if (training.offload != Offload::None || training.activation_offload) {
     OffloadShare share;
@@ -181,6 +263,7 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
     share.frozen_bytes = frozen_bytes;
     share.activations = saved;
     share.largest_saved = largest_saved;
+    share.gathered = b.weights16 == 0;  // FSDP's gathered layers are in temporary_gb already
     for (const Layer& layer : net.layers) {
       share.largest_param = std::max(share.largest_param, static_cast<double>(layer.parameters));
       if (!layer.trainable)
@@ -239,11 +322,13 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   const double in_flight = static_cast<double>(std::min<std::int64_t>(cfg.micro_batches, remaining));
   m.activations_gb = in.activations * (cfg.pipeline > 1 ? in_flight : 1.0) / 1e9;
   const double kept_activations = m.activations_gb * 1e9;
-  // Full recomputation rebuilds one block's activations at a time during backward.
-  if (cfg.recompute == Recompute::Full) m.activations_gb += in.largest_block / 1e9;
+  // Full and op-level recomputation rebuild one block's activations at a time during backward.
+  if (cfg.recompute == Recompute::Full || cfg.recompute == Recompute::Ops) m.activations_gb += in.largest_block / 1e9;
   // Gathered full layers under ZeRO-3 (the current one and the prefetched next), and two gradient
   // buckets in flight under data parallelism.
-  if (cfg.zero_stage == 3 && cfg.data > 1) m.temporary_gb += 2.0 * in.largest_param * b.weights16 / 1e9;
+  if (cfg.zero_stage == 3 && cfg.data > 1 && b.weights16 > 0)
+    m.temporary_gb += 2.0 * in.largest_param * b.compute / 1e9;
+  m.temporary_gb += state_temporary_bytes(b, in.tensors, in.largest_param) / 1e9;
   if (cfg.data > 1) m.temporary_gb += 2.0 * kGradientBucketBytes / 1e9;
   m.overhead_gb = kRuntimeOverheadGb;
   if (training.offload != Offload::None || training.activation_offload) {
@@ -256,7 +341,7 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
                        in.largest_param,
                        in.largest_frozen_bytes,
                        cfg.data > 1,
-                       cfg.zero_stage == 3 && cfg.data > 1};
+                       (cfg.zero_stage == 3 && cfg.data > 1) || b.weights16 == 0};
     move_to_host(m, share, training);
   }
   return m;

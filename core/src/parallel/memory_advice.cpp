@@ -25,8 +25,12 @@ std::vector<std::vector<Candidate>> candidate_groups(const ParallelConfig& cfg, 
   if (cfg.tensor > 1 && !cfg.sequence_parallel) {
     groups[0].push_back({with([](ParallelConfig& c) { c.sequence_parallel = true; }), {{"sequence_parallel", true}}});
   }
+  // Modes by what they keep, most first: none, selective, ops, full.
+  auto keeps_less = [](Recompute r) {
+    return r == Recompute::Ops ? 2 : r == Recompute::Full ? 3 : static_cast<int>(r);
+  };
   for (Recompute r : {Recompute::Selective, Recompute::Full}) {
-    if (static_cast<int>(r) <= static_cast<int>(cfg.recompute)) continue;
+    if (keeps_less(r) <= keeps_less(cfg.recompute)) continue;
     groups[1].push_back({with([r](ParallelConfig& c) { c.recompute = r; }), {{"recompute", to_string(r)}}});
   }
   for (int z = cfg.zero_stage + 1; cfg.data > 1 && z <= 3; ++z) {

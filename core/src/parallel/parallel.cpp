@@ -113,6 +113,7 @@ const char* to_string(Recompute r) {
     case Recompute::None: return "none";
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
+    case Recompute::Ops: return "ops";
   }
   return "none";
 }
@@ -200,6 +201,14 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   // The row lists the modes in the enum's order.
   auto recompute = read_parallel_field(p, "recompute", path);
   c.recompute = recompute ? static_cast<Recompute>(recompute->choice) : Recompute::None;
+  // Layer-wise checkpointing (torchtitan's selective_ac_option n) applies to full recomputation only: op-level
+  // checkpointing wraps every block, and selective recomputation is per layer.
+  c.recompute_every = opt_int(p, "recompute_every").value_or(1);
+  if (c.recompute_every > 1 && c.recompute != Recompute::Full) {
+    throw InputError("parallel.recompute_every",
+                     "checkpoints every n-th block under recompute \"full\" only; recompute is \"" +
+                         std::string(to_string(c.recompute)) + "\"");
+  }
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
@@ -366,64 +375,6 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
   return s;
 }
 
-bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext& context) {
-  return kind_of(layer.type).recomputed_selectively(layer, k, context);
-}
-
-void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode) {
-  if (mode == Recompute::None) return;
-  const std::size_t count = work.kernels.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    Kernel k = work.kernels[i];
-    if (k.phase != Phase::Forward) continue;
-    const auto l = static_cast<std::size_t>(k.layer);
-    bool again = false;
-    if (mode == Recompute::Full) {
-      again = shard.layers[l].in_block;
-    } else {
-      const Layer& L = shard.net.layers[l];
-      again = recomputed_selectively(L, k, work.context);
-    }
-    if (!again) continue;
-    k.phase = Phase::Backward;
-    LayerWork& lw = work.layers[l];
-    lw.flops[1] += k.flops;
-    lw.bytes[1] += k.bytes;
-    lw.kernels += 1;
-    work.flops[1] += k.flops;
-    work.kernels.push_back(k);
-  }
-}
-
-std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
-                                           std::int64_t micro_batch) {
-  const std::size_t n = shard.net.layers.size();
-  std::vector<double> out(n, 0.0);
-  const double e = activation_bytes(work.context.precision);
-  const double b = d(micro_batch);
-  int seen_block = -1;
-  for (std::size_t l = 0; l < n; ++l) {
-    const Layer& L = shard.net.layers[l];
-    double bytes = work.layers[l].saved_activation_bytes;
-    if (shard.layers[l].saved_input_split > 1) {
-      // Sequence parallelism: the input saved for the weight gradient is this GPU's slice of the sequence.
-      const double input = e * b * d(elements(L.input_shapes.front())) * kind_of(L.type).saved_input_copies(L);
-      bytes -= input * (1.0 - 1.0 / d(shard.layers[l].saved_input_split));
-    }
-    if (mode == Recompute::Selective) bytes -= kind_of(L.type).selective_dropped_bytes(L, b, e, work.context);
-    if (mode == Recompute::Full && shard.layers[l].in_block) {
-      // Only the input of each block instance is kept; the rest is recomputed in backward.
-      bytes = 0;
-      if (shard.layers[l].block != seen_block) {
-        seen_block = shard.layers[l].block;
-        bytes = e * b * d(elements(L.input_shapes.front()));
-      }
-    }
-    out[l] = std::max(0.0, bytes);
-  }
-  return out;
-}
-
 std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int64_t stages) {
   const std::size_t n = cost.size();
   const auto p = static_cast<std::size_t>(stages);
@@ -508,7 +459,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
     int count = sl.forward_allreduces + sl.backward_allreduces;
-    if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
+    if (checkpointed_block(sl, cfg.recompute, cfg.recompute_every)) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }

@@ -104,7 +104,9 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
     for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
       if (batch % mbs != 0) continue;
       cfg.micro_batch_size = mbs;
-      for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+      // Recomputation: op-level too; recompute_every is not searched (every block checkpointed under full).
+      cfg.recompute_every = 1;
+      for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Ops}) {
         cfg.recompute = rc;
         for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
           if (static_cast<std::size_t>(p) > layers) break;
@@ -136,6 +138,8 @@ class AcceleratorSearch {
 
   /// Counts layout `cfg` and keeps it if its fullest GPU fits.
   void consider(const ParallelConfig& cfg) {
+    // FSDP's accounting is its own sharding (check_state_accounting): only its fully sharded layouts.
+    if (tr_.state_accounting == StateAccounting::Fsdp && cfg.data > 1 && cfg.zero_stage != 3) return;
     ++considered;
     const StagePlan& sp = stages(cfg);
     const double memory = layouts_.fullest_gb(cfg, sp.bounds);

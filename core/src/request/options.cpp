@@ -253,6 +253,14 @@ std::vector<TrainingOption> build_options() {
        "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
        {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
        store_member<&TC::optimizer_in_backward>, read_unless<&TC::optimizer_in_backward, false>},
+      {"state_accounting", K::Choice, {"deepspeed", "megatron", "autocast", "fsdp"},
+       {"DeepSpeed (16-bit gradients)", "Megatron-LM (FP32 main gradients)", "PyTorch autocast (FP32 weights)",
+        "FSDP2 mixed precision (FP32 shards)"}, 0, 0, nullptr,
+       "State accounting", "bytes per parameter of weights, master copy and gradients under mixed precision: deepspeed "
+       "2 + 4 + 2, megatron 2 + 4 + 4 (FP32 main gradients), autocast 4 + 0 + 4 (FP32 weights, 16-bit casts per "
+       "forward), fsdp 4 + 4 sharded (needs zero_stage 3); absent: deepspeed",
+       {"state_accounting", "accounting"}, "state-accounting", "S", Echo::WhenGiven,
+       store_member<&TC::state_accounting>, read_unless<&TC::state_accounting, StateAccounting::DeepSpeed>},
   };
   // clang-format on
 }
@@ -289,7 +297,8 @@ std::vector<TrainingOption> build_parallel_options() {
       {"fsdp", K::Boolean, {}, {}, 0, 0, false,
        "FSDP", "fully sharded data parallelism: the same as zero_stage 3",
        {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
-      {"recompute", K::Choice, {"none", "selective", "full"}, {"none", "selective (attention)", "full (per block)"},
+      {"recompute", K::Choice, {"none", "selective", "full", "ops"},
+       {"none", "selective (attention)", "full (per block)", "ops (keep matmul outputs)"},
        0, 0, "none", "Recompute",
        "activation recomputation: keep fewer activations, repeat part of the forward pass in backward",
        {"recompute"}, "recompute", "R", Echo::Never, nullptr, nullptr},
@@ -311,6 +320,10 @@ std::vector<TrainingOption> build_parallel_options() {
       {"inter_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
        "Inter-node latency", "inter-node link latency per hop (us); absent: the catalogue's",
        {"inter_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"recompute_every", K::Integer, {}, {}, 1, 1 << 20, 1,
+       "Recompute every", "with recompute full, only every n-th block is checkpointed and recomputed, the others keep "
+       "their activations (torchtitan's selective_ac_option n); 1: every block",
+       {"recompute_every"}, "recompute-every", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

@@ -1,6 +1,7 @@
 #include "prenet/request.hpp"
 
 #include "prenet/hf_config.hpp"
+#include "prenet/memory.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -70,6 +71,7 @@ Request parse_request(const Json& doc) {
     r.parallel = p;
   }
   check_optimizer_switches(r.training, r.parallel ? r.parallel->micro_batches : 1);
+  check_state_accounting(r.training, r.parallel ? &*r.parallel : nullptr);
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     const Json& cal = require_object(doc["calibration"], "calibration");
     reject_unknown_keys(cal, "calibration", {"hardware", "step_ms"});
