@@ -203,6 +203,9 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
+  // Interleaved 1F1B: model chunks per stage (schedule.cpp checks it against the pipeline and micro-batches).
+  c.virtual_stages = opt_int(p, "virtual_stages").value_or(1);
+  check_virtual_stages(c);
   return c;
 }
 

@@ -2,13 +2,17 @@
 // 1F1B (docs/PREDICTION.md, "More than one GPU").
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "prenet/error.hpp"
 #include "prenet/parallel.hpp"
 
 namespace prenet {
 namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
@@ -85,6 +89,54 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, const Sha
   return bounds;
 }
 
+std::int64_t block_count(const ShardedNetwork& shard) {
+  std::int64_t blocks = 0;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) ++blocks;
+  }
+  return blocks;
+}
+
+std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t pipeline, std::int64_t virtual_stages) {
+  if (virtual_stages <= 1) return split_stages(cost, shard, pipeline);
+  // Megatron-LM (arguments.py) requires the layers to split evenly over the stages and the layers per stage
+  // to split evenly over the virtual stages: each chunk is a whole number of blocks.
+  const std::int64_t blocks = block_count(shard), p = pipeline, v = virtual_stages;
+  if (blocks == 0) {
+    throw InputError("parallel.virtual_stages", "the network has no repeated blocks to split into virtual stages");
+  }
+  if (blocks % p != 0) {
+    throw InputError("parallel.virtual_stages", "the " + str(blocks) + " blocks do not split evenly over " + str(p) +
+                                                    " pipeline stages, so virtual_stages " + str(v) +
+                                                    " cannot divide the blocks per stage");
+  }
+  if ((blocks / p) % v != 0) {
+    throw InputError("parallel.virtual_stages", "virtual_stages " + str(v) + " does not divide the " + str(blocks / p) +
+                                                    " blocks per stage (" + str(blocks) + " blocks over " + str(p) +
+                                                    " pipeline stages)");
+  }
+  return split_stages(cost, shard, p * v);
+}
+
+void check_virtual_stages(const ParallelConfig& cfg) {
+  const std::int64_t v = cfg.virtual_stages, p = cfg.pipeline;
+  if (v <= 1) return;
+  if (p <= 1) {
+    throw InputError("parallel.virtual_stages", "virtual stages interleave a pipeline: virtual_stages " + str(v) +
+                                                    " needs pipeline > 1 (pipeline is " + str(p) + ")");
+  }
+  // Megatron-Core (pipeline_parallel/schedules.py): micro-batches run in groups of
+  // microbatch_group_size_per_vp_stage (default: the pipeline size), and a last group smaller than the
+  // pipeline is refused; with the default the micro-batches are a multiple of the pipeline size.
+  if (cfg.micro_batches % p != 0) {
+    throw InputError("parallel.micro_batches", "the interleaved schedule (virtual_stages " + str(v) +
+                                                   ") needs micro_batches a multiple of pipeline " + str(p) +
+                                                   "; micro_batches is " + str(cfg.micro_batches));
+  }
+}
+
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                       const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
   const std::size_t n = layer_ms.size();
@@ -101,13 +153,17 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
   }
   StagePlan sp;
-  sp.bounds = p > 1 ? split_stages(cost, shard, p) : std::vector<std::size_t>{0, n};
-  const std::size_t stages = sp.bounds.size() - 1;
+  sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
+  sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages) : std::vector<std::size_t>{0, n};
+  const std::size_t chunks = sp.bounds.size() - 1;
+  const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
   for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
     v->assign(stages, 0.0);
   }
-  for (std::size_t s = 0; s < stages; ++s) {
-    for (std::size_t l = sp.bounds[s]; l < sp.bounds[s + 1]; ++l) {
+  // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
+  for (std::size_t j = 0; j < chunks; ++j) {
+    const std::size_t s = j % stages;
+    for (std::size_t l = sp.bounds[j]; l < sp.bounds[j + 1]; ++l) {
       const double params = d(shard.net.layers[l].parameters);
       sp.forward[s] += layer_ms[l][0];
       sp.backward[s] += layer_ms[l][1];
@@ -117,9 +173,9 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
     }
-    if (s > 0) {
-      const Layer& last = shard.net.layers[sp.bounds[s] - 1];
-      const double split = d(shard.layers[sp.bounds[s] - 1].output_split);
+    if (j > 0) {
+      const Layer& last = shard.net.layers[sp.bounds[j] - 1];
+      const double split = d(shard.layers[sp.bounds[j] - 1].output_split);
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
@@ -147,9 +203,14 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
-  r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
-  // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
-  if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
+  // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
+  // stage's time each, so the bubble is (p - 1)/v stage slots: a fraction (p - 1)/(v m) of the compute.
+  const double v = d(sp.virtual_stages);
+  r.virtual_stages = sp.virtual_stages;
+  r.bubble_ms = p > 1 ? (sp.busy_total - busy) / v : 0.0;
+  // Each of the v m + p - 1 chunk slots on the critical path sends an activation forward and a gradient back:
+  // every micro-batch crosses each of the v chunk boundaries of a stage (v-fold traffic per micro-batch).
+  if (p > 1) r.pipeline_ms = 2.0 * (v * m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers

@@ -311,6 +311,10 @@ std::vector<TrainingOption> build_parallel_options() {
       {"inter_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
        "Inter-node latency", "inter-node link latency per hop (us); absent: the catalogue's",
        {"inter_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"virtual_stages", K::Integer, {}, {}, 1, 1024, 1,
+       "Virtual stages", "model chunks per pipeline stage (Megatron's interleaved 1F1B): the bubble shrinks by this "
+       "factor, point-to-point traffic grows by it; must divide the blocks per stage",
+       {"virtual_stages", "vp"}, "virtual-stages", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }
