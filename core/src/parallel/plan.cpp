@@ -88,7 +88,7 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
 }
 
 /// The most model chunks per stage plan mode tries (powers of two up to it).
-constexpr std::int64_t kMaxPlanVirtualStages = 8;
+constexpr std::int64_t kMaxPlanVirtualStages = 4;
 
 /// Calls `visit` with every layout plan mode considers, in search order: tensor degree, micro-batch size,
 /// recomputation, pipeline degree, virtual stages, then for_each_replication. Sequence parallelism is on wherever the
@@ -115,7 +115,7 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
           cfg.pipeline = p;
           // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
           // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
-          for (std::int64_t v : powers(p > 1 ? std::min<std::int64_t>(blocks / p, kMaxPlanVirtualStages) : 1)) {
+          for (std::int64_t v : powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
             if (v > 1 && blocks % (p * v) != 0) continue;
             cfg.virtual_stages = v;
             for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& c) {
