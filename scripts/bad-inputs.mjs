@@ -361,6 +361,10 @@ export const CASES = [
   { group: 'parallel', name: 'sequence_parallel with tensor 4 and seq_len 1022 (not divisible)', input: () => par({ tensor: 4, sequence_parallel: true }, 1022) },
   { group: 'parallel', name: 'inter_node bandwidth_gbs -5', input: () => par({ gpus: 8, gpus_per_node: 4, inter_node: { bandwidth_gbs: -5 } }) },
   { group: 'parallel', name: 'intra_node latency_us "NaN" (text)', input: () => par({ gpus: 2, intra_node: { latency_us: 'NaN' } }) },
+  { group: 'parallel', name: 'virtual_stages 0', input: () => par({ virtual_stages: 0 }) },
+  { group: 'parallel', name: 'virtual_stages 2 without a pipeline', input: () => par({ virtual_stages: 2 }) },
+  { group: 'parallel', name: 'virtual_stages 2 with micro_batches 2 over pipeline 4 (not a multiple)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 2 }) },
+  { group: 'parallel', name: 'virtual_stages 2 over pipeline 4 (3 blocks per stage)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 8 }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */
