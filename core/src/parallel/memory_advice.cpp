@@ -62,6 +62,7 @@ std::vector<std::vector<Candidate>> candidate_groups(const ParallelConfig& cfg, 
 std::optional<MemoryEstimate> memory_of(LayoutEvaluator& layouts, const ParallelConfig& c,
                                         const std::vector<double>& layer_cost) {
   try {
+    check_virtual_stages(c);  // a doubled pipeline must still divide an interleaved schedule's micro-batches
     const ShardedNetwork* shard = layouts.shard(c);
     if (!shard) return std::nullopt;
     const std::size_t n = shard->net.layers.size();
