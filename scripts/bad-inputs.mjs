@@ -368,6 +368,10 @@ export const CASES = [
   { group: 'parallel', name: 'state_accounting "fsdp" on 8 data ranks with zero_stage 1', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, precision: 'bf16', state_accounting: 'fsdp' }, parallel: { data: 8, zero_stage: 1 } }) },
   { group: 'parallel', name: 'state_accounting "megatron" with master_weights bf16', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, precision: 'bf16', master_weights: 'bf16', state_accounting: 'megatron' } }) },
   { group: 'parallel', name: 'state_accounting "apex"', input: () => req({ preset: 'gpt2' }, { training: { batch_size: 8, state_accounting: 'apex' } }) },
+  { group: 'parallel', name: 'virtual_stages 0', input: () => par({ virtual_stages: 0 }) },
+  { group: 'parallel', name: 'virtual_stages 2 without a pipeline', input: () => par({ virtual_stages: 2 }) },
+  { group: 'parallel', name: 'virtual_stages 2 with micro_batches 2 over pipeline 4 (not a multiple)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 2 }) },
+  { group: 'parallel', name: 'virtual_stages 2 over pipeline 4 (3 blocks per stage)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 8 }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

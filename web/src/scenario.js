@@ -55,7 +55,6 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @property {number} [pipeline]
  * @property {number} [micro_batch_size]
  * @property {number} [micro_batches]
- * @property {number} [recompute_every] with recompute full, checkpoint every n-th block only
  * @property {number} [gpus_per_node]
  * @property {number} [intra_node_gbs] intra-node link bandwidth override (GB/s per GPU)
  * @property {number} [intra_node_us] intra-node link latency override (µs)
@@ -109,7 +108,6 @@ export const PARALLEL_NUMBERS = [
   'pipeline',
   'micro_batch_size',
   'micro_batches',
-  'recompute_every',
   'gpus_per_node',
   'intra_node_gbs',
   'intra_node_us',

@@ -106,6 +106,9 @@ struct OffloadShare {
 };
 void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingConfig& training);
 
+/// Micro-batches whose activations stage `stage` of cfg's pipeline keeps at its peak, in units of one
+/// micro-batch through all the stage's layers (1F1B: pipeline - stage; interleaved: Megatron's warm-up count).
+double micro_batches_in_flight(const ParallelConfig& cfg, std::size_t stage);
 /// Memory of the GPU of stage `stage` from its sums (see estimate_stage_memory).
 MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg,
                             const TrainingConfig& training);

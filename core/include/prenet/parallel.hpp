@@ -179,6 +179,20 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int6
 std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
                                       std::int64_t stages);
 
+/// Repeated blocks of `shard` (block instances; layers outside blocks are none).
+std::int64_t block_count(const ShardedNetwork& shard);
+
+/// The layers split into pipeline x virtual_stages model chunks balanced by `cost`, cut only between blocks;
+/// chunk j runs on stage j mod pipeline (Megatron's interleaved 1F1B). Returns the first layer of each chunk
+/// plus layers.size(); virtual_stages 1 is split_stages. Throws naming parallel.virtual_stages when
+/// virtual_stages does not divide the blocks per stage.
+std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t pipeline, std::int64_t virtual_stages);
+
+/// Checks cfg.virtual_stages against the layout: it needs pipeline > 1, and Megatron-Core's interleaved
+/// schedule needs micro_batches a multiple of pipeline. Throws InputError naming the field.
+void check_virtual_stages(const ParallelConfig& cfg);
+
 /// The time of one optimizer step on the GPU that limits it, in parts that add up exactly:
 /// step = forward + backward + optimizer + communication (data + tensor + pipeline + zero) + bubble.
 struct ParallelTiming {
@@ -187,23 +201,27 @@ struct ParallelTiming {
   double bubble_ms = 0;
   double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
-  std::vector<std::size_t> stage_bounds;
+  std::vector<std::size_t> stage_bounds;  // first layer of each model chunk (StagePlan::bounds), then the layer count
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
            offload_ms;
   }
+  std::int64_t virtual_stages = 1;  // model chunks per stage: chunk j of stage_bounds runs on stage j mod pipeline
 };
 
 /// Per stage of the pipeline (one micro-batch on one GPU of the stage): what the step needs from the
 /// layers, so layouts that differ only in data degree, ZeRO stage or micro-batch count reuse it.
 struct StagePlan {
-  std::vector<std::size_t> bounds;                           // first layer of each stage, then the layer count
+  std::vector<std::size_t> bounds;                           // first layer of each chunk, then the layer count
   std::vector<double> forward, backward, tensor, optimizer;  // ms
   std::vector<double> params, largest_param;                 // parameters of the stage's shard
   std::vector<double> trainable;                             // of those, the ones whose gradients are reduced
   double boundary_elements = 0;                              // per sample, the largest activation sent between stages
   double busy_total = 0;                                     // sum over stages of forward + backward + tensor
   std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+  // Interleaved 1F1B: model chunks per stage; `bounds` then holds pipeline x virtual_stages chunks, chunk j on
+  // stage j mod pipeline, and the per-stage sums add their chunks.
+  std::int64_t virtual_stages = 1;
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's

@@ -1,20 +1,40 @@
 #include "parallel/layout.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "prenet/error.hpp"
 
 namespace prenet {
 
+namespace {
+
+/// Adds the sums of another chunk of the same stage to `to`.
+void add_chunk(StageInputs& to, const StageInputs& c) {
+  to.params += c.params;
+  to.trainable += c.trainable;
+  to.frozen_bytes += c.frozen_bytes;
+  to.activations += c.activations;
+  to.tensors += c.tensors;
+  to.largest_param = std::max(to.largest_param, c.largest_param);
+  to.largest_block = std::max(to.largest_block, c.largest_block);
+  to.largest_saved = std::max(to.largest_saved, c.largest_saved);
+  to.largest_frozen_bytes = std::max(to.largest_frozen_bytes, c.largest_frozen_bytes);
+}
+
+}  // namespace
+
 std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
-                                         const std::vector<double>& saved_none,
-                                         const std::vector<std::size_t>& bounds) {
-  std::vector<StageInputs> stages;
-  stages.reserve(bounds.size() - 1);
-  for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
-    stages.push_back(stage_inputs(shard, saved, saved_none, bounds[s], bounds[s + 1]));
+                                         const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds,
+                                         std::int64_t virtual_stages) {
+  const std::size_t chunks = bounds.size() - 1;
+  const std::size_t stages = chunks / static_cast<std::size_t>(std::max<std::int64_t>(virtual_stages, 1));
+  std::vector<StageInputs> out(stages);
+  // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
+  for (std::size_t j = 0; j < chunks; ++j) {
+    add_chunk(out[j % stages], stage_inputs(shard, saved, saved_none, bounds[j], bounds[j + 1]));
   }
-  return stages;
+  return out;
 }
 
 namespace {
@@ -135,12 +155,14 @@ const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Rec
 const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cfg,
                                                         const std::vector<std::size_t>& bounds) {
   const Key key = key_of(cfg, 4);
-  if (stages_key_ != key || stage_bounds_ != bounds) {
+  // The bounds alone do not say how chunks group into stages (2 stages of 2 chunks cut like 4 stages).
+  if (stages_key_ != key || stage_bounds_ != bounds || stages_virtual_ != cfg.virtual_stages) {
     const std::vector<double>& kept = saved(cfg, cfg.recompute);
     const std::vector<double>& none = saved(cfg, Recompute::None);
-    stages_ = stage_inputs_of(*shard(cfg), kept, none, bounds);
+    stages_ = stage_inputs_of(*shard(cfg), kept, none, bounds, cfg.virtual_stages);
     stages_key_ = key;
     stage_bounds_ = bounds;
+    stages_virtual_ = cfg.virtual_stages;
   }
   return stages_;
 }

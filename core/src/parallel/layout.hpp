@@ -20,10 +20,12 @@
 
 namespace prenet {
 
-/// What each pipeline stage of `shard` keeps, with the layers split at `bounds` (first layer of each stage,
-/// then the layer count); `saved` and `saved_none` per layer and micro-batch, under the recompute mode and without.
+/// What each pipeline stage of `shard` keeps, with the layers split at `bounds` (first layer of each model chunk,
+/// then the layer count; chunk j on stage j mod (chunks / virtual_stages)); `saved` and `saved_none` per layer
+/// and micro-batch, under the recompute mode and without.
 std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
-                                         const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds);
+                                         const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds,
+                                         std::int64_t virtual_stages = 1);
 
 /// Memory of the fullest GPU of `cfg` whose stages keep `stages` (the first stage's when several tie).
 MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
@@ -80,6 +82,7 @@ class LayoutEvaluator {
   Timing timing_;
   std::vector<double> saved_, none_;
   std::vector<std::size_t> stage_bounds_;
+  std::int64_t stages_virtual_ = 1;
   std::vector<StageInputs> stages_;
 };
 

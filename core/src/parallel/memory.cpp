@@ -304,6 +304,20 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
   return in;
 }
 
+double micro_batches_in_flight(const ParallelConfig& cfg, std::size_t stage) {
+  const std::int64_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches;
+  const auto s = static_cast<std::int64_t>(stage);
+  if (p <= 1) return 1.0;
+  // 1F1B keeps the activations of (pipeline - stage) micro-batches on a stage, never more than there are.
+  if (v <= 1) return static_cast<double>(std::min<std::int64_t>(m, p - s));
+  // Interleaved 1F1B (Megatron-Core schedules.py get_pp_rank_microbatches): stage s runs 2(p - s - 1) +
+  // (v - 1) p chunk forwards before its first backward, then keeps one more in flight, of the v m there are.
+  // A chunk holds 1/v of the stage's layers. On the first stage: (v p + p - 1)/v = p (1 + (p - 1)/(p v)),
+  // Korthikanti et al. 2022's interleaving factor (Sec. 4.2.3).
+  const std::int64_t chunks = std::min<std::int64_t>(2 * (p - s - 1) + (v - 1) * p + 1, v * m);
+  return static_cast<double>(chunks) / static_cast<double>(v);
+}
+
 MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg,
                             const TrainingConfig& training) {
   const StateBytes b = state_bytes(training);
@@ -317,10 +331,7 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   m.weights_gb = (in.trainable * (b.weights16 * s_w + b.master * s_opt) + in.frozen_bytes * s_w) / 1e9;
   m.gradients_gb = gradient_bytes(in.tensors, training) * s_grad / 1e9;
   m.optimizer_gb = optimizer_state_bytes(in.tensors, training) * s_opt / 1e9;
-  // 1F1B keeps the activations of (pipeline - stage) micro-batches on a stage, never more than there are.
-  const auto remaining = cfg.pipeline - static_cast<std::int64_t>(stage);
-  const double in_flight = static_cast<double>(std::min<std::int64_t>(cfg.micro_batches, remaining));
-  m.activations_gb = in.activations * (cfg.pipeline > 1 ? in_flight : 1.0) / 1e9;
+  m.activations_gb = in.activations * micro_batches_in_flight(cfg, stage) / 1e9;
   const double kept_activations = m.activations_gb * 1e9;
   // Full and op-level recomputation rebuild one block's activations at a time during backward.
   if (cfg.recompute == Recompute::Full || cfg.recompute == Recompute::Ops) m.activations_gb += in.largest_block / 1e9;

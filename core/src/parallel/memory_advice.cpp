@@ -66,6 +66,7 @@ std::vector<std::vector<Candidate>> candidate_groups(const ParallelConfig& cfg, 
 std::optional<MemoryEstimate> memory_of(LayoutEvaluator& layouts, const ParallelConfig& c,
                                         const std::vector<double>& layer_cost) {
   try {
+    check_virtual_stages(c);  // a doubled pipeline must still divide an interleaved schedule's micro-batches
     const ShardedNetwork* shard = layouts.shard(c);
     if (!shard) return std::nullopt;
     const std::size_t n = shard->net.layers.size();
@@ -75,7 +76,7 @@ std::optional<MemoryEstimate> memory_of(LayoutEvaluator& layouts, const Parallel
       for (std::size_t l = 0; l < n; ++l) cost[l] = t.layers[l].ms[0] + t.layers[l].ms[1];
     }
     std::vector<std::size_t> bounds =
-        c.pipeline > 1 ? split_stages(cost, *shard, c.pipeline) : std::vector<std::size_t>{0, n};
+        c.pipeline > 1 ? split_chunks(cost, *shard, c.pipeline, c.virtual_stages) : std::vector<std::size_t>{0, n};
     return layouts.fullest(c, bounds);
   } catch (const InputError&) {
     return std::nullopt;

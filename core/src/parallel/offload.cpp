@@ -111,8 +111,14 @@ OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<doub
   tr.passes = static_cast<double>(cfg.micro_batches);
   tr.backward_ms = pt.backward_ms;
   tr.compute_ms = pt.forward_ms + pt.backward_ms;
-  const std::size_t first = pt.stage_bounds[pt.critical_stage], last = pt.stage_bounds[pt.critical_stage + 1];
-  for (std::size_t l = first; l < last; ++l) {
+  // The critical stage's layers: its chunks (one without interleaving), in the order they run.
+  const std::size_t chunks = pt.stage_bounds.size() - 1;
+  const std::size_t stages = chunks / static_cast<std::size_t>(std::max<std::int64_t>(pt.virtual_stages, 1));
+  std::vector<std::size_t> layers;
+  for (std::size_t j = pt.critical_stage; j < chunks; j += stages) {
+    for (std::size_t l = pt.stage_bounds[j]; l < pt.stage_bounds[j + 1]; ++l) layers.push_back(l);
+  }
+  for (std::size_t l : layers) {
     const Layer& layer = shard.net.layers[l];
     const double trained = static_cast<double>(trainable_parameters(layer));
     const double frozen = layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;

@@ -87,8 +87,11 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
   }
 }
 
+/// The most model chunks per stage plan mode tries (powers of two up to it).
+constexpr std::int64_t kMaxPlanVirtualStages = 4;
+
 /// Calls `visit` with every layout plan mode considers, in search order: tensor degree, micro-batch size,
-/// recomputation, pipeline degree, then for_each_replication. Sequence parallelism is on wherever the
+/// recomputation, pipeline degree, virtual stages, then for_each_replication. Sequence parallelism is on wherever the
 /// sequence splits: in this model it divides the replicated layers' time and activations by the tensor
 /// degree for the same tensor traffic, so it is never worse. Degrees the network does not split into are
 /// skipped.
@@ -101,6 +104,7 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
     cfg.sequence_parallel = t > 1;
     if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
     if (!layouts.shard(cfg)) continue;
+    const std::int64_t blocks = block_count(*layouts.shard(cfg));
     for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
       if (batch % mbs != 0) continue;
       cfg.micro_batch_size = mbs;
@@ -111,7 +115,15 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
         for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
           if (static_cast<std::size_t>(p) > layers) break;
           cfg.pipeline = p;
-          for_each_replication(cfg, opt, batch, visit);
+          // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
+          // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
+          for (std::int64_t v : powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
+            if (v > 1 && blocks % (p * v) != 0) continue;
+            cfg.virtual_stages = v;
+            for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& c) {
+              if (c.virtual_stages == 1 || c.micro_batches % c.pipeline == 0) visit(c);
+            });
+          }
         }
       }
     }
@@ -180,8 +192,9 @@ class AcceleratorSearch {
 
   /// The stage split and sums of cfg's pipeline (independent of the data degree and ZeRO stage).
   const StagePlan& stages(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 5> key = {cfg.tensor, cfg.sequence_parallel, cfg.micro_batch_size,
-                                             static_cast<std::int64_t>(cfg.recompute), cfg.pipeline};
+    const std::array<std::int64_t, 6> key = {cfg.tensor,           cfg.sequence_parallel,
+                                             cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
+                                             cfg.pipeline,         cfg.virtual_stages};
     if (stage_key_ != key) {
       stage_plan_ = plan_stages(layer_ms(cfg), *layouts_.shard(cfg), cfg, fabric_, tr_.precision);
       stage_key_ = key;
@@ -196,7 +209,7 @@ class AcceleratorSearch {
   const double scale_, steps_, matmul_per_sample_, peak_;
   std::optional<std::array<std::int64_t, 4>> layer_key_;
   std::vector<std::array<double, 3>> layer_ms_;
-  std::optional<std::array<std::int64_t, 5>> stage_key_;
+  std::optional<std::array<std::int64_t, 6>> stage_key_;
   StagePlan stage_plan_;
 };
 

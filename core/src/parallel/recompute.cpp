@@ -54,13 +54,6 @@ void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recomput
 
 namespace {
 
-/// Repeated block instances of `shard` (block indices run 0, 1, ... in order).
-std::int64_t block_count(const ShardedNetwork& shard) {
-  int last = -1;
-  for (const ShardLayer& sl : shard.layers) last = std::max(last, sl.in_block ? sl.block : -1);
-  return last + 1;
-}
-
 /// Refuses a checkpoint interval the network cannot have: more than its blocks, or none to count.
 void check_every(const ShardedNetwork& shard, Recompute mode, std::int64_t every) {
   if (mode != Recompute::Full || every <= 1) return;

@@ -324,6 +324,10 @@ std::vector<TrainingOption> build_parallel_options() {
        "Recompute every", "with recompute full, only every n-th block is checkpointed and recomputed, the others keep "
        "their activations (torchtitan's selective_ac_option n); 1: every block",
        {"recompute_every"}, "recompute-every", "N", Echo::Never, nullptr, nullptr},
+      {"virtual_stages", K::Integer, {}, {}, 1, 1024, 1,
+       "Virtual stages", "model chunks per pipeline stage (Megatron's interleaved 1F1B): the bubble shrinks by this "
+       "factor, point-to-point traffic grows by it; must divide the blocks per stage",
+       {"virtual_stages", "vp"}, "virtual-stages", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

@@ -12,6 +12,7 @@ Json layout_json(const Layout& l) {
           {"data", l.cfg.data},
           {"tensor", l.cfg.tensor},
           {"pipeline", l.cfg.pipeline},
+          {"virtual_stages", l.cfg.virtual_stages},
           {"micro_batch_size", l.cfg.micro_batch_size},
           {"micro_batches", l.cfg.micro_batches},
           {"zero_stage", l.cfg.zero_stage},

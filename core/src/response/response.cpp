@@ -68,7 +68,8 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   const Fabric fabric = resolve_fabric(acc, cfg);
   ParallelTiming pt = compose(p, main, h, extras.calibration_factor);
   StepParts parts = parallel_parts(pt);
-  MemoryEstimate mem = fullest_memory(stage_inputs_of(*p.shard, p.saved, p.saved_none, pt.stage_bounds), cfg, tr);
+  MemoryEstimate mem =
+      fullest_memory(stage_inputs_of(*p.shard, p.saved, p.saved_none, pt.stage_bounds, pt.virtual_stages), cfg, tr);
   ParallelExtras px;
   px.gpus = cfg.gpus;
   double work_matmul = matmul_flops(p.work);

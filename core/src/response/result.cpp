@@ -126,13 +126,18 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
 Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepParts& parts, const ParallelTiming& pt) {
   const GroupLinks g = group_links(cfg, fabric);
   auto which = [](bool used, bool inter) { return used ? Json(inter ? "inter_node" : "intra_node") : Json(); };
+  // Layers per stage: the sum of its chunks (chunk j on stage j mod stages under interleaving).
+  const std::size_t chunks = pt.stage_bounds.empty() ? 0 : pt.stage_bounds.size() - 1;
+  const std::size_t per_stage = static_cast<std::size_t>(std::max<std::int64_t>(pt.virtual_stages, 1));
+  std::vector<std::size_t> layers(chunks / per_stage, 0);
+  for (std::size_t j = 0; j < chunks; ++j) layers[j % layers.size()] += pt.stage_bounds[j + 1] - pt.stage_bounds[j];
   Json stages = Json::array();
-  for (std::size_t s = 0; s + 1 < pt.stage_bounds.size(); ++s)
-    stages.push_back(pt.stage_bounds[s + 1] - pt.stage_bounds[s]);
+  for (std::size_t n : layers) stages.push_back(n);
   return {{"gpus", cfg.gpus},
           {"data", cfg.data},
           {"tensor", cfg.tensor},
           {"pipeline", cfg.pipeline},
+          {"virtual_stages", cfg.virtual_stages},
           {"micro_batch_size", cfg.micro_batch_size},
           {"micro_batches", cfg.micro_batches},
           {"zero_stage", cfg.zero_stage},

@@ -1,0 +1,243 @@
+// Pipeline schedules: the split of the layers into stages and the step of the critical stage under
+// 1F1B (docs/PREDICTION.md, "More than one GPU").
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "prenet/error.hpp"
+#include "prenet/parallel.hpp"
+
+namespace prenet {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int64_t stages) {
+  const std::size_t n = cost.size();
+  const auto p = static_cast<std::size_t>(stages);
+  if (n < p) {
+    throw InputError("parallel.pipeline", "the network has " + std::to_string(n) + " layers, fewer than " +
+                                              std::to_string(p) + " pipeline stages");
+  }
+  std::vector<double> prefix(n + 1, 0.0);
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i] + std::max(0.0, cost[i]);
+    largest = std::max(largest, cost[i]);
+  }
+  // Greedy fill under a bound on the largest stage; binary search the smallest bound that needs <= p stages.
+  auto greedy = [&](double bound, std::vector<std::size_t>& b) {
+    b.assign(1, 0);
+    double acc = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double c = std::max(0.0, cost[i]);
+      if (acc + c > bound && i > b.back()) {
+        b.push_back(i);
+        acc = 0;
+      }
+      acc += c;
+    }
+    b.push_back(n);
+    return b.size() - 1 <= p;
+  };
+  double lo = std::max(largest, prefix[n] / d(stages)), hi = prefix[n];
+  std::vector<std::size_t> bounds;
+  if (!greedy(lo, bounds)) {
+    for (int it = 0; it < 50 && hi - lo > 1e-9 * (1 + hi); ++it) {
+      double mid = 0.5 * (lo + hi);
+      (greedy(mid, bounds) ? hi : lo) = mid;
+    }
+    greedy(hi, bounds);
+  }
+  // A loose bound may need fewer stages than asked: split the costliest multi-layer stage at its middle.
+  while (bounds.size() < p + 1) {
+    std::size_t best = bounds.size();
+    double best_cost = -1;
+    for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+      double c = prefix[bounds[s + 1]] - prefix[bounds[s]];
+      if (bounds[s + 1] - bounds[s] >= 2 && c > best_cost) best_cost = c, best = s;
+    }
+    std::size_t lo_i = bounds[best] + 1, hi_i = bounds[best + 1] - 1, cut = lo_i;
+    double half = prefix[bounds[best]] + best_cost / 2;
+    while (cut < hi_i && prefix[cut] < half) ++cut;
+    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(best) + 1, cut);
+  }
+  return bounds;
+}
+
+std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t stages) {
+  // Units: each repeated block instance, and each layer outside blocks.
+  std::vector<std::size_t> starts;
+  for (std::size_t l = 0; l < cost.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    bool continues = l > 0 && sl.in_block && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block;
+    if (!continues) starts.push_back(l);
+  }
+  if (starts.size() < static_cast<std::size_t>(stages)) return split_stages(cost, stages);
+  std::vector<double> unit_cost(starts.size(), 0.0);
+  for (std::size_t u = 0; u < starts.size(); ++u) {
+    std::size_t end = u + 1 < starts.size() ? starts[u + 1] : cost.size();
+    for (std::size_t l = starts[u]; l < end; ++l) unit_cost[u] += cost[l];
+  }
+  std::vector<std::size_t> bounds = split_stages(unit_cost, stages);
+  for (auto& b : bounds) b = b < starts.size() ? starts[b] : cost.size();
+  return bounds;
+}
+
+std::int64_t block_count(const ShardedNetwork& shard) {
+  std::int64_t blocks = 0;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) ++blocks;
+  }
+  return blocks;
+}
+
+std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      std::int64_t pipeline, std::int64_t virtual_stages) {
+  if (virtual_stages <= 1) return split_stages(cost, shard, pipeline);
+  // Megatron-LM (arguments.py) requires the layers to split evenly over the stages and the layers per stage
+  // to split evenly over the virtual stages: each chunk is a whole number of blocks.
+  const std::int64_t blocks = block_count(shard), p = pipeline, v = virtual_stages;
+  if (blocks == 0) {
+    throw InputError("parallel.virtual_stages", "the network has no repeated blocks to split into virtual stages");
+  }
+  if (blocks % p != 0) {
+    throw InputError("parallel.virtual_stages", "the " + str(blocks) + " blocks do not split evenly over " + str(p) +
+                                                    " pipeline stages, so virtual_stages " + str(v) +
+                                                    " cannot divide the blocks per stage");
+  }
+  if ((blocks / p) % v != 0) {
+    throw InputError("parallel.virtual_stages", "virtual_stages " + str(v) + " does not divide the " + str(blocks / p) +
+                                                    " blocks per stage (" + str(blocks) + " blocks over " + str(p) +
+                                                    " pipeline stages)");
+  }
+  return split_stages(cost, shard, p * v);
+}
+
+void check_virtual_stages(const ParallelConfig& cfg) {
+  const std::int64_t v = cfg.virtual_stages, p = cfg.pipeline;
+  if (v <= 1) return;
+  if (p <= 1) {
+    throw InputError("parallel.virtual_stages", "virtual stages interleave a pipeline: virtual_stages " + str(v) +
+                                                    " needs pipeline > 1 (pipeline is " + str(p) + ")");
+  }
+  // Megatron-Core (pipeline_parallel/schedules.py): micro-batches run in groups of
+  // microbatch_group_size_per_vp_stage (default: the pipeline size), and a last group smaller than the
+  // pipeline is refused; with the default the micro-batches are a multiple of the pipeline size.
+  if (cfg.micro_batches % p != 0) {
+    throw InputError("parallel.micro_batches", "the interleaved schedule (virtual_stages " + str(v) +
+                                                   ") needs micro_batches a multiple of pipeline " + str(p) +
+                                                   "; micro_batches is " + str(cfg.micro_batches));
+  }
+}
+
+StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+  const std::size_t n = layer_ms.size();
+  const double e = activation_bytes(precision);
+  const double mbs = d(cfg.micro_batch_size);
+  const std::int64_t t = cfg.tensor, p = cfg.pipeline;
+  const Communicator tp_comm = communicator(cfg, fabric, Group::Tensor);
+  std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
+  for (std::size_t l = 0; l < n; ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    int count = sl.forward_allreduces + sl.backward_allreduces;
+    if (checkpointed_block(sl, cfg.recompute, cfg.recompute_every)) count += sl.forward_allreduces;
+    if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
+  }
+  StagePlan sp;
+  sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
+  sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages) : std::vector<std::size_t>{0, n};
+  const std::size_t chunks = sp.bounds.size() - 1;
+  const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
+    v->assign(stages, 0.0);
+  }
+  // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
+  for (std::size_t j = 0; j < chunks; ++j) {
+    const std::size_t s = j % stages;
+    for (std::size_t l = sp.bounds[j]; l < sp.bounds[j + 1]; ++l) {
+      const double params = d(shard.net.layers[l].parameters);
+      sp.forward[s] += layer_ms[l][0];
+      sp.backward[s] += layer_ms[l][1];
+      sp.optimizer[s] += layer_ms[l][2];
+      sp.tensor[s] += tp_ms[l];
+      sp.params[s] += params;
+      sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
+      sp.largest_param[s] = std::max(sp.largest_param[s], params);
+    }
+    if (j > 0) {
+      const Layer& last = shard.net.layers[sp.bounds[j] - 1];
+      const double split = d(shard.layers[sp.bounds[j] - 1].output_split);
+      sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
+    }
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
+    sp.busy_total += busy;
+    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+  }
+  return sp;
+}
+
+ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, const Fabric& fabric,
+                               Precision precision) {
+  const double e = activation_bytes(precision);
+  const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
+  const std::int64_t dp = cfg.data, p = cfg.pipeline;
+  const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
+  const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
+  const std::size_t c = sp.critical;
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
+  ParallelTiming r;
+  r.stage_bounds = sp.bounds;
+  r.critical_stage = c;
+  r.forward_ms = m * sp.forward[c];
+  r.backward_ms = m * sp.backward[c];
+  r.tensor_ms = m * sp.tensor[c];
+  // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
+  // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
+  // stage's time each, so the bubble is (p - 1)/v stage slots: a fraction (p - 1)/(v m) of the compute.
+  const double v = d(sp.virtual_stages);
+  r.virtual_stages = sp.virtual_stages;
+  r.bubble_ms = p > 1 ? (sp.busy_total - busy) / v : 0.0;
+  // Each of the v m + p - 1 chunk slots on the critical path sends an activation forward and a gradient back:
+  // every micro-batch crosses each of the v chunk boundaries of a stage (v-fold traffic per micro-batch).
+  if (p > 1) r.pipeline_ms = 2.0 * (v * m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
+  const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
+  r.optimizer_ms = sp.optimizer[c] * zero_shard;
+  // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
+  // every weight, frozen ones too.
+  const double P = sp.params[c], T = sp.trainable[c];
+  if (dp > 1 && P > 0) {
+    const double per_param = is_mixed(precision) ? 2.0 : 4.0;
+    // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
+    // not fit behind that backward is exposed, and the last bucket always is.
+    auto reduce = [&](double bytes) {
+      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp_comm, fabric) : allreduce_ms(bytes, dp_comm, fabric);
+    };
+    const double all = reduce(T * per_param);
+    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes));
+    r.data_ms = std::max(all - sp.backward[c], last_bucket);
+    if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
+      // Updated weight shards are gathered after the optimizer step, before the next forward.
+      r.zero_ms = allgather_ms(T * per_param, dp_comm, fabric);
+    } else if (cfg.zero_stage == 3) {
+      // Weights are gathered layer by layer before forward and again before backward, prefetched behind
+      // compute; the first layer's gather cannot be hidden.
+      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp_comm, fabric);
+      const double first = allgather_ms(sp.largest_param[c] * per_param, dp_comm, fabric);
+      r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
+    }
+  }
+  return r;
+}
+
+}  // namespace prenet
