@@ -126,6 +126,11 @@ struct ShardLayer {
   // again in backward) and hands on 1/output_split of its output_shape (reduce-scattered).
   bool sequence_split = false;
   std::int64_t saved_input_split = 1, output_split = 1;
+  // Expert parallelism (parallel/expert.cpp shard_experts): the layer's parameters are experts' (gradients
+  // reduced over the expert-data group), and the elements per sample its forward all-to-alls send to dispatch
+  // its input and combine its output (backward sends the same again).
+  bool expert_parameters = false;
+  double dispatch_elements_per_sample = 0, combine_elements_per_sample = 0;
 };
 
 struct ShardedNetwork {
@@ -174,9 +179,10 @@ struct ParallelTiming {
   double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
   std::vector<std::size_t> stage_bounds;
+  double expert_ms = 0;  // exposed all-to-all dispatch and combine of the expert layers (parallel.expert)
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms;
+           offload_ms + expert_ms;
   }
 };
 
@@ -190,6 +196,9 @@ struct StagePlan {
   double boundary_elements = 0;                              // per sample, the largest activation sent between stages
   double busy_total = 0;                                     // sum over stages of forward + backward + tensor
   std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+  // Expert parallelism: the all-to-alls per micro-batch (ms, counted in busy beside tensor), and the stage's
+  // expert parameters, trainable ones and their optimizer time (sharded over the expert-data group).
+  std::vector<double> expert, expert_params, expert_trainable, expert_optimizer;
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's

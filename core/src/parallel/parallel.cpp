@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/layer_kind.hpp"
+#include "parallel/expert.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -200,6 +201,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   // The row lists the modes in the enum's order.
   auto recompute = read_parallel_field(p, "recompute", path);
   c.recompute = recompute ? static_cast<Recompute>(recompute->choice) : Recompute::None;
+  parse_expert(p, c);
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
@@ -500,18 +502,22 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   const double mbs = d(cfg.micro_batch_size);
   const std::int64_t t = cfg.tensor, p = cfg.pipeline;
   const Communicator tp_comm = communicator(cfg, fabric, Group::Tensor);
-  std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
+  const Communicator ep_comm = communicator(cfg, fabric, Group::Expert);
+  std::vector<double> tp_ms(n, 0.0), ep_ms(n, 0.0), cost(n, 0.0);
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
     int count = sl.forward_allreduces + sl.backward_allreduces;
     if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
-    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
+    const bool recomputed = cfg.recompute == Recompute::Full && sl.in_block;
+    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, recomputed, ep_comm, fabric);
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l];
   }
   StagePlan sp;
   sp.bounds = p > 1 ? split_stages(cost, shard, p) : std::vector<std::size_t>{0, n};
   const std::size_t stages = sp.bounds.size() - 1;
-  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable,
+                  &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer}) {
     v->assign(stages, 0.0);
   }
   for (std::size_t s = 0; s < stages; ++s) {
@@ -524,6 +530,12 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.params[s] += params;
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
+      sp.expert[s] += ep_ms[l];
+      if (shard.layers[l].expert_parameters) {
+        sp.expert_params[s] += params;
+        sp.expert_trainable[s] += d(trainable_parameters(shard.net.layers[l]));
+        sp.expert_optimizer[s] += layer_ms[l][2];
+      }
     }
     if (s > 0) {
       const Layer& last = shard.net.layers[sp.bounds[s] - 1];
@@ -531,10 +543,10 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
+  auto busy = [&sp](std::size_t s) { return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.expert[s]; };
   for (std::size_t s = 0; s < stages; ++s) {
-    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
-    sp.busy_total += busy;
-    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+    sp.busy_total += busy(s);
+    if (busy(s) > busy(sp.critical)) sp.critical = s;
   }
   return sp;
 }
@@ -547,39 +559,55 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
   const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
   const std::size_t c = sp.critical;
-  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c] + sp.expert[c];
   ParallelTiming r;
   r.stage_bounds = sp.bounds;
   r.critical_stage = c;
   r.forward_ms = m * sp.forward[c];
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
+  r.expert_ms = m * sp.expert[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
   // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
   if (p > 1) r.pipeline_ms = 2.0 * (m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
+  // Expert parallelism: the expert parameters' states are sharded and reduced over the expert-data group
+  // (data / expert GPUs) instead of the data group (parallel/expert.cpp).
+  const bool ep = cfg.expert > 1;
+  const Communicator ed_comm = communicator(cfg, fabric, Group::ExpertData);
+  if (ep) {
+    const double expert_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp / cfg.expert) : 1.0;
+    r.optimizer_ms = (sp.optimizer[c] - sp.expert_optimizer[c]) * zero_shard + sp.expert_optimizer[c] * expert_shard;
+  }
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
   // every weight, frozen ones too.
   const double P = sp.params[c], T = sp.trainable[c];
+  const double Pe = ep ? sp.expert_params[c] : 0.0, Te = ep ? sp.expert_trainable[c] : 0.0;
   if (dp > 1 && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
     // not fit behind that backward is exposed, and the last bucket always is.
-    auto reduce = [&](double bytes) {
-      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp_comm, fabric) : allreduce_ms(bytes, dp_comm, fabric);
+    auto reduce = [&](double bytes, const Communicator& comm) {
+      return cfg.zero_stage >= 1 ? allgather_ms(bytes, comm, fabric) : allreduce_ms(bytes, comm, fabric);
     };
-    const double all = reduce(T * per_param);
-    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes));
+    // The dense parameters over the data group, the experts' over the expert-data group.
+    auto both = [&](double dense, double experts, const auto& collective) {
+      return ep ? collective((dense - experts) * per_param, dp_comm) + collective(experts * per_param, ed_comm)
+                : collective(dense * per_param, dp_comm);
+    };
+    const double all = both(T, Te, reduce);
+    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes), dp_comm);
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
+    auto gather = [&](double bytes, const Communicator& comm) { return allgather_ms(bytes, comm, fabric); };
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
       // Updated weight shards are gathered after the optimizer step, before the next forward.
-      r.zero_ms = allgather_ms(T * per_param, dp_comm, fabric);
+      r.zero_ms = both(T, Te, gather);
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.
-      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp_comm, fabric);
+      const double gathers = 2.0 * m * both(P, Pe, gather);
       const double first = allgather_ms(sp.largest_param[c] * per_param, dp_comm, fabric);
       r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
     }

@@ -97,6 +97,12 @@ std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
   return option_value(t.dataset_size);
 }
 
+/// training.moe_imbalance 1 (balanced routing) is the default: unset for the echo.
+std::optional<OptionValue> read_moe_imbalance(const TrainingConfig& t) {
+  if (t.moe_imbalance == 1.0) return std::nullopt;
+  return option_value(t.moe_imbalance);
+}
+
 /// Stores a training.finetune field in its member of TrainingConfig::finetune.
 template <auto Member>
 void store_finetune(TrainingConfig& t, const OptionValue& v) {
@@ -253,6 +259,16 @@ std::vector<TrainingOption> build_options() {
        "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
        {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
        store_member<&TC::optimizer_in_backward>, read_unless<&TC::optimizer_in_backward, false>},
+      {"moe_imbalance", K::Number, {}, {}, 1, 1 << 16, 1,
+       "MoE imbalance", "mixture of experts: the busiest expert's routed tokens over the mean; the step waits for "
+       "it (1: balanced routing)",
+       {"moe_imbalance"}, "moe-imbalance", "X", Echo::WhenGiven,
+       store_member<&TC::moe_imbalance>, read_moe_imbalance},
+      {"moe_capacity_factor", K::Number, {}, {}, 0.01, 1 << 16, nullptr,
+       "MoE capacity factor", "mixture of experts: each expert takes at most capacity x tokens x top_k / experts, "
+       "padded to it (the GEMMs run at the capacity); absent: dropless",
+       {"moe_capacity_factor"}, "moe-capacity-factor", "C", Echo::WhenGiven,
+       store_member<&TC::moe_capacity_factor>, read_member<&TC::moe_capacity_factor>},
   };
   // clang-format on
 }
@@ -311,6 +327,10 @@ std::vector<TrainingOption> build_parallel_options() {
       {"inter_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
        "Inter-node latency", "inter-node link latency per hop (us); absent: the catalogue's",
        {"inter_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"expert", K::Integer, {}, {}, 1, 1 << 16, 1,
+       "Expert parallel", "GPUs of the data-parallel group each MoE layer's experts are sharded over (all-to-all "
+       "dispatch and combine); divides the experts and the data degree",
+       {"expert", "ep"}, "expert", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }
