@@ -55,7 +55,7 @@ double class_bytes(const StepWork& w, std::size_t l, Phase phase, KernelClass cl
 }
 
 Json tiny_mixtral() {
-  return {{"model_type", "mixtral"},      {"hidden_size", 256},       {"intermediate_size", 512},
+  return {{"model_type", "mixtral"},       {"hidden_size", 256},       {"intermediate_size", 512},
           {"num_hidden_layers", 2},        {"num_attention_heads", 4}, {"num_key_value_heads", 2},
           {"num_local_experts", 8},        {"num_experts_per_tok", 2}, {"vocab_size", 1000},
           {"max_position_embeddings", 512}};
@@ -122,7 +122,7 @@ TEST_CASE("moe: router, permutation and grouped GEMMs of balanced dropless routi
   // the un-permutation's weighted sum reads T x top_k x hidden and writes T x hidden (down).
   const double routed_bytes = 2 * T * K * H * e;
   const double router_elementwise = (1 + 2 * K / E) * T * E * e + T * E * e;  // top-k and the aux loss
-  const double up_activation = 3 * T * K * N * e;  // PyTorch's SiLU and product (layers/dense.cpp)
+  const double up_activation = (2 + 3) * T * K * N * e;  // PyTorch's SiLU (2 passes) and product (3)
   CHECK(class_bytes(w, up, Phase::Forward, KernelClass::Elementwise) ==
         Approx(router_elementwise + routed_bytes + up_activation));
   CHECK(class_bytes(w, down, Phase::Forward, KernelClass::Elementwise) == Approx((T * K * H + T * H) * e));
@@ -241,8 +241,8 @@ TEST_CASE("moe: expert weights, gradients and optimizer states per GPU are 1/exp
     const double dp = 8, ed = 8.0 / 4, local = experts / 4;
     auto share = [zero](int stage, double group) { return zero >= stage ? 1.0 / group : 1.0; };
     INFO("zero " << zero);
-    CHECK(m.weights_gb * 1e9 == Approx(dense * (2 * share(3, dp) + 4 * share(1, dp)) +
-                                       local * (2 * share(3, ed) + 4 * share(1, ed))));
+    CHECK(m.weights_gb * 1e9 ==
+          Approx(dense * (2 * share(3, dp) + 4 * share(1, dp)) + local * (2 * share(3, ed) + 4 * share(1, ed))));
     CHECK(m.gradients_gb * 1e9 == Approx(dense * 2 * share(2, dp) + local * 2 * share(2, ed)));
     CHECK(m.optimizer_gb * 1e9 == Approx(dense * 8 * share(1, dp) + local * 8 * share(1, ed)));
   }
@@ -268,22 +268,24 @@ TEST_CASE("moe: Qwen3-30B-A3B through the Hugging Face path keeps its parameters
   // No ZeRO: weights at 2 + 4 bytes per parameter held.
   CHECK(r["memory"]["weights_gb"].get<double>() == Approx((dense + experts / 4) * 6 / 1e9).margin(1e-6));
   bool noted = false;
-  for (const Json& w : four["warnings"]) noted = noted || w.get<std::string>().find("balanced routing") != std::string::npos;
+  for (const Json& w : four["warnings"])
+    noted = noted || w.get<std::string>().find("balanced routing") != std::string::npos;
   CHECK(noted);
 }
 
 TEST_CASE("moe: parallel.expert and the routing fields are validated", "[moe][errors]") {
   const Json moe = tiny_mixtral();
-  require_error(request(moe, {{"data", 6}, {"expert", 4}}), "parallel.expert", "must divide the data degree of 6");
+  require_error(request(moe, {{"data", 6}, {"expert", 4}}, {{"batch_size", 24}, {"seq_len", 128}}), "parallel.expert",
+                "must divide the data degree of 6");
   require_error(request(moe, {{"data", 4}, {"tensor", 2}, {"expert", 2}}), "parallel.expert", "not modelled");
   require_error(request(moe, {{"data", 16}, {"expert", 16}}), "parallel.expert", "the 8 experts of layer");
   require_error(request(moe, {{"data", 4}, {"expert", 0}}), "parallel.expert", "");
-  const Json dense = {{"model_type", "gpt2"}, {"n_embd", 256}, {"n_head", 4}, {"n_layer", 2}, {"vocab_size", 1000},
-                      {"n_positions", 256}};
+  const Json dense = {{"model_type", "gpt2"}, {"n_embd", 256},      {"n_head", 4},
+                      {"n_layer", 2},         {"vocab_size", 1000}, {"n_positions", 256}};
   require_error(request(dense, {{"data", 4}, {"expert", 2}}), "parallel.expert", "no mixture-of-experts layer");
-  require_error(request(moe, {{"data", 4}, {"expert", 2}},
-                        {{"batch_size", 16}, {"seq_len", 128}, {"offload", "optimizer"}}),
-                "parallel.expert", "offload");
+  require_error(
+      request(moe, {{"data", 4}, {"expert", 2}}, {{"batch_size", 16}, {"seq_len", 128}, {"offload", "optimizer"}}),
+      "parallel.expert", "offload");
   require_error(request(moe, nullptr, {{"batch_size", 16}, {"seq_len", 128}, {"moe_imbalance", 0.5}}),
                 "training.moe_imbalance", "");
   require_error(request(moe, nullptr, {{"batch_size", 16}, {"seq_len", 128}, {"moe_capacity_factor", 0}}),
@@ -298,13 +300,18 @@ TEST_CASE("moe: plan mode searches expert degrees only for networks with experts
   };
   auto experts_seen = [](const Json& out) {
     std::int64_t most = 0;
-    for (const Json& l : out["results"][0]["by_time"]) most = std::max<std::int64_t>(most, l["expert"].get<std::int64_t>());
+    for (const Json& l : out["results"][0]["by_time"])
+      most = std::max<std::int64_t>(most, l["expert"].get<std::int64_t>());
     return most;
   };
   const Json moe = plan(tiny_mixtral());
   INFO(moe.dump().substr(0, 1500));
   CHECK(experts_seen(moe) > 1);
-  const Json dense = plan({{"model_type", "gpt2"}, {"n_embd", 256}, {"n_head", 4}, {"n_layer", 2},
-                           {"vocab_size", 1000}, {"n_positions", 256}});
+  const Json dense = plan({{"model_type", "gpt2"},
+                           {"n_embd", 256},
+                           {"n_head", 4},
+                           {"n_layer", 2},
+                           {"vocab_size", 1000},
+                           {"n_positions", 256}});
   CHECK(experts_seen(dense) == 1);
 }

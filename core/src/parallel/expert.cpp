@@ -52,6 +52,10 @@ void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelConte
       throw InputError("parallel.expert", "expert degree " + str(expert) + " must divide the " + str(a.experts) +
                                               " experts of layer \"" + printable(L.name) + "\"");
     }
+    if (expert > 1 && L.adapter.rank > 0) {
+      throw InputError("parallel.expert", "LoRA adapters on the expert layer \"" + printable(L.name) +
+                                              "\" under expert parallelism are not modelled; use expert 1");
+    }
     a.expert_shards = expert;
     L.parameters /= expert;
     ShardLayer& sl = shard.layers[l];
@@ -68,8 +72,8 @@ void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelConte
   }
 }
 
-double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed,
-                          const Communicator& ep, const Fabric& fabric) {
+double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed, const Communicator& ep,
+                          const Fabric& fabric) {
   if (ep.size <= 1) return 0;
   const double pair = alltoall_ms(micro_batch * sl.dispatch_elements_per_sample * e, ep, fabric) +
                       alltoall_ms(micro_batch * sl.combine_elements_per_sample * e, ep, fabric);
@@ -89,8 +93,8 @@ std::string moe_routing_note(const Network& net, const TrainingConfig& training)
   for (const Layer& L : net.layers) any = any || is_expert_layer(L);
   if (!any) return "";
   if (training.moe_capacity_factor) {
-    return "mixture of experts: every expert padded to capacity factor " +
-           factor(*training.moe_capacity_factor) + " x tokens x top_k / experts (training.moe_capacity_factor)";
+    return "mixture of experts: every expert padded to capacity factor " + factor(*training.moe_capacity_factor) +
+           " x tokens x top_k / experts (training.moe_capacity_factor)";
   }
   if (training.moe_imbalance != 1.0) {
     return "mixture of experts: dropless, the busiest expert gets " + factor(training.moe_imbalance) +

@@ -24,8 +24,8 @@ void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelConte
 /// over `ep` (Group::Expert): dispatch and combine forward, their gradients backward, and the forward pair again
 /// when full recomputation repeats the layer (`recomputed`). Exposed: Megatron-Core's alltoall dispatcher
 /// waits for them (its overlap of expert communication is an option, off by default).
-double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed,
-                          const Communicator& ep, const Fabric& fabric);
+double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed, const Communicator& ep,
+                          const Fabric& fabric);
 
 /// The fewest experts of a mixture-of-experts layer of `net`; 0 when it has none (plan mode's expert degrees).
 std::int64_t fewest_experts(const Network& net);

@@ -259,9 +259,9 @@ std::vector<TrainingOption> build_options() {
        "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
        {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
        store_member<&TC::optimizer_in_backward>, read_unless<&TC::optimizer_in_backward, false>},
-      {"moe_imbalance", K::Number, {}, {}, 1, 1 << 16, 1,
+      {"moe_imbalance", K::Number, {}, {}, 1, 1 << 16, nullptr,
        "MoE imbalance", "mixture of experts: the busiest expert's routed tokens over the mean; the step waits for "
-       "it (1: balanced routing)",
+       "it; absent: 1 (balanced routing)",
        {"moe_imbalance"}, "moe-imbalance", "X", Echo::WhenGiven,
        store_member<&TC::moe_imbalance>, read_moe_imbalance},
       {"moe_capacity_factor", K::Number, {}, {}, 0.01, 1 << 16, nullptr,
