@@ -108,6 +108,7 @@ class Dense : public LayerKind {
     const double gate_saved = !a.gated ? 0 : fused_glu(st.context) ? e : e + (composed ? composed->output : e);
     // The input is kept for the weight gradient only (autograd saves nothing for a frozen weight's).
     lw.saved_activation_bytes = (st.frozen ? 0 : e * local_rows * k) + hidden * (act_saved + gate_saved);
+    if (st.moe.dispatches) lw.saved_activation_bytes += e * m * d(a.experts);  // the router's scores, for its backward
     kb.set_misaligned(false);
   }
 
