@@ -87,6 +87,9 @@ struct KernelContext {
   // into one kernel each way that saves only the chain's input (docs/PREDICTION.md, "Loss, compile and packing").
   bool compiled = false;
   MasterWeights master_weights = MasterWeights::FP32;  // training.master_weights: what the optimizer step reads
+  // training.moe_imbalance and training.moe_capacity_factor (0: dropless): the routed tokens' spread over the
+  // experts (layers/moe.cpp).
+  double moe_imbalance = 1.0, moe_capacity_factor = 0.0;
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

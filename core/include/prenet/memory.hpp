@@ -91,6 +91,9 @@ struct StageInputs {
   double largest_saved = 0;              // bytes the layer that keeps the most keeps (activation offload)
   double largest_frozen_bytes = 0;       // bytes of the frozen weights of the layer with the most parameters
   TrainedTensors tensors;                // the trained tensors' sums (optimizer states, gradients)
+  // Of those, the expert layers' (parallel.expert: already 1/expert of them, ZeRO-sharded over data / expert).
+  double expert_trainable = 0;
+  TrainedTensors expert_tensors;
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);

@@ -89,6 +89,7 @@ struct LayerAttrs {
   std::int64_t axis = -1;         // concat
   std::int64_t experts = 1;       // dense: mixture of experts, each with its own weights
   std::int64_t top_k = 1;         // dense: experts each token is routed to
+  std::int64_t expert_shards = 1;  // dense: GPUs the experts are sharded over (parallel.expert; experts / this local)
   std::int64_t memory_len = 0;    // attention: cached positions before the segment (Transformer-XL), no gradient
   bool relative = false;          // attention: Transformer-XL relative positions (r_net projection, second score)
   // attention, DeBERTa's disentangled scores: terms (c2p and/or p2c), rows of the relative table, own projections.

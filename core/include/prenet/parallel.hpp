@@ -130,6 +130,11 @@ struct ShardLayer {
   // again in backward) and hands on 1/output_split of its output_shape (reduce-scattered).
   bool sequence_split = false;
   std::int64_t saved_input_split = 1, output_split = 1;
+  // Expert parallelism (parallel/expert.cpp shard_experts): the layer's parameters are experts' (gradients
+  // reduced over the expert-data group), and the elements per sample its forward all-to-alls send to dispatch
+  // its input and combine its output (backward sends the same again).
+  bool expert_parameters = false;
+  double dispatch_elements_per_sample = 0, combine_elements_per_sample = 0;
 };
 
 struct ShardedNetwork {
@@ -202,9 +207,10 @@ struct ParallelTiming {
   double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
   std::vector<std::size_t> stage_bounds;  // first layer of each model chunk (StagePlan::bounds), then the layer count
+  double expert_ms = 0;  // exposed all-to-all dispatch and combine of the expert layers (parallel.expert)
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms;
+           offload_ms + expert_ms;
   }
   std::int64_t virtual_stages = 1;  // model chunks per stage: chunk j of stage_bounds runs on stage j mod pipeline
 };
@@ -222,6 +228,9 @@ struct StagePlan {
   // Interleaved 1F1B: model chunks per stage; `bounds` then holds pipeline x virtual_stages chunks, chunk j on
   // stage j mod pipeline, and the per-stage sums add their chunks.
   std::int64_t virtual_stages = 1;
+  // Expert parallelism: the all-to-alls per micro-batch (ms, counted in busy beside tensor), and the stage's
+  // expert parameters, trainable ones and their optimizer time (sharded over the expert-data group).
+  std::vector<double> expert, expert_params, expert_trainable, expert_optimizer;
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's

@@ -149,6 +149,10 @@ struct TrainingConfig {
   MasterWeights master_weights = MasterWeights::FP32;  // bf16: pure bf16 training, no FP32 copy
   bool optimizer_in_backward = false;                  // each parameter stepped, its gradient freed, during backward
   StateAccounting state_accounting = StateAccounting::DeepSpeed;  // training.state_accounting
+  // issue 18, mixture of experts (docs/PREDICTION.md, "Mixture of experts"): the busiest expert's tokens over the
+  // mean (1: balanced routing), and the capacity factor (absent: dropless).
+  double moe_imbalance = 1.0;
+  std::optional<double> moe_capacity_factor;
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.

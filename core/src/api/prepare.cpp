@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "parallel/expert.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
@@ -17,6 +18,12 @@ void prepare_parallel(Prepared& p) {
   const TrainingConfig& tr = p.req.training;
   const ParallelConfig& cfg = *p.req.parallel;
   p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
+  if (cfg.expert > 1 && offloads(tr)) {
+    throw InputError("parallel.expert",
+                     "expert parallelism with training.offload or activation_offload is not "
+                     "modelled; use expert 1 or no offload");
+  }
+  shard_experts(*p.shard, cfg.expert, kernel_context(tr));
   p.work = step_work(p.shard->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   p.model_flops = whole.flops;
@@ -61,6 +68,8 @@ Prepared prepare(const Json& doc) {
   resolve_packing(p.req.training, p.net.input.kind == InputKind::Tokens, p.net.input.seq_len);
   check_offload(tr);
   note_config_length(p);
+  const std::string routing = moe_routing_note(p.net, tr);
+  if (!routing.empty()) p.net.warnings.push_back(routing);
   if (p.req.parallel) {
     prepare_parallel(p);
   } else {

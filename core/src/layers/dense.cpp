@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "layers/kind_helpers.hpp"
+#include "layers/moe.hpp"
 
 namespace prenet {
 namespace {
@@ -62,31 +63,43 @@ class Dense : public LayerKind {
     const LayerAttrs& a = st.a;
     const double e = st.e, act = st.act;
     const std::optional<OpChain>& composed = st.composed;
-    // Mixture of experts: every token runs through top_k of the experts (a grouped GEMM, modelled as a
-    // batched GEMM over experts, so all experts' weights are read); gated (GLU) layers have two matrices.
+    // Mixture of experts (layers/moe.cpp): every token runs through top_k of the experts; this GPU holds
+    // experts / expert_shards of them, each a GEMM of a grouped GEMM (modelled as a batched GEMM over them, so
+    // all their weights are read) at tokens_per_local_expert; gated (GLU) layers have two matrices.
     const double m = rows(st.in, st.b), n = d(a.units), k = d(st.in.back());
-    const double experts = d(a.experts), routed = m * d(a.top_k), mats = a.gated ? 2 : 1;
-    const double hidden = routed * n;  // == out_elems for an ordinary dense layer
+    const double routed = m * d(a.top_k), mats = a.gated ? 2 : 1;
     const bool moe = a.experts > 1;
+    const double local_experts = moe ? d(a.experts) / d(a.expert_shards) : 1;
+    const double per_expert = moe ? tokens_per_local_expert(routed, a.experts, a.expert_shards, st.context) : m;
+    const double local_rows = per_expert * local_experts;  // == m for an ordinary dense layer
+    const double hidden = local_rows * n;                  // == out_elems for an ordinary dense layer
     // The rows cuBLAS reads and writes in all three GEMMs are d_in and d_out long (PyTorch's row-major
     // weight and activations), never the token count. Grouped expert GEMMs were not measured: unmarked.
     kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
-    if (moe) kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);  // dispatch tokens
+    if (st.moe.dispatches) {
+      // The router's softmax, top-k and load-balancing loss, then the permutation gathering each token's
+      // top_k copies (Megatron's permute: read and write tokens x top_k x hidden).
+      router_kernels(kb, m, d(a.experts), d(a.top_k));
+      kb.stream(KernelClass::Elementwise, Phase::Forward, routed * k, 2, 0);
+    }
     // chunked_ce: the vocabulary head runs per chunk of the tokens (torchtune's recipes pass the model's
     // output chunks to CEWithChunkedOutputLoss): the same FLOPs in loss_chunks GEMMs, each reading the weight.
     const double chunks = st.feeds_loss ? st.context.loss_chunks : 1;
-    for (double c = 0; c < chunks; ++c) kb.gemm(Phase::Forward, routed / experts / chunks, mats * n, k, experts);
+    for (double c = 0; c < chunks; ++c) kb.gemm(Phase::Forward, per_expert / chunks, mats * n, k, local_experts);
     activation_kernels(st, kb, hidden);
-    if (moe) {  // combine: weighted sum of each token's top_k expert outputs, and its gradient
-      const double out_elems = st.out_elems;
-      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden + out_elems, 1, 2 * hidden / (hidden + out_elems));
-      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden + out_elems, 2, 2 * hidden / (hidden + out_elems));
+    if (st.moe.combines) {  // un-permute: weighted sum of each token's top_k expert outputs, and its gradient
+      const double out_elems = st.out_elems, routed_out = routed * n;
+      kb.stream(KernelClass::Elementwise, Phase::Forward, routed_out + out_elems, 1,
+                2 * routed_out / (routed_out + out_elems));
+      kb.stream(KernelClass::Elementwise, Phase::Backward, routed_out + out_elems, 2,
+                2 * routed_out / (routed_out + out_elems));
     }
     for (double c = 0; st.dx && c < chunks; ++c)
-      kb.gemm(Phase::Backward, routed / experts / chunks, k, mats * n, experts);
-    if (st.dx && moe) kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
+      kb.gemm(Phase::Backward, per_expert / chunks, k, mats * n, local_experts);
+    if (st.dx && st.moe.dispatches)
+      kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
     // Weight gradient; tied layers accumulate into the embedding's.
-    for (double c = 0; c < chunks; ++c) kb.weight_gradient(k, mats * n, routed / experts / chunks, experts);
+    for (double c = 0; c < chunks; ++c) kb.weight_gradient(k, mats * n, per_expert / chunks, local_experts);
     if (a.bias)
       kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1, e));
     // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
@@ -95,7 +108,8 @@ class Dense : public LayerKind {
     const double act_saved = composed ? composed->saved : act > 0 ? e : 0;
     const double gate_saved = !a.gated ? 0 : fused_glu(st.context) ? e : e + (composed ? composed->output : e);
     // The input is kept for the weight gradient only (autograd saves nothing for a frozen weight's).
-    lw.saved_activation_bytes = (st.frozen ? 0 : e * routed * k) + hidden * (act_saved + gate_saved);
+    lw.saved_activation_bytes = (st.frozen ? 0 : e * local_rows * k) + hidden * (act_saved + gate_saved);
+    if (st.moe.dispatches) lw.saved_activation_bytes += e * m * d(a.experts);  // the router's scores, for its backward
     kb.set_misaligned(false);
   }
 
@@ -108,14 +122,15 @@ class Dense : public LayerKind {
   std::vector<LinearModule> linear_modules(const Layer& layer) const override {
     const LayerAttrs& a = layer.attrs;
     const Shape& in = layer.input_shapes.front();
-    const double routed = rows(in, 1) * d(a.top_k), k = d(in.back()), n = d(a.units), copies = d(a.experts);
+    const double routed = rows(in, 1) * d(a.top_k), k = d(in.back()), n = d(a.units);
+    const double copies = d(a.experts / a.expert_shards);
     if (a.gated) return {{"gate_proj", k, n, copies, routed, 0}, {"up_proj", k, n, copies, routed, 0}};
     return {{"", k, n, copies, routed, 0}};
   }
   /// A mixture of experts: a token runs through top_k of the `experts` copies of the matrices and biases.
   std::int64_t active_parameters(const Layer& layer) const override {
     const LayerAttrs& a = layer.attrs;
-    return a.experts > 1 ? layer.parameters / a.experts * a.top_k : layer.parameters;
+    return a.experts > 1 ? layer.parameters / (a.experts / a.expert_shards) * a.top_k : layer.parameters;
   }
   bool saves_input() const override { return true; }
   bool saves_output_only_for_relu(const Layer& layer) const override {

@@ -6,6 +6,7 @@
 
 #include "layers/kind_helpers.hpp"
 #include "layers/lora.hpp"
+#include "layers/moe.hpp"
 #include "prenet/memory.hpp"
 
 namespace prenet {
@@ -147,7 +148,7 @@ std::vector<bool> feeds_loss(const Network& net) {
 }
 
 /// Appends layer `layer`'s kernels for `batch` samples and sets what it saves for backward.
-void add_layer_kernels(const Layer& layer, double batch, const KernelContext& context, double e, bool head,
+void add_layer_kernels(const Layer& layer, double batch, const KernelContext& context, double e, bool head, MoeRole moe,
                        KernelBuilder& kb, LayerWork& lw) {
   const Shape& in = layer.input_shapes.front();
   const LayerAttrs& a = layer.attrs;
@@ -167,7 +168,8 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
                        fused_chains ? std::nullopt : composed_activation(a.activation, e),
                        context,
                        !layer.trainable,
-                       head};
+                       head,
+                       moe};
   kb.set_frozen(!layer.trainable);
   kind_of(layer.type).kernels(step, kb, lw);
   dequantize_kernels(step, kb);
@@ -247,6 +249,8 @@ KernelContext kernel_context(const TrainingConfig& training) {
   context.loss_chunks = training.loss == LossKind::ChunkedCE ? kLossChunks : 1;
   context.compiled = training.compile;
   context.master_weights = training.master_weights;
+  context.moe_imbalance = training.moe_imbalance;
+  context.moe_capacity_factor = training.moe_capacity_factor.value_or(0.0);
   return context;
 }
 
@@ -260,12 +264,13 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
   const double e = activation_bytes(precision);
   const std::vector<bool> held = output_saved_by_consumer(net);
   const std::vector<bool> head = feeds_loss(net);
+  const std::vector<MoeRole> moe = moe_roles(net);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
     const std::size_t first = work.kernels.size();
-    add_layer_kernels(layer, b, context, e, head[i], kb, lw);
+    add_layer_kernels(layer, b, context, e, head[i], moe[i], kb, lw);
     // A tensor kept only for a ReLU's backward, which reads nothing else, is free when its consumer saves
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.

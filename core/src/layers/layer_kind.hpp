@@ -64,6 +64,12 @@ struct OpChain {
 };
 
 /// What a kind's kernels see of one layer in one step.
+/// A mixture-of-experts dense layer's place in its expert MLP (layers/moe.cpp, moe_roles): the first routes and
+/// permutes the tokens it reads, the last un-permutes and combines its output (a lone one does both).
+struct MoeRole {
+  bool dispatches = false, combines = false;
+};
+
 struct LayerStep {
   const Layer& layer;
   const Shape& in;  // the first input's shape
@@ -77,6 +83,7 @@ struct LayerStep {
   const KernelContext& context;     // how the request runs its kernels
   bool frozen = false;              // its own weights do not train: it saves nothing only their gradient reads
   bool feeds_loss = false;          // its output is a cross-entropy loss's input (the vocabulary head)
+  MoeRole moe{};                    // a mixture-of-experts layer's place (nothing for other layers)
 };
 
 /// What the tensor-parallel layout makes of a layer (shard_network): its input is gathered over the group

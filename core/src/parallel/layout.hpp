@@ -64,7 +64,7 @@ class LayoutEvaluator {
  private:
   /// What selects the shard (tensor, sequence parallel), then the step work (+ micro-batch size), then
   /// what it saves (+ recompute mode).
-  using Key = std::array<std::int64_t, 4>;
+  using Key = std::array<std::int64_t, 5>;  // tensor, sequence_parallel, expert, micro_batch_size, recompute
   static Key key_of(const ParallelConfig& cfg, std::size_t depth);
   /// What each stage of `cfg` split at `bounds` keeps.
   const std::vector<StageInputs>& stages(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);

@@ -286,6 +286,10 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
     in.params += p;
     in.trainable += static_cast<double>(trainable_parameters(layer));
     in.tensors += trained_tensors(layer);
+    if (shard.layers[l].expert_parameters) {
+      in.expert_trainable += static_cast<double>(trainable_parameters(layer));
+      in.expert_tensors += trained_tensors(layer);
+    }
     if (!layer.trainable) in.frozen_bytes += p * layer.frozen_bytes_per_parameter;
     in.largest_param = std::max(in.largest_param, p);
     in.activations += saved[l];
@@ -331,6 +335,16 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   m.weights_gb = (in.trainable * (b.weights16 * s_w + b.master * s_opt) + in.frozen_bytes * s_w) / 1e9;
   m.gradients_gb = gradient_bytes(in.tensors, training) * s_grad / 1e9;
   m.optimizer_gb = optimizer_state_bytes(in.tensors, training) * s_opt / 1e9;
+  if (cfg.expert > 1) {
+    // Expert parallelism: the experts' states (1/expert of them here) are ZeRO-sharded over the expert-data
+    // group of data / expert GPUs, not the data group; the shares' difference replaces their dense share.
+    const double ed = dp / static_cast<double>(cfg.expert);
+    const double e_opt = cfg.zero_stage >= 1 ? 1.0 / ed : 1.0, e_grad = cfg.zero_stage >= 2 ? 1.0 / ed : 1.0;
+    const double e_w = cfg.zero_stage >= 3 ? 1.0 / ed : 1.0;
+    m.weights_gb += in.expert_trainable * (b.weights16 * (e_w - s_w) + b.master * (e_opt - s_opt)) / 1e9;
+    m.gradients_gb += gradient_bytes(in.expert_tensors, training) * (e_grad - s_grad) / 1e9;
+    m.optimizer_gb += optimizer_state_bytes(in.expert_tensors, training) * (e_opt - s_opt) / 1e9;
+  }
   m.activations_gb = in.activations * micro_batches_in_flight(cfg, stage) / 1e9;
   const double kept_activations = m.activations_gb * 1e9;
   // Full and op-level recomputation rebuild one block's activations at a time during backward.

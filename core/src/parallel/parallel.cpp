@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/layer_kind.hpp"
+#include "parallel/expert.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -209,6 +210,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
                      "checkpoints every n-th block under recompute \"full\" only; recompute is \"" +
                          std::string(to_string(c.recompute)) + "\"");
   }
+  parse_expert(p, c);
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");

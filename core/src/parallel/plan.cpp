@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "parallel/expert.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
@@ -77,6 +78,7 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
   for (std::int64_t dp : powers(opt.max_gpus / (t * p))) {
     const std::int64_t gpus = dp * t * p;
     if (gpus < opt.min_gpus || batch % (dp * mbs) != 0) continue;
+    if (dp % cfg.expert != 0) continue;  // parallel.expert: expert groups are carved out of the data ranks
     cfg.data = dp;
     cfg.gpus = gpus;
     cfg.micro_batches = batch / (dp * mbs);
@@ -97,32 +99,41 @@ constexpr std::int64_t kMaxPlanVirtualStages = 4;
 /// skipped.
 template <typename Visit>
 void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const PlanOptions& opt, std::int64_t batch,
-                     std::size_t layers, std::int64_t gpus_per_node, Visit&& visit) {
+                     std::size_t layers, std::int64_t gpus_per_node, std::int64_t fewest_experts, Visit&& visit) {
   ParallelConfig cfg = base;
   for (std::int64_t t : powers(std::min<std::int64_t>({opt.max_gpus, gpus_per_node, 64}))) {
     cfg.tensor = t;
     cfg.sequence_parallel = t > 1;
+    cfg.expert = 1;
     if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
     if (!layouts.shard(cfg)) continue;
-    const std::int64_t blocks = block_count(*layouts.shard(cfg));
-    for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
-      if (batch % mbs != 0) continue;
-      cfg.micro_batch_size = mbs;
-      // Recomputation: op-level too; recompute_every is not searched (every block checkpointed under full).
-      cfg.recompute_every = 1;
-      for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Ops}) {
-        cfg.recompute = rc;
-        for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
-          if (static_cast<std::size_t>(p) > layers) break;
-          cfg.pipeline = p;
-          // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
-          // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
-          for (std::int64_t v : powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
-            if (v > 1 && blocks % (p * v) != 0) continue;
-            cfg.virtual_stages = v;
-            for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& c) {
-              if (c.virtual_stages == 1 || c.micro_batches % c.pipeline == 0) visit(c);
-            });
+    // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, at tensor 1 (expert
+    // tensor parallelism is not modelled), up to the fewest experts of a layer; shard() skips the ones that do
+    // not divide every layer's experts, for_each_replication the data degrees they do not divide.
+    const std::int64_t max_expert = t == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
+    for (std::int64_t ep : powers(std::max<std::int64_t>(max_expert, 1))) {
+      cfg.expert = ep;
+      if (!layouts.shard(cfg)) continue;
+      const std::int64_t blocks = block_count(*layouts.shard(cfg));
+      for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
+        if (batch % mbs != 0) continue;
+        cfg.micro_batch_size = mbs;
+        // Recomputation: op-level too; recompute_every is not searched (every block checkpointed under full).
+        cfg.recompute_every = 1;
+        for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Ops}) {
+          cfg.recompute = rc;
+          for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
+            if (static_cast<std::size_t>(p) > layers) break;
+            cfg.pipeline = p;
+            // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
+            // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
+            for (std::int64_t v : powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
+              if (v > 1 && blocks % (p * v) != 0) continue;
+              cfg.virtual_stages = v;
+              for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& c) {
+                if (c.virtual_stages == 1 || c.micro_batches % c.pipeline == 0) visit(c);
+              });
+            }
           }
         }
       }
@@ -174,7 +185,7 @@ class AcceleratorSearch {
   /// Per layer, one micro-batch's forward, backward (with what cfg.recompute repeats) and optimizer time,
   /// scaled by the plan's time scale.
   const std::vector<std::array<double, 3>>& layer_ms(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 4> key = {cfg.tensor, cfg.sequence_parallel, cfg.micro_batch_size,
+    const std::array<std::int64_t, 5> key = {cfg.tensor, cfg.sequence_parallel, cfg.expert, cfg.micro_batch_size,
                                              static_cast<std::int64_t>(cfg.recompute)};
     if (layer_key_ == key) return layer_ms_;
     const Timing& timing = layouts_.roofline(cfg);
@@ -192,9 +203,9 @@ class AcceleratorSearch {
 
   /// The stage split and sums of cfg's pipeline (independent of the data degree and ZeRO stage).
   const StagePlan& stages(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 6> key = {cfg.tensor,           cfg.sequence_parallel,
-                                             cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
-                                             cfg.pipeline,         cfg.virtual_stages};
+    const std::array<std::int64_t, 7> key = {
+        cfg.tensor,   cfg.sequence_parallel, cfg.expert, cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
+        cfg.pipeline, cfg.virtual_stages};
     if (stage_key_ != key) {
       stage_plan_ = plan_stages(layer_ms(cfg), *layouts_.shard(cfg), cfg, fabric_, tr_.precision);
       stage_key_ = key;
@@ -207,9 +218,9 @@ class AcceleratorSearch {
   const Accelerator& acc_;
   const Fabric& fabric_;
   const double scale_, steps_, matmul_per_sample_, peak_;
-  std::optional<std::array<std::int64_t, 4>> layer_key_;
+  std::optional<std::array<std::int64_t, 5>> layer_key_;
   std::vector<std::array<double, 3>> layer_ms_;
-  std::optional<std::array<std::int64_t, 6>> stage_key_;
+  std::optional<std::array<std::int64_t, 7>> stage_key_;
   StagePlan stage_plan_;
 };
 
@@ -241,7 +252,7 @@ AcceleratorPlan search_accelerator(const Plan& plan, const Accelerator& acc, con
   first.sequence_parallel = false;
   if (search.layouts().shard(first)) search.layouts().roofline(first);
   for_each_layout(search.layouts(), fabric_cfg, opt, tr.batch_size, plan.net.layers.size(), out.fabric.gpus_per_node,
-                  [&search](const ParallelConfig& cfg) { search.consider(cfg); });
+                  fewest_experts(plan.net), [&search](const ParallelConfig& cfg) { search.consider(cfg); });
   out.considered = search.considered;
   out.fitting = search.fitting.size();
   out.by_time = ranked(search.fitting, opt.top, false);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "parallel/expert.hpp"
 #include "prenet/error.hpp"
 #include "prenet/parallel.hpp"
 
@@ -144,20 +145,24 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   const double mbs = d(cfg.micro_batch_size);
   const std::int64_t t = cfg.tensor, p = cfg.pipeline;
   const Communicator tp_comm = communicator(cfg, fabric, Group::Tensor);
-  std::vector<double> tp_ms(n, 0.0), cost(n, 0.0);
+  const Communicator ep_comm = communicator(cfg, fabric, Group::Expert);
+  std::vector<double> tp_ms(n, 0.0), ep_ms(n, 0.0), cost(n, 0.0);
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
     int count = sl.forward_allreduces + sl.backward_allreduces;
-    if (checkpointed_block(sl, cfg.recompute, cfg.recompute_every)) count += sl.forward_allreduces;
+    const bool recomputed = checkpointed_block(sl, cfg.recompute, cfg.recompute_every);
+    if (recomputed) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
-    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
+    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, recomputed, ep_comm, fabric);
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l];
   }
   StagePlan sp;
   sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
   sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages) : std::vector<std::size_t>{0, n};
   const std::size_t chunks = sp.bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
-  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable,
+                  &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer}) {
     v->assign(stages, 0.0);
   }
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
@@ -172,6 +177,12 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.params[s] += params;
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
+      sp.expert[s] += ep_ms[l];
+      if (shard.layers[l].expert_parameters) {
+        sp.expert_params[s] += params;
+        sp.expert_trainable[s] += d(trainable_parameters(shard.net.layers[l]));
+        sp.expert_optimizer[s] += layer_ms[l][2];
+      }
     }
     if (j > 0) {
       const Layer& last = shard.net.layers[sp.bounds[j] - 1];
@@ -179,10 +190,10 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
+  auto busy = [&sp](std::size_t s) { return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.expert[s]; };
   for (std::size_t s = 0; s < stages; ++s) {
-    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
-    sp.busy_total += busy;
-    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+    sp.busy_total += busy(s);
+    if (busy(s) > busy(sp.critical)) sp.critical = s;
   }
   return sp;
 }
@@ -195,13 +206,14 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
   const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
   const std::size_t c = sp.critical;
-  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c] + sp.expert[c];
   ParallelTiming r;
   r.stage_bounds = sp.bounds;
   r.critical_stage = c;
   r.forward_ms = m * sp.forward[c];
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
+  r.expert_ms = m * sp.expert[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
   // stage's time each, so the bubble is (p - 1)/v stage slots: a fraction (p - 1)/(v m) of the compute.
@@ -213,26 +225,41 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   if (p > 1) r.pipeline_ms = 2.0 * (v * m + d(p) - 1) * p2p_ms(mbs * sp.boundary_elements * e, pp_comm, fabric);
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
+  // Expert parallelism: the expert parameters' states are sharded and reduced over the expert-data group
+  // (data / expert GPUs) instead of the data group (parallel/expert.cpp).
+  const bool ep = cfg.expert > 1;
+  const Communicator ed_comm = communicator(cfg, fabric, Group::ExpertData);
+  if (ep) {
+    const double expert_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp / cfg.expert) : 1.0;
+    r.optimizer_ms = (sp.optimizer[c] - sp.expert_optimizer[c]) * zero_shard + sp.expert_optimizer[c] * expert_shard;
+  }
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
   // every weight, frozen ones too.
   const double P = sp.params[c], T = sp.trainable[c];
+  const double Pe = ep ? sp.expert_params[c] : 0.0, Te = ep ? sp.expert_trainable[c] : 0.0;
   if (dp > 1 && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
     // not fit behind that backward is exposed, and the last bucket always is.
-    auto reduce = [&](double bytes) {
-      return cfg.zero_stage >= 1 ? allgather_ms(bytes, dp_comm, fabric) : allreduce_ms(bytes, dp_comm, fabric);
+    auto reduce = [&](double bytes, const Communicator& comm) {
+      return cfg.zero_stage >= 1 ? allgather_ms(bytes, comm, fabric) : allreduce_ms(bytes, comm, fabric);
     };
-    const double all = reduce(T * per_param);
-    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes));
+    // The dense parameters over the data group, the experts' over the expert-data group.
+    auto both = [&](double dense, double experts, const auto& collective) {
+      return ep ? collective((dense - experts) * per_param, dp_comm) + collective(experts * per_param, ed_comm)
+                : collective(dense * per_param, dp_comm);
+    };
+    const double all = both(T, Te, reduce);
+    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes), dp_comm);
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
+    auto gather = [&](double bytes, const Communicator& comm) { return allgather_ms(bytes, comm, fabric); };
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
       // Updated weight shards are gathered after the optimizer step, before the next forward.
-      r.zero_ms = allgather_ms(T * per_param, dp_comm, fabric);
+      r.zero_ms = both(T, Te, gather);
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.
-      const double gathers = 2.0 * m * allgather_ms(P * per_param, dp_comm, fabric);
+      const double gathers = 2.0 * m * both(P, Pe, gather);
       const double first = allgather_ms(sp.largest_param[c] * per_param, dp_comm, fabric);
       r.zero_ms = std::max(gathers - (r.forward_ms + r.backward_ms), 0.0) + first;
     }

@@ -97,6 +97,12 @@ std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
   return option_value(t.dataset_size);
 }
 
+/// training.moe_imbalance 1 (balanced routing) is the default: unset for the echo.
+std::optional<OptionValue> read_moe_imbalance(const TrainingConfig& t) {
+  if (t.moe_imbalance == 1.0) return std::nullopt;
+  return option_value(t.moe_imbalance);
+}
+
 /// Stores a training.finetune field in its member of TrainingConfig::finetune.
 template <auto Member>
 void store_finetune(TrainingConfig& t, const OptionValue& v) {
@@ -261,6 +267,16 @@ std::vector<TrainingOption> build_options() {
        "forward), fsdp 4 + 4 sharded (needs zero_stage 3); absent: deepspeed",
        {"state_accounting", "accounting"}, "state-accounting", "S", Echo::WhenGiven,
        store_member<&TC::state_accounting>, read_unless<&TC::state_accounting, StateAccounting::DeepSpeed>},
+      {"moe_imbalance", K::Number, {}, {}, 1, 1 << 16, nullptr,
+       "MoE imbalance", "mixture of experts: the busiest expert's routed tokens over the mean; the step waits for "
+       "it; absent: 1 (balanced routing)",
+       {"moe_imbalance"}, "moe-imbalance", "X", Echo::WhenGiven,
+       store_member<&TC::moe_imbalance>, read_moe_imbalance},
+      {"moe_capacity_factor", K::Number, {}, {}, 0.01, 1 << 16, nullptr,
+       "MoE capacity factor", "mixture of experts: each expert takes at most capacity x tokens x top_k / experts, "
+       "padded to it (the GEMMs run at the capacity); absent: dropless",
+       {"moe_capacity_factor"}, "moe-capacity-factor", "C", Echo::WhenGiven,
+       store_member<&TC::moe_capacity_factor>, read_member<&TC::moe_capacity_factor>},
   };
   // clang-format on
 }
@@ -328,6 +344,10 @@ std::vector<TrainingOption> build_parallel_options() {
        "Virtual stages", "model chunks per pipeline stage (Megatron's interleaved 1F1B): the bubble shrinks by this "
        "factor, point-to-point traffic grows by it; must divide the blocks per stage",
        {"virtual_stages", "vp"}, "virtual-stages", "N", Echo::Never, nullptr, nullptr},
+      {"expert", K::Integer, {}, {}, 1, 1 << 16, 1,
+       "Expert parallel", "GPUs of the data-parallel group each MoE layer's experts are sharded over (all-to-all "
+       "dispatch and combine); divides the experts and the data degree",
+       {"expert", "ep"}, "expert", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

@@ -18,6 +18,7 @@ Json layout_json(const Layout& l) {
           {"zero_stage", l.cfg.zero_stage},
           {"recompute", to_string(l.cfg.recompute)},
           {"sequence_parallel", l.cfg.sequence_parallel},
+          {"expert", l.cfg.expert},
           {"step_ms", round6(l.step_ms)},
           {"total_s", round6(l.total_s)},
           {"cost_usd", l.cost_usd ? Json(round6(*l.cost_usd)) : Json()},

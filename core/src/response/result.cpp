@@ -65,6 +65,7 @@ StepParts parallel_parts(const ParallelTiming& pt) {
   parts.zero_ms = round6(pt.zero_ms);
   parts.bubble_ms = round6(pt.bubble_ms);
   parts.offload_ms = round6(pt.offload_ms);
+  parts.expert_ms = round6(pt.expert_ms);
   return parts;
 }
 
@@ -143,12 +144,14 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
           {"zero_stage", cfg.zero_stage},
           {"recompute", to_string(cfg.recompute)},
           {"sequence_parallel", cfg.sequence_parallel},
+          {"expert", cfg.expert},
           {"compute_ms", parts.compute_ms()},
           {"communication_ms",
            {{"data", parts.data_ms},
             {"tensor", parts.tensor_ms},
             {"pipeline", parts.pipeline_ms},
-            {"zero", parts.zero_ms}}},
+            {"zero", parts.zero_ms},
+            {"expert", parts.expert_ms}}},
           {"bubble_ms", parts.bubble_ms},
           {"stage_layers", stages},
           {"critical_stage", pt.critical_stage},
