@@ -361,6 +361,11 @@ export const CASES = [
   { group: 'parallel', name: 'sequence_parallel with tensor 4 and seq_len 1022 (not divisible)', input: () => par({ tensor: 4, sequence_parallel: true }, 1022) },
   { group: 'parallel', name: 'inter_node bandwidth_gbs -5', input: () => par({ gpus: 8, gpus_per_node: 4, inter_node: { bandwidth_gbs: -5 } }) },
   { group: 'parallel', name: 'intra_node latency_us "NaN" (text)', input: () => par({ gpus: 2, intra_node: { latency_us: 'NaN' } }) },
+  { group: 'fp8', name: 'fp8_recipe with precision bf16', input: () => train({ precision: 'bf16', fp8_recipe: 'delayed' }) },
+  { group: 'fp8', name: 'fp8_recipe "tensorwise"', input: () => train({ precision: 'fp8', fp8_recipe: 'tensorwise' }) },
+  { group: 'fp8', name: 'fp8_recipe mxfp8 on an H100', input: () => req({ preset: 'gpt2' }, { hardware: ['h100-sxm'], training: { precision: 'fp8', fp8_recipe: 'mxfp8' } }) },
+  { group: 'fp8', name: 'fp8_recipe blockwise on an L40S', input: () => req({ preset: 'gpt2' }, { hardware: ['l40s'], training: { precision: 'fp8', fp8_recipe: 'blockwise' } }) },
+  { group: 'fp8', name: 'fp8_recipe nvfp4 on a B200 (not modelled)', input: () => req({ preset: 'gpt2' }, { hardware: ['b200'], training: { precision: 'fp8', fp8_recipe: 'nvfp4' } }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

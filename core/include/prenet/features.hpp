@@ -44,6 +44,9 @@ struct Kernel {
   // cannot use its aligned tensor-core kernels (RooflineParams::misaligned_*_slowdown).
   bool misaligned = false;
   int layer = 0;      // index into Network::layers
+  // A GEMM of an FP8 linear layer under training.precision fp8 (layers/fp8.cpp): it runs at the FP8 peak; every
+  // other matrix kernel of an FP8 step runs at the 16-bit peak (Transformer Engine's fp8_autocast).
+  bool fp8 = false;
 };
 
 // Kernel constructors shared by the step decomposition and the trainer (one definition of work).
@@ -87,6 +90,8 @@ struct KernelContext {
   // into one kernel each way that saves only the chain's input (docs/PREDICTION.md, "Loss, compile and packing").
   bool compiled = false;
   MasterWeights master_weights = MasterWeights::FP32;  // training.master_weights: what the optimizer step reads
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;           // precision fp8: how the FP8 linears scale (layers/fp8.cpp)
+  bool fp8_any_layout = false;                         // FP8 GEMMs take any layout: no transposed FP8 copies
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

@@ -80,6 +80,7 @@ struct StageInputs {
   double largest_saved = 0;              // bytes the layer that keeps the most keeps (activation offload)
   double largest_frozen_bytes = 0;       // bytes of the frozen weights of the layer with the most parameters
   TrainedTensors tensors;                // the trained tensors' sums (optimizer states, gradients)
+  double fp8_weights = 0;                // weight elements of FP8 linears (layers/fp8.cpp), kept in FP8 too
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
