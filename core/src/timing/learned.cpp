@@ -244,7 +244,8 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     std::vector<double> levels(classes.size());
     for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
     b.level_factor.push_back(std::move(levels));
-    b.misaligned_factor.push_back(misaligned_slowdown(acc, precision));
+    // A misaligned GEMM is never an FP8 linear's (layers/fp8.cpp): under fp8 it runs in bf16.
+    b.misaligned_factor.push_back(misaligned_slowdown(acc, precision == Precision::FP8 ? Precision::BF16 : precision));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());
