@@ -248,3 +248,30 @@ TEST_CASE("fp8: a request names training.fp8_recipe, echoes it when given, and d
   const Json bad = Json::parse(predict_json(request(R"({"precision": "bf16", "fp8_recipe": "delayed"})")));
   CHECK(bad["error"]["field"] == "training.fp8_recipe");
 }
+
+TEST_CASE("fp8: attention's projections run in FP8, its QK^T and PV in 16-bit", "[fp8]") {
+  // Self-attention, 256 wide, 4 heads, 64 positions, 2 samples, fused (flash) core.
+  const Network net = testutil::net_of(R"({"input": {"kind": "sequence", "seq_len": 64, "features": 256},
+    "layers": [{"type": "attention", "name": "blk.0.attn", "num_heads": 4, "causal": true}]})");
+  KernelContext bf16(Precision::BF16, AttentionKernel::Flash), fp8(Precision::FP8, AttentionKernel::Flash);
+  const StepWork w16 = step_work(net, 2, bf16, Optimizer::AdamW), w8 = step_work(net, 2, fp8, Optimizer::AdamW);
+  int projections = 0;
+  for (const Kernel& k : w8.kernels) {
+    if (!is_matmul(k.cls)) continue;
+    CHECK(k.fp8 == (k.cls == KernelClass::Gemm));
+    projections += k.fp8 ? 1 : 0;
+  }
+  // QKV and the output projection: forward and weight gradient each, and the output projection's input gradient
+  // (the layer's input is data: no input gradient for QKV).
+  CHECK(projections == 5);
+  // Saved: the QKV input in FP8 (1 byte instead of 2), and the output projection's FP8 input copy beside the
+  // 16-bit core output the fused backward reads: m x 256 elements each, m = 2 x 64 tokens.
+  const double m = 2 * 64, width = 256;
+  CHECK(w8.layers[0].saved_activation_bytes ==
+        Approx(w16.layers[0].saved_activation_bytes - (2 - 1) * m * width + 1 * m * width));
+  // Eager: the output projection's input is its own saved tensor, kept in FP8 too.
+  KernelContext eager16(Precision::BF16), eager8(Precision::FP8);
+  const StepWork e16 = step_work(net, 2, eager16, Optimizer::AdamW), e8 = step_work(net, 2, eager8, Optimizer::AdamW);
+  CHECK(e8.layers[0].saved_activation_bytes ==
+        Approx(e16.layers[0].saved_activation_bytes - (2 - 1) * m * width - (2 - 1) * m * width));
+}
