@@ -20,7 +20,7 @@ using testutil::require_input_error;
 namespace {
 
 // One block of an MLP (blk.0.up: 128 -> 512, blk.0.down: 512 -> 128) under a vocabulary head and its loss.
-constexpr double kSeq = 64, kIn = 128, kHidden = 512, kVocab = 1024, kBatch = 2;
+constexpr double kSeq = 64, kIn = 128, kHidden = 512, kBatch = 2;  // the head has 1024 outputs
 const char* const kModel = R"({"input": {"kind": "sequence", "seq_len": 64, "features": 128},
   "layers": [{"type": "dense", "name": "blk.0.up", "units": 512, "bias": false},
              {"type": "dense", "name": "blk.0.down", "units": 128, "bias": false},
