@@ -374,6 +374,11 @@ export const CASES = [
   { group: 'parallel', name: 'virtual_stages 2 without a pipeline', input: () => par({ virtual_stages: 2 }) },
   { group: 'parallel', name: 'virtual_stages 2 with micro_batches 2 over pipeline 4 (not a multiple)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 2 }) },
   { group: 'parallel', name: 'virtual_stages 2 over pipeline 4 (3 blocks per stage)', input: () => par({ pipeline: 4, virtual_stages: 2, micro_batches: 8 }) },
+  { group: 'fp8', name: 'fp8_recipe with precision bf16', input: () => train({ precision: 'bf16', fp8_recipe: 'delayed' }) },
+  { group: 'fp8', name: 'fp8_recipe "tensorwise"', input: () => train({ precision: 'fp8', fp8_recipe: 'tensorwise' }) },
+  { group: 'fp8', name: 'fp8_recipe mxfp8 on an H100', input: () => req({ preset: 'gpt2' }, { hardware: ['h100-sxm'], training: { precision: 'fp8', fp8_recipe: 'mxfp8' } }) },
+  { group: 'fp8', name: 'fp8_recipe blockwise on an L40S', input: () => req({ preset: 'gpt2' }, { hardware: ['l40s'], training: { precision: 'fp8', fp8_recipe: 'blockwise' } }) },
+  { group: 'fp8', name: 'fp8_recipe nvfp4 on a B200 (not modelled)', input: () => req({ preset: 'gpt2' }, { hardware: ['b200'], training: { precision: 'fp8', fp8_recipe: 'nvfp4' } }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

@@ -44,6 +44,9 @@ struct Kernel {
   // cannot use its aligned tensor-core kernels (RooflineParams::misaligned_*_slowdown).
   bool misaligned = false;
   int layer = 0;      // index into Network::layers
+  // A GEMM of an FP8 linear layer under training.precision fp8 (layers/fp8.cpp): it runs at the FP8 peak; every
+  // other matrix kernel of an FP8 step runs at the 16-bit peak (Transformer Engine's fp8_autocast).
+  bool fp8 = false;
 };
 
 // Kernel constructors shared by the step decomposition and the trainer (one definition of work).
@@ -90,6 +93,8 @@ struct KernelContext {
   // training.moe_imbalance and training.moe_capacity_factor (0: dropless): the routed tokens' spread over the
   // experts (layers/moe.cpp).
   double moe_imbalance = 1.0, moe_capacity_factor = 0.0;
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  // precision fp8: how the FP8 linears scale (layers/fp8.cpp)
+  bool fp8_any_layout = false;                // FP8 GEMMs take any layout: no transposed FP8 copies
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

@@ -94,6 +94,7 @@ struct StageInputs {
   // Of those, the expert layers' (parallel.expert: already 1/expert of them, ZeRO-sharded over data / expert).
   double expert_trainable = 0;
   TrainedTensors expert_tensors;
+  double fp8_weights = 0;  // weight elements of FP8 linears (layers/fp8.cpp), kept in FP8 too
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);

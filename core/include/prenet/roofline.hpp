@@ -49,6 +49,11 @@ struct Timing {
 /// The peak (TFLOP/s) used for matrix kernels of class `cls` at `precision`; throws InputError naming
 /// training.precision when the accelerator lacks it.
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls);
+/// The precision matrix kernel `k` runs at in a `precision` step: under fp8 only the FP8 linears' GEMMs
+/// (Kernel::fp8) run in FP8, every other matrix kernel in bf16 (fp16 where the part lacks bf16).
+Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision precision);
+/// The peak (TFLOP/s) of matrix kernel `k` in a `precision` step: matmul_peak_tflops at kernel_precision.
+double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k);
 
 /// Fraction of peak a GEMM-like kernel can use once cut into output tiles of at most `max_tile` spread
 /// over `units` SMs/CUs (whole tiles, whole waves, split-K for small grids); 1 when unknown.

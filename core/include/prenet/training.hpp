@@ -44,6 +44,11 @@ enum class OptimizerImpl { Fused, Foreach };
 /// How convolution tensors lie in memory: NHWC (PyTorch's channels_last, cuDNN's tensor-core layout) or NCHW
 /// (PyTorch's default), which cuDNN transposes around each convolution under 16-bit training.
 enum class MemoryFormat { ChannelsLast, NCHW };
+/// How FP8 training scales its tensors (training.fp8_recipe; core/src/layers/fp8.cpp): Transformer Engine's
+/// DelayedScaling (per-tensor scales from an amax history), Float8CurrentScaling (per-tensor, this tensor's amax),
+/// MXFP8BlockScaling (1x32 blocks, E8M0 scales; Blackwell), Float8BlockScaling (DeepSeek-V3's 1x128 activation
+/// tiles and 128x128 weight blocks), NVFP4BlockScaling (refused: no catalogue part has an FP4 peak).
+enum class Fp8Recipe { Delayed, Current, MXFP8, Blockwise, NVFP4 };
 
 // Names as the request writes them (the options table's values).
 const char* to_string(Precision p);
@@ -153,6 +158,10 @@ struct TrainingConfig {
   // mean (1: balanced routing), and the capacity factor (absent: dropless).
   double moe_imbalance = 1.0;
   std::optional<double> moe_capacity_factor;
+  // issue 18, helper fp8: training.fp8_recipe (absent under precision fp8: delayed), and whether every accelerator
+  // of the request runs FP8 GEMMs in any layout (Blackwell B200/B300: no transposed copies; resolve_fp8_recipe).
+  std::optional<Fp8Recipe> fp8_recipe;
+  bool fp8_any_layout = false;
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "layers/fp8.hpp"
 #include "layers/kind_helpers.hpp"
 #include "layers/lora.hpp"
 #include "layers/moe.hpp"
@@ -251,6 +252,8 @@ KernelContext kernel_context(const TrainingConfig& training) {
   context.master_weights = training.master_weights;
   context.moe_imbalance = training.moe_imbalance;
   context.moe_capacity_factor = training.moe_capacity_factor.value_or(0.0);
+  context.fp8_recipe = training.fp8_recipe.value_or(Fp8Recipe::Delayed);
+  context.fp8_any_layout = training.fp8_any_layout;
   return context;
 }
 
@@ -265,12 +268,16 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
   const std::vector<bool> held = output_saved_by_consumer(net);
   const std::vector<bool> head = feeds_loss(net);
   const std::vector<MoeRole> moe = moe_roles(net);
+  // FP8 training runs only the blocks' linear layers in FP8 (layers/fp8.cpp); every other GEMM in 16-bit.
+  const std::vector<bool> fp8 =
+      precision == Precision::FP8 ? fp8_linear_layers(net) : std::vector<bool>(net.layers.size(), false);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const Layer& layer = net.layers[i];
     LayerWork& lw = work.layers[i];
     KernelBuilder kb(work, static_cast<int>(i), e);
     const std::size_t first = work.kernels.size();
     add_layer_kernels(layer, b, context, e, head[i], moe[i], kb, lw);
+    if (fp8[i]) add_fp8_kernels(layer, context, optimizer != Optimizer::None, first, work, lw, kb);
     // A tensor kept only for a ReLU's backward, which reads nothing else, is free when its consumer saves
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.

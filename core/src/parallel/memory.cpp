@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "layers/fp8.hpp"
 #include "layers/layer_kind.hpp"
 #include "request/options.hpp"
 
@@ -236,6 +237,20 @@ void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingCo
   m.host_gb = host / 1e9;
 }
 
+namespace {
+
+/// FP8 training (layers/fp8.cpp): the FP8 copies of the FP8 linears' weights, beside the 16-bit and FP32 ones.
+double fp8_weight_bytes(const Network& net, const TrainingConfig& training) {
+  const double per_element = fp8_weight_bytes_per_element(training);
+  if (per_element <= 0) return 0;
+  const std::vector<bool> fp8 = fp8_linear_layers(net);
+  double elements = 0;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) elements += fp8[l] ? fp8_weight_elements(net.layers[l]) : 0;
+  return elements * per_element;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const TrainingConfig& training) {
   double frozen_bytes = 0;
   TrainedTensors tensors;
@@ -246,7 +261,7 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
   const double trained = tensors.elements;
   const StateBytes b = state_bytes(training);
   MemoryEstimate m;
-  m.weights_gb = (trained * (b.weights16 + b.master) + frozen_bytes) / 1e9;
+  m.weights_gb = (trained * (b.weights16 + b.master) + frozen_bytes + fp8_weight_bytes(net, training)) / 1e9;
   m.gradients_gb = gradient_bytes(tensors, training) / 1e9;
   m.optimizer_gb = optimizer_state_bytes(tensors, training) / 1e9;
   double saved = 0, largest_saved = 0;
@@ -278,6 +293,7 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last) {
   StageInputs in;
+  const std::vector<bool> fp8 = fp8_linear_layers(shard.net);
   double block_acts = 0;
   int block = -1;
   for (std::size_t l = first; l < last; ++l) {
@@ -291,6 +307,7 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
       in.expert_tensors += trained_tensors(layer);
     }
     if (!layer.trainable) in.frozen_bytes += p * layer.frozen_bytes_per_parameter;
+    if (fp8[l]) in.fp8_weights += fp8_weight_elements(layer);
     in.largest_param = std::max(in.largest_param, p);
     in.activations += saved[l];
     in.largest_saved = std::max(in.largest_saved, saved[l]);
@@ -332,7 +349,10 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   const double s_grad = cfg.zero_stage >= 2 ? 1.0 / dp : 1.0;
   const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
   MemoryEstimate m;
-  m.weights_gb = (in.trainable * (b.weights16 * s_w + b.master * s_opt) + in.frozen_bytes * s_w) / 1e9;
+  // FP8 weight copies are sharded like the 16-bit weights they are cast from.
+  m.weights_gb = (in.trainable * (b.weights16 * s_w + b.master * s_opt) + in.frozen_bytes * s_w +
+                  in.fp8_weights * fp8_weight_bytes_per_element(training) * s_w) /
+                 1e9;
   m.gradients_gb = gradient_bytes(in.tensors, training) * s_grad / 1e9;
   m.optimizer_gb = optimizer_state_bytes(in.tensors, training) * s_opt / 1e9;
   if (cfg.expert > 1) {

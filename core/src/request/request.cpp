@@ -1,5 +1,6 @@
 #include "prenet/request.hpp"
 
+#include "layers/fp8.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/memory.hpp"
 #include "request/options.hpp"
@@ -72,6 +73,7 @@ Request parse_request(const Json& doc) {
   }
   check_optimizer_switches(r.training, r.parallel ? r.parallel->micro_batches : 1);
   check_state_accounting(r.training, r.parallel ? &*r.parallel : nullptr);
+  resolve_fp8_recipe(r.training, r.hardware);  // issue 18, fp8: the recipe against the precision and hardware
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     const Json& cal = require_object(doc["calibration"], "calibration");
     reject_unknown_keys(cal, "calibration", {"hardware", "step_ms"});

@@ -15,7 +15,8 @@ std::map<int, double> costly_misaligned(const StepWork& work, const std::vector<
   std::map<int, double> slowdown_of;
   for (std::size_t h = 0; h < hardware.size(); ++h) {
     const Accelerator& acc = hardware[h];
-    const double slowdown = misaligned_slowdown(acc, precision);
+    // Under fp8 a misaligned GEMM is no FP8 linear's (layers/fp8.cpp): it runs, and slows down, in bf16.
+    const double slowdown = misaligned_slowdown(acc, precision == Precision::FP8 ? Precision::BF16 : precision);
     if (slowdown <= 1) continue;
     std::map<int, double> extra_ms;
     for (const Kernel& k : work.kernels) {
@@ -49,7 +50,8 @@ std::vector<std::string> misaligned_warnings(const Network& net, const StepWork&
     std::ostringstream text;
     text << "layer \"" << layer.name << "\": a width of " << odd << " is not a multiple of " << step
          << " elements, so on NVIDIA GPUs its GEMMs cannot use the aligned tensor-core kernels in "
-         << to_string(precision) << " and run about " << std::fixed << std::setprecision(1) << slowdown
+         << to_string(precision == Precision::FP8 ? Precision::BF16 : precision) << " and run about " << std::fixed
+         << std::setprecision(1) << slowdown
          << "x slower (the median measured on an H200, docs/PREDICTION.md); a width of " << padded(odd)
          << " avoids that";
     warnings.push_back(text.str());

@@ -44,7 +44,7 @@ double units(const Accelerator& acc) { return acc.compute_units; }
 /// Peak (TFLOP/s) the item's matrix work runs at; FP32 when the precision is unsupported for this class.
 double item_peak(const Kernel& k, const Accelerator& acc, Precision precision) {
   if (!is_matmul(k.cls)) return *acc.peak(Precision::FP32);
-  return matmul_peak_tflops(acc, precision, k.cls);
+  return matmul_peak_tflops(acc, precision, k);
 }
 
 // Raw shape enters the monotone set only up to these sizes (one tile for m and n, a reduction long

@@ -168,7 +168,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
   // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
-  std::map<std::array<std::uint64_t, 12>, std::size_t> distinct;
+  std::map<std::array<std::uint64_t, 13>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
@@ -200,8 +200,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              k.repeats,
                              k.window,
                              k.stride,
-                             k.misaligned ? 1.0 : 0.0};
-    std::array<std::uint64_t, 12> key{};
+                             k.misaligned ? 1.0 : 0.0,
+                             k.fp8 ? 1.0 : 0.0};
+    std::array<std::uint64_t, 13> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
     if (inserted) {
@@ -243,7 +244,8 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     std::vector<double> levels(classes.size());
     for (std::size_t c = 0; c < classes.size(); ++c) levels[c] = std::exp(learned_level(classes[c], acc, precision));
     b.level_factor.push_back(std::move(levels));
-    b.misaligned_factor.push_back(misaligned_slowdown(acc, precision));
+    // A misaligned GEMM is never an FP8 linear's (layers/fp8.cpp): under fp8 it runs in bf16.
+    b.misaligned_factor.push_back(misaligned_slowdown(acc, precision == Precision::FP8 ? Precision::BF16 : precision));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());

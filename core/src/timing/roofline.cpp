@@ -64,6 +64,19 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
   return *peak;
 }
 
+Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision precision) {
+  // Transformer Engine's fp8_autocast runs its te.Linear GEMMs in FP8; attention's batched GEMMs, the head, the
+  // embeddings and everything outside TE modules stay in the 16-bit autocast type (layers/fp8.cpp).
+  if (precision != Precision::FP8 || k.fp8 || k.cls == KernelClass::Conv || k.cls == KernelClass::Recurrent) {
+    return precision;
+  }
+  return acc.peak(Precision::BF16) || !acc.peak(Precision::FP16) ? Precision::BF16 : Precision::FP16;
+}
+
+double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k) {
+  return matmul_peak_tflops(acc, kernel_precision(k, acc, precision), k.cls);
+}
+
 double misaligned_slowdown(const Accelerator& acc, Precision precision, const RooflineParams& params) {
   if (!acc.record.is_object() || acc.record.value("vendor", "") != "nvidia") return 1.0;
   if (precision == Precision::TF32) return params.misaligned_tf32_slowdown;
@@ -73,11 +86,11 @@ double misaligned_slowdown(const Accelerator& acc, Precision precision, const Ro
 
 double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
                            const RooflineParams& params) {
-  return k.misaligned && is_matmul(k.cls) ? misaligned_slowdown(acc, precision, params) : 1.0;
+  return k.misaligned && is_matmul(k.cls) ? misaligned_slowdown(acc, kernel_precision(k, acc, precision), params) : 1.0;
 }
 
 KernelTime kernel_time(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params) {
-  double rate = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+  double rate = is_matmul(k.cls) ? matmul_peak_tflops(acc, precision, k) * 1e12 * params.matmul_efficiency *
                                        tiling_efficiency(k, acc.compute_units, params.tile) /
                                        misaligned_slowdown(k, acc, precision, params)
                                  : *acc.peak(Precision::FP32) * 1e12;
@@ -104,12 +117,13 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
   std::vector<std::size_t> shape_of(work.kernels.size());
   std::vector<const Kernel*> shapes;
   {
-    std::map<std::array<std::uint64_t, 6>, std::size_t> index;
+    std::map<std::array<std::uint64_t, 7>, std::size_t> index;
     for (std::size_t i = 0; i < work.kernels.size(); ++i) {
       const Kernel& k = work.kernels[i];
       if (!is_matmul(k.cls)) continue;
-      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch, k.misaligned ? 1.0 : 0.0};
-      std::array<std::uint64_t, 6> key{};
+      const double fields[] = {static_cast<double>(k.cls), k.m, k.n, k.k, k.batch, k.misaligned ? 1.0 : 0.0,
+                               k.fp8 ? 1.0 : 0.0};
+      std::array<std::uint64_t, 7> key{};
       std::memcpy(key.data(), fields, sizeof fields);
       auto [it, inserted] = index.emplace(key, shapes.size());
       if (inserted) shapes.push_back(&k);
@@ -136,7 +150,7 @@ std::vector<Timing> roofline_times(const StepWork& work, const std::vector<Accel
     // Achieved FLOP/s per kernel: matrix kernels at the training precision, the rest on the FP32 vector units.
     for (std::size_t s = 0; s < shapes.size(); ++s) {
       const Kernel& k = *shapes[s];
-      shape_rate[s] = matmul_peak_tflops(acc, precision, k.cls) * 1e12 * params.matmul_efficiency *
+      shape_rate[s] = matmul_peak_tflops(acc, precision, k) * 1e12 * params.matmul_efficiency *
                       tiling_efficiency(k, acc.compute_units, params.tile) /
                       misaligned_slowdown(k, acc, precision, params);
     }

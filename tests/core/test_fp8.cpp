@@ -1,0 +1,277 @@
+// FP8 recipes (training.fp8_recipe; docs/PREDICTION.md, "FP8 recipes"): which GEMMs run in FP8, the cast kernels
+// and bytes each recipe adds per FP8 linear, the FP8 weight copies and saved inputs, and the recipe's checks.
+// Expected numbers come from the formulas written here (Transformer Engine's recipes), not from the code.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "layers/fp8.hpp"
+#include "prenet/api.hpp"
+#include "prenet/catalog.hpp"
+#include "prenet/features.hpp"
+#include "prenet/memory.hpp"
+#include "prenet/roofline.hpp"
+
+using namespace prenet;
+using testutil::require_input_error;
+
+namespace {
+
+// One block of an MLP (blk.0.up: 128 -> 512, blk.0.down: 512 -> 128) under a vocabulary head and its loss.
+constexpr double kSeq = 64, kIn = 128, kHidden = 512, kBatch = 2;  // the head has 1024 outputs
+const char* const kModel = R"({"input": {"kind": "sequence", "seq_len": 64, "features": 128},
+  "layers": [{"type": "dense", "name": "blk.0.up", "units": 512, "bias": false},
+             {"type": "dense", "name": "blk.0.down", "units": 128, "bias": false},
+             {"type": "dense", "name": "head", "units": 1024, "bias": false},
+             {"type": "cross_entropy", "name": "loss"}]})";
+
+KernelContext fp8_context(Fp8Recipe recipe, bool any_layout = false) {
+  KernelContext c(Precision::FP8);
+  c.fp8_recipe = recipe;
+  c.fp8_any_layout = any_layout;
+  return c;
+}
+
+/// Bytes of the layer's elementwise kernels in one phase (the casts, with nothing else in a bias-free linear).
+double elementwise_bytes(const StepWork& w, std::size_t layer, Phase phase) {
+  double total = 0;
+  for (const Kernel& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) == layer && k.phase == phase && k.cls == KernelClass::Elementwise) {
+      total += k.bytes;
+    }
+  }
+  return total;
+}
+
+const Accelerator& hw(const std::string& id) {
+  const Accelerator* acc = find_hardware(id);
+  REQUIRE(acc != nullptr);
+  return *acc;
+}
+
+}  // namespace
+
+TEST_CASE("fp8: only the blocks' linear GEMMs run in FP8; the head and everything else at the 16-bit peak", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const std::size_t up = testutil::layer_index(net, "blk.0.up"), down = testutil::layer_index(net, "blk.0.down"),
+                    head = testutil::layer_index(net, "head");
+  const std::vector<bool> linear = fp8_linear_layers(net);
+  CHECK(linear[up]);
+  CHECK(linear[down]);
+  CHECK_FALSE(linear[head]);
+  const StepWork w = step_work(net, 2, fp8_context(Fp8Recipe::Delayed), Optimizer::AdamW);
+  const Accelerator& h100 = hw("h100-sxm");
+  int fp8_gemms = 0;
+  for (const Kernel& k : w.kernels) {
+    if (!is_matmul(k.cls)) continue;
+    const bool in_block = static_cast<std::size_t>(k.layer) != head;
+    CHECK(k.fp8 == in_block);
+    fp8_gemms += k.fp8 ? 1 : 0;
+    // The catalogue's dense peaks: FP8 1978.9, BF16 989.4 TFLOP/s on the H100 SXM.
+    CHECK(matmul_peak_tflops(h100, Precision::FP8, k) == Approx(in_block ? 1978.9 : 989.4));
+  }
+  // up: forward and weight gradient (its input is data: no input gradient); down: forward, dgrad, wgrad.
+  CHECK(fp8_gemms == 5);
+  // Under bf16 nothing is marked.
+  for (const Kernel& k : step_work(net, 2, KernelContext(Precision::BF16), Optimizer::AdamW).kernels) {
+    CHECK_FALSE(k.fp8);
+  }
+}
+
+TEST_CASE("fp8: routers and widths TE refuses stay 16-bit", "[fp8]") {
+  const Network routed = testutil::net_of(R"({"input": {"kind": "sequence", "seq_len": 16, "features": 64},
+    "layers": [{"type": "dense", "name": "blk.0.fc", "units": 64, "bias": false},
+               {"type": "dense", "name": "blk.0.router", "units": 8, "bias": false}]})");
+  const std::vector<bool> linear = fp8_linear_layers(routed);
+  CHECK(linear[0]);
+  CHECK_FALSE(linear[1]);  // Megatron's router is a torch linear in FP32, not a TE module
+  const Network odd = testutil::net_of(R"({"input": {"kind": "sequence", "seq_len": 16, "features": 64},
+    "layers": [{"type": "dense", "name": "blk.0.fc", "units": 100, "bias": false}]})");
+  CHECK_FALSE(fp8_linear_layers(odd)[0]);  // 100 outputs: no multiple of 8 (TE assert_dim_for_fp8_exec)
+}
+
+TEST_CASE("fp8: an FP8 GEMM reads its operands in 1 byte and writes its result in 16-bit", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const std::size_t down = testutil::layer_index(net, "blk.0.down");
+  const StepWork w = step_work(net, 2, fp8_context(Fp8Recipe::Delayed), Optimizer::AdamW);
+  const double m = kBatch * kSeq, k = kHidden, n = kIn;
+  bool found = false;
+  for (const Kernel& kn : w.kernels) {
+    if (static_cast<std::size_t>(kn.layer) != down || kn.phase != Phase::Forward || !is_matmul(kn.cls)) continue;
+    CHECK(kn.bytes == Approx(1 * (m * k + k * n) + 2 * m * n));
+    found = true;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("fp8: each recipe's cast kernels per FP8 linear", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const std::size_t down = testutil::layer_index(net, "blk.0.down");
+  const StepWork bf16 = step_work(net, 2, KernelContext(Precision::BF16), Optimizer::AdamW);
+  // blk.0.down: input X (m x 512), weight W (512 x 128), output gradient dY (m x 128), m = batch x seq tokens; each
+  // cast reads the 16-bit tensor (2 B) and writes `copies` FP8 copies of (1 + scale) B per element.
+  const double m = kBatch * kSeq, x = m * kHidden, wt = kHidden * kIn, dy = m * kIn;
+  struct Case {
+    Fp8Recipe recipe;
+    bool any_layout;
+    double copies, act_scale, weight_scale, amax_reads;
+  };
+  const std::vector<Case> cases = {
+      {Fp8Recipe::Delayed, false, 2, 0, 0, 0},             // Hopper: rowwise + transposed copy (TN-only FP8 GEMMs)
+      {Fp8Recipe::Delayed, true, 1, 0, 0, 0},              // Blackwell B200: one copy serves every layout
+      {Fp8Recipe::Current, false, 2, 0, 0, 2},             // an amax pass (read 2 B) before each cast
+      {Fp8Recipe::MXFP8, true, 2, 1.0 / 32, 1.0 / 32, 0},  // E8M0 per 32, rowwise + columnwise
+      {Fp8Recipe::Blockwise, false, 2, 4.0 / 128, 4.0 / 16384, 0},  // FP32 per 1x128 / 128x128
+  };
+  for (const Case& c : cases) {
+    INFO("recipe " << static_cast<int>(c.recipe) << " any_layout " << c.any_layout);
+    const StepWork w = step_work(net, 2, fp8_context(c.recipe, c.any_layout), Optimizer::AdamW);
+    const double cast_x = x * (2 + c.copies * (1 + c.act_scale) + c.amax_reads);
+    const double cast_dy = dy * (2 + c.copies * (1 + c.act_scale) + c.amax_reads);
+    const double cast_w = wt * (2 + c.copies * (1 + c.weight_scale) + c.amax_reads);
+    CHECK(elementwise_bytes(w, down, Phase::Forward) - elementwise_bytes(bf16, down, Phase::Forward) == Approx(cast_x));
+    CHECK(elementwise_bytes(w, down, Phase::Backward) - elementwise_bytes(bf16, down, Phase::Backward) ==
+          Approx(cast_dy));
+    // The weight is cast once per step (TE caches it across micro-batches): an optimizer-phase kernel.
+    CHECK(elementwise_bytes(w, down, Phase::Optimizer) == Approx(cast_w));
+  }
+  // No optimizer: the weight cast runs in the forward pass.
+  const StepWork none = step_work(net, 2, fp8_context(Fp8Recipe::Delayed), Optimizer::None);
+  CHECK(elementwise_bytes(none, down, Phase::Forward) == Approx(x * (2 + 2) + wt * (2 + 2)));
+}
+
+TEST_CASE("fp8: saved inputs of FP8 linears are their FP8 copies", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const std::size_t up = testutil::layer_index(net, "blk.0.up"), down = testutil::layer_index(net, "blk.0.down"),
+                    head = testutil::layer_index(net, "head");
+  const StepWork bf16 = step_work(net, 2, KernelContext(Precision::BF16), Optimizer::AdamW);
+  const double m = kBatch * kSeq;
+  // Delayed: 1 byte instead of 2 per saved input element; MXFP8: 1 + 1/32.
+  for (const auto& [recipe, per_element] :
+       std::vector<std::pair<Fp8Recipe, double>>{{Fp8Recipe::Delayed, 1.0}, {Fp8Recipe::MXFP8, 1 + 1.0 / 32}}) {
+    const StepWork w = step_work(net, 2, fp8_context(recipe, true), Optimizer::AdamW);
+    CHECK(w.layers[up].saved_activation_bytes ==
+          Approx(bf16.layers[up].saved_activation_bytes - (2 - per_element) * m * kIn));
+    CHECK(w.layers[down].saved_activation_bytes ==
+          Approx(bf16.layers[down].saved_activation_bytes - (2 - per_element) * m * kHidden));
+    CHECK(w.layers[head].saved_activation_bytes == Approx(bf16.layers[head].saved_activation_bytes));
+  }
+}
+
+TEST_CASE("fp8: the FP8 weight copies sit beside the 16-bit and FP32 weights", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  TrainingConfig bf16 = testutil::trained_with(Precision::BF16, Optimizer::AdamW);
+  const MemoryEstimate base = estimate_memory(net, step_work(net, 2, kernel_context(bf16), Optimizer::AdamW), bf16);
+  // The blocks' matrices (128 x 512 and 512 x 128); the head's 128 x 1024 has none.
+  const double fp8_weights = kIn * kHidden + kHidden * kIn;
+  struct Case {
+    Fp8Recipe recipe;
+    bool any_layout;
+    double per_element;  // copies x (1 + weight scale)
+  };
+  for (const Case& c : std::vector<Case>{{Fp8Recipe::Delayed, false, 2.0},
+                                         {Fp8Recipe::Delayed, true, 1.0},
+                                         {Fp8Recipe::Current, false, 2.0},
+                                         {Fp8Recipe::MXFP8, true, 2 * (1 + 1.0 / 32)},
+                                         {Fp8Recipe::Blockwise, false, 2 * (1 + 4.0 / 16384)}}) {
+    TrainingConfig tr = testutil::trained_with(Precision::FP8, Optimizer::AdamW);
+    tr.fp8_recipe = c.recipe;
+    tr.fp8_any_layout = c.any_layout;
+    const MemoryEstimate m = estimate_memory(net, step_work(net, 2, kernel_context(tr), Optimizer::AdamW), tr);
+    CHECK((m.weights_gb - base.weights_gb) * 1e9 == Approx(fp8_weights * c.per_element));
+    CHECK(m.gradients_gb == Approx(base.gradients_gb));
+    CHECK(m.optimizer_gb == Approx(base.optimizer_gb));
+  }
+}
+
+TEST_CASE("fp8: a pipeline stage counts the FP8 copies of its own layers, sharded like the weights", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const ShardedNetwork shard = shard_network(net, 1, false);
+  const std::vector<double> saved(net.layers.size(), 0.0);
+  TrainingConfig tr = testutil::trained_with(Precision::FP8, Optimizer::AdamW);
+  const StageInputs in = stage_inputs(shard, saved, saved, 0, net.layers.size());
+  CHECK(in.fp8_weights == Approx(2 * kIn * kHidden));
+  ParallelConfig one, zero3;
+  zero3.data = 4;
+  zero3.zero_stage = 3;
+  TrainingConfig bf16 = testutil::trained_with(Precision::BF16, Optimizer::AdamW);
+  const double extra = (stage_memory(in, 0, one, tr).weights_gb - stage_memory(in, 0, one, bf16).weights_gb) * 1e9;
+  CHECK(extra == Approx(2 * kIn * kHidden * 2));  // delayed on a TN-only part: 2 copies of 1 byte
+  const double sharded =
+      (stage_memory(in, 0, zero3, tr).weights_gb - stage_memory(in, 0, zero3, bf16).weights_gb) * 1e9;
+  CHECK(sharded == Approx(extra / 4));
+}
+
+TEST_CASE("fp8: the recipe is checked against the precision and every accelerator", "[fp8]") {
+  TrainingConfig bf16 = testutil::trained_with(Precision::BF16, Optimizer::AdamW);
+  bf16.fp8_recipe = Fp8Recipe::Current;
+  require_input_error([&] { resolve_fp8_recipe(bf16, {hw("h100-sxm")}); }, "training.fp8_recipe",
+                      "precision fp8 only; the precision is bf16");
+  TrainingConfig tr = testutil::trained_with(Precision::FP8, Optimizer::AdamW);
+  tr.fp8_recipe = Fp8Recipe::MXFP8;
+  require_input_error(
+      [&] {
+        resolve_fp8_recipe(tr, {hw("b200"), hw("h100-sxm")});
+      },
+      "training.fp8_recipe", "(h100-sxm) is not one");
+  tr.fp8_recipe = Fp8Recipe::Blockwise;
+  require_input_error([&] { resolve_fp8_recipe(tr, {hw("l40s")}); }, "training.fp8_recipe", "Hopper or Blackwell");
+  tr.fp8_recipe = Fp8Recipe::NVFP4;
+  require_input_error([&] { resolve_fp8_recipe(tr, {hw("b200")}); }, "training.fp8_recipe", "not modelled");
+  // Transposed copies are dropped only when every accelerator takes FP8 operands in any layout.
+  tr.fp8_recipe.reset();
+  resolve_fp8_recipe(tr, {hw("b200")});
+  CHECK(tr.fp8_any_layout);
+  resolve_fp8_recipe(tr, {hw("b200"), hw("h100-sxm")});
+  CHECK_FALSE(tr.fp8_any_layout);
+  tr.fp8_recipe = Fp8Recipe::MXFP8;
+  resolve_fp8_recipe(tr, {hw("b200")});
+  CHECK(tr.fp8_any_layout);
+}
+
+TEST_CASE("fp8: a request names training.fp8_recipe, echoes it when given, and defaults to delayed", "[fp8]") {
+  auto request = [](const std::string& training) {
+    return R"({"model": {"layers": [{"type": "dense", "name": "blk.0.fc", "units": 128}],
+               "input": {"kind": "sequence", "seq_len": 64, "features": 128}},
+              "training": )" +
+           training + R"(, "hardware": ["h100-sxm"]})";
+  };
+  const Json given = Json::parse(predict_json(request(R"({"precision": "fp8", "fp8_recipe": "current"})")));
+  REQUIRE(given.contains("results"));
+  CHECK(given["training"]["fp8_recipe"] == "current");
+  const Json plain = Json::parse(predict_json(request(R"({"precision": "fp8"})")));
+  CHECK_FALSE(plain["training"].contains("fp8_recipe"));
+  const Json delayed = Json::parse(predict_json(request(R"({"precision": "fp8", "fp8_recipe": "delayed"})")));
+  CHECK(plain["results"][0]["step_ms"] == delayed["results"][0]["step_ms"]);
+  const Json bad = Json::parse(predict_json(request(R"({"precision": "bf16", "fp8_recipe": "delayed"})")));
+  CHECK(bad["error"]["field"] == "training.fp8_recipe");
+}
+
+TEST_CASE("fp8: attention's projections run in FP8, its QK^T and PV in 16-bit", "[fp8]") {
+  // Self-attention, 256 wide, 4 heads, 64 positions, 2 samples, fused (flash) core.
+  const Network net = testutil::net_of(R"({"input": {"kind": "sequence", "seq_len": 64, "features": 256},
+    "layers": [{"type": "attention", "name": "blk.0.attn", "num_heads": 4, "causal": true}]})");
+  KernelContext bf16(Precision::BF16, AttentionKernel::Flash), fp8(Precision::FP8, AttentionKernel::Flash);
+  const StepWork w16 = step_work(net, 2, bf16, Optimizer::AdamW), w8 = step_work(net, 2, fp8, Optimizer::AdamW);
+  int projections = 0;
+  for (const Kernel& k : w8.kernels) {
+    if (!is_matmul(k.cls)) continue;
+    CHECK(k.fp8 == (k.cls == KernelClass::Gemm));
+    projections += k.fp8 ? 1 : 0;
+  }
+  // QKV and the output projection: forward and weight gradient each, and the output projection's input gradient
+  // (the layer's input is data: no input gradient for QKV).
+  CHECK(projections == 5);
+  // Saved: the QKV input in FP8 (1 byte instead of 2), and the output projection's FP8 input copy beside the
+  // 16-bit core output the fused backward reads: m x 256 elements each, m = 2 x 64 tokens.
+  const double m = 2 * 64, width = 256;
+  CHECK(w8.layers[0].saved_activation_bytes ==
+        Approx(w16.layers[0].saved_activation_bytes - (2 - 1) * m * width + 1 * m * width));
+  // Eager: the output projection's input is its own saved tensor, kept in FP8 too.
+  KernelContext eager16(Precision::BF16), eager8(Precision::FP8);
+  const StepWork e16 = step_work(net, 2, eager16, Optimizer::AdamW), e8 = step_work(net, 2, eager8, Optimizer::AdamW);
+  CHECK(e8.layers[0].saved_activation_bytes ==
+        Approx(e16.layers[0].saved_activation_bytes - (2 - 1) * m * width - (2 - 1) * m * width));
+}
