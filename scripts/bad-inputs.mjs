@@ -361,6 +361,12 @@ export const CASES = [
   { group: 'parallel', name: 'sequence_parallel with tensor 4 and seq_len 1022 (not divisible)', input: () => par({ tensor: 4, sequence_parallel: true }, 1022) },
   { group: 'parallel', name: 'inter_node bandwidth_gbs -5', input: () => par({ gpus: 8, gpus_per_node: 4, inter_node: { bandwidth_gbs: -5 } }) },
   { group: 'parallel', name: 'intra_node latency_us "NaN" (text)', input: () => par({ gpus: 2, intra_node: { latency_us: 'NaN' } }) },
+  { group: 'parallel', name: 'context 0', input: () => par({ context: 0 }) },
+  { group: 'parallel', name: 'context 3 with seq_len 1024 (does not divide the sequence)', input: () => par({ context: 3 }) },
+  { group: 'parallel', name: 'context 4 with seq_len 1020 (2 x context does not divide it)', input: () => par({ context: 4 }, 1020) },
+  { group: 'parallel', name: 'context 2 with eager attention (the ring needs a fused kernel)', input: () => par({ context: 2 }) },
+  { group: 'parallel', name: 'context 2 on a network without attention', input: () => req({ preset: 'resnet50' }, { training: { batch_size: 8 }, parallel: { context: 2 } }) },
+  { group: 'parallel', name: 'gpus 6 with context 4 (not a multiple of the replica)', input: () => par({ gpus: 6, context: 4 }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

@@ -51,7 +51,7 @@ struct ParallelConfig {
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
 
 /// Validates `parallel` against the global batch: batch = data x micro_batch_size x micro_batches and
-/// gpus = data x tensor x pipeline, deriving what is missing. `batch` is the request's training.batch_size
+/// gpus = data x tensor x context x pipeline, deriving what is missing. `batch` is the request's training.batch_size
 /// (nullopt when the request leaves it out; it is then derived). Errors name `parallel.<field>`.
 ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> batch);
 
@@ -174,9 +174,10 @@ struct ParallelTiming {
   double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
   std::vector<std::size_t> stage_bounds;
+  double context_ms = 0;  // exposed ring of context parallelism (parallel.context), all micro-batches
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms;
+           offload_ms + context_ms;
   }
 };
 
@@ -190,12 +191,15 @@ struct StagePlan {
   double boundary_elements = 0;                              // per sample, the largest activation sent between stages
   double busy_total = 0;                                     // sum over stages of forward + backward + tensor
   std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+  std::vector<double> context;                               // ms, exposed context-parallel ring (part of busy)
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
 /// tensor degree, micro-batch size and recomputation; not its data degree, ZeRO stage or micro-batches).
+/// `context_ms`: per layer, the exposed context-parallel ring of one micro-batch (context_ring_ms); empty: none.
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                      const std::vector<double>& context_ms = {});
 /// The step of `cfg` from its stage sums.
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);
@@ -203,6 +207,7 @@ ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg,
 /// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
 /// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                                const std::vector<double>& context_ms = {});
 
 }  // namespace prenet

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "parallel/context.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
@@ -16,7 +17,7 @@ namespace {
 void prepare_parallel(Prepared& p) {
   const TrainingConfig& tr = p.req.training;
   const ParallelConfig& cfg = *p.req.parallel;
-  p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
+  p.shard = shard_with_context(p.net, cfg, kernel_context(tr));
   p.work = step_work(p.shard->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   p.model_flops = whole.flops;

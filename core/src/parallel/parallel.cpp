@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/layer_kind.hpp"
+#include "parallel/context.hpp"
 #include "request/options.hpp"
 
 namespace prenet {
@@ -129,13 +130,15 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   auto mb = opt_int(p, "micro_batches");
   c.tensor = opt_int(p, "tensor").value_or(1);
   c.pipeline = opt_int(p, "pipeline").value_or(1);
-  const std::int64_t tp = c.tensor * c.pipeline;
+  c.context = opt_int(p, "context").value_or(1);
+  // One model replica: tensor x context x pipeline GPUs (context parallelism splits each sequence, not the batch).
+  const std::int64_t tp = c.tensor * c.context * c.pipeline;
   if (data) {
     c.data = *data;
   } else if (gpus) {
     if (*gpus % tp != 0) {
-      throw InputError("parallel.gpus", str(*gpus) + " GPUs do not split into tensor x pipeline = " + str(tp) +
-                                            "-GPU model replicas; give a multiple of " + str(tp));
+      throw InputError("parallel.gpus", str(*gpus) + " GPUs do not split into tensor x context x pipeline = " +
+                                            str(tp) + "-GPU model replicas; give a multiple of " + str(tp));
     }
     c.data = *gpus / tp;
   } else if (batch && mbs && mb) {
@@ -149,8 +152,9 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   if (c.data * tp > kMaxGpus) throw InputError("parallel.data", "at most " + str(kMaxGpus) + " GPUs in all");
   c.gpus = c.data * tp;
   if (gpus && *gpus != c.gpus) {
-    throw InputError("parallel.gpus", str(*gpus) + " GPUs but data x tensor x pipeline = " + str(c.data) + " x " +
-                                          str(c.tensor) + " x " + str(c.pipeline) + " = " + str(c.gpus));
+    throw InputError("parallel.gpus", str(*gpus) + " GPUs but data x tensor x context x pipeline = " + str(c.data) +
+                                          " x " + str(c.tensor) + " x " + str(c.context) + " x " + str(c.pipeline) +
+                                          " = " + str(c.gpus));
   }
   // The global batch: data x micro_batch_size x micro_batches, whichever part is missing is derived.
   if (mbs && mb) {
@@ -494,7 +498,8 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, const Sha
 }
 
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                      const std::vector<double>& context_ms) {
   const std::size_t n = layer_ms.size();
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size);
@@ -506,12 +511,13 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     int count = sl.forward_allreduces + sl.backward_allreduces;
     if (cfg.recompute == Recompute::Full && sl.in_block) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
-    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l];
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + (context_ms.empty() ? 0.0 : context_ms[l]);
   }
   StagePlan sp;
   sp.bounds = p > 1 ? split_stages(cost, shard, p) : std::vector<std::size_t>{0, n};
   const std::size_t stages = sp.bounds.size() - 1;
-  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable}) {
+  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable,
+                  &sp.context}) {
     v->assign(stages, 0.0);
   }
   for (std::size_t s = 0; s < stages; ++s) {
@@ -521,6 +527,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.backward[s] += layer_ms[l][1];
       sp.optimizer[s] += layer_ms[l][2];
       sp.tensor[s] += tp_ms[l];
+      if (!context_ms.empty()) sp.context[s] += context_ms[l];
       sp.params[s] += params;
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
@@ -531,10 +538,11 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
+  auto busy_of = [&sp](std::size_t s) { return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.context[s]; };
   for (std::size_t s = 0; s < stages; ++s) {
-    double busy = sp.forward[s] + sp.backward[s] + sp.tensor[s];
+    double busy = busy_of(s);
     sp.busy_total += busy;
-    if (busy > sp.forward[sp.critical] + sp.backward[sp.critical] + sp.tensor[sp.critical]) sp.critical = s;
+    if (busy > busy_of(sp.critical)) sp.critical = s;
   }
   return sp;
 }
@@ -543,17 +551,18 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
                                Precision precision) {
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
-  const std::int64_t dp = cfg.data, p = cfg.pipeline;
-  const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
+  const std::int64_t dp = cfg.data * cfg.context, p = cfg.pipeline;  // gradients: data x context GPUs
+  const Communicator dp_comm = gradient_communicator(cfg, fabric);
   const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
   const std::size_t c = sp.critical;
-  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c];
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c] + sp.context[c];
   ParallelTiming r;
   r.stage_bounds = sp.bounds;
   r.critical_stage = c;
   r.forward_ms = m * sp.forward[c];
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
+  r.context_ms = m * sp.context[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   r.bubble_ms = p > 1 ? sp.busy_total - busy : 0.0;
   // Each of the m + p - 1 slots on the critical path sends an activation forward and a gradient back.
@@ -588,8 +597,9 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
 }
 
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
-  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision), cfg, fabric, precision);
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                                const std::vector<double>& context_ms) {
+  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision, context_ms), cfg, fabric, precision);
 }
 
 }  // namespace prenet

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "parallel/context.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
@@ -73,7 +74,7 @@ std::vector<std::int64_t> powers(std::int64_t limit) {
 /// set) that splits the global batch `batch` on min_gpus..max_gpus GPUs.
 template <typename Visit>
 void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64_t batch, Visit&& visit) {
-  const std::int64_t t = cfg.tensor, p = cfg.pipeline, mbs = cfg.micro_batch_size;
+  const std::int64_t t = cfg.tensor * cfg.context, p = cfg.pipeline, mbs = cfg.micro_batch_size;
   for (std::int64_t dp : powers(opt.max_gpus / (t * p))) {
     const std::int64_t gpus = dp * t * p;
     if (gpus < opt.min_gpus || batch % (dp * mbs) != 0) continue;
@@ -87,29 +88,43 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
   }
 }
 
-/// Calls `visit` with every layout plan mode considers, in search order: tensor degree, micro-batch size,
-/// recomputation, pipeline degree, then for_each_replication. Sequence parallelism is on wherever the
+/// Context degrees plan mode tries at tensor degree `t`: 1, and for sequences of at least
+/// kPlanContextMinSequence positions the powers of two up to 16 whose 2c chunks split the sequence.
+std::vector<std::int64_t> context_degrees(std::int64_t sequence, std::int64_t t, const PlanOptions& opt) {
+  std::vector<std::int64_t> out{1};
+  if (sequence < kPlanContextMinSequence) return out;
+  for (std::int64_t c = 2; c <= 16 && t * c <= opt.max_gpus && sequence % (2 * c) == 0; c *= 2) out.push_back(c);
+  return out;
+}
+
+/// Calls `visit` with every layout plan mode considers, in search order: tensor degree, context degree,
+/// micro-batch size, recomputation, pipeline degree, then for_each_replication. Sequence parallelism is on wherever the
 /// sequence splits: in this model it divides the replicated layers' time and activations by the tensor
 /// degree for the same tensor traffic, so it is never worse. Degrees the network does not split into are
 /// skipped.
 template <typename Visit>
 void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const PlanOptions& opt, std::int64_t batch,
-                     std::size_t layers, std::int64_t gpus_per_node, Visit&& visit) {
+                     std::size_t layers, std::int64_t gpus_per_node, std::int64_t sequence, Visit&& visit) {
   ParallelConfig cfg = base;
   for (std::int64_t t : powers(std::min<std::int64_t>({opt.max_gpus, gpus_per_node, 64}))) {
-    cfg.tensor = t;
-    cfg.sequence_parallel = t > 1;
-    if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
-    if (!layouts.shard(cfg)) continue;
-    for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
-      if (batch % mbs != 0) continue;
-      cfg.micro_batch_size = mbs;
-      for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-        cfg.recompute = rc;
-        for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
-          if (static_cast<std::size_t>(p) > layers) break;
-          cfg.pipeline = p;
-          for_each_replication(cfg, opt, batch, visit);
+    // Context parallelism (parallel.context): only for long sequences, and only at micro-batch size 1 (the
+    // long-context recipes' choice: a larger micro-batch multiplies the activations context parallelism cuts).
+    for (std::int64_t c : context_degrees(sequence, t, opt)) {
+      cfg.context = c;
+      cfg.tensor = t;
+      cfg.sequence_parallel = t > 1;
+      if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
+      if (!layouts.shard(cfg)) continue;
+      for (std::int64_t mbs : powers(std::min<std::int64_t>(c > 1 ? 1 : batch, 64))) {
+        if (batch % mbs != 0) continue;
+        cfg.micro_batch_size = mbs;
+        for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+          cfg.recompute = rc;
+          for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / (t * c), 256))) {
+            if (static_cast<std::size_t>(p) > layers) break;
+            cfg.pipeline = p;
+            for_each_replication(cfg, opt, batch, visit);
+          }
         }
       }
     }
@@ -158,7 +173,7 @@ class AcceleratorSearch {
   /// Per layer, one micro-batch's forward, backward (with what cfg.recompute repeats) and optimizer time,
   /// scaled by the plan's time scale.
   const std::vector<std::array<double, 3>>& layer_ms(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 4> key = {cfg.tensor, cfg.sequence_parallel, cfg.micro_batch_size,
+    const std::array<std::int64_t, 5> key = {cfg.tensor, cfg.sequence_parallel, cfg.context, cfg.micro_batch_size,
                                              static_cast<std::int64_t>(cfg.recompute)};
     if (layer_key_ == key) return layer_ms_;
     const Timing& timing = layouts_.roofline(cfg);
@@ -176,10 +191,14 @@ class AcceleratorSearch {
 
   /// The stage split and sums of cfg's pipeline (independent of the data degree and ZeRO stage).
   const StagePlan& stages(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 5> key = {cfg.tensor, cfg.sequence_parallel, cfg.micro_batch_size,
-                                             static_cast<std::int64_t>(cfg.recompute), cfg.pipeline};
+    const std::array<std::int64_t, 6> key = {
+        cfg.tensor,  cfg.sequence_parallel, cfg.context, cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
+        cfg.pipeline};
     if (stage_key_ != key) {
-      stage_plan_ = plan_stages(layer_ms(cfg), *layouts_.shard(cfg), cfg, fabric_, tr_.precision);
+      const ShardedNetwork& shard = *layouts_.shard(cfg);
+      const std::vector<double> ring =
+          context_ring_ms(shard, layouts_.work(cfg), cfg, fabric_, acc_, tr_.precision, scale_);
+      stage_plan_ = plan_stages(layer_ms(cfg), shard, cfg, fabric_, tr_.precision, ring);
       stage_key_ = key;
     }
     return stage_plan_;
@@ -190,9 +209,9 @@ class AcceleratorSearch {
   const Accelerator& acc_;
   const Fabric& fabric_;
   const double scale_, steps_, matmul_per_sample_, peak_;
-  std::optional<std::array<std::int64_t, 4>> layer_key_;
+  std::optional<std::array<std::int64_t, 5>> layer_key_;
   std::vector<std::array<double, 3>> layer_ms_;
-  std::optional<std::array<std::int64_t, 5>> stage_key_;
+  std::optional<std::array<std::int64_t, 6>> stage_key_;
   StagePlan stage_plan_;
 };
 
@@ -224,7 +243,7 @@ AcceleratorPlan search_accelerator(const Plan& plan, const Accelerator& acc, con
   first.sequence_parallel = false;
   if (search.layouts().shard(first)) search.layouts().roofline(first);
   for_each_layout(search.layouts(), fabric_cfg, opt, tr.batch_size, plan.net.layers.size(), out.fabric.gpus_per_node,
-                  [&search](const ParallelConfig& cfg) { search.consider(cfg); });
+                  plan.net.input.seq_len, [&search](const ParallelConfig& cfg) { search.consider(cfg); });
   out.considered = search.considered;
   out.fitting = search.fitting.size();
   out.by_time = ranked(search.fitting, opt.top, false);

@@ -311,6 +311,9 @@ std::vector<TrainingOption> build_parallel_options() {
       {"inter_node.latency_us", K::Number, {}, {}, 0, 1e6, nullptr,
        "Inter-node latency", "inter-node link latency per hop (us); absent: the catalogue's",
        {"inter_us"}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      {"context", K::Integer, {}, {}, 1, 1024, 1,
+       "Context parallel", "GPUs the sequence is split over (ring attention, Megatron's context parallelism)",
+       {"context", "cp"}, "context", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

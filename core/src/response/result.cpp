@@ -65,6 +65,7 @@ StepParts parallel_parts(const ParallelTiming& pt) {
   parts.zero_ms = round6(pt.zero_ms);
   parts.bubble_ms = round6(pt.bubble_ms);
   parts.offload_ms = round6(pt.offload_ms);
+  parts.context_ms = round6(pt.context_ms);
   return parts;
 }
 
@@ -132,6 +133,7 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
   return {{"gpus", cfg.gpus},
           {"data", cfg.data},
           {"tensor", cfg.tensor},
+          {"context", cfg.context},
           {"pipeline", cfg.pipeline},
           {"micro_batch_size", cfg.micro_batch_size},
           {"micro_batches", cfg.micro_batches},
@@ -143,7 +145,8 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
            {{"data", parts.data_ms},
             {"tensor", parts.tensor_ms},
             {"pipeline", parts.pipeline_ms},
-            {"zero", parts.zero_ms}}},
+            {"zero", parts.zero_ms},
+            {"context", parts.context_ms}}},
           {"bubble_ms", parts.bubble_ms},
           {"stage_layers", stages},
           {"critical_stage", pt.critical_stage},
@@ -153,7 +156,8 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
             {"inter_node", link_json(fabric.inter)},
             {"tensor", which(cfg.tensor > 1, g.tensor_inter)},
             {"data", which(cfg.data > 1, g.data_inter)},
-            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)}}}};
+            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)},
+            {"context", which(cfg.context > 1, communicator(cfg, fabric, Group::Context).domains > 1)}}}};
 }
 
 }  // namespace prenet
