@@ -52,6 +52,7 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @property {number} [gpus]
  * @property {number} [data]
  * @property {number} [tensor]
+ * @property {number} [context] context-parallel degree (ring attention over the sequence)
  * @property {number} [pipeline]
  * @property {number} [micro_batch_size]
  * @property {number} [micro_batches]
@@ -105,6 +106,7 @@ export const PARALLEL_NUMBERS = [
   'gpus',
   'data',
   'tensor',
+  'context',
   'pipeline',
   'micro_batch_size',
   'micro_batches',
