@@ -531,7 +531,7 @@ export function showParallelDefaults(parts: FormParts, response: PredictResponse
   const layouts = response.results.map((r) => r.parallel).filter((p) => p !== undefined);
   const first = layouts[0];
   if (first === undefined) return;
-  for (const field of ['gpus', 'data', 'tensor', 'context', 'pipeline', 'micro_batch_size', 'micro_batches'] as const) {
+  for (const field of ['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches'] as const) {
     parts.parallel[field].placeholder = `${first[field]} (derived)`;
   }
   const same = (pick: (p: NonNullable<typeof first>) => number): string => {

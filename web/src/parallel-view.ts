@@ -16,7 +16,6 @@ export const STEP_SEGMENTS: readonly Segment[] = [
   { key: 'tensor', label: 'tensor-parallel comm.', className: 'seg-comm-tensor' },
   { key: 'pipeline', label: 'pipeline comm.', className: 'seg-comm-pipeline' },
   { key: 'zero', label: 'ZeRO comm.', className: 'seg-comm-zero' },
-  { key: 'context', label: 'context-parallel comm.', className: 'seg-comm-context' },
   { key: 'bubble', label: 'pipeline bubble', className: 'seg-bubble' },
 ];
 
@@ -57,8 +56,8 @@ function headRow(labels: readonly string[]): HTMLTableRowElement {
 
 /** Which link each group's collectives use, "tensor: NVLink 4 450 GB/s; data: InfiniBand 50 GB/s". */
 function linksText(p: ParallelResult): string {
-  const groups = (['tensor', 'context', 'data', 'pipeline'] as const).flatMap((group) => {
-    const use = p.links[group] ?? null;
+  const groups = (['tensor', 'data', 'pipeline'] as const).flatMap((group) => {
+    const use = p.links[group];
     if (use === null) return [];
     const link = p.links[use];
     return [`${group}: ${link.kind} ${Number(link.bandwidth_gbs.toPrecision(4))} GB/s ${use === 'intra_node' ? 'in' : 'across'} nodes`];

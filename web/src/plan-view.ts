@@ -104,8 +104,8 @@ export function renderPlan(parts: PlanParts, response: PlanResponse, settings: P
         cell('gpus', layout.gpus.toLocaleString('en-US'), layout.gpus, 'num'),
         cell(
           'layout',
-          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layout.sequence_parallel ? ' + SP' : ''}${layout.context > 1 ? ` + CP ${layout.context}` : ''}`,
-          `${layout.data}x${layout.tensor}x${layout.pipeline}${layout.sequence_parallel ? '+sp' : ''}${layout.context > 1 ? `+cp${layout.context}` : ''}`,
+          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layout.sequence_parallel ? ' + SP' : ''}`,
+          `${layout.data}x${layout.tensor}x${layout.pipeline}${layout.sequence_parallel ? '+sp' : ''}`,
           'layout',
         ),
         cell('micro_batch', `${layout.micro_batch_size} × ${layout.micro_batches}`, layout.micro_batch_size, 'num'),

@@ -9,7 +9,7 @@ import type { ModelInput, PredictResponse } from './types';
 // ------------------------------------------------------------------ errors
 
 /** `parallel.<key>` fields with their own box (`#parallel-<key>` and `#parallel-<key>-error`). */
-const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'context', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'sequence_parallel', 'gpus_per_node']);
+const PARALLEL_FIELDS = new Set(['gpus', 'data', 'tensor', 'pipeline', 'micro_batch_size', 'micro_batches', 'zero_stage', 'recompute', 'sequence_parallel', 'gpus_per_node']);
 
 /** `parallel.tensor` → the tensor box; `parallel.intra_node.latency_us` → that link's latency box. */
 function parallelTargets(field: string): { box: HTMLElement; control: HTMLElement | null } | null {

@@ -52,7 +52,6 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @property {number} [gpus]
  * @property {number} [data]
  * @property {number} [tensor]
- * @property {number} [context] context-parallel degree (ring attention over the sequence)
  * @property {number} [pipeline]
  * @property {number} [micro_batch_size]
  * @property {number} [micro_batches]
@@ -106,7 +105,6 @@ export const PARALLEL_NUMBERS = [
   'gpus',
   'data',
   'tensor',
-  'context',
   'pipeline',
   'micro_batch_size',
   'micro_batches',

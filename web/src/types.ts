@@ -92,8 +92,6 @@ export interface ParallelSpec {
   gpus?: number;
   data?: number;
   tensor?: number;
-  /** Context parallelism: GPUs each sequence is split over (ring attention). */
-  context?: number;
   pipeline?: number;
   micro_batch_size?: number;
   micro_batches?: number;
@@ -258,8 +256,6 @@ export interface Layout {
   gpus: number;
   data: number;
   tensor: number;
-  /** Context-parallel degree (1: none). */
-  context: number;
   pipeline: number;
   micro_batch_size: number;
   micro_batches: number;
@@ -271,7 +267,7 @@ export interface Layout {
 /** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
 export interface ParallelResult extends Layout {
   compute_ms: number;
-  communication_ms: { data: number; tensor: number; pipeline: number; zero: number; context: number };
+  communication_ms: { data: number; tensor: number; pipeline: number; zero: number };
   bubble_ms: number;
   stage_layers?: number[];
   critical_stage?: number;
@@ -282,7 +278,6 @@ export interface ParallelResult extends Layout {
     tensor: LinkUse;
     data: LinkUse;
     pipeline: LinkUse;
-    context: LinkUse;
   };
 }
 
