@@ -170,8 +170,11 @@ export async function main() {
     '  Meta\'s own pipeline schedule changes and communication tuning are not modelled: most of the gap is the',
     '  plain 1F1B bubble, (p − 1)/(m + p − 1) with p = 16 and m = 32 or 16 micro-batches, which Llama 3\'s',
     '  interleaved stages divide by the number of virtual stages. The predicted memory',
-    '  per GPU is reported as is (`fits` no means the layout as we model it would not fit).',
-    '- Context parallelism, interleaved and zero-bubble schedules, expert parallelism',
+    '  per GPU is reported as is (`fits` no means the layout as we model it would not fit). The 131,072-token',
+    '  row runs context parallelism 16 (`parallel.context`: TransformerEngine\'s ring, causal load balancing,',
+    '  gradients over data × context; docs/PREDICTION.md, "Context parallelism") with 16 micro-batches of one',
+    '  sequence each (16M tokens per step).',
+    '- Interleaved and zero-bubble schedules, expert parallelism',
     '  and communication/compute contention are not modelled (docs/PREDICTION.md, "More than one GPU").',
     '',
   ];
