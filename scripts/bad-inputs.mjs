@@ -379,6 +379,12 @@ export const CASES = [
   { group: 'fp8', name: 'fp8_recipe mxfp8 on an H100', input: () => req({ preset: 'gpt2' }, { hardware: ['h100-sxm'], training: { precision: 'fp8', fp8_recipe: 'mxfp8' } }) },
   { group: 'fp8', name: 'fp8_recipe blockwise on an L40S', input: () => req({ preset: 'gpt2' }, { hardware: ['l40s'], training: { precision: 'fp8', fp8_recipe: 'blockwise' } }) },
   { group: 'fp8', name: 'fp8_recipe nvfp4 on a B200 (not modelled)', input: () => req({ preset: 'gpt2' }, { hardware: ['b200'], training: { precision: 'fp8', fp8_recipe: 'nvfp4' } }) },
+  { group: 'parallel', name: 'context 0', input: () => par({ context: 0 }) },
+  { group: 'parallel', name: 'context 3 with seq_len 1024 (does not divide the sequence)', input: () => par({ context: 3 }) },
+  { group: 'parallel', name: 'context 4 with seq_len 1020 (2 x context does not divide it)', input: () => par({ context: 4 }, 1020) },
+  { group: 'parallel', name: 'context 2 with eager attention (the ring needs a fused kernel)', input: () => par({ context: 2 }) },
+  { group: 'parallel', name: 'context 2 on a network without attention', input: () => req({ preset: 'resnet50' }, { training: { batch_size: 8 }, parallel: { context: 2 } }) },
+  { group: 'parallel', name: 'gpus 6 with context 4 (not a multiple of the replica)', input: () => par({ gpus: 6, context: 4 }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

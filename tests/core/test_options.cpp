@@ -81,6 +81,16 @@ TEST_CASE("the catalogue publishes the parallel table", "[options][parallel]") {
   CHECK(sp.at("flag_value").is_null());
   CHECK(rows.at(7).at("flag").is_null());  // fsdp: no flag
   CHECK(rows.at(14).at("field") == "parallel.inter_node.latency_us");  // issue 18's rows follow it
+  // Rows of issue 18's fields follow the links' rows.
+  auto index_of = [&rows](const char* field) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows.at(i).at("field") == field) return i;
+    }
+    return rows.size();
+  };
+  CHECK(index_of("parallel.inter_node.latency_us") < index_of("parallel.context"));
+  CHECK(index_of("parallel.context") < rows.size());
+  CHECK(rows.at(index_of("parallel.context")).at("link") == Json({"context", "cp"}));
 }
 
 TEST_CASE("choice options map names to the enums both ways", "[options]") {

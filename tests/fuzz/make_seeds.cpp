@@ -76,6 +76,13 @@ int main(int argc, char** argv) {
     write(out / "request", "preset-" + p.id + ".json",
           Json({{"model", {{"preset", p.id}}}, {"options", {{"per_layer", false}}}}).dump());
   }
+  // Context parallelism (parallel.context): the ring over flash attention, with tensor and sequence parallelism.
+  write(out / "request", "context-parallel.json",
+        Json({{"model", {{"preset", "llama-3.2-1b"}}},
+              {"training", {{"batch_size", 4}, {"seq_len", 8192}, {"precision", "bf16"}, {"attention", "flash"}}},
+              {"parallel", {{"tensor", 2}, {"context", 4}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},

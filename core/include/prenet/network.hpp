@@ -101,6 +101,9 @@ struct LayerAttrs {
   QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
   bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
   double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
+  // attention, mla: GPUs of the context-parallel ring (parallel.context); this layer holds 1/context of the
+  // sequence and its core reads the keys and values of all context blocks
+  std::int64_t context = 1;
   // mla: DeepSeek's ranks and widths (num_heads, causal, bias, rate as for attention); q_lora_rank 0 = q_proj
   std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   // mamba: version 1 (selective scan) or 2 (SSD); inner = d_inner; dt_rank (v1); num_heads and n_groups (v2)

@@ -54,7 +54,7 @@ struct ParallelConfig {
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
 
 /// Validates `parallel` against the global batch: batch = data x micro_batch_size x micro_batches and
-/// gpus = data x tensor x pipeline, deriving what is missing. `batch` is the request's training.batch_size
+/// gpus = data x tensor x context x pipeline, deriving what is missing. `batch` is the request's training.batch_size
 /// (nullopt when the request leaves it out; it is then derived). Errors name `parallel.<field>`.
 ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> batch);
 
@@ -207,10 +207,11 @@ struct ParallelTiming {
   double offload_ms = 0;  // host transfers and the CPU optimizer step not hidden (training.offload, activation_offload)
   std::size_t critical_stage = 0;
   std::vector<std::size_t> stage_bounds;  // first layer of each model chunk (StagePlan::bounds), then the layer count
-  double expert_ms = 0;  // exposed all-to-all dispatch and combine of the expert layers (parallel.expert)
+  double expert_ms = 0;   // exposed all-to-all dispatch and combine of the expert layers (parallel.expert)
+  double context_ms = 0;  // exposed ring of context parallelism (parallel.context), all micro-batches
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms + expert_ms;
+           offload_ms + expert_ms + context_ms;
   }
   std::int64_t virtual_stages = 1;  // model chunks per stage: chunk j of stage_bounds runs on stage j mod pipeline
 };
@@ -231,12 +232,15 @@ struct StagePlan {
   // Expert parallelism: the all-to-alls per micro-batch (ms, counted in busy beside tensor), and the stage's
   // expert parameters, trainable ones and their optimizer time (sharded over the expert-data group).
   std::vector<double> expert, expert_params, expert_trainable, expert_optimizer;
+  std::vector<double> context;  // ms, exposed context-parallel ring (part of busy)
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
 /// tensor degree, micro-batch size and recomputation; not its data degree, ZeRO stage or micro-batches).
+/// `context_ms`: per layer, the exposed context-parallel ring of one micro-batch (context_ring_ms); empty: none.
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                      const std::vector<double>& context_ms = {});
 /// The step of `cfg` from its stage sums.
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);
@@ -244,6 +248,7 @@ ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg,
 /// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
 /// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision);
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                                const std::vector<double>& context_ms = {});
 
 }  // namespace prenet

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
@@ -17,7 +18,7 @@ namespace {
 void prepare_parallel(Prepared& p) {
   const TrainingConfig& tr = p.req.training;
   const ParallelConfig& cfg = *p.req.parallel;
-  p.shard = shard_network(p.net, cfg.tensor, cfg.sequence_parallel);
+  p.shard = shard_with_context(p.net, cfg, kernel_context(tr));
   if (cfg.expert > 1 && offloads(tr)) {
     throw InputError("parallel.expert",
                      "expert parallelism with training.offload or activation_offload is not "

@@ -33,9 +33,11 @@ Dims dims_of(const LayerStep& st) {
   return x;
 }
 
-/// The core's sizes for an attention layer: keys and values of one width, head_dim.
+/// The core's sizes for an attention layer: keys and values of one width, head_dim. Under context parallelism
+/// the queries are this GPU's s positions and the keys those of every block of the ring (context x s).
 AttentionCore core_of(const LayerStep& st, const Dims& x) {
-  return {st.b, x.heads, d(st.a.num_kv_heads), x.s, x.t, x.hd, x.hd, visible_share(st.a, x.s, x.t)};
+  const double t = x.t * d(st.a.context);
+  return {st.b, x.heads, d(st.a.num_kv_heads), x.s, t, x.hd, x.hd, visible_share(st.a, x.s, t)};
 }
 
 /// The QK-norm's kernels over the projected queries and keys (Qwen3RMSNorm, OLMo 2's q_norm/k_norm,

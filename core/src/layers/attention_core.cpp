@@ -49,6 +49,9 @@ void sink_kernels(KernelBuilder& kb, Phase phase, double probs) {
 }  // namespace
 
 double visible_share(const LayerAttrs& a, double s, double t) {
+  // Context parallelism with causal load balancing: each GPU's 2 chunks see half of all keys on average
+  // (1/context of the causal total over its s x context s scores); windows and chunks are refused there.
+  if (a.context > 1) return a.causal ? 0.5 : 1.0;
   if (!a.causal || s != t) return 1.0;
   if (a.window > 0 && d(a.window) < s) {
     const double w = d(a.window);

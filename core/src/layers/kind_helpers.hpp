@@ -57,7 +57,8 @@ struct AttentionCore {
 };
 /// Share of the s x t score matrix that `a`'s mask leaves visible, as the area of the visible region: 1
 /// without a causal mask (or with cached keys, t != s), 1/2 causal, (s w - w^2 / 2) / s^2 with a sliding
-/// window w < s, (n c^2 / 2 + r^2 / 2) / s^2 for chunks of c (n whole chunks and r left over).
+/// window w < s, (n c^2 / 2 + r^2 / 2) / s^2 for chunks of c (n whole chunks and r left over); under context
+/// parallelism (a.context > 1) 1/2 causal (load-balanced), else 1.
 double visible_share(const LayerAttrs& a, double s, double t);
 /// The core's forward kernels (eager: scores, soft-capping, sinks, softmax, dropout, P V; or one fused
 /// kernel), reading the layer's causal/window/chunk, softcap, sinks and dropout from st.a.

@@ -101,7 +101,9 @@ class Mla : public LayerKind {
     kb.stream(KernelClass::Normalization, Phase::Forward, m * x.rkv, 2, 8);
     kb.gemm(Phase::Forward, m, kv_up, x.rkv);  // kv_b_proj
     // Hugging Face pads the values to the query width for FlashAttention-2 (qk_head_dim != v_head_dim).
-    const AttentionCore core{st.b, x.H, x.H, s, s, x.dk, fused ? x.dk : x.dv, visible_share(st.a, s, s)};
+    // Under context parallelism the keys are those of every block of the ring (context x s).
+    const double t = s * d(st.a.context);
+    const AttentionCore core{st.b, x.H, x.H, s, t, x.dk, fused ? x.dk : x.dv, visible_share(st.a, s, t)};
     attention_core_forward(st, core, kb);
     kb.gemm(Phase::Forward, m, x.D, x.H * x.dv);  // o_proj
     // Backward, in reverse.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "prenet/error.hpp"
 
@@ -92,28 +93,29 @@ LayoutEvaluator::LayoutEvaluator(const Network& net, const TrainingConfig& train
     : net_(net), training_(training), acc_(acc) {}
 
 LayoutEvaluator::Key LayoutEvaluator::key_of(const ParallelConfig& cfg, std::size_t depth) {
-  Key k = {cfg.tensor, cfg.sequence_parallel ? 1 : 0, cfg.expert, cfg.micro_batch_size,
-           static_cast<std::int64_t>(cfg.recompute)};
+  Key k = {cfg.tensor,  cfg.sequence_parallel ? 1 : 0, cfg.expert,
+           cfg.context, cfg.micro_batch_size,          static_cast<std::int64_t>(cfg.recompute)};
   for (std::size_t i = depth; i < k.size(); ++i) k[i] = -1;
   return k;
 }
 
 void LayoutEvaluator::reuse(const ParallelConfig& cfg, const ShardedNetwork& shard, const StepWork& work) {
-  reused_key_ = key_of(cfg, 4);
+  reused_key_ = key_of(cfg, 5);
   reused_shard_ = &shard;
   reused_work_ = &work;
 }
 
-bool LayoutEvaluator::reused(const ParallelConfig& cfg) const { return reused_key_ == key_of(cfg, 4); }
+bool LayoutEvaluator::reused(const ParallelConfig& cfg) const { return reused_key_ == key_of(cfg, 5); }
 
 const ShardedNetwork* LayoutEvaluator::shard(const ParallelConfig& cfg) {
-  const Key key = key_of(cfg, 3);
-  if (reused_key_ && Key{(*reused_key_)[0], (*reused_key_)[1], (*reused_key_)[2], -1, -1} == key) return reused_shard_;
+  const Key key = key_of(cfg, 4);
+  if (reused_key_ && Key{(*reused_key_)[0], (*reused_key_)[1], (*reused_key_)[2], (*reused_key_)[3], -1, -1} == key)
+    return reused_shard_;
   if (shard_key_ != key) {
     shard_key_ = key;
     shard_.reset();
     try {
-      ShardedNetwork s = shard_network(net_, cfg.tensor, cfg.sequence_parallel);
+      ShardedNetwork s = shard_with_context(net_, cfg, kernel_context(training_));
       shard_experts(s, cfg.expert, kernel_context(training_));
       shard_ = std::move(s);
     } catch (const InputError&) {
@@ -125,7 +127,7 @@ const ShardedNetwork* LayoutEvaluator::shard(const ParallelConfig& cfg) {
 
 const StepWork& LayoutEvaluator::work(const ParallelConfig& cfg) {
   if (reused(cfg)) return *reused_work_;
-  const Key key = key_of(cfg, 4);
+  const Key key = key_of(cfg, 5);
   if (work_key_ != key) {
     const TrainingConfig& tr = training_;
     work_ = step_work(shard(cfg)->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
@@ -135,7 +137,7 @@ const StepWork& LayoutEvaluator::work(const ParallelConfig& cfg) {
 }
 
 const Timing& LayoutEvaluator::roofline(const ParallelConfig& cfg) {
-  const Key key = key_of(cfg, 4);
+  const Key key = key_of(cfg, 5);
   if (timing_key_ != key) {
     timing_ = roofline_times(work(cfg), {acc_}, training_.precision).front();
     timing_key_ = key;
@@ -146,7 +148,7 @@ const Timing& LayoutEvaluator::roofline(const ParallelConfig& cfg) {
 const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Recompute mode) {
   ParallelConfig c = cfg;
   c.recompute = mode;
-  const Key key = key_of(c, 5);
+  const Key key = key_of(c, 6);
   std::optional<Key>& slot_key = mode == Recompute::None ? none_key_ : saved_key_;
   std::vector<double>& slot = mode == Recompute::None ? none_ : saved_;
   if (slot_key != key) {
@@ -158,7 +160,7 @@ const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Rec
 
 const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cfg,
                                                         const std::vector<std::size_t>& bounds) {
-  const Key key = key_of(cfg, 5);
+  const Key key = key_of(cfg, 6);
   // The bounds alone do not say how chunks group into stages (2 stages of 2 chunks cut like 4 stages).
   if (stages_key_ != key || stage_bounds_ != bounds || stages_virtual_ != cfg.virtual_stages) {
     const std::vector<double>& kept = saved(cfg, cfg.recompute);

@@ -48,7 +48,8 @@ class LayoutEvaluator {
   /// Whether `cfg` runs the step work reuse() was given.
   bool reused(const ParallelConfig& cfg) const;
 
-  /// The network split over cfg.tensor GPUs (with cfg.sequence_parallel); nullptr when it does not split so.
+  /// The network split over cfg.context and cfg.tensor GPUs (with cfg.sequence_parallel); nullptr when it does
+  /// not split so.
   const ShardedNetwork* shard(const ParallelConfig& cfg);
   /// One micro-batch of cfg.micro_batch_size on one GPU of that shard, which must exist.
   const StepWork& work(const ParallelConfig& cfg);
@@ -62,9 +63,9 @@ class LayoutEvaluator {
   double fullest_gb(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);
 
  private:
-  /// What selects the shard (tensor, sequence parallel), then the step work (+ micro-batch size), then
-  /// what it saves (+ recompute mode).
-  using Key = std::array<std::int64_t, 5>;  // tensor, sequence_parallel, expert, micro_batch_size, recompute
+  /// What selects the shard (tensor, sequence parallel, expert, context), then the step work (+ micro-batch
+  /// size), then what it saves (+ recompute mode).
+  using Key = std::array<std::int64_t, 6>;  // tensor, sequence_parallel, expert, context, micro_batch_size, recompute
   static Key key_of(const ParallelConfig& cfg, std::size_t depth);
   /// What each stage of `cfg` split at `bounds` keeps.
   const std::vector<StageInputs>& stages(const ParallelConfig& cfg, const std::vector<std::size_t>& bounds);

@@ -342,7 +342,10 @@ double micro_batches_in_flight(const ParallelConfig& cfg, std::size_t stage) {
 MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const ParallelConfig& cfg,
                             const TrainingConfig& training) {
   const StateBytes b = state_bytes(training);
-  const double dp = static_cast<double>(cfg.data);
+  // Gradients are reduced and ZeRO shards over data x context GPUs (Megatron's data-parallel group with
+  // context parallelism); the activations of a context-split network are already this GPU's 1/context.
+  const std::int64_t ranks = cfg.data * cfg.context;
+  const double dp = static_cast<double>(ranks);
   // ZeRO: stage 1 shards optimizer states (and the FP32 master copy, an optimizer state in ZeRO's
   // accounting), stage 2 also gradients, stage 3 also the 16-bit weights.
   const double s_opt = cfg.zero_stage >= 1 ? 1.0 / dp : 1.0;
@@ -371,10 +374,9 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   if (cfg.recompute == Recompute::Full || cfg.recompute == Recompute::Ops) m.activations_gb += in.largest_block / 1e9;
   // Gathered full layers under ZeRO-3 (the current one and the prefetched next), and two gradient
   // buckets in flight under data parallelism.
-  if (cfg.zero_stage == 3 && cfg.data > 1 && b.weights16 > 0)
-    m.temporary_gb += 2.0 * in.largest_param * b.compute / 1e9;
+  if (cfg.zero_stage == 3 && ranks > 1 && b.weights16 > 0) m.temporary_gb += 2.0 * in.largest_param * b.compute / 1e9;
   m.temporary_gb += state_temporary_bytes(b, in.tensors, in.largest_param) / 1e9;
-  if (cfg.data > 1) m.temporary_gb += 2.0 * kGradientBucketBytes / 1e9;
+  if (ranks > 1) m.temporary_gb += 2.0 * kGradientBucketBytes / 1e9;
   m.overhead_gb = kRuntimeOverheadGb;
   if (training.offload != Offload::None || training.activation_offload) {
     OffloadShare share{in.trainable,
@@ -385,8 +387,8 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
                        in.largest_saved,
                        in.largest_param,
                        in.largest_frozen_bytes,
-                       cfg.data > 1,
-                       (cfg.zero_stage == 3 && cfg.data > 1) || b.weights16 == 0};
+                       ranks > 1,
+                       (cfg.zero_stage == 3 && ranks > 1) || b.weights16 == 0};
     move_to_host(m, share, training);
   }
   return m;

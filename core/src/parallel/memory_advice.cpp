@@ -48,14 +48,14 @@ std::vector<std::vector<Candidate>> candidate_groups(const ParallelConfig& cfg, 
   for (std::int64_t t = cfg.tensor * 2; t <= 64; t *= 2) {
     ParallelConfig c = with([t](ParallelConfig& x) {
       x.tensor = t;
-      x.gpus = x.data * x.tensor * x.pipeline;
+      x.gpus = x.data * x.tensor * x.context * x.pipeline;
     });
     groups[4].push_back({c, {{"tensor", t}, {"gpus", c.gpus}}});
   }
   for (std::int64_t pp = cfg.pipeline * 2; pp <= static_cast<std::int64_t>(layers) && pp <= 1024; pp *= 2) {
     ParallelConfig c = with([pp](ParallelConfig& x) {
       x.pipeline = pp;
-      x.gpus = x.data * x.tensor * x.pipeline;
+      x.gpus = x.data * x.tensor * x.context * x.pipeline;
     });
     groups[5].push_back({c, {{"pipeline", pp}, {"gpus", c.gpus}}});
   }

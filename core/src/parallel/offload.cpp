@@ -103,7 +103,7 @@ OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<doub
                              const std::vector<std::array<double, 3>>& layer_ms, const ParallelTiming& pt,
                              const ParallelConfig& cfg, const TrainingConfig& training, const HostSpec& host) {
   const StateBytes b = state_bytes(training);
-  const double dp = static_cast<double>(cfg.data);
+  const double dp = static_cast<double>(cfg.data * cfg.context);  // ZeRO shards over data x context GPUs
   const double s_opt = cfg.zero_stage >= 1 ? 1.0 / dp : 1.0;
   const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
   OffloadTraffic tr;

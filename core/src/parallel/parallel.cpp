@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/layer_kind.hpp"
+#include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "request/options.hpp"
 
@@ -131,13 +132,15 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   auto mb = opt_int(p, "micro_batches");
   c.tensor = opt_int(p, "tensor").value_or(1);
   c.pipeline = opt_int(p, "pipeline").value_or(1);
-  const std::int64_t tp = c.tensor * c.pipeline;
+  c.context = opt_int(p, "context").value_or(1);
+  // One model replica: tensor x context x pipeline GPUs (context parallelism splits each sequence, not the batch).
+  const std::int64_t tp = c.tensor * c.context * c.pipeline;
   if (data) {
     c.data = *data;
   } else if (gpus) {
     if (*gpus % tp != 0) {
-      throw InputError("parallel.gpus", str(*gpus) + " GPUs do not split into tensor x pipeline = " + str(tp) +
-                                            "-GPU model replicas; give a multiple of " + str(tp));
+      throw InputError("parallel.gpus", str(*gpus) + " GPUs do not split into tensor x context x pipeline = " +
+                                            str(tp) + "-GPU model replicas; give a multiple of " + str(tp));
     }
     c.data = *gpus / tp;
   } else if (batch && mbs && mb) {
@@ -151,8 +154,9 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   if (c.data * tp > kMaxGpus) throw InputError("parallel.data", "at most " + str(kMaxGpus) + " GPUs in all");
   c.gpus = c.data * tp;
   if (gpus && *gpus != c.gpus) {
-    throw InputError("parallel.gpus", str(*gpus) + " GPUs but data x tensor x pipeline = " + str(c.data) + " x " +
-                                          str(c.tensor) + " x " + str(c.pipeline) + " = " + str(c.gpus));
+    throw InputError("parallel.gpus", str(*gpus) + " GPUs but data x tensor x context x pipeline = " + str(c.data) +
+                                          " x " + str(c.tensor) + " x " + str(c.context) + " x " + str(c.pipeline) +
+                                          " = " + str(c.gpus));
   }
   // The global batch: data x micro_batch_size x micro_batches, whichever part is missing is derived.
   if (mbs && mb) {
@@ -381,8 +385,9 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
 }
 
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
-  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision), cfg, fabric, precision);
+                                const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                                const std::vector<double>& context_ms) {
+  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision, context_ms), cfg, fabric, precision);
 }
 
 }  // namespace prenet

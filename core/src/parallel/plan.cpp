@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/offload.hpp"
@@ -74,7 +75,7 @@ std::vector<std::int64_t> powers(std::int64_t limit) {
 /// set) that splits the global batch `batch` on min_gpus..max_gpus GPUs.
 template <typename Visit>
 void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64_t batch, Visit&& visit) {
-  const std::int64_t t = cfg.tensor, p = cfg.pipeline, mbs = cfg.micro_batch_size;
+  const std::int64_t t = cfg.tensor * cfg.context, p = cfg.pipeline, mbs = cfg.micro_batch_size;
   for (std::int64_t dp : powers(opt.max_gpus / (t * p))) {
     const std::int64_t gpus = dp * t * p;
     if (gpus < opt.min_gpus || batch % (dp * mbs) != 0) continue;
@@ -92,47 +93,64 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
 /// The most model chunks per stage plan mode tries (powers of two up to it).
 constexpr std::int64_t kMaxPlanVirtualStages = 4;
 
-/// Calls `visit` with every layout plan mode considers, in search order: tensor degree, micro-batch size,
-/// recomputation, pipeline degree, virtual stages, then for_each_replication. Sequence parallelism is on wherever the
+/// Context degrees plan mode tries at tensor degree `t`: 1, and for sequences of at least
+/// kPlanContextMinSequence positions the powers of two up to 16 whose 2c chunks split the sequence.
+std::vector<std::int64_t> context_degrees(std::int64_t sequence, std::int64_t t, const PlanOptions& opt) {
+  std::vector<std::int64_t> out{1};
+  if (sequence < kPlanContextMinSequence) return out;
+  for (std::int64_t c = 2; c <= 16 && t * c <= opt.max_gpus && sequence % (2 * c) == 0; c *= 2) out.push_back(c);
+  return out;
+}
+
+/// Calls `visit` with every layout plan mode considers, in search order: tensor degree, context degree,
+/// expert degree, micro-batch size, recomputation, pipeline degree, virtual stages, then for_each_replication.
+/// Sequence parallelism is on wherever the
 /// sequence splits: in this model it divides the replicated layers' time and activations by the tensor
 /// degree for the same tensor traffic, so it is never worse. Degrees the network does not split into are
 /// skipped.
 template <typename Visit>
 void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const PlanOptions& opt, std::int64_t batch,
-                     std::size_t layers, std::int64_t gpus_per_node, std::int64_t fewest_experts, Visit&& visit) {
+                     std::size_t layers, std::int64_t gpus_per_node, std::int64_t fewest_experts, std::int64_t sequence,
+                     Visit&& visit) {
   ParallelConfig cfg = base;
   for (std::int64_t t : powers(std::min<std::int64_t>({opt.max_gpus, gpus_per_node, 64}))) {
-    cfg.tensor = t;
-    cfg.sequence_parallel = t > 1;
-    cfg.expert = 1;
-    if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
-    if (!layouts.shard(cfg)) continue;
-    // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, at tensor 1 (expert
-    // tensor parallelism is not modelled), up to the fewest experts of a layer; shard() skips the ones that do
-    // not divide every layer's experts, for_each_replication the data degrees they do not divide.
-    const std::int64_t max_expert = t == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
-    for (std::int64_t ep : powers(std::max<std::int64_t>(max_expert, 1))) {
-      cfg.expert = ep;
+    // Context parallelism (parallel.context): only for long sequences, and only at micro-batch size 1 (the
+    // long-context recipes' choice: a larger micro-batch multiplies the activations context parallelism cuts).
+    for (std::int64_t c : context_degrees(sequence, t, opt)) {
+      cfg.context = c;
+      cfg.tensor = t;
+      cfg.sequence_parallel = t > 1;
+      cfg.expert = 1;
+      if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
       if (!layouts.shard(cfg)) continue;
-      const std::int64_t blocks = block_count(*layouts.shard(cfg));
-      for (std::int64_t mbs : powers(std::min<std::int64_t>(batch, 64))) {
-        if (batch % mbs != 0) continue;
-        cfg.micro_batch_size = mbs;
-        // Recomputation: op-level too; recompute_every is not searched (every block checkpointed under full).
-        cfg.recompute_every = 1;
-        for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Ops}) {
-          cfg.recompute = rc;
-          for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / t, 256))) {
-            if (static_cast<std::size_t>(p) > layers) break;
-            cfg.pipeline = p;
-            // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
-            // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
-            for (std::int64_t v : powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
-              if (v > 1 && blocks % (p * v) != 0) continue;
-              cfg.virtual_stages = v;
-              for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& c) {
-                if (c.virtual_stages == 1 || c.micro_batches % c.pipeline == 0) visit(c);
-              });
+      // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, at tensor 1
+      // (expert tensor parallelism is not modelled), up to the fewest experts of a layer; shard() skips the ones
+      // that do not divide every layer's experts, for_each_replication the data degrees they do not divide.
+      const std::int64_t max_expert = t == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
+      for (std::int64_t ep : powers(std::max<std::int64_t>(max_expert, 1))) {
+        cfg.expert = ep;
+        if (!layouts.shard(cfg)) continue;
+        const std::int64_t blocks = block_count(*layouts.shard(cfg));
+        for (std::int64_t mbs : powers(std::min<std::int64_t>(c > 1 ? 1 : batch, 64))) {
+          if (batch % mbs != 0) continue;
+          cfg.micro_batch_size = mbs;
+          // Recomputation: op-level too; recompute_every is not searched (every block checkpointed under full).
+          cfg.recompute_every = 1;
+          for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Ops}) {
+            cfg.recompute = rc;
+            for (std::int64_t p : powers(std::min<std::int64_t>(opt.max_gpus / (t * c), 256))) {
+              if (static_cast<std::size_t>(p) > layers) break;
+              cfg.pipeline = p;
+              // Interleaved 1F1B (parallel.virtual_stages): v chunks per stage where v divides the blocks per
+              // stage, and only with micro-batches a multiple of the pipeline (check_virtual_stages).
+              for (std::int64_t v :
+                   powers(std::clamp<std::int64_t>(p > 1 ? blocks / p : 1, 1, kMaxPlanVirtualStages))) {
+                if (v > 1 && blocks % (p * v) != 0) continue;
+                cfg.virtual_stages = v;
+                for_each_replication(cfg, opt, batch, [&visit](const ParallelConfig& l) {
+                  if (l.virtual_stages == 1 || l.micro_batches % l.pipeline == 0) visit(l);
+                });
+              }
             }
           }
         }
@@ -185,8 +203,9 @@ class AcceleratorSearch {
   /// Per layer, one micro-batch's forward, backward (with what cfg.recompute repeats) and optimizer time,
   /// scaled by the plan's time scale.
   const std::vector<std::array<double, 3>>& layer_ms(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 5> key = {cfg.tensor, cfg.sequence_parallel, cfg.expert, cfg.micro_batch_size,
-                                             static_cast<std::int64_t>(cfg.recompute)};
+    const std::array<std::int64_t, 6> key = {cfg.tensor,           cfg.sequence_parallel,
+                                             cfg.expert,           cfg.context,
+                                             cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute)};
     if (layer_key_ == key) return layer_ms_;
     const Timing& timing = layouts_.roofline(cfg);
     const ShardedNetwork& shard = *layouts_.shard(cfg);
@@ -203,11 +222,15 @@ class AcceleratorSearch {
 
   /// The stage split and sums of cfg's pipeline (independent of the data degree and ZeRO stage).
   const StagePlan& stages(const ParallelConfig& cfg) {
-    const std::array<std::int64_t, 7> key = {
-        cfg.tensor,   cfg.sequence_parallel, cfg.expert, cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
-        cfg.pipeline, cfg.virtual_stages};
+    const std::array<std::int64_t, 8> key = {cfg.tensor,           cfg.sequence_parallel,
+                                             cfg.expert,           cfg.context,
+                                             cfg.micro_batch_size, static_cast<std::int64_t>(cfg.recompute),
+                                             cfg.pipeline,         cfg.virtual_stages};
     if (stage_key_ != key) {
-      stage_plan_ = plan_stages(layer_ms(cfg), *layouts_.shard(cfg), cfg, fabric_, tr_.precision);
+      const ShardedNetwork& shard = *layouts_.shard(cfg);
+      const std::vector<double> ring =
+          context_ring_ms(shard, layouts_.work(cfg), cfg, fabric_, acc_, tr_.precision, scale_);
+      stage_plan_ = plan_stages(layer_ms(cfg), shard, cfg, fabric_, tr_.precision, ring);
       stage_key_ = key;
     }
     return stage_plan_;
@@ -218,9 +241,9 @@ class AcceleratorSearch {
   const Accelerator& acc_;
   const Fabric& fabric_;
   const double scale_, steps_, matmul_per_sample_, peak_;
-  std::optional<std::array<std::int64_t, 5>> layer_key_;
+  std::optional<std::array<std::int64_t, 6>> layer_key_;
   std::vector<std::array<double, 3>> layer_ms_;
-  std::optional<std::array<std::int64_t, 7>> stage_key_;
+  std::optional<std::array<std::int64_t, 8>> stage_key_;
   StagePlan stage_plan_;
 };
 
@@ -252,7 +275,8 @@ AcceleratorPlan search_accelerator(const Plan& plan, const Accelerator& acc, con
   first.sequence_parallel = false;
   if (search.layouts().shard(first)) search.layouts().roofline(first);
   for_each_layout(search.layouts(), fabric_cfg, opt, tr.batch_size, plan.net.layers.size(), out.fabric.gpus_per_node,
-                  fewest_experts(plan.net), [&search](const ParallelConfig& cfg) { search.consider(cfg); });
+                  fewest_experts(plan.net), plan.net.input.seq_len,
+                  [&search](const ParallelConfig& cfg) { search.consider(cfg); });
   out.considered = search.considered;
   out.fitting = search.fitting.size();
   out.by_time = ranked(search.fitting, opt.top, false);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "prenet/error.hpp"
 #include "prenet/parallel.hpp"
@@ -139,7 +140,8 @@ void check_virtual_stages(const ParallelConfig& cfg) {
 }
 
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
-                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision) {
+                      const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
+                      const std::vector<double>& context_ms) {
   const std::size_t n = layer_ms.size();
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size);
@@ -154,7 +156,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     if (recomputed) count += sl.forward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
     ep_ms[l] = expert_alltoall_ms(sl, mbs, e, recomputed, ep_comm, fabric);
-    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l];
+    cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l] + (context_ms.empty() ? 0.0 : context_ms[l]);
   }
   StagePlan sp;
   sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
@@ -162,7 +164,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   const std::size_t chunks = sp.bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
   for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable,
-                  &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer}) {
+                  &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer, &sp.context}) {
     v->assign(stages, 0.0);
   }
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
@@ -174,6 +176,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.backward[s] += layer_ms[l][1];
       sp.optimizer[s] += layer_ms[l][2];
       sp.tensor[s] += tp_ms[l];
+      if (!context_ms.empty()) sp.context[s] += context_ms[l];
       sp.params[s] += params;
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
@@ -190,7 +193,9 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);
     }
   }
-  auto busy = [&sp](std::size_t s) { return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.expert[s]; };
+  auto busy = [&sp](std::size_t s) {
+    return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.expert[s] + sp.context[s];
+  };
   for (std::size_t s = 0; s < stages; ++s) {
     sp.busy_total += busy(s);
     if (busy(s) > busy(sp.critical)) sp.critical = s;
@@ -202,18 +207,21 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
                                Precision precision) {
   const double e = activation_bytes(precision);
   const double mbs = d(cfg.micro_batch_size), m = d(cfg.micro_batches);
-  const std::int64_t dp = cfg.data, p = cfg.pipeline;
-  const Communicator dp_comm = communicator(cfg, fabric, Group::Data);
+  const std::int64_t dp = cfg.data * cfg.context, p = cfg.pipeline;  // gradients: data x context GPUs
+  const Communicator dp_comm = gradient_communicator(cfg, fabric);
   const Communicator pp_comm = communicator(cfg, fabric, Group::Pipeline);
   const std::size_t c = sp.critical;
-  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c] + sp.expert[c];
+  // The expert and context sums are empty in a plan that has neither (a StagePlan built by hand).
+  auto at = [c](const std::vector<double>& v) { return c < v.size() ? v[c] : 0.0; };
+  const double busy = sp.forward[c] + sp.backward[c] + sp.tensor[c] + at(sp.expert) + at(sp.context);
   ParallelTiming r;
   r.stage_bounds = sp.bounds;
   r.critical_stage = c;
   r.forward_ms = m * sp.forward[c];
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
-  r.expert_ms = m * sp.expert[c];
+  r.expert_ms = m * at(sp.expert);
+  r.context_ms = m * at(sp.context);
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
   // stage's time each, so the bubble is (p - 1)/v stage slots: a fraction (p - 1)/(v m) of the compute.
@@ -231,12 +239,12 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   const Communicator ed_comm = communicator(cfg, fabric, Group::ExpertData);
   if (ep) {
     const double expert_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp / cfg.expert) : 1.0;
-    r.optimizer_ms = (sp.optimizer[c] - sp.expert_optimizer[c]) * zero_shard + sp.expert_optimizer[c] * expert_shard;
+    r.optimizer_ms = (sp.optimizer[c] - at(sp.expert_optimizer)) * zero_shard + at(sp.expert_optimizer) * expert_shard;
   }
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
   // every weight, frozen ones too.
   const double P = sp.params[c], T = sp.trainable[c];
-  const double Pe = ep ? sp.expert_params[c] : 0.0, Te = ep ? sp.expert_trainable[c] : 0.0;
+  const double Pe = ep ? at(sp.expert_params) : 0.0, Te = ep ? at(sp.expert_trainable) : 0.0;
   if (dp > 1 && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does

@@ -357,6 +357,9 @@ std::vector<TrainingOption> build_parallel_options() {
        "Expert parallel", "GPUs of the data-parallel group each MoE layer's experts are sharded over (all-to-all "
        "dispatch and combine); divides the experts and the data degree",
        {"expert", "ep"}, "expert", "N", Echo::Never, nullptr, nullptr},
+      {"context", K::Integer, {}, {}, 1, 1024, 1,
+       "Context parallel", "GPUs the sequence is split over (ring attention, Megatron's context parallelism)",
+       {"context", "cp"}, "context", "N", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

@@ -11,6 +11,7 @@ Json layout_json(const Layout& l) {
   return {{"gpus", l.cfg.gpus},
           {"data", l.cfg.data},
           {"tensor", l.cfg.tensor},
+          {"context", l.cfg.context},
           {"pipeline", l.cfg.pipeline},
           {"virtual_stages", l.cfg.virtual_stages},
           {"micro_batch_size", l.cfg.micro_batch_size},

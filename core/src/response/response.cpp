@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallel/context.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/memory_advice.hpp"
 #include "parallel/offload.hpp"
@@ -31,8 +32,10 @@ ParallelTiming compose(const Prepared& p, const std::vector<Timing>& main, std::
   for (std::size_t l = 0; l < layer_ms.size(); ++l) {
     for (std::size_t k = 0; k < 3; ++k) layer_ms[l][k] = main[h].layers[l].ms[k] * f;
   }
-  ParallelTiming pt =
-      compose_parallel(layer_ms, *p.shard, cfg, resolve_fabric(p.req.hardware[h], cfg), p.req.training.precision);
+  const Fabric fabric = resolve_fabric(p.req.hardware[h], cfg);
+  const Precision precision = p.req.training.precision;
+  const std::vector<double> ring = context_ring_ms(*p.shard, p.work, cfg, fabric, p.req.hardware[h], precision, f);
+  ParallelTiming pt = compose_parallel(layer_ms, *p.shard, cfg, fabric, precision, ring);
   const TrainingConfig& tr = p.req.training;
   if (offloads(tr)) {
     // The critical stage's host traffic; the device's optimizer step moves to the CPU under training.offload.

@@ -66,6 +66,7 @@ StepParts parallel_parts(const ParallelTiming& pt) {
   parts.bubble_ms = round6(pt.bubble_ms);
   parts.offload_ms = round6(pt.offload_ms);
   parts.expert_ms = round6(pt.expert_ms);
+  parts.context_ms = round6(pt.context_ms);
   return parts;
 }
 
@@ -137,6 +138,7 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
   return {{"gpus", cfg.gpus},
           {"data", cfg.data},
           {"tensor", cfg.tensor},
+          {"context", cfg.context},
           {"pipeline", cfg.pipeline},
           {"virtual_stages", cfg.virtual_stages},
           {"micro_batch_size", cfg.micro_batch_size},
@@ -151,7 +153,8 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
             {"tensor", parts.tensor_ms},
             {"pipeline", parts.pipeline_ms},
             {"zero", parts.zero_ms},
-            {"expert", parts.expert_ms}}},
+            {"expert", parts.expert_ms},
+            {"context", parts.context_ms}}},
           {"bubble_ms", parts.bubble_ms},
           {"stage_layers", stages},
           {"critical_stage", pt.critical_stage},
@@ -161,7 +164,8 @@ Json parallel_json(const ParallelConfig& cfg, const Fabric& fabric, const StepPa
             {"inter_node", link_json(fabric.inter)},
             {"tensor", which(cfg.tensor > 1, g.tensor_inter)},
             {"data", which(cfg.data > 1, g.data_inter)},
-            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)}}}};
+            {"pipeline", which(cfg.pipeline > 1, g.pipeline_inter)},
+            {"context", which(cfg.context > 1, communicator(cfg, fabric, Group::Context).domains > 1)}}}};
 }
 
 }  // namespace prenet

@@ -33,12 +33,13 @@ struct StepParts {
   double data_ms = 0, tensor_ms = 0, pipeline_ms = 0, zero_ms = 0, bubble_ms = 0;
   double offload_ms = 0;  // training.offload / activation_offload: host traffic and the CPU step not hidden
   double expert_ms = 0;   // parallel.expert: the exposed all-to-all dispatch and combine
+  double context_ms = 0;  // parallel.context: the ring's exposed time
   double compute_ms() const { return forward_ms + backward_ms + optimizer_ms; }
-  double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms + expert_ms; }
+  double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms + expert_ms + context_ms; }
   // Summed left to right in the documented order, so a reader adding the fields gets the same double.
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms + expert_ms;
+           offload_ms + expert_ms + context_ms;
   }
 };
 
