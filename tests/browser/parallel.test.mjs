@@ -203,7 +203,7 @@ describe('GPUs and parallelism on the served page', () => {
     await page.locator('#parallel-data').fill('2');
     await settled(page);
     const box = page.locator('#parallel-gpus-error');
-    assert.match((await box.textContent()) ?? '', /^parallel\.gpus: 8 GPUs but data x tensor x pipeline = 2 x 2 x 1 = 4/);
+    assert.match((await box.textContent()) ?? '', /^parallel\.gpus: 8 GPUs but data x tensor x context x pipeline = 2 x 2 x 1 x 1 = 4/);
     assert.equal(await page.locator('#parallel-gpus').getAttribute('aria-invalid'), 'true');
     assert.equal(await page.locator('#output').evaluate((el) => el.classList.contains('stale')), true, 'the last results stay, dimmed');
     await page.locator('#parallel-data').fill('');
