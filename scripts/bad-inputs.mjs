@@ -350,6 +350,7 @@ export const CASES = [
   { group: 'parallel', name: 'expert 0', input: () => par({ expert: 0 }) },
   { group: 'parallel', name: 'expert 2 on a network without experts', input: () => par({ data: 2, expert: 2 }) },
   { group: 'parallel', name: 'expert 4 does not divide data 2', input: () => par({ data: 2, expert: 4 }) },
+  { group: 'parallel', name: 'expert 2 with context 2 (not modelled together)', input: () => par({ data: 2, expert: 2, context: 2 }) },
   { group: 'parallel', name: 'gpus 6 with tensor 4 (not a multiple)', input: () => par({ gpus: 6, tensor: 4 }) },
   { group: 'parallel', name: 'tensor 0', input: () => par({ tensor: 0 }) },
   { group: 'parallel', name: 'tensor 5 (does not divide 12 heads)', input: () => par({ tensor: 5 }) },

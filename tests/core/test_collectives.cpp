@@ -170,3 +170,13 @@ TEST_CASE("in-network reduction speeds an all-reduce inside one domain only", "[
   const Communicator wide = communicator(layout(1, 1, 64, 1), f, Group::Data);
   CHECK(allreduce_ms(bytes, wide, f) == Approx(2 * ring_gather_ms(bytes, 64, 400, 5)));
 }
+
+TEST_CASE("expert parallelism with context parallelism is refused, naming parallel.expert", "[collectives]") {
+  try {
+    parse_parallel({{"data", 2}, {"expert", 2}, {"context", 2}}, 4);
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "parallel.expert");
+    CHECK(std::string(e.what()).find("context parallelism") != std::string::npos);
+  }
+}

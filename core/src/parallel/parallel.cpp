@@ -215,6 +215,12 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
                          std::string(to_string(c.recompute)) + "\"");
   }
   parse_expert(p, c);
+  // Megatron-Core carves expert groups out of data x context ranks; here they come from the data ranks only
+  // and the expert-data group would disagree with the ZeRO shares: refused rather than guessed.
+  if (c.expert > 1 && c.context > 1) {
+    throw InputError("parallel.expert", "expert parallelism together with context parallelism (context " +
+                                            str(c.context) + ") is not modelled; use one of them");
+  }
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");

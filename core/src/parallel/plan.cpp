@@ -126,7 +126,7 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
       // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, at tensor 1
       // (expert tensor parallelism is not modelled), up to the fewest experts of a layer; shard() skips the ones
       // that do not divide every layer's experts, for_each_replication the data degrees they do not divide.
-      const std::int64_t max_expert = t == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
+      const std::int64_t max_expert = t == 1 && c == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
       for (std::int64_t ep : powers(std::max<std::int64_t>(max_expert, 1))) {
         cfg.expert = ep;
         if (!layouts.shard(cfg)) continue;
