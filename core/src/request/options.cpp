@@ -117,13 +117,10 @@ std::optional<OptionValue> read_finetune(const TrainingConfig& t) {
   return value_of(t.finetune.*Member);
 }
 
-/// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
-/// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
-/// its placeholder; echo; how it is stored in and read from TrainingConfig.
-std::vector<TrainingOption> build_options() {
+/// The rows of the model, batch, precision, optimizer, kernels and dataset (the first fields validated).
+std::vector<TrainingOption> core_rows() {
   using K = OptionKind;
   using TC = TrainingConfig;
-  // A table, one row per option, reads better laid out by hand than one field per line.
   // clang-format off
   return {
       {"batch_size", K::Integer, {}, {}, 1, 1 << 20, 32,
@@ -182,6 +179,15 @@ std::vector<TrainingOption> build_options() {
        "Epochs", "passes over the dataset (fractions allowed)",
        {"epochs"}, "epochs", "N", Echo::Never,
        store_member<&TC::epochs>, read_member<&TC::epochs>},
+  };
+  // clang-format on
+}
+
+/// The rows of the "finetune" section, nested in the request as training.finetune.<field>.
+std::vector<TrainingOption> finetune_rows() {
+  using K = OptionKind;
+  // clang-format off
+  return {
       {"finetune.method", K::Choice, {"full", "lora", "qlora", "freeze"},
        {"full (every weight)", "LoRA (adapters, frozen base)", "QLoRA (adapters, 4-bit base)",
         "freeze (top blocks train)"}, 0, 0, "full",
@@ -215,6 +221,17 @@ std::vector<TrainingOption> build_options() {
        "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune<&Finetune::trainable_layers>, read_finetune<&Finetune::trainable_layers>},
+  };
+  // clang-format on
+}
+
+/// The rows of the training recipe's switches: loss, compile, packing, offload, master weights, accounting,
+/// mixture-of-experts routing and FP8.
+std::vector<TrainingOption> recipe_rows() {
+  using K = OptionKind;
+  using TC = TrainingConfig;
+  // clang-format off
+  return {
       {"loss", K::Choice, {"standard", "chunked_ce"}, {"standard (full logits)", "chunked CE (8 chunks, torchtune)"},
        0, 0, nullptr, "Loss",
        "standard: one FP32 cross-entropy over the full logits; chunked_ce: torchtune's CEWithChunkedOutputLoss, the "
@@ -288,6 +305,17 @@ std::vector<TrainingOption> build_options() {
        store_member<&TC::fp8_recipe>, read_member<&TC::fp8_recipe>},
   };
   // clang-format on
+}
+
+/// One row per field of the request's "training" object, in the order they are validated. Each row: key, kind,
+/// values and their labels (choices), min and max (numbers), default; label and doc; link names, CLI flag and
+/// its placeholder; echo; how it is stored in and read from TrainingConfig.
+std::vector<TrainingOption> build_options() {
+  // A table, one row per option, reads better laid out by hand than one field per line; it is kept in three
+  // parts so that each stays readable.
+  std::vector<TrainingOption> rows = core_rows();
+  for (auto part : {finetune_rows(), recipe_rows()}) rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
 }
 
 /// One row per field of the request's "parallel" object, in the order its accepted fields are listed (the links'
