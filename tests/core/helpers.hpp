@@ -18,6 +18,15 @@ using prenet::Json;
 
 inline double d(std::int64_t v) { return static_cast<double>(v); }
 
+/// A small GPT-2 config: 8 blocks of 8 heads of width 64, vocabulary 8000, 256 positions, dropout 0.1.
+inline Json gpt_config() {
+  return {{"model_type", "gpt2"}, {"n_embd", 512},
+          {"n_head", 8},          {"n_layer", 8},
+          {"vocab_size", 8000},   {"n_positions", 256},
+          {"attn_pdrop", 0.1},    {"resid_pdrop", 0.1},
+          {"embd_pdrop", 0.1},    {"activation_function", "gelu_new"}};
+}
+
 /// A training section with only a precision and an optimizer set (what the memory rules read).
 inline prenet::TrainingConfig trained_with(prenet::Precision precision, prenet::Optimizer optimizer) {
   prenet::TrainingConfig t;

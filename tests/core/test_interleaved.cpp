@@ -16,17 +16,9 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::gpt_config;
 
 namespace {
-
-/// A GPT of 8 blocks (8 heads of width 64).
-Json gpt_config() {
-  return {{"model_type", "gpt2"}, {"n_embd", 512},
-          {"n_head", 8},          {"n_layer", 8},
-          {"vocab_size", 8000},   {"n_positions", 256},
-          {"attn_pdrop", 0.1},    {"resid_pdrop", 0.1},
-          {"embd_pdrop", 0.1},    {"activation_function", "gelu_new"}};
-}
 
 Network gpt() {
   TrainingConfig tr;

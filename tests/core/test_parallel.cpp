@@ -13,16 +13,9 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::gpt_config;
 
 namespace {
-
-Json gpt_config() {
-  return {{"model_type", "gpt2"}, {"n_embd", 512},
-          {"n_head", 8},          {"n_layer", 8},
-          {"vocab_size", 8000},   {"n_positions", 256},
-          {"attn_pdrop", 0.1},    {"resid_pdrop", 0.1},
-          {"embd_pdrop", 0.1},    {"activation_function", "gelu_new"}};
-}
 
 Json request(const Json& parallel, const Json& training = {{"batch_size", 16}, {"seq_len", 256}}) {
   Json r = {{"model", {{"hf_config", gpt_config()}}},
