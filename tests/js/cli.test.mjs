@@ -145,6 +145,20 @@ describe('prenet predict --onnx / --keras / --hf', () => {
     assert.deepEqual(merged.model, response.model);
   });
 
+  test("--hf reads a config with Python's bare Infinity (Mamba-2's time_step_limit), says so, and refuses it where a number is read", async () => {
+    const config = { model_type: 'mamba2', hidden_size: 256, num_hidden_layers: 2, vocab_size: 1000, state_size: 16, num_heads: 8, head_dim: 64, expand: 2, n_groups: 1 };
+    const text = JSON.stringify({ ...config, time_step_limit: [0, 'INF'] }).replace('"INF"', 'Infinity');
+    const run = prenet(['predict', '--hf', requestFile(text), '--hardware', 'h100-sxm']);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /Python's Infinity\/NaN \(not JSON\) at time_step_limit\[1\], passed on as text/);
+    const expected = await engine.predict({ model: { hf_config: { ...config, time_step_limit: [0, 'Infinity'] } }, hardware: ['h100-sxm'] });
+    assert.equal(JSON.parse(run.stdout).model.parameters, expected.model.parameters);
+    const bad = JSON.stringify({ ...config, hidden_size: 'INF' }).replace('"INF"', 'Infinity');
+    const refused = prenet(['predict', '--hf', requestFile(bad)]);
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /\nprenet: model\.hf_config\.hidden_size: expected an integer .*, got a string\n$/);
+  });
+
   test('model file problems are one-line errors naming the flag or the core field', () => {
     assertOneLineError(prenet(['predict', '--hf', '/no/such/config.json']), /^prenet: --hf: cannot read \/no\/such\/config\.json/);
     assertOneLineError(prenet(['predict', '--onnx', '/no/such/model.onnx']), /^prenet: --onnx: cannot read \/no\/such\/model\.onnx/);

@@ -132,6 +132,26 @@ describe('pasted model config', () => {
     assert.match(reading.message, /^config: not recognised/);
   });
 
+  test("Python's bare Infinity/NaN (json.dumps, e.g. Mamba-2's time_step_limit) are read as text and their places named", () => {
+    // As transformers < 5 writes a Mamba2Config: `time_step_limit: (0.0, float("inf"))` through json.dumps.
+    const text = '{"model_type": "mamba2", "hidden_size": 256, "time_step_limit": [0.0, Infinity],\n "x": {"y": -Infinity, "z": NaN},\n "note": "Infinity NaN in a string stay", "InfinityKey": 1}';
+    const reading = readModelConfig(text, MODEL_FORMS);
+    assert.ok(reading.ok, reading.ok ? '' : reading.message);
+    const config = /** @type {Record<string, unknown>} */ (/** @type {{ hf_config: unknown }} */ (reading.model).hf_config);
+    assert.deepEqual(config.time_step_limit, [0, 'Infinity']);
+    assert.deepEqual(config.x, { y: '-Infinity', z: 'NaN' });
+    assert.equal(config.note, 'Infinity NaN in a string stay');
+    assert.equal(config.InfinityKey, 1);
+    assert.match(reading.description, /Python's Infinity\/NaN \(not JSON\) at time_step_limit\[1\], x\.y, x\.z, passed on as text/);
+    // Plain JSON carries no note; a word that is not a whole token is still an error.
+    assert.doesNotMatch(/** @type {{ description: string }} */ (readModelConfig('{"hidden_size": 8}', MODEL_FORMS)).description, /Python/);
+    for (const bad of ['{"hidden_size": Infinityx}', '{"hidden_size": 1, Infinity}', '{"hidden_size": Inf}']) {
+      const refused = readModelConfig(bad, MODEL_FORMS);
+      assert.ok(!refused.ok, bad);
+      assert.match(refused.message, /^config: not valid JSON/);
+    }
+  });
+
   test('problems are named, starting with "config:"', () => {
     /** @type {Array<[string, RegExp]>} */
     const cases = [

@@ -5,6 +5,7 @@
 
 import { open, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { nonFiniteNote, parseConfigJson } from '../src/config-json.js';
 import { PrenetError } from '../src/engine.js';
 import { skimOnnx, toBase64 } from '../src/onnx-skim.js';
 
@@ -63,16 +64,17 @@ async function jsonModel(flag, path) {
   } catch (error) {
     throw cannotRead(flag, path, error);
   }
-  /** @type {unknown} */
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    if (flag === 'keras') return { keras: text };
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new PrenetError('--hf', `--hf: ${path} is not valid JSON (${reason})`);
+  if (flag === 'keras') {
+    try {
+      return { keras: JSON.parse(text) };
+    } catch {
+      return { keras: text };
+    }
   }
-  if (flag === 'keras') return { keras: value };
+  const parsed = parseConfigJson(text);
+  if (!parsed.ok) throw new PrenetError('--hf', `--hf: ${path} is not valid JSON (${parsed.reason})`);
+  const value = parsed.value;
+  if (parsed.nonFinite.length > 0) process.stderr.write(`prenet: --hf ${path}: ${nonFiniteNote(parsed.nonFinite)}\n`);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new PrenetError('--hf', `--hf: ${path} must hold a JSON object (a Hugging Face config.json)`);
   }

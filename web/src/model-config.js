@@ -5,6 +5,8 @@
 // Only the kind is decided here; the core validates the content and names the faulty field.
 // Plain JS with JSDoc types (see engine.js) so the Node tests cover it.
 
+import { nonFiniteNote, parseConfigJson } from './config-json.js';
+
 /** Keys that mark a Hugging Face config.json: every HF config has model_type; GPT-2-era ones
  * also use n_embd, most others hidden_size. */
 const HF_KEYS = ['model_type', 'n_embd', 'hidden_size'];
@@ -66,14 +68,9 @@ const RECOGNISERS = [
  * @returns {ConfigReading} an error message names the problem and starts with "config:"
  */
 export function readModelConfig(text, forms) {
-  /** @type {unknown} */
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, message: `config: not valid JSON (${reason})` };
-  }
+  const parsed = parseConfigJson(text);
+  if (!parsed.ok) return { ok: false, message: `config: not valid JSON (${parsed.reason})` };
+  const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'config: expected a JSON object, not ' + describeJson(value) };
   }
@@ -83,7 +80,8 @@ export function readModelConfig(text, forms) {
     const description = describe(object);
     if (description === null) continue;
     const model = /** @type {import('./types').ModelSpec} */ (wrapped ? { [form]: object } : object);
-    return { ok: true, model, description };
+    const note = nonFiniteNote(parsed.nonFinite);
+    return { ok: true, model, description: note ? `${description}; ${note}` : description };
   }
   return {
     ok: false,
