@@ -237,3 +237,89 @@ TEST_CASE("a request with recompute_every keeps memory between full and none and
   CHECK(double(full["step_ms"]) > double(half["step_ms"]));
   CHECK(double(half["step_ms"]) > double(none["step_ms"]));
 }
+
+namespace {
+
+constexpr std::int64_t kLlamaHidden = 256, kLlamaHeads = 8, kLlamaKv = 2, kLlamaInner = 512, kLlamaLayers = 3;
+
+/// A Llama decoder (bias-free Q, K, V, O; SwiGLU MLP) with flash attention, BF16.
+Network llama(const Json& extra = Json::object()) {
+  TrainingConfig tr;
+  tr.seq_len = kSeq;
+  tr.precision = Precision::BF16;
+  tr.attention = AttentionKernel::Flash;
+  Json config = {{"model_type", "llama"},
+                 {"hidden_size", kLlamaHidden},
+                 {"intermediate_size", kLlamaInner},
+                 {"num_attention_heads", kLlamaHeads},
+                 {"num_key_value_heads", kLlamaKv},
+                 {"num_hidden_layers", kLlamaLayers},
+                 {"vocab_size", kVocab},
+                 {"max_position_embeddings", kSeq},
+                 {"rms_norm_eps", 1e-5},
+                 {"rope_theta", 10000.0},
+                 {"hidden_act", "silu"},
+                 {"tie_word_embeddings", false}};
+  config.update(extra);
+  return resolve_model({{"hf_config", config}}, tr);
+}
+
+/// Sum of `per_layer` over the layers of block instance `block` (ShardLayer::block).
+double sum_of_block(const ShardedNetwork& shard, const std::vector<double>& per_layer, int block) {
+  double total = 0;
+  for (std::size_t l = 0; l < per_layer.size(); ++l) {
+    if (shard.layers[l].in_block && shard.layers[l].block == block) total += per_layer[l];
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("torchtitan_op recomputes every second matmul of a Llama block: k_proj, o_proj and up_proj", "[recompute]") {
+  // torchtitan's _apply_op_sac counts a block's aten.mm calls from 1 (wq, wk, wv, wo, w1, w3, w2) and recomputes
+  // the even ones. Against "ops" (every matmul output kept), per block and tensor degree t: the K projection's
+  // s·b·kv/t, the output projection's s·b·h (row-parallel: full width) and up_proj's s·b·I/t outputs are not kept
+  // (2 bytes each), and their GEMMs run again: 2·s·b·h·(kv + q + I)/t FLOPs (q = h here).
+  const double s = kSeq, h = kLlamaHidden, kv = d(kLlamaKv) * (h / d(kLlamaHeads)), inner = kLlamaInner;
+  const Network net = llama();
+  for (std::int64_t b : {1, 2}) {
+    for (std::int64_t t : {1, 2}) {
+      INFO("micro-batch " << b << ", tensor " << t);
+      const ShardedNetwork shard = shard_network(net, t);
+      const KernelContext context(Precision::BF16, AttentionKernel::Flash, KernelSet::PyTorch);
+      const StepWork work = step_work(shard.net, b, context, Optimizer::Adam);
+      const double sb = s * d(b), td = d(t);
+      const auto ops = saved_activation_bytes(shard, work, Recompute::Ops, b);
+      const auto titan = saved_activation_bytes(shard, work, Recompute::TorchtitanOp, b);
+      StepWork again_ops = work, again_titan = work;
+      add_recompute_kernels(again_ops, shard, Recompute::Ops);
+      add_recompute_kernels(again_titan, shard, Recompute::TorchtitanOp);
+      const auto extra_ops = appended_flops(again_ops, work.kernels.size());
+      const auto extra_titan = appended_flops(again_titan, work.kernels.size());
+      for (int block = 0; block < kLlamaLayers; ++block) {
+        INFO("block " << block);
+        CHECK(sum_of_block(shard, ops, block) - sum_of_block(shard, titan, block) ==
+              Approx(2 * sb * (kv / td + h + inner / td)));
+        CHECK(sum_of_block(shard, extra_titan, block) - sum_of_block(shard, extra_ops, block) ==
+              Approx(2 * sb * h * (kv + h + inner) / td));
+      }
+      for (std::size_t l = 0; l < ops.size(); ++l) {
+        if (!shard.layers[l].in_block) CHECK(titan[l] == ops[l]);
+      }
+    }
+  }
+}
+
+TEST_CASE("torchtitan_op is refused where the core cannot count a block's matmuls one by one", "[recompute]") {
+  CHECK(parse_parallel({{"recompute", "torchtitan_op"}}, 32).recompute == Recompute::TorchtitanOp);
+  CHECK(std::string(to_string(Recompute::TorchtitanOp)) == "torchtitan_op");
+  // A mixture of experts runs its experts as grouped GEMMs, not one aten.mm per module.
+  const Network moe = llama({{"model_type", "mixtral"}, {"num_local_experts", 4}, {"num_experts_per_tok", 2}});
+  const ShardedNetwork shard = shard_network(moe, 1);
+  const KernelContext context(Precision::BF16, AttentionKernel::Flash, KernelSet::PyTorch);
+  StepWork work = step_work(shard.net, 1, context, Optimizer::Adam);
+  require_input_error([&] { saved_activation_bytes(shard, work, Recompute::TorchtitanOp, 1); }, "parallel.recompute",
+                      "use \"ops\" or \"full\"");
+  require_input_error([&] { add_recompute_kernels(work, shard, Recompute::TorchtitanOp); }, "parallel.recompute",
+                      "mixture-of-experts");
+}

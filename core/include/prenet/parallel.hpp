@@ -20,7 +20,11 @@ namespace prenet {
 /// Activation recomputation (parallel.recompute; docs/PREDICTION.md, "Recomputation granularity"): none,
 /// Korthikanti's selective (attention's core), full (whole blocks), ops (op-level: matmul and attention
 /// outputs kept, the rest of each block recomputed).
-enum class Recompute { None, Selective, Full, Ops };
+/// Ops: op-level checkpointing keeping every matmul output; TorchtitanOp: torchtitan's `op` policy, which also
+/// recomputes every second matmul of a block (docs/PREDICTION.md, "Recomputation granularity").
+enum class Recompute { None, Selective, Full, Ops, TorchtitanOp };
+/// Whether `mode` is one of the op-level policies (a block keeps its input and some op outputs).
+inline bool op_level(Recompute mode) { return mode == Recompute::Ops || mode == Recompute::TorchtitanOp; }
 const char* to_string(Recompute r);
 
 /// One kind of link between accelerators: per-GPU bandwidth in one direction and the latency of one hop.
@@ -165,7 +169,8 @@ bool recomputed_by_ops(const Layer& layer, const Kernel& k, const KernelContext&
 bool checkpointed_block(const ShardLayer& layer, Recompute mode, std::int64_t every);
 
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels); with `full`
-/// only the checkpointed blocks' (`every`).
+/// only the checkpointed blocks' (`every`); with `torchtitan_op` also the recomputed share of every second
+/// matmul of a block. Throws naming parallel.recompute when a block's matmuls cannot be counted one by one.
 void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode, std::int64_t every = 1);
 
 /// Bytes of activations one micro-batch (`work`, of `micro_batch` samples at its context's precision) keeps for

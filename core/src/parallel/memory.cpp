@@ -371,7 +371,7 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   m.activations_gb = in.activations * micro_batches_in_flight(cfg, stage) / 1e9;
   const double kept_activations = m.activations_gb * 1e9;
   // Full and op-level recomputation rebuild one block's activations at a time during backward.
-  if (cfg.recompute == Recompute::Full || cfg.recompute == Recompute::Ops) m.activations_gb += in.largest_block / 1e9;
+  if (cfg.recompute == Recompute::Full || op_level(cfg.recompute)) m.activations_gb += in.largest_block / 1e9;
   // Gathered full layers under ZeRO-3 (the current one and the prefetched next), and two gradient
   // buckets in flight under data parallelism.
   if (cfg.zero_stage == 3 && ranks > 1 && b.weights16 > 0) m.temporary_gb += 2.0 * in.largest_param * b.compute / 1e9;

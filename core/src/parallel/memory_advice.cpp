@@ -25,9 +25,16 @@ std::vector<std::vector<Candidate>> candidate_groups(const ParallelConfig& cfg, 
   if (cfg.tensor > 1 && !cfg.sequence_parallel) {
     groups[0].push_back({with([](ParallelConfig& c) { c.sequence_parallel = true; }), {{"sequence_parallel", true}}});
   }
-  // Modes by what they keep, most first: none, selective, ops, full.
+  // Modes by what they keep, most first: none, selective, ops, torchtitan_op, full.
   auto keeps_less = [](Recompute r) {
-    return r == Recompute::Ops ? 2 : r == Recompute::Full ? 3 : static_cast<int>(r);
+    switch (r) {
+      case Recompute::None: return 0;
+      case Recompute::Selective: return 1;
+      case Recompute::Ops: return 2;
+      case Recompute::TorchtitanOp: return 3;
+      case Recompute::Full: return 4;
+    }
+    return 0;
   };
   for (Recompute r : {Recompute::Selective, Recompute::Full}) {
     if (keeps_less(r) <= keeps_less(cfg.recompute)) continue;

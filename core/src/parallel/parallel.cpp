@@ -116,6 +116,7 @@ const char* to_string(Recompute r) {
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
     case Recompute::Ops: return "ops";
+    case Recompute::TorchtitanOp: return "torchtitan_op";
   }
   return "none";
 }
