@@ -1,7 +1,8 @@
 // Keyboard-only use of every control (issue 21, point 7), on the served site and on the one file from
 // file:// offline: with every <details> open and the learned result shown, Tab from the top reaches
 // every interactive element (inputs, selects, buttons, summaries, links, the accelerator checkboxes, the
-// table's sort buttons, the per-layer chart's accelerator select, the scrolling table regions) exactly
+// table's sort buttons, the per-layer chart's accelerator select, the scrolling table regions, a plan's
+// "Use" buttons) exactly
 // once before focus leaves the page, each with a visible focus indicator (its outline or box-shadow
 // differs from its unfocused state), and Shift+Tab walks the same way back: no keyboard trap. Sort
 // buttons, the accelerator checkboxes, a summary and the chart's select are then operated by keys.
@@ -124,12 +125,17 @@ function keyboardChecks(title, open, close) {
       await page.goto(target.url);
       await expectWithin(page, 'the learned result never showed', () => settledLearned(page), browser.problems);
       await page.evaluate(() => document.querySelectorAll('details').forEach((details) => (details.open = true)));
+      // A plan result, so its "Use" buttons are on the way too.
+      await page.locator('#plan-budget').fill('2e9');
+      await page.locator('#plan-run').click();
+      await page.waitForFunction(() => document.documentElement.dataset.planBusy === '0');
       const expected = await installWalk(page);
-      for (const wanted of ['#hardware-list input[type="checkbox"]', '#results th[data-sort] button', '#layers-for', '#custom-hw > summary', '#example-list a']) {
+      for (const wanted of ['#hardware-list input[type="checkbox"]', '#results th[data-sort] button', '#layers-for', '#custom-hw > summary', '#example-list a', '#plan-results tbody button']) {
         assert.ok((await page.locator(wanted).count()) > 0, `the page has ${wanted} to reach`);
       }
-      await page.locator('body').focus();
-      await page.evaluate(() => /** @type {HTMLElement} */ (document.activeElement)?.blur());
+      // Start from the top: a click on the page's empty corner moves the sequential-focus starting point there.
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.mouse.click(2, 2);
       const forward = await walk(page, 'Tab', expected.length + 20);
       const reached = new Set(forward.order);
       const expectedIndexes = await page.evaluate(() => /** @type {any} */ (globalThis).__keyboardWalk.expected);
