@@ -1,7 +1,8 @@
 // Accessibility checked by a real tool (issue 21, point 7): axe-core (node_modules/axe-core, test-only)
 // runs inside the page in Chromium on the served site and on the one file from file:// offline, each in
 // the light and the dark theme, first after the learned result and then with every <details> opened,
-// several GPUs (the "Step across GPUs" card) and a plan result shown; and on the <prenet-calculator>
+// several GPUs (the "Step across GPUs" card) and a plan result shown, with an error shown, on a 390 px
+// phone screen, and with the theme chosen by the button; and on the <prenet-calculator>
 // element on another origin's page (both themes) and on the iframe mode. No violation of impact
 // "serious" or "critical" may remain; every violation is printed with its nodes, and the full axe
 // results are written to test-artifacts/axe-<name>.json. The keyboard walk is keyboard.test.mjs.
@@ -171,6 +172,18 @@ function pageChecks(title, open, close) {
       await theme.click(); // dark → auto
       await theme.click(); // auto → light
       assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+    });
+
+    test('none on a 390 px phone screen, light and dark', async () => {
+      const { page } = browser;
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        // The charts are redrawn at the new width (on resize); wait until the time chart fits the phone.
+        await page.waitForFunction(() => (document.querySelector('#time-chart svg')?.getBoundingClientRect().width ?? 1e9) <= 390);
+        await expectAccessibleInBothThemes(page, `${target.name}-phone`);
+      } finally {
+        await page.setViewportSize({ width: 1400, height: 900 });
+      }
     });
 
     test('no console error on the way', () => {
