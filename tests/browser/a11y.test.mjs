@@ -52,8 +52,8 @@ async function axeProblems(page, name) {
 async function chartContrastProblems(/** @type {import('playwright-core').Page} */ page) {
   return page.evaluate(() => {
     const rgb = (/** @type {string} */ text) => (text.match(/[\d.]+/g) ?? []).map(Number);
-    const luminance = (/** @type {number[]} */ [r = 0, g = 0, b = 0]) =>
-      [r, g, b].map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4)).reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+    const linear = (/** @type {number} */ c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+    const luminance = (/** @type {number[]} */ [r = 0, g = 0, b = 0]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
     const ratio = (/** @type {number[]} */ a, /** @type {number[]} */ b) => {
       const [high, low] = [luminance(a), luminance(b)].sort((x, y) => y - x);
       return ((high ?? 0) + 0.05) / ((low ?? 0) + 0.05);
