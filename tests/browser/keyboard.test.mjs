@@ -192,6 +192,55 @@ function keyboardChecks(title, open, close) {
   });
 }
 
+/**
+ * Tab from the top of `page` through every control and out, with a focus indicator at each stop.
+ * @param {import('playwright-core').Page} page
+ * @returns {Promise<string[]>} the stops, described
+ */
+async function expectFullWalk(page) {
+  const expected = await installWalk(page);
+  // Start from the top: a click on the page's empty corner moves the sequential-focus starting point there.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.mouse.click(2, 2);
+  const forward = await walk(page, 'Tab', expected.length + 20);
+  const stops = await page.evaluate((list) => list.map((i) => /** @type {any} */ (globalThis).__keyboardWalk.describe(i)), forward.order);
+  assert.deepEqual(stops, expected, 'Tab visits every control once, in document order');
+  assert.deepEqual(forward.unindicated, [], 'controls whose focus draws nothing different');
+  return stops;
+}
+
+describe('the keyboard in the iframe mode (?embed=1)', () => {
+  /** @type {{ url: string, stop: () => void }} */
+  let site;
+  /** @type {Awaited<ReturnType<typeof launch>>} */
+  let browser;
+  before(async () => {
+    requireBuilt();
+    site = await startServer();
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    site?.stop();
+  });
+
+  test('folded, Tab reaches the summary and the full-calculator link; Enter unfolds the inputs, which Tab then reaches', async () => {
+    const { page } = browser;
+    await page.goto(`${site.url}?embed=1&preset=gpt2&hardware=h100-sxm,rtx-4090&batch=8`);
+    await expectWithin(page, 'the iframe mode never showed learned numbers', () => settledLearned(page), browser.problems);
+    await page.locator('#open-full[href]').waitFor();
+    const folded = await expectFullWalk(page);
+    assert.ok(folded.some((stop) => stop.startsWith('summary')) && folded.some((stop) => stop.startsWith('a#open-full')), `folded stops: ${folded}`);
+    assert.ok(!folded.some((stop) => stop.startsWith('input#batch_size')), 'the folded inputs are not in the way');
+    await page.locator('#inputs-panel > summary').focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('#batch_size').isVisible(), true, 'Enter unfolds the inputs');
+    const open = await expectFullWalk(page);
+    assert.ok(open.includes('input#batch_size') && open.length > folded.length, `unfolded stops: ${open.length}`);
+    assert.deepEqual(browser.problems, []);
+  });
+});
+
 /** @type {{ url: string, stop: () => void } | undefined} */
 let server;
 
