@@ -104,6 +104,8 @@ export function renderPlan(parts: PlanParts, response: PlanResponse, settings: P
       const button = element('button', 'Use', 'button small');
       button.type = 'button';
       button.title = `Copy this layout (${layout.gpus} × ${layout.name}) into the form`;
+      // Many rows have a "Use" button: the name says which layout (and starts with the visible word).
+      button.setAttribute('aria-label', `Use layout ${index + 1}: ${layout.gpus} × ${layout.name}`);
       button.addEventListener('click', () => use(layout));
       const apply = element('td');
       apply.append(button);

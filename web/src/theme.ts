@@ -38,7 +38,9 @@ export function initTheme(button: HTMLButtonElement, forced: string | null): voi
   const show = (): void => {
     applyTheme(theme);
     button.textContent = `Theme: ${theme}`;
-    button.setAttribute('aria-label', `Colour theme: ${theme === 'auto' ? 'automatic, as the system' : theme}. Press to change.`);
+    // The accessible name starts with the visible text (WCAG 2.5.3, axe label-content-name-mismatch), so
+    // a speech user can say what they see.
+    button.setAttribute('aria-label', `Theme: ${theme}${theme === 'auto' ? ' (as the system)' : ''}. Press to change the colour theme.`);
   };
   show();
   button.addEventListener('click', () => {
