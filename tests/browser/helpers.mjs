@@ -171,7 +171,7 @@ export async function stepMs(/** @type {import('playwright-core').Page} */ page,
 
 /** Hardware ids of the table rows, in table order. */
 export async function rowIds(/** @type {import('playwright-core').Page} */ page) {
-  return page.locator('#results tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-hardware') ?? ''));
+  return page.locator('#results tbody tr[data-hardware]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-hardware') ?? ''));
 }
 
 /**

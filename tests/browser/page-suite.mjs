@@ -67,7 +67,7 @@ export function pageSuite(title, open, close) {
           assert.ok(low > 0 && low <= value && value <= high, `${hardware} ${column}: ${low} ≤ ${value} ≤ ${high}`);
           assert.match((await td.locator('.interval').textContent()) ?? '', /^ \(.+–.+\)$/);
         }
-        const roofline = await page.locator(`#results tr[data-hardware="${hardware}"] td[data-col="roofline_step_ms"]`).getAttribute('data-value');
+        const roofline = await page.locator(`#results tr[data-details-for="${hardware}"] [data-col="roofline_step_ms"]`).getAttribute('data-value');
         assert.ok(Number(roofline) > 0, `${hardware}: the roofline baseline is shown (${roofline})`);
       }
       assert.equal(await page.evaluate(() => document.documentElement.dataset.predictor), 'learned', 'the default example ends on the learned predictor');

@@ -26,7 +26,7 @@ after(() => server?.stop());
  * @returns {Promise<Record<string, number>>}
  */
 async function column(page, table, col) {
-  return page.locator(`#${table} tbody tr`).evaluateAll(
+  return page.locator(`#${table} tbody tr[data-hardware]`).evaluateAll(
     (rows, c) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-hardware'), Number(row.querySelector(`[data-col="${c}"]`)?.getAttribute('data-value'))])),
     col,
   );
@@ -315,7 +315,7 @@ describe('GPUs and parallelism on the served page', () => {
     await top.locator('button').click();
     await settled(page);
     assert.equal(await page.locator('#parallel-gpus').inputValue(), gpus);
-    assert.deepEqual(await page.locator('#results tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-hardware'))), [hardware]);
+    assert.deepEqual(await page.locator('#results tbody tr[data-hardware]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-hardware'))), [hardware]);
     assert.equal(await page.locator(`#memory-table tr[data-hardware="${hardware}"] td[data-col="fits"]`).getAttribute('data-value'), 'true', 'the copied layout fits');
     await page.screenshot({ path: join(ARTIFACTS, 'parallel-plan.png'), fullPage: true });
   });

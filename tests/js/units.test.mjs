@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PrenetError, createEngine, unwrap } from '../../web/src/engine.js';
-import { formatCost, formatDuration, formatMs, formatPercent, formatSI } from '../../web/src/format.js';
+import { formatCost, formatDuration, formatGBOf, formatMs, formatPercent, formatSI } from '../../web/src/format.js';
 import { readModelConfig } from '../../web/src/model-config.js';
 
 describe('engine', () => {
@@ -89,6 +89,13 @@ describe('format', () => {
     assert.equal(formatCost(0.001234), '$0.00123');
     assert.equal(formatCost(1234.5), '$1,234.50');
     assert.equal(formatPercent(0.4123), '41.2 %');
+  });
+
+  test('memory against the device, in one unit (the results table)', () => {
+    assert.equal(formatGBOf(7.2345, 80), '7.23 / 80 GB');
+    assert.equal(formatGBOf(15123, 192), '15,100 / 192 GB');
+    assert.equal(formatGBOf(7.2, undefined), '7.2 GB', 'no device size: the amount alone');
+    assert.equal(formatGBOf(Number.NaN, 80), '—');
   });
 });
 

@@ -83,3 +83,13 @@ export function formatRange(low, high, format) {
   const unitA = a.slice(a.indexOf(' '));
   return unitA === b.slice(b.indexOf(' ')) ? `${a.slice(0, a.indexOf(' '))}–${b}` : `${a}–${b}`;
 }
+
+/**
+ * Memory used against the device's, in one unit: "7.2 / 80 GB"; without a device size, formatGB.
+ * @param {number} usedGb
+ * @param {number | undefined} deviceGb
+ */
+export function formatGBOf(usedGb, deviceGb) {
+  if (deviceGb === undefined || !Number.isFinite(deviceGb)) return formatGB(usedGb);
+  return Number.isFinite(usedGb) ? `${sig3(usedGb)} / ${sig3(deviceGb)} GB` : '—';
+}

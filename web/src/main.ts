@@ -280,7 +280,7 @@ function showPredictor(response: PredictResponse, problem: string | null, pendin
 function predictorSentence(state: PredictorState, predictor: string): string {
   switch (state.kind) {
     case 'learned':
-      return `Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline column is the analytic baseline.${
+      return `Predictor: learned models (ONNX, run in this browser); brackets give the 80% interval. The roofline step, in each accelerator's details, is the analytic baseline.${
         state.analyticRows ? ' Rows marked analytic (TPU, Gaudi) are timed by the roofline: the learned models cover GPUs only.' : ''
       }`;
     case 'loading':

@@ -1,128 +1,61 @@
 // The comparison table: one row per accelerator, sortable by any column (a button in each header,
-// aria-sort on the sorted one). Text only (textContent), never HTML.
+// aria-sort on the sorted one). The columns that decide (step, total, memory, fits, cost, MFU,
+// bottleneck) are always shown, compact enough to fit 1280 px; the rest (roofline step, epoch, the
+// parts of step, memory and kernel time) are details on demand: the accelerator's name is a button
+// that opens a detail row below it. The same facts (result-facts.ts) feed the phone cards
+// (result-cards.ts). Text only (textContent), never HTML.
 
 import { byId, element } from './dom';
-import { formatCost, formatDuration, formatGB, formatMs, formatPercent, formatRange, sig3 } from './format.js';
+import { renderCards, wireCardSort } from './result-cards';
+import { best, detailList, fillFact, mainFacts, nameBadges, type Context } from './result-facts';
 import type { Sort, SortColumn } from './scenario.js';
 import { sortResults } from './sort.js';
 import type { HardwareResult, PredictResponse } from './types';
 
-/** One cell: display text, with the raw number kept in data-value for tests and tooltips. */
-function cell(column: string, text: string, value?: number | boolean | null, className?: string): HTMLTableCellElement {
-  const td = element('td', text, className);
-  td.dataset.col = column;
-  if (value !== undefined && value !== null) td.dataset.value = String(value);
-  return td;
+export { best };
+
+/** Accelerators whose detail row is open; kept across re-renders (typing, sorting). */
+const openDetails = new Set<string>();
+
+function detailsId(hardware: string): string {
+  return `details-${hardware}`;
 }
 
-function memoryTitle(result: HardwareResult): string {
-  const m = result.memory;
-  const overhead = m.overhead_gb !== undefined ? `, runtime ${formatGB(m.overhead_gb)}` : '';
-  return `weights ${formatGB(m.weights_gb)}, gradients ${formatGB(m.gradients_gb)}, optimizer state ${formatGB(m.optimizer_gb)}, activations ${formatGB(m.activations_gb)}${overhead}`;
+/** Opens or closes one accelerator's detail row, keeping the button's aria-expanded in step. */
+function toggleDetails(button: HTMLButtonElement, detailRow: HTMLTableRowElement, hardware: string): void {
+  const open = detailRow.hidden;
+  detailRow.hidden = !open;
+  button.setAttribute('aria-expanded', String(open));
+  if (open) openDetails.add(hardware);
+  else openDetails.delete(hardware);
 }
 
-function bottleneckTitle(result: HardwareResult): string {
-  const split = result.time_split_ms;
-  if (split === undefined) return '';
-  return `kernel time limited by compute ${formatMs(split.compute)}, by memory bandwidth ${formatMs(split.memory)}, by launch overhead ${formatMs(split.overhead)}`;
-}
-
-/**
- * The best value of a column (the lowest time or cost) among the accelerators the model fits on, to
- * mark it: a cheap card that cannot hold the model is no bargain. Null with fewer than two candidates.
- */
-export function best(results: readonly HardwareResult[], pick: (r: HardwareResult) => number | null): number | null {
-  const values = results
-    .filter((r) => r.fits)
-    .map(pick)
-    .filter((v): v is number => v !== null && Number.isFinite(v));
-  return values.length > 1 || (values.length === 1 && results.length > 1) ? Math.min(...values) : null;
-}
-
-/**
- * Appends the learned predictor's 80% interval, "(9.8–15.1 ms)", in its own span (data-low and
- * data-high on the cell), so the cell still starts with the estimate.
- */
-function withInterval(td: HTMLTableCellElement, interval: [number, number] | undefined, format: (value: number) => string): HTMLTableCellElement {
-  if (interval === undefined) return td;
-  td.dataset.low = String(interval[0]);
-  td.dataset.high = String(interval[1]);
-  const span = element('span', ` (${formatRange(interval[0], interval[1], format)})`, 'interval');
-  span.title = '80% interval of the learned predictor';
-  td.append(span);
-  return td;
-}
-
-function resultRow(
-  result: HardwareResult,
-  bestTotal: number | null,
-  bestCost: number | null,
-  calibratedOn: string | undefined,
-  learnedResponse: boolean,
-): HTMLTableRowElement {
+/** The main row and its (hidden unless opened) detail row. */
+function resultRows(result: HardwareResult, context: Context, columns: number): [HTMLTableRowElement, HTMLTableRowElement] {
   const row = element('tr');
   row.dataset.hardware = result.hardware;
+  const detailRow = element('tr', undefined, 'result-details');
+  detailRow.id = detailsId(result.hardware);
+  detailRow.dataset.detailsFor = result.hardware;
+  const detailCell = element('td');
+  detailCell.colSpan = columns;
+  detailCell.append(detailList(result));
+  detailRow.append(detailCell);
+  detailRow.hidden = !openDetails.has(result.hardware);
+
   const name = element('th');
   name.scope = 'row';
-  name.append(element('span', result.name));
-  if (result.custom) name.append(element('span', 'custom', 'badge'));
-  if (result.predictor === 'roofline' && learnedResponse) {
-    const badge = element('span', 'analytic', 'badge analytic');
-    badge.title = 'timed by the analytic roofline: the learned models were trained on GPUs only, and a TPU or Gaudi part is not one (docs/PREDICTION.md §6); compare it with the roofline column of the GPU rows';
-    name.append(badge);
-  }
-  if (result.calibration_factor !== undefined) {
-    const measured = result.hardware === calibratedOn;
-    const badge = element('span', `calibrated ×${result.calibration_factor.toFixed(2)}`, 'badge calibrated');
-    badge.dataset.factor = String(result.calibration_factor);
-    if (result.calibration_share !== undefined) badge.dataset.share = String(result.calibration_share);
-    badge.title = measured
-      ? `times scaled by ${sig3(result.calibration_factor)} to match the step you measured on this accelerator`
-      : `times scaled by ${sig3(result.calibration_factor)}: the share (${sig3(result.calibration_share ?? 0)} in log space) of the correction from the step you measured that this accelerator's errors have in common with it`;
-    name.append(badge);
-  }
   name.title = result.custom ? 'custom accelerator' : result.hardware;
+  const toggle = element('button', undefined, 'row-toggle');
+  toggle.type = 'button';
+  toggle.setAttribute('aria-expanded', String(!detailRow.hidden));
+  toggle.setAttribute('aria-controls', detailRow.id);
+  toggle.append(element('span', result.name));
+  toggle.addEventListener('click', () => toggleDetails(toggle, detailRow, result.hardware));
+  name.append(toggle, ...nameBadges(result, context));
 
-  const step = withInterval(cell('step_ms', formatMs(result.step_ms), result.step_ms, 'num'), result.step_ms_interval, formatMs);
-  step.title = `forward ${formatMs(result.forward_ms)}, backward ${formatMs(result.backward_ms)}, optimizer ${formatMs(result.optimizer_ms)}`;
-  const isBestTotal = result.fits && result.total_s === bestTotal;
-  const total = withInterval(cell('total_s', formatDuration(result.total_s), result.total_s, isBestTotal ? 'num best' : 'num'), result.total_s_interval, formatDuration);
-  if (isBestTotal) total.title = 'fastest of those the model fits on';
-  const rooflineMs = result.baselines?.['roofline']?.step_ms;
-  const roofline = cell('roofline_step_ms', rooflineMs === undefined ? '—' : formatMs(rooflineMs), rooflineMs, 'num baseline');
-  roofline.title = rooflineMs === undefined ? 'these numbers are the roofline' : 'the analytic roofline estimate of the step, for comparison';
-
-  const device = result.device_memory_gb;
-  const memory = cell('memory_gb', device !== undefined ? `${formatGB(result.memory_gb)} of ${sig3(device)}` : formatGB(result.memory_gb), result.memory_gb, 'num');
-  memory.title = memoryTitle(result);
-  const fits = cell('fits', '', result.fits, result.fits ? 'fits' : 'fits no');
-  fits.append(element('span', result.fits ? '✓ ' : '✗ ', 'icon'), result.fits ? 'yes' : 'no');
-  fits.firstElementChild?.setAttribute('aria-hidden', 'true');
-
-  const cost = cell('cost_usd', result.cost_usd === null ? 'no price' : formatCost(result.cost_usd), result.cost_usd, 'num');
-  if (result.price_per_hour_usd !== null) cost.title = `at $${result.price_per_hour_usd.toFixed(2)} per hour`;
-  if (result.cost_usd === null) cost.classList.add('muted');
-  else if (result.fits && result.cost_usd === bestCost) {
-    cost.classList.add('best');
-    cost.title = `cheapest of those the model fits on, ${cost.title}`;
-  }
-
-  const bottleneck = cell('bottleneck', result.bottleneck, undefined, `bound-${result.bottleneck}`);
-  bottleneck.title = bottleneckTitle(result);
-
-  row.append(
-    name,
-    step,
-    roofline,
-    cell('epoch_s', formatDuration(result.epoch_s), result.epoch_s, 'num'),
-    total,
-    memory,
-    fits,
-    cost,
-    cell('mfu', formatPercent(result.mfu), result.mfu, 'num'),
-    bottleneck,
-  );
-  return row;
+  row.append(name, ...mainFacts(result, context).map((fact) => fillFact(element('td'), fact)));
+  return [row, detailRow];
 }
 
 /** Marks the sorted column (aria-sort drives both screen readers and the arrow drawn by CSS). */
@@ -133,19 +66,27 @@ function markSorted(table: HTMLTableElement, sort: Sort): void {
   }
 }
 
-/** @param calibratedOn the accelerator the user's measured step was taken on, if any */
+/** The table and the phone cards, from one response in one order. @param calibratedOn the accelerator the user's measured step was taken on, if any */
 export function renderTable(response: PredictResponse, sort: Sort, calibratedOn?: string): void {
   const table = byId('results', HTMLTableElement);
   const body = table.tBodies[0];
   if (body === undefined) throw new Error('page is missing the results <tbody>');
-  const bestTotal = best(response.results, (r) => r.total_s);
-  const bestCost = best(response.results, (r) => r.cost_usd);
-  body.replaceChildren(...sortResults(response.results, sort).map((result) => resultRow(result, bestTotal, bestCost, calibratedOn, response.predictor === 'learned')));
+  const context: Context = {
+    bestTotal: best(response.results, (r) => r.total_s),
+    bestCost: best(response.results, (r) => r.cost_usd),
+    calibratedOn,
+    learnedResponse: response.predictor === 'learned',
+  };
+  const columns = table.tHead?.rows[0]?.cells.length ?? 1;
+  const sorted = sortResults(response.results, sort);
+  body.replaceChildren(...sorted.flatMap((result) => resultRows(result, context, columns)));
   markSorted(table, sort);
+  renderCards(sorted, context, sort);
 }
 
 /**
- * Header buttons: a click sorts by that column, ascending first; a second click reverses.
+ * Header buttons: a click sorts by that column, ascending first; a second click reverses. The
+ * cards' sort select (phones) sorts the same way.
  * @param onSort gets the new sort, and re-renders
  */
 export function wireSorting(current: () => Sort, onSort: (sort: Sort) => void): void {
@@ -157,4 +98,5 @@ export function wireSorting(current: () => Sort, onSort: (sort: Sort) => void): 
     const sort = current();
     onSort({ column, descending: sort.column === column ? !sort.descending : false });
   });
+  wireCardSort(table, onSort);
 }
