@@ -9,10 +9,11 @@
 // `connect-src https://huggingface.co`: the one exception (issue 21, point 4, web/src/hub.ts). On
 // an explicit "Fetch config" press the page GETs one model's public config.json from
 // https://huggingface.co/<org>/<name>/resolve/<revision>/config.json, without cookies or referrer.
-// config.json is a small regular file that huggingface.co serves itself (no redirect to a CDN host,
-// which the Hub uses for large LFS files only), so no other host is allowed; a redirect elsewhere is
-// refused by the browser and reported by the page. connect-src only: no script, style, image or
-// frame may come from there.
+// config.json is a small regular (not LFS) file: huggingface.co answers with a 307 to its own
+// /api/resolve-cache/… address and serves it from there, both readable cross-origin; only large LFS
+// files are redirected to CDN hosts. So no other host is allowed; a redirect elsewhere is refused by
+// the browser and reported by the page. connect-src only: no script, style, image or frame may come
+// from there.
 
 /** The only origin outside the page that it may contact, for the Hub config fetch only. */
 export const HUB_ORIGIN = 'https://huggingface.co';

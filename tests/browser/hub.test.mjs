@@ -6,6 +6,7 @@
 // Every other http(s) request is aborted and recorded, so "nothing else leaves the page" is checked.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -17,34 +18,53 @@ import { ARTIFACTS, chooseHardware, expectWithin, isInMemory, launch, requireBui
 const HF_FIXTURES = new URL('../fixtures/hf/', import.meta.url).pathname;
 /** Models the local Hub treats as gated: their files answer 401 to anyone not signed in, as the Hub does. */
 const GATED = new Set(['meta-llama/Llama-3.1-8B']);
+/** A repo whose config.json the local Hub keeps in LFS: redirected to a CDN host, as the Hub does for LFS files. */
+const IN_LFS = new Set(['Qwen/Qwen3-4B']);
 
 /**
- * A local stand-in for huggingface.co's resolve paths. Records every request it answers (path and
- * headers as the browser sent them).
+ * A local stand-in for huggingface.co's paths, answering as the Hub does (headers as seen from the Hub,
+ * github.com/huggingface/swift-transformers/pull/209 and raullenchai/Rapid-MLX issue 1122): a resolve
+ * URL gets a 307 to the Hub's own /api/resolve-cache/models/<repo>/<commit>/config.json, which serves
+ * the file; an unknown repo a 401 "RepoNotFound", a gated one a 401 "GatedRepo", an unknown revision a
+ * 404 "RevisionNotFound", each with the X-Error-Code the Hub exposes to scripts; a config kept in LFS
+ * (IN_LFS) a 302 to a CDN host. Records every request
+ * it answers (path and headers as the browser sent them).
  * @returns {Promise<{ origin: string, seen: Array<{ path: string, headers: import('node:http').IncomingHttpHeaders }>, close: () => void }>}
  */
 function startLocalHub() {
   /** @type {Array<{ path: string, headers: import('node:http').IncomingHttpHeaders }>} */
   const seen = [];
+  const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'X-Repo-Commit,X-Request-Id,X-Error-Code,X-Error-Message,ETag' };
+  /** @param {import('node:http').ServerResponse} res @param {number} status @param {string} code @param {string} message */
+  const refuse = (res, status, code, message) => {
+    res.writeHead(status, { ...cors, 'Content-Type': 'text/plain; charset=utf-8', 'X-Error-Code': code, 'X-Error-Message': message });
+    res.end(message);
+  };
   const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://hub').pathname;
-    seen.push({ path, headers: req.headers });
-    const cors = { 'Access-Control-Allow-Origin': '*' };
-    const match = /^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/config\.json$/.exec(path);
-    const repo = match ? `${match[1]}/${match[2]}` : '';
-    if (GATED.has(repo)) {
-      res.writeHead(401, { ...cors, 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(`Access to model ${repo} is restricted. You must have access to it and be authenticated to access it. Please log in.`);
-      return;
-    }
-    const file = match ? join(HF_FIXTURES, `${match[1]}--${match[2]}.json`) : '';
-    if (!match || match[3] !== 'main' || !existsSync(file)) {
-      res.writeHead(404, { ...cors, 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end('Repository not found');
-      return;
-    }
+    const url = new URL(req.url ?? '/', 'http://hub');
+    seen.push({ path: `${url.pathname}${url.search}`, headers: req.headers });
+    const cached = /^\/api\/resolve-cache\/models\/([^/]+)\/([^/]+)\/([0-9a-f]{40})\/config\.json$/.exec(url.pathname);
+    const resolve = /^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/config\.json$/.exec(url.pathname);
+    const [org = '', name = ''] = (cached ?? resolve ?? []).slice(1);
+    const repo = `${org}/${name}`;
+    const file = join(HF_FIXTURES, `${org}--${name}.json`);
+    if (!existsSync(file)) return refuse(res, 401, 'RepoNotFound', 'Repository not found');
+    if (GATED.has(repo)) return refuse(res, 401, 'GatedRepo', `Access to model ${repo} is restricted. You must have access to it and be authenticated to access it. Please log in.`);
     const bytes = readFileSync(file);
-    res.writeHead(200, { ...cors, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': bytes.length });
+    const commit = createHash('sha1').update(bytes).digest('hex');
+    if (resolve && IN_LFS.has(repo)) {
+      res.writeHead(302, { ...cors, Location: `https://cdn-lfs.huggingface.co/repos/${commit}/config.json` });
+      res.end();
+      return;
+    }
+    if (resolve) {
+      if (resolve[3] !== 'main') return refuse(res, 404, 'RevisionNotFound', `Invalid rev id: ${decodeURIComponent(resolve[3] ?? '')}`);
+      const location = `/api/resolve-cache/models/${repo}/${commit}/config.json?${encodeURIComponent(url.pathname)}=`;
+      res.writeHead(307, { ...cors, Location: location, 'X-Repo-Commit': commit, 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(`Temporary Redirect. Redirecting to ${location}`);
+      return;
+    }
+    res.writeHead(200, { ...cors, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': bytes.length, 'X-Repo-Commit': commit });
     res.end(bytes);
   });
   return new Promise((resolve) => {
@@ -57,26 +77,46 @@ function startLocalHub() {
 }
 
 /**
- * Forwards one routed request to the local Hub with exactly the headers the browser would send, and
- * fulfils the page's request with the answer.
- * @param {import('playwright-core').Route} route
- * @param {string} origin the local Hub
+ * One request to the local Hub with exactly the headers the browser sent.
+ * @param {string} url
+ * @param {string} method
+ * @param {Record<string, string>} headers
+ * @returns {Promise<{ status: number, headers: Record<string, string>, body: Buffer }>}
  */
-async function forward(route, origin) {
-  const url = new URL(route.request().url());
-  const headers = await route.request().allHeaders();
-  const answer = await new Promise((resolve, reject) => {
-    const req = httpRequest(`${origin}${url.pathname}${url.search}`, { method: route.request().method(), headers }, (res) => {
+function ask(url, method, headers) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: /** @type {Record<string, string>} */ (res.headers), body: Buffer.concat(chunks) }));
     });
     req.on('error', reject);
     req.end();
   });
-  const { status, headers: responseHeaders, body } = /** @type {{ status: number, headers: Record<string, string>, body: Buffer }} */ (answer);
-  await route.fulfill({ status, headers: responseHeaders, body });
+}
+
+/**
+ * Answers one routed request from the local Hub. Playwright does not route the request a redirect
+ * leads to (playwright.dev, page.route: "does not intercept redirects"), so a redirect within
+ * huggingface.co (the Hub's 307 to its cache address) is followed here, as the browser would, and the
+ * final answer fulfils the page's request; a redirect to another host is passed to the browser, whose
+ * CSP must refuse it.
+ * @param {import('playwright-core').Route} route
+ * @param {string} origin the local Hub
+ */
+async function forward(route, origin) {
+  const request = route.request();
+  const headers = await request.allHeaders();
+  let url = new URL(request.url());
+  let answer = await ask(`${origin}${url.pathname}${url.search}`, request.method(), headers);
+  for (let hops = 0; answer.status >= 300 && answer.status < 400 && hops < 5; hops += 1) {
+    const next = new URL(answer.headers['location'] ?? '', url);
+    if (next.origin !== url.origin) break;
+    url = next;
+    answer = await ask(`${origin}${url.pathname}${url.search}`, request.method(), headers);
+  }
+  await route.fulfill({ status: answer.status, headers: answer.headers, body: answer.body });
 }
 
 /** The `connect-src` sources of a policy text. */
@@ -105,6 +145,8 @@ function hubSuite(title, open, ownConnect, close) {
     const hubRequests = /** @type {Array<{ url: string, method: string, headers: Record<string, string> }>} */ ([]);
     /** http(s) requests to anything but the page's own files and huggingface.co: aborted. */
     const foreign = /** @type {string[]} */ ([]);
+    /** Why each failed request failed (Chromium's net error). */
+    const failed = /** @type {Map<string, string>} */ (new Map());
     const shot = (/** @type {string} */ name) => page.screenshot({ path: join(ARTIFACTS, `hub-${target.name}-${name}.png`), fullPage: true });
     const within = (/** @type {string} */ what, /** @type {() => Promise<unknown>} */ wait) => expectWithin(page, what, wait, browser.problems);
     const status = () => page.locator('#hub-status');
@@ -121,6 +163,7 @@ function hubSuite(title, open, ownConnect, close) {
       hub = await startLocalHub();
       browser = await launch();
       page = browser.page;
+      browser.context.on('requestfailed', (request) => failed.set(request.url(), request.failure()?.errorText ?? ''));
       // A cookie the Hub would have set for a signed-in user: the page must never send it.
       await browser.context.addCookies([{ name: 'token', value: 'signed-in-session', domain: 'huggingface.co', path: '/', secure: true, httpOnly: true, sameSite: 'None' }]);
       await browser.context.route(/^https?:/, (route) => {
@@ -167,13 +210,15 @@ function hubSuite(title, open, ownConnect, close) {
       const [sent] = hubRequests;
       assert.equal(sent?.url, url);
       assert.equal(sent?.method, 'GET');
+      // The Hub answered with a 307 to its own cache address (followed by `forward`) and then the file.
+      assert.deepEqual(hub.seen.map((r) => r.path.replace(/[0-9a-f]{40}/, '<commit>').split('?')[0]), ['/Qwen/Qwen3-8B/resolve/main/config.json', '/api/resolve-cache/models/Qwen/Qwen3-8B/<commit>/config.json']);
       for (const header of ['cookie', 'referer', 'authorization']) {
         assert.equal(sent?.headers[header], undefined, `no ${header} header (${sent?.headers[header]})`);
         assert.equal(hub.seen[0]?.headers[header], undefined, `the Hub got no ${header} header`);
       }
-      assert.deepEqual(hub.seen.map((r) => r.path), ['/Qwen/Qwen3-8B/resolve/main/config.json']);
-      assert.ok(said.startsWith(`Fetched ${url}: `) && said.includes(`${file.length.toLocaleString('en-US')} bytes`), `the message names the address and the bytes: ${said}`);
-      assert.match(said, /The request sent only this address: no cookies, no referrer, nothing else from this page\.$/);
+      assert.ok(said.startsWith(`Fetched ${url}: `), `the message names the address: ${said}`);
+      assert.ok(said.includes(`${file.length.toLocaleString('en-US')} bytes`), `the message gives the bytes: ${said}`);
+      assert.match(said, / \(commit [0-9a-f]{12}\)\. The request sent only this address: no cookies, no referrer, nothing else from this page\.$/);
       assert.equal(await page.locator('#config').inputValue(), file.toString('utf8'), 'the fetched text is in the config box, as if pasted');
       const expected = await nodeEngine.predict({ model: { hf_config: JSON.parse(file.toString('utf8')) }, hardware: ['h100-sxm'] });
       const count = expected.model.parameters.toLocaleString('en-US');
@@ -195,21 +240,36 @@ function hubSuite(title, open, ownConnect, close) {
       assert.equal(hubRequests.length, before, 'no request for a malformed name');
     });
 
-    test('an unknown model: HTTP 404 says there is no such model', async () => {
+    test('an unknown model (the Hub\'s 401 RepoNotFound) and an unknown revision (404) say so', async () => {
       const before = hubRequests.length;
-      const said = await fetchByName('Qwen/No-Such-Model');
-      assert.match(said, /^No model "Qwen\/No-Such-Model" .* on huggingface\.co \(HTTP 404\)/);
-      assert.equal(hubRequests.length, before + 1);
-      assert.equal(await page.locator('#hub-name').getAttribute('aria-invalid'), null);
+      const missing = await fetchByName('Qwen/No-Such-Model');
+      assert.match(missing, /^No public model "Qwen\/No-Such-Model" on huggingface\.co: it does not exist or is private \(huggingface\.co: "Repository not found"\)/);
+      assert.equal(await page.locator('#hub-name').getAttribute('aria-invalid'), null, 'a well-formed name is not marked invalid');
+      const revision = await fetchByName('Qwen/Qwen3-8B@v9');
+      assert.match(revision, /^"Qwen\/Qwen3-8B" has no revision "v9" \(HTTP 404\)/);
+      assert.equal(hubRequests.length, before + 2, 'one request each, no redirect followed');
       assert.match((await page.locator('#config-kind').textContent()) ?? '', /qwen3/, 'the config in the box is kept');
     });
 
     test('a gated model: HTTP 401 says to download config.json and paste it', async () => {
       const said = await fetchByName('meta-llama/Llama-3.1-8B');
       assert.match(said, /^"meta-llama\/Llama-3\.1-8B" is gated or private: .*\(HTTP 401\).*download its config\.json yourself .* paste or upload it here/);
+      assert.equal(await page.locator('#config').inputValue(), readFileSync(join(HF_FIXTURES, 'Qwen--Qwen3-8B.json'), 'utf8'), 'the config in the box is unchanged');
       assert.match(said, /huggingface\.co: "Access to model meta-llama\/Llama-3\.1-8B is restricted/, 'the Hub\'s own reason is quoted');
       assert.match((await page.locator('#config-kind').textContent()) ?? '', /qwen3/, 'the config in the box is kept');
       await shot('gated');
+    });
+
+    test('a redirect off huggingface.co (a config kept in LFS) is refused by the CSP and said so', async () => {
+      const said = await fetchByName('Qwen/Qwen3-4B');
+      assert.match(said, /^huggingface\.co redirected the request to another host \(as it does for files kept in Git LFS\), which this page may not contact/);
+      // Playwright reports the redirect's request (it does not route it); the browser refused it unsent.
+      const cdn = browser.requests.filter((url) => url.startsWith('https://cdn-lfs.huggingface.co/'));
+      assert.equal(cdn.length, 1, `one redirect to the CDN host: ${cdn}`);
+      assert.equal(failed.get(cdn[0] ?? ''), 'net::ERR_ABORTED', 'the redirect was not completed');
+      assert.ok(browser.problems.some((problem) => problem.includes(cdn[0] ?? '?') && /Content Security Policy/.test(problem)), `the browser names the CSP as the reason: ${browser.problems}`);
+      assert.deepEqual(foreign, []);
+      assert.match((await page.locator('#config-kind').textContent()) ?? '', /qwen3/, 'the config in the box is kept');
     });
 
     test('offline, the page says so and sends nothing', async () => {
@@ -247,12 +307,20 @@ function hubSuite(title, open, ownConnect, close) {
     });
 
     test('nothing else left the page: its own files and the Hub requests above', () => {
-      const other = browser.requests.filter((url) => !isInMemory(url) && !target.ownFile(url) && !url.startsWith(`${HUB_ORIGIN}/`));
+      const refused = (/** @type {string} */ url) => browser.problems.some((problem) => problem.includes(url) && /Content Security Policy/.test(problem));
+      const other = browser.requests.filter((url) => !isInMemory(url) && !target.ownFile(url) && !url.startsWith(`${HUB_ORIGIN}/`) && !refused(url));
       assert.deepEqual(other, [], 'requests for anything but the page\'s own files and huggingface.co');
       assert.deepEqual(foreign, []);
-      assert.deepEqual(hubRequests.map((r) => r.url.replace(HUB_ORIGIN, '')), ['/Qwen/Qwen3-8B/resolve/main/config.json', '/Qwen/No-Such-Model/resolve/main/config.json', '/meta-llama/Llama-3.1-8B/resolve/main/config.json']);
+      const paths = hubRequests.map((r) => new URL(r.url).pathname.replace(/[0-9a-f]{40}/, '<commit>'));
+      assert.deepEqual(paths, [
+        '/Qwen/Qwen3-8B/resolve/main/config.json',
+        '/Qwen/No-Such-Model/resolve/main/config.json',
+        '/Qwen/Qwen3-8B/resolve/v9/config.json',
+        '/meta-llama/Llama-3.1-8B/resolve/main/config.json',
+        '/Qwen/Qwen3-4B/resolve/main/config.json',
+      ]);
       // Chromium logs the 404 and 401 answers and the example.com violation; nothing else may go wrong.
-      const expected = [/Failed to load resource: the server responded with a status of (404|401)/, /example\.com/];
+      const expected = [/Failed to load resource: the server responded with a status of (404|401)/, /example\.com/, /cdn-lfs\.huggingface\.co/];
       assert.deepEqual(browser.problems.filter((problem) => !expected.some((pattern) => pattern.test(problem))), [], 'console errors or uncaught exceptions');
     });
   });

@@ -56,26 +56,27 @@ function clip(text: string): string {
 
 /** What one fetch came to. */
 export type HubOutcome =
-  | { kind: 'fetched'; text: string; bytes: number; url: string; redirectedTo: string | null }
+  | { kind: 'fetched'; text: string; bytes: number; url: string; redirectedTo: string | null; commit: string | null }
   | { kind: 'http'; status: number; errorCode: string | null; serverSays: string }
   | { kind: 'too-large'; bytes: number; limit: number }
   | { kind: 'not-text' }
-  | { kind: 'blocked'; host: string }
+  | { kind: 'blocked' }
   | { kind: 'timeout' }
   | { kind: 'offline' }
   | { kind: 'unreachable'; reason: string };
 
 /**
  * The request itself: a plain GET (no custom header, so no CORS preflight), without cookies or a
- * referrer, not stored in the HTTP cache. A redirect is followed only as far as the CSP allows
- * (huggingface.co itself: a renamed repo); one to another host is refused by the browser and
- * reported, named by the CSP violation it raises.
+ * referrer, not stored in the HTTP cache. A redirect is followed only as far as the CSP allows:
+ * huggingface.co itself (it answers a resolve URL with a 307 to its /api/resolve-cache/… address, and
+ * a renamed repo with one to the new name); one to another host is refused by the browser and
+ * reported, recognised by the CSP violation it raises.
  */
 export async function fetchHubConfig(url: string, limit: number): Promise<HubOutcome> {
   if (!navigator.onLine) return { kind: 'offline' };
-  let blockedHost: string | null = null;
+  let blocked = false;
   const onViolation = (event: SecurityPolicyViolationEvent): void => {
-    if (event.violatedDirective.startsWith('connect-src')) blockedHost = hostOf(event.blockedURI);
+    if (event.violatedDirective.startsWith('connect-src')) blocked = true;
   };
   document.addEventListener('securitypolicyviolation', onViolation);
   try {
@@ -94,19 +95,11 @@ export async function fetchHubConfig(url: string, limit: number): Promise<HubOut
     if (error instanceof DOMException && error.name === 'TimeoutError') return { kind: 'timeout' };
     // The violation event may arrive just after the rejected fetch: give it one task to land.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    if (blockedHost !== null) return { kind: 'blocked', host: blockedHost };
+    if (blocked) return { kind: 'blocked' };
     if (!navigator.onLine) return { kind: 'offline' };
     return { kind: 'unreachable', reason: error instanceof Error ? error.message : String(error) };
   } finally {
     document.removeEventListener('securitypolicyviolation', onViolation);
-  }
-}
-
-function hostOf(uri: string): string {
-  try {
-    return new URL(uri).host;
-  } catch {
-    return uri || 'another host';
   }
 }
 
@@ -142,12 +135,12 @@ async function readLimited(response: Response, url: string, limit: number): Prom
   }
   if (text.includes('\u0000')) return { kind: 'not-text' };
   const redirectedTo = response.redirected && response.url !== url ? response.url : null;
-  return { kind: 'fetched', text, bytes, url, redirectedTo };
+  return { kind: 'fetched', text, bytes, url, redirectedTo, commit: response.headers.get('x-repo-commit') };
 }
 
-/** The first line of an error answer's text (the Hub's reason, e.g. "Entry not found"), kept short. */
+/** The Hub's reason for an error (its X-Error-Message, else the first line of the body), kept short. */
 async function serverMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
+  const text = response.headers.get('x-error-message') ?? (await response.text().catch(() => ''));
   let said = text;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -188,7 +181,8 @@ export function failureMessage(name: { repo: string; revision: string; url: stri
     case 'not-text':
       return `The answer is not text (expected a config.json); it was not loaded.`;
     case 'blocked':
-      return `huggingface.co redirected to ${outcome.host}, which this page may not contact (its Content-Security-Policy allows huggingface.co only); nothing was loaded. ${capitalised(PASTE_IT)}.`;
+      // The browser reports a refused redirect under the first URL's origin, so the other host has no name here.
+      return `huggingface.co redirected the request to another host (as it does for files kept in Git LFS), which this page may not contact: its Content-Security-Policy allows huggingface.co only. Nothing was loaded; ${PASTE_IT}.`;
     case 'timeout':
       return `huggingface.co did not answer within ${TIMEOUT_MS / 1000} s; nothing was loaded. Try again, or ${PASTE_IT}.`;
     case 'offline':
@@ -198,14 +192,15 @@ export function failureMessage(name: { repo: string; revision: string; url: stri
   }
 }
 
-function capitalised(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** What a successful fetch says: the address, the size, and that nothing else was sent. */
+/**
+ * What a successful fetch says: the address, where huggingface.co redirected it (it answers a resolve
+ * URL with a redirect to its own cache address, /api/resolve-cache/…), the commit, the size, and that
+ * nothing else was sent.
+ */
 export function fetchedMessage(outcome: Extract<HubOutcome, { kind: 'fetched' }>): string {
-  const via = outcome.redirectedTo === null ? '' : ` (huggingface.co redirected it to ${outcome.redirectedTo})`;
-  return `Fetched ${outcome.url}${via}: ${sizeText(outcome.bytes)}. The request sent only this address: no cookies, no referrer, nothing else from this page.`;
+  const via = outcome.redirectedTo === null ? '' : `, which huggingface.co redirected to ${outcome.redirectedTo}`;
+  const commit = outcome.commit === null ? '' : ` (commit ${outcome.commit.slice(0, 12)})`;
+  return `Fetched ${outcome.url}${via}: ${sizeText(outcome.bytes)}${commit}. The request sent only this address: no cookies, no referrer, nothing else from this page.`;
 }
 
 /**
