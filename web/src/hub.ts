@@ -133,7 +133,7 @@ async function readLimited(response: Response, url: string, limit: number): Prom
   } catch {
     return { kind: 'not-text' };
   }
-  if (text.includes('\u0000')) return { kind: 'not-text' };
+  if (text.includes('\u0000') || text.trim() === '') return { kind: 'not-text' };
   const redirectedTo = response.redirected && response.url !== url ? response.url : null;
   return { kind: 'fetched', text, bytes, url, redirectedTo, commit: response.headers.get('x-repo-commit') };
 }
@@ -179,7 +179,7 @@ export function failureMessage(name: { repo: string; revision: string; url: stri
     case 'too-large':
       return `The answer is ${sizeText(outcome.bytes)}, more than the ${sizeText(outcome.limit)} the calculator reads; it was not loaded.`;
     case 'not-text':
-      return `The answer is not text (expected a config.json); it was not loaded.`;
+      return `The answer is empty or not text (expected config.json's JSON); it was not loaded.`;
     case 'blocked':
       // The browser reports a refused redirect under the first URL's origin, so the other host has no name here.
       return `huggingface.co redirected the request to another host (as it does for files kept in Git LFS), which this page may not contact: its Content-Security-Policy allows huggingface.co only. Nothing was loaded; ${PASTE_IT}.`;
