@@ -3,6 +3,7 @@
 
 import { byId } from './dom';
 import { LARGE_CONFIG_CHARS } from './form';
+import { wireHubFetch } from './hub';
 import { MAX_SKIMMED_BYTES, blobReader, skimOnnx, toBase64 } from './onnx-skim.js';
 
 /** The API's request limit (docs/API.md); a bigger text file could never be computed. */
@@ -122,4 +123,7 @@ export function wireConfigInput(events: ConfigInputEvents): void {
     const text = event.dataTransfer?.getData('text/plain');
     if (text && !refuseText(text.length, 'the dropped text')) events.loaded(text, 'dropped text');
   });
+
+  // A config fetched by its Hub name (hub.ts) arrives the same way, under the same size limit.
+  wireHubFetch(events, MAX_FILE_BYTES);
 }
