@@ -106,7 +106,7 @@ for (const { title, open, close } of targets) {
       for (const [key, total] of planBest) assert.equal(time.get(key), total, `${key}: the scaling point is the Plan table's fastest layout there`);
       // Strong scaling: more GPUs never take longer for the fastest layout at the largest count than at one GPU.
       for (const hardware of SCALING_HARDWARE) assert.ok((time.get(`${hardware}@64`) ?? Infinity) < (time.get(`${hardware}@1`) ?? 0), `${hardware}: 64 GPUs faster than 1`);
-      await page.locator('#scaling-section').scrollIntoViewIfNeeded();
+      await page.locator('#scaling-section').screenshot({ path: join(ARTIFACTS, `pictures-${target.name}-scaling-section.png`) });
       await shot('scaling');
     });
 
@@ -142,9 +142,9 @@ for (const { title, open, close } of targets) {
         assert.deepEqual(rows.map((r) => r.precision), precisions, `${hardware}: one row per precision, none dropped`);
         let refusedCount = 0;
         for (const row of rows) {
-          const request = { model: { preset: 'gpt2' }, training: { batch_size: 8, precision: row.precision }, hardware: [hardware] };
+          const request = /** @type {import('../../web/src/types').PredictRequest} */ ({ model: { preset: 'gpt2' }, training: { batch_size: 8, precision: row.precision ?? '' }, hardware: [hardware] });
           const expected = await nodeEngine.predict(request).then(
-            (response) => ({ ok: true, memory: response.results[0].memory_gb, message: '' }),
+            (response) => ({ ok: true, memory: response.results[0]?.memory_gb, message: '' }),
             (error) => ({ ok: false, memory: NaN, message: String(error.message) }),
           );
           assert.equal(row.refused, !expected.ok, `${hardware} ${row.precision}: refused exactly when the core refuses it`);
@@ -159,7 +159,7 @@ for (const { title, open, close } of targets) {
         assert.equal(chartRows.length, precisions.length, `${hardware}: one chart entry per precision`);
         assert.equal(chartRows.filter((t) => /refused/.test(t)).length, refusedCount, `${hardware}: refused entries labelled in the chart`);
         assert.equal(await page.locator('#precision-memory-chart g.row').count(), precisions.length);
-        await page.locator('#precision-section').scrollIntoViewIfNeeded();
+        await page.locator('#precision-section').screenshot({ path: join(ARTIFACTS, `pictures-${target.name}-precision-${hardware}-section.png`) });
         await shot(`precision-${hardware}`);
       }
     });
@@ -182,7 +182,7 @@ for (const { title, open, close } of targets) {
       const link = (await page.locator('#report-link').textContent()) ?? '';
       assert.equal(link, page.url(), 'the printed link is the scenario\'s');
       assert.match(link, /preset=gpt2/);
-      /** @type {Record<string, string>} */
+      /** @type {Record<string, string | null | undefined>} */
       const inputs = await page.locator('#report-inputs dt').evaluateAll((dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])));
       const linked = Object.fromEntries(new URLSearchParams(SCALING_LINK));
       for (const [name, value] of Object.entries(linked)) {
@@ -202,9 +202,15 @@ for (const { title, open, close } of targets) {
           assert.equal(await page.locator(shown).first().isVisible(), true, `${shown} is printed`);
         }
         const visibleControls = await page.evaluate(
-          () => [...document.querySelectorAll('button, select, input, textarea')].filter((el) => /** @type {HTMLElement} */ (el).offsetParent !== null).map((el) => el.id || el.tagName),
+          () =>
+            [...document.querySelectorAll('button, select, input, textarea')]
+              // The results table's sortable headings are buttons on screen and the column names on paper.
+              .filter((el) => el.closest('th') === null && /** @type {HTMLElement} */ (el).offsetParent !== null)
+              .map((el) => el.id || el.tagName),
         );
         assert.deepEqual(visibleControls, [], 'no control is printed');
+        const headings = await page.locator('#results thead th').evaluateAll((ths) => ths.map((th) => (/** @type {HTMLElement} */ (th)).innerText.trim()));
+        assert.ok(headings.length > 3 && headings.every((h) => h.length > 0), `the results table's column names are printed: ${headings.join(' | ')}`);
         // The report header comes first on paper.
         const firstCard = await page.evaluate(() => {
           const cards = [...document.querySelectorAll('#output > .card')].filter((el) => /** @type {HTMLElement} */ (el).offsetParent !== null);
@@ -212,6 +218,9 @@ for (const { title, open, close } of targets) {
           return cards[0]?.id ?? '';
         });
         assert.equal(firstCard, 'report-meta');
+        // An A4 page's width at 96 dpi (210 mm less the margins is narrower still): what paper shows.
+        await page.setViewportSize({ width: 794, height: 1123 });
+        await page.waitForTimeout(300); // the charts redraw at the new width (ResizeObserver, one frame)
         await shot('print');
         for (const format of /** @type {const} */ (['A4', 'Letter'])) {
           const pdf = await page.pdf({ format, printBackground: true });
@@ -221,6 +230,7 @@ for (const { title, open, close } of targets) {
         }
       } finally {
         await page.emulateMedia({ media: 'screen' });
+        await page.setViewportSize({ width: 1400, height: 900 });
       }
       assert.deepEqual(browser.problems, [], 'no console errors');
     });

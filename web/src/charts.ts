@@ -315,6 +315,8 @@ export interface LineChartOptions {
   /** x is drawn on a log₂ scale (GPU counts 1, 2, 4, …); y on log₁₀ when `logY`, else linear from 0. */
   logY: boolean;
   formatY: (value: number) => string;
+  /** Tick values for the y range [low, high], when the unit has rounder steps than decades (durations). */
+  yTicks?: (low: number, high: number) => number[];
 }
 
 /** Tick values for a y range: decades (with 2 and 5 when few) on a log scale, ~4 round steps on a linear one. */
@@ -372,7 +374,7 @@ export function drawLineChart(container: HTMLElement, series: readonly LineSerie
   const width = widthOf(container);
   const height = 240;
   const [low, high] = yRange(values, options.logY);
-  const ticks = yTicks(low, high, options.logY);
+  const ticks = options.yTicks?.(low, high) ?? yTicks(low, high, options.logY);
   const left = Math.ceil(Math.max(...ticks.map((t) => textWidth(options.formatY(t))))) + 12;
   const right = 14;
   const top = 10;

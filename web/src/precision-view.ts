@@ -96,11 +96,20 @@ function render(outcomes: readonly PrecisionOutcome[], name: string): void {
       row.dataset.refused = o.refused === null ? '0' : '1';
       const head = element('th', label(o));
       head.scope = 'row';
+      if (o.result === null) {
+        // The reason is a sentence: one cell across the numbers' columns, wrapped.
+        const reason = cell('step_ms', `refused: ${o.refused ?? ''}`);
+        reason.colSpan = 3;
+        reason.className = 'refused';
+        row.append(head, reason);
+        return row;
+      }
+      const device = o.result.device_memory_gb === undefined ? '' : ` of ${formatGB(o.result.device_memory_gb)}`;
       row.append(
         head,
-        o.result === null ? cell('step_ms', `refused: ${o.refused ?? ''}`) : cell('step_ms', formatMs(o.result.step_ms), o.result.step_ms),
-        o.result === null ? cell('memory_gb', '') : cell('memory_gb', `${formatGB(o.result.memory_gb)}${o.result.device_memory_gb === undefined ? '' : ` of ${formatGB(o.result.device_memory_gb)}`}`, o.result.memory_gb),
-        cell('fits', o.result === null ? '' : o.result.fits ? 'yes' : 'no'),
+        cell('step_ms', formatMs(o.result.step_ms), o.result.step_ms),
+        cell('memory_gb', `${formatGB(o.result.memory_gb)}${device}`, o.result.memory_gb),
+        cell('fits', o.result.fits ? 'yes' : 'no'),
       );
       return row;
     }),

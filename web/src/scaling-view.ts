@@ -32,6 +32,16 @@ interface ScalingLine {
   points: ScalingPoint[];
 }
 
+/** Round durations in seconds (1 s … 1,000 days), the time chart's candidate ticks. */
+const ROUND_SECONDS = [1, 2, 5, 10, 20, 30].flatMap((s) => [s, s * 60]).concat([1, 2, 5, 10].map((h) => h * 3600), [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].map((d) => d * 86_400)).sort((a, b) => a - b);
+
+/** The round durations within [low, high], thinned to at most five so the labels stay apart. */
+export function durationTicks(low: number, high: number): number[] {
+  const inside = ROUND_SECONDS.filter((t) => t >= low && t <= high);
+  const step = Math.ceil(inside.length / 5);
+  return inside.filter((_, i) => i % step === 0);
+}
+
 /** The powers of two from `min` to `max` (plan mode's GPU counts are powers of two). */
 export function gpuCounts(min: number, max: number): number[] {
   const counts: number[] = [];
@@ -114,6 +124,7 @@ export function createScalingView(client: Pick<EngineClient, 'plan'>): ScalingVi
       xLabel: 'GPUs',
       logY: true,
       formatY: formatDuration,
+      yTicks: durationTicks,
     });
     drawLineChart(costChart, seriesOf(lines, (p) => p.cheapest?.cost_usd ?? null, formatCost), {
       title: 'Cost of the budget, cheapest layout',
