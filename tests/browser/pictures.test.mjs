@@ -104,6 +104,20 @@ for (const { title, open, close } of targets) {
       const planBest = new Map();
       for (const { key, total } of planRows) planBest.set(key, Math.min(planBest.get(key) ?? Infinity, total));
       for (const [key, total] of planBest) assert.equal(time.get(key), total, `${key}: the scaling point is the Plan table's fastest layout there`);
+      // And they are the Node engine's plan for that one count (the same core and learned calibration).
+      for (const gpus of [1, 8, 64]) {
+        const request = /** @type {import('../../web/src/types').PlanRequest} */ ({
+          model: { preset: 'gpt2' },
+          training: { batch_size: 64, precision: 'bf16', optimizer: 'adam' },
+          hardware: SCALING_HARDWARE,
+          plan: { tokens: 1e9, min_gpus: gpus, max_gpus: gpus, top: 1 },
+        });
+        const planned = await nodeEngine.plan(request);
+        for (const result of planned.results) {
+          assert.equal(time.get(`${result.hardware}@${gpus}`), result.by_time[0]?.total_s, `${result.hardware} at ${gpus} GPUs: the Node engine's fastest layout`);
+          assert.equal(cost.get(`${result.hardware}@${gpus}`), result.by_cost[0]?.cost_usd, `${result.hardware} at ${gpus} GPUs: the Node engine's cheapest layout`);
+        }
+      }
       // Strong scaling: more GPUs never take longer for the fastest layout at the largest count than at one GPU.
       for (const hardware of SCALING_HARDWARE) assert.ok((time.get(`${hardware}@64`) ?? Infinity) < (time.get(`${hardware}@1`) ?? 0), `${hardware}: 64 GPUs faster than 1`);
       await page.locator('#scaling-section').screenshot({ path: join(ARTIFACTS, `pictures-${target.name}-scaling-section.png`) });
