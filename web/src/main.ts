@@ -53,8 +53,10 @@ import {
 import { initTheme } from './theme';
 // Pictures (issue 21, point 6): scaling from plan mode, time and memory by precision, the printed report.
 import { wirePictures, type Pictures } from './report';
-let pictures: Pictures | null = null;
 import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
+
+/** The pictures (report.ts), wired in start(); null in the iframe mode, which has none. */
+let pictures: Pictures | null = null;
 
 const params = paramsFromLocation(location);
 /** The iframe mode (`?embed=1`): compact layout, inputs folded away, no per-layer chart. */
