@@ -290,3 +290,148 @@ export function drawStackedChart(
   chart.append(svg('line', { x1: labelWidth, x2: labelWidth, y1: 0, y2: height, class: 'axis' }));
   container.replaceChildren(stackedLegend(segments, limitLabel), chart);
 }
+
+// ---------------------------------------------------------------- line chart (issue 21, point 6)
+
+/** One point of a line: `y` null where there is no value (nothing fits at that GPU count). */
+export interface LinePoint {
+  x: number;
+  y: number | null;
+  /** The value as shown ("1.2 h"), or why there is none ("does not fit"). */
+  text: string;
+}
+
+export interface LineSeries {
+  /** Identifies the series in the drawing (data-series), e.g. an accelerator id. */
+  key: string;
+  label: string;
+  points: readonly LinePoint[];
+}
+
+export interface LineChartOptions {
+  title: string;
+  /** The x axis in words, under the chart ("GPUs"). */
+  xLabel: string;
+  /** x is drawn on a log₂ scale (GPU counts 1, 2, 4, …); y on log₁₀ when `logY`, else linear from 0. */
+  logY: boolean;
+  formatY: (value: number) => string;
+  /** Tick values for the y range [low, high], when the unit has rounder steps than decades (durations). */
+  yTicks?: (low: number, high: number) => number[];
+}
+
+/** Tick values for a y range: decades (with 2 and 5 when few) on a log scale, ~4 round steps on a linear one. */
+function yTicks(low: number, high: number, log: boolean): number[] {
+  if (log) {
+    const ticks: number[] = [];
+    const decades = Math.log10(high) - Math.log10(low);
+    const steps = decades < 2 ? [1, 2, 5] : [1];
+    for (let e = Math.floor(Math.log10(low)); e <= Math.ceil(Math.log10(high)); e += 1) {
+      for (const m of steps) {
+        const t = m * 10 ** e;
+        if (t >= low * 0.999 && t <= high * 1.001) ticks.push(t);
+      }
+    }
+    return ticks.length > 0 ? ticks : [low, high];
+  }
+  const raw = high / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 2.5, 5, 10].find((m) => m * magnitude >= raw) ?? 10) * magnitude;
+  const ticks: number[] = [];
+  for (let t = 0; t <= high * 1.0001; t += step) ticks.push(t);
+  return ticks;
+}
+
+/** The y scale's range: the values' span, padded on a log scale, from 0 on a linear one. */
+function yRange(values: readonly number[], log: boolean): [number, number] {
+  const positive = log ? values.filter((v) => v > 0) : values;
+  const max = Math.max(...positive, Number.MIN_VALUE);
+  if (!log) return [0, max * 1.08];
+  const min = Math.min(...positive, max);
+  return min === max ? [min / 2, max * 2] : [min / 1.25, max * 1.25];
+}
+
+function seriesLegend(series: readonly LineSeries[]): HTMLElement {
+  const list = element('ul', undefined, 'legend');
+  series.forEach((s, index) => {
+    const item = element('li');
+    item.append(element('span', undefined, `swatch series-swatch series-${index % 6}`), shortName(s.label));
+    list.append(item);
+  });
+  return list;
+}
+
+/**
+ * Lines over a log₂ x axis, one per series (an accelerator), with a marked point per value; a
+ * missing value breaks its line. Points carry data-x / data-y (the exact numbers) and a tooltip.
+ */
+export function drawLineChart(container: HTMLElement, series: readonly LineSeries[], options: LineChartOptions): void {
+  const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].filter((x) => x > 0).sort((a, b) => a - b);
+  const values = series.flatMap((s) => s.points.flatMap((p) => (p.y === null ? [] : [p.y])));
+  if (xs.length === 0 || values.length === 0) {
+    container.replaceChildren(element('p', 'Nothing to draw: no value at any GPU count.', 'hint'));
+    return;
+  }
+  const width = widthOf(container);
+  const height = 240;
+  const [low, high] = yRange(values, options.logY);
+  const ticks = options.yTicks?.(low, high) ?? yTicks(low, high, options.logY);
+  const left = Math.ceil(Math.max(...ticks.map((t) => textWidth(options.formatY(t))))) + 12;
+  const right = 14;
+  const top = 10;
+  const bottom = 36;
+  const plotW = Math.max(40, width - left - right);
+  const plotH = height - top - bottom;
+  const [xMin, xMax] = [Math.log2(xs[0] ?? 1), Math.log2(xs[xs.length - 1] ?? 1)];
+  const xAt = (x: number): number => left + (xMax === xMin ? plotW / 2 : ((Math.log2(x) - xMin) / (xMax - xMin)) * plotW);
+  const yAt = (y: number): number => {
+    const f = options.logY ? (Math.log10(Math.max(y, low)) - Math.log10(low)) / (Math.log10(high) - Math.log10(low)) : y / high;
+    return top + plotH - f * plotH;
+  };
+  const described = series.map((s) => `${s.label}: ${s.points.map((p) => `${p.x} ${options.xLabel} ${p.text}`).join(', ')}`).join('; ');
+  const chart = chartSvg(width, height, `${options.title} against ${options.xLabel}: ${described}`);
+
+  const grid = svg('g', { class: 'grid' });
+  for (const t of ticks) {
+    const y = yAt(t).toFixed(1);
+    grid.append(
+      svg('line', { x1: left, x2: left + plotW, y1: y, y2: y, class: 'gridline' }),
+      svg('text', { x: left - 6, y, 'text-anchor': 'end', 'dominant-baseline': 'central', class: 'label tick' }, options.formatY(t)),
+    );
+  }
+  // Every count labelled when there is room; otherwise every other one (always the ends).
+  const every = xs.length * 34 > plotW ? 2 : 1;
+  xs.forEach((x, index) => {
+    if (index % every !== 0 && index !== xs.length - 1) return;
+    grid.append(svg('text', { x: xAt(x).toFixed(1), y: top + plotH + 14, 'text-anchor': 'middle', class: 'label tick' }, x.toLocaleString('en-US')));
+  });
+  grid.append(
+    svg('line', { x1: left, x2: left, y1: top, y2: top + plotH, class: 'axis' }),
+    svg('line', { x1: left, x2: left + plotW, y1: top + plotH, y2: top + plotH, class: 'axis' }),
+    svg('text', { x: left + plotW / 2, y: height - 4, 'text-anchor': 'middle', class: 'label axis-label' }, options.xLabel),
+  );
+  chart.append(grid);
+
+  series.forEach((s, index) => {
+    const group = svg('g', { class: `series series-${index % 6}`, 'data-series': s.key });
+    // A missing value ends the current run of the line; the next value starts a new one.
+    let path = '';
+    let pen = false;
+    for (const p of s.points) {
+      if (p.y === null) {
+        pen = false;
+        continue;
+      }
+      path += `${pen ? 'L' : 'M'}${xAt(p.x).toFixed(1)},${yAt(p.y).toFixed(1)}`;
+      pen = true;
+    }
+    if (path !== '') group.append(svg('path', { d: path, class: 'line' }));
+    for (const p of s.points) {
+      if (p.y === null) continue;
+      const point = svg('circle', { cx: xAt(p.x).toFixed(1), cy: yAt(p.y).toFixed(1), r: 3.5, class: 'point', 'data-x': p.x, 'data-y': p.y });
+      point.append(svg('title', {}, `${s.label}, ${p.x.toLocaleString('en-US')} ${options.xLabel}: ${p.text}`));
+      group.append(point);
+    }
+    chart.append(group);
+  });
+  container.replaceChildren(seriesLegend(series), chart);
+}

@@ -51,7 +51,12 @@ import {
   type Scenario,
 } from './scenario.js';
 import { initTheme } from './theme';
+// Pictures (issue 21, point 6): scaling from plan mode, time and memory by precision, the printed report.
+import { wirePictures, type Pictures } from './report';
 import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
+
+/** The pictures (report.ts), wired in start(); null in the iframe mode, which has none. */
+let pictures: Pictures | null = null;
 
 const params = paramsFromLocation(location);
 /** The iframe mode (`?embed=1`): compact layout, inputs folded away, no per-layer chart. */
@@ -251,6 +256,7 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   byId('version', HTMLElement).textContent =
     `core ${response.version} · predictor ${response.predictor} · computed ${app.client.mode === 'worker' ? 'in a background worker' : "on the page's thread"}`;
   announce(response);
+  pictures?.shown(scenario, response);
 }
 
 /**
@@ -425,11 +431,13 @@ async function runPlanNow(app: App): Promise<void> {
       app.plan.table.hidden = true;
       app.plan.note.textContent = '';
       showPlanError(result.field, result.message);
+      pictures?.planFailed();
       return;
     }
     showPlanError(null);
     app.planShown = result.response;
     renderPlan(app.plan, result.response, scenario.plan, (layout) => useLayout(app, layout));
+    pictures?.planned(scenario, result.response);
     app.plan.note.textContent += ` Searched in ${Math.round(performance.now() - started)} ms.`;
   } catch (error) {
     reportFailure(error);
@@ -677,6 +685,10 @@ async function start(): Promise<void> {
   wireExports(app);
   wireShare(app);
   redrawOnResize(app);
+  const linked = app;
+  if (!EMBED) {
+    pictures = wirePictures({ client, catalog, nameOf: (id) => picker.nameOf(id), link: async () => (await writeLink(linked, readScenario(linked)), location.href) });
+  }
   setStatus('');
   if (hasScenario(params, catalog)) await restore(app, params);
   else {

@@ -6,7 +6,7 @@ import { byId, element } from './dom';
 import { formatCost, formatDuration, formatGB, formatSI } from './format.js';
 import type { BudgetUnit, PlanRank, PlanSettings } from './scenario.js';
 import { rankLayouts } from './sort.js';
-import type { PlanResponse, PlanRow } from './types';
+import type { PlanLayout, PlanResponse, PlanRow } from './types';
 
 export interface PlanParts {
   form: HTMLFormElement;
@@ -76,12 +76,8 @@ function cell(column: string, text: string, value?: number | string | null, clas
   return td;
 }
 
-/**
- * Fills the ranked table (the first `limit` rows) and the note under the form.
- * @param use called with a row when its "Use" button is pressed
- */
 /** What a layout adds to data × tensor × pipeline: "+ SP + CP 2 + EP 8 + 2 chunks", joined by `join`. */
-function layoutExtras(layout: PlanRow, join: string): string {
+function layoutExtras(layout: PlanLayout, join: string): string {
   const extras = [
     layout.sequence_parallel ? 'SP' : '',
     layout.context !== undefined && layout.context > 1 ? `CP ${layout.context}` : '',
@@ -91,6 +87,15 @@ function layoutExtras(layout: PlanRow, join: string): string {
   return extras.map((e) => `${join}${e}`).join('');
 }
 
+/** A layout in the Plan table's words: "8 × 2 × 1 + SP" (also the scaling table's, scaling-view.ts). */
+export function layoutText(layout: PlanLayout): string {
+  return `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layoutExtras(layout, ' + ')}`;
+}
+
+/**
+ * Fills the ranked table (the first `limit` rows) and the note under the form.
+ * @param use called with a row when its "Use" button is pressed
+ */
 export function renderPlan(parts: PlanParts, response: PlanResponse, settings: PlanSettings, use: (row: PlanRow) => void, limit = 20): void {
   const ranked = rankLayouts(response, settings.rank);
   const shown = ranked.slice(0, limit);
@@ -117,7 +122,7 @@ export function renderPlan(parts: PlanParts, response: PlanResponse, settings: P
         cell('gpus', layout.gpus.toLocaleString('en-US'), layout.gpus, 'num'),
         cell(
           'layout',
-          `${layout.data} × ${layout.tensor} × ${layout.pipeline}${layoutExtras(layout, ' + ')}`,
+          layoutText(layout),
           `${layout.data}x${layout.tensor}x${layout.pipeline}${layoutExtras(layout, '+').toLowerCase()}`,
           'layout',
         ),
