@@ -222,7 +222,7 @@ function hardwareName(app: App, job: Job, field: string): string | null {
 }
 
 /**
- * A file the config box refused (an ONNX model, say). The inputs did not change, so the results
+ * A file the config box refused (too large, say, or an ONNX graph it cannot read). The inputs did not change, so the results
  * still match them; the message stays beside the box until the model input changes.
  */
 let refusedFile: string | null = null;
