@@ -39,18 +39,21 @@ import { applyPlan, findPlan, readPlan, renderPlan, showPlanError, type PlanPart
 import { clearErrors, clearNote, markStale, renderSummary, setStatus, showError } from './render';
 import { best, renderTable, wireSorting } from './results-table';
 import {
-  defaultScenario,
   hasScenario,
   paramsFromLocation,
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
   scenarioToPlanJob,
+  startScenario,
   PARALLEL_NUMBERS,
   type Parallel,
   type Scenario,
 } from './scenario.js';
 import { initTheme } from './theme';
+// Issue 21, the start: the gallery of starting scenarios and the one-glance answer.
+import { renderGallery } from './gallery';
+import { renderGlance, type GlanceActions } from './glance';
 import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
 
 const params = paramsFromLocation(location);
@@ -243,6 +246,7 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   renderStepParts(response);
   renderMemory(response, (change) => applyAdvice(app, change));
   renderTable(response, scenario.sort, scenario.calibration?.hardware);
+  if (!EMBED) renderGlance(glanceActions(app), scenario, response);
   drawCharts(app);
   markStale(false);
   byId('export-csv', HTMLButtonElement).disabled = false;
@@ -350,6 +354,19 @@ function applyAdvice(app: App, change: MemoryAdvice['change']): void {
   }
   applyParallel(app.form, parallel);
   request(app, readScenario(app), performance.now());
+}
+
+/** What the one-glance answer may do (glance.ts): check a candidate in the engine, apply one to the form. */
+function glanceActions(app: App): GlanceActions {
+  return {
+    catalog: app.catalog,
+    compute: (candidate) => app.client.compute(scenarioToJob(candidate, { perLayer: 'none' })),
+    apply: (candidate) => {
+      applyScenario(app, candidate);
+      request(app, readScenario(app), performance.now());
+    },
+    applyAdvice: (change) => applyAdvice(app, change),
+  };
 }
 
 function drawLayers(app: App): void {
@@ -671,7 +688,8 @@ async function start(): Promise<void> {
   const picker = createHardwarePicker(catalog, () => {
     if (app !== undefined) request(app, readScenario(app), performance.now());
   });
-  app = { client, catalog, form, picker, plan: findPlan(), scenario: defaultScenario(), shown: null, planShown: null };
+  app = { client, catalog, form, picker, plan: findPlan(), scenario: startScenario(), shown: null, planShown: null };
+  if (!EMBED) renderGallery(byId('gallery', HTMLElement), byId('gallery-list', HTMLElement), catalog);
   wireInputs(app);
   wirePlan(app);
   wireExports(app);

@@ -78,13 +78,25 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
 /** @type {readonly SortColumn[]} */
 export const SORT_COLUMNS = ['name', 'step_ms', 'epoch_s', 'total_s', 'memory_gb', 'fits', 'cost_usd', 'mfu', 'bottleneck'];
 
-/** The example shown on load and the base a link's parameters are applied to. */
+/**
+ * The model and accelerators of the first screen, and the base for a link that names none: an 8B model on
+ * the GPUs people rent (issue 21), catalogue ids.
+ */
+const START_PRESET = 'llama-3.1-8b';
+const START_HARDWARE = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
+
+/**
+ * The base a link's parameters are applied to: every setting a link writes only when set (precision,
+ * sequence length, attention, the parallel fields, ...) is unset here, so a link means the same whatever
+ * the first screen shows (startScenario). The preset, accelerators, batch and optimizer, which links
+ * always write, take the values below only for a link without them.
+ */
 export function defaultScenario() {
   /** @type {Scenario} */
   const scenario = {
-    preset: 'bert-base',
+    preset: START_PRESET,
     config: '',
-    hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
+    hardware: [...START_HARDWARE],
     custom: [],
     training: { batch_size: 32, optimizer: 'adam' },
     calibration: null,
@@ -93,6 +105,20 @@ export function defaultScenario() {
     parallel: { zero_stage: 0, recompute: 'none' },
     plan: { unit: 'tokens', rank: 'time' },
   };
+  return scenario;
+}
+
+/**
+ * The scenario shown on load without a link: a full fine-tune of an 8B model in BF16, as one GPU runs it
+ * (FlashAttention, gradient checkpointing, the global batch of 8 x 4096 tokens as 8 micro-batches of 1).
+ * It fits on the 141-192 GB cards and not on the 80, 48 and 24 GB ones, where the one-glance answer
+ * offers the next step; setting a micro-batch also makes the core send its memory advice.
+ * @returns {Scenario}
+ */
+export function startScenario() {
+  const scenario = defaultScenario();
+  scenario.training = { batch_size: 8, seq_len: 4096, precision: 'bf16', optimizer: 'adamw', attention: 'flash' };
+  scenario.parallel = { ...scenario.parallel, micro_batch_size: 1, recompute: 'full' };
   return scenario;
 }
 
