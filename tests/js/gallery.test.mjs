@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import { buildRequestText, parseCommandLine, usage } from '../../web/cli/prenet.mjs';
 import { exampleCommand, exampleParams, GALLERY } from '../../web/src/examples.js';
 import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, startScenario } from '../../web/src/scenario.js';
 import { engine, requireBuiltCore } from './helpers.mjs';
@@ -79,8 +80,17 @@ describe('the gallery', () => {
     assert.ok(read.some((s) => s.preset.startsWith('resnet') && s.parallel.gpus === undefined));
   });
 
-  test('as commands, each builds (every parameter has a flag of the core\'s tables)', () => {
+  test('as commands (prenet --help lists them), each builds the request the page sends for the same link', async () => {
     const rows = [...catalog.options, ...catalog.parallel_options];
-    for (const start of GALLERY) assert.match(exampleCommand(start, rows), /^prenet predict --preset /, start.title);
+    for (const start of GALLERY) {
+      const command = exampleCommand(start, rows);
+      assert.ok(usage(catalog).includes(`# ${start.title}\n  ${command}`), `--help shows: ${command}`);
+      const fromFlags = JSON.parse(await buildRequestText(parseCommandLine(command.split(' ').slice(1), catalog).values, catalog));
+      const { scenario } = await paramsToScenario(exampleParams(start), KNOWN);
+      const request = scenarioToJob(scenario, { perLayer: 'none' }).request;
+      assert.deepEqual(fromFlags.training, request.training, start.title);
+      assert.deepEqual(fromFlags.hardware, request.hardware, start.title);
+      assert.deepEqual(fromFlags.parallel, request.parallel, start.title);
+    }
   });
 });

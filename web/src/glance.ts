@@ -1,16 +1,18 @@
 // The one-glance answer above the Results table (issue 21): the fastest and the cheapest accelerator the
 // model fits on, where it fits, and for each accelerator it does not fit on one next step with a button
 // that applies it: the core's memory advice (a layout: recomputation, ZeRO, micro-batches, tensor or
-// pipeline degree, more GPUs) and a lighter fine-tuning method that the engine has checked fits. Every
+// pipeline degree, more GPUs) and a lighter fine-tuning method that the engine has checked fits; where
+// neither does, plan mode's fastest layout for the same number of samples (the Plan panel's search). Every
 // name and number comes from the response (names from the catalogue through it); text only, no HTML.
 
 import { byId, element } from './dom';
 import { formatCost, formatDuration, formatGB, formatMs } from './format.js';
-import type { JobResult } from './jobs.js';
+import type { JobResult, PlanResult } from './jobs.js';
 import { adviceText } from './parallel-view';
+import { layoutExtras } from './plan-view';
 import type { Scenario } from './scenario.js';
 import { finetuneSetting } from './training-fields.js';
-import type { Catalog, HardwareResult, MemoryAdvice, PredictResponse } from './types';
+import type { Catalog, HardwareResult, MemoryAdvice, PlanRow, PredictResponse } from './types';
 
 /** What the glance needs from the page: the catalogue, a way to compute a candidate, and ways to apply one. */
 export interface GlanceActions {
@@ -21,6 +23,10 @@ export interface GlanceActions {
   apply: (scenario: Scenario) => void;
   /** Applies one of the core's memory advice to the form (main.ts applyAdvice) and recomputes. */
   applyAdvice: (change: MemoryAdvice['change']) => void;
+  /** Runs plan mode in the engine for a scenario (its `plan` settings give the budget). */
+  plan: (scenario: Scenario) => Promise<PlanResult>;
+  /** Copies a planned layout into the form, like the Plan panel's "Use" (main.ts useLayout). */
+  useLayout: (layout: PlanRow) => void;
 }
 
 /** The training option whose values are the fine-tuning methods, lightest last (the core's table order). */
@@ -162,10 +168,41 @@ async function layoutAdvice(actions: GlanceActions, scenario: Scenario, response
   return outcome.ok ? new Map(outcome.response.results.map((r) => [r.hardware, r])) : new Map();
 }
 
+/**
+ * Plan mode's fastest layout per accelerator in `hardware`, for the samples the scenario trains on (samples
+ * per epoch x epochs, as the response says) and the Plan panel's GPU limit.
+ */
+async function plannedLayouts(
+  actions: GlanceActions,
+  scenario: Scenario,
+  response: PredictResponse,
+  hardware: readonly string[],
+): Promise<{ rows: Map<string, PlanRow>; searched: string }> {
+  const rows = new Map<string, PlanRow>();
+  if (hardware.length === 0) return { rows, searched: '' };
+  const samples = response.training.dataset_size * response.training.epochs;
+  const outcome = await actions.plan({ ...scenario, hardware: [...hardware], plan: { ...scenario.plan, budget: samples, unit: 'samples' } });
+  if (!outcome.ok) return { rows, searched: ` (plan mode refused: ${outcome.message})` };
+  for (const r of outcome.response.results) {
+    const best = r.by_time[0];
+    if (best !== undefined) rows.set(r.hardware, { ...best, hardware: r.hardware, name: r.name, device_memory_gb: r.device_memory_gb });
+  }
+  const most = outcome.response.plan.max_gpus;
+  return { rows, searched: ` of up to ${most} GPU${most === 1 ? '' : 's'}` };
+}
+
+/** "16 GPUs, 2 × 8 × 1 + SP, ZeRO 1, recompute selective: 61.2 GB per GPU, 3.1 days" */
+function plannedText(row: PlanRow): string {
+  return `${row.gpus} GPUs, ${row.data} × ${row.tensor} × ${row.pipeline}${layoutExtras(row, ' + ')}, ZeRO ${row.zero_stage}, recompute ${row.recompute}: ${formatGB(row.memory_gb)} per GPU, ${formatDuration(row.total_s)}`;
+}
+
 /** Fills each accelerator's item with its fixes, or says honestly that no single change was found. */
 async function searchFixes(actions: GlanceActions, scenario: Scenario, response: PredictResponse, list: HTMLElement, mine: number): Promise<void> {
   const advice = await layoutAdvice(actions, scenario, response);
   const methods = await lighterMethods(actions, scenario);
+  if (mine !== generation) return;
+  const unfixed = response.results.filter((r) => !r.fits && layoutFix(advice.get(r.hardware)) === null && !methods.has(r.hardware)).map((r) => r.hardware);
+  const { rows: planned, searched } = await plannedLayouts(actions, scenario, response, unfixed);
   if (mine !== generation) return;
   for (const item of list.querySelectorAll<HTMLLIElement>('li[data-hardware]')) {
     const hardware = item.dataset.hardware ?? '';
@@ -182,8 +219,11 @@ async function searchFixes(actions: GlanceActions, scenario: Scenario, response:
       const how = finetuneSetting(lighter.response.training) ?? lighter.method;
       fixes.append(' ', fixButton(`${layout === null ? 'Fit it' : 'Or'}: ${how}, ${formatGB(lighter.result.memory_gb)}`, 'A lighter fine-tuning method that fits; applies it to the form', 'method', () => actions.apply(withMethod(scenario, lighter.method))));
     }
-    if (layout === null && lighter === undefined) {
-      fixes.append(' No single change of layout and no lighter fine-tuning method fits it; the Plan panel below searches layouts over more GPUs.');
+    const plan = planned.get(hardware);
+    if (layout === null && lighter === undefined && plan !== undefined) {
+      fixes.append(' ', fixButton(`Fit it: ${plannedText(plan)}`, "Plan mode's fastest layout that fits for this many samples; copies it into the form (this accelerator alone), like the Plan panel's Use", 'plan', () => actions.useLayout(plan)));
+    } else if (layout === null && lighter === undefined) {
+      fixes.append(` Nothing found that fits it: no single change of layout, no lighter fine-tuning method, no layout of plan mode${searched}.`);
     }
   }
 }

@@ -366,6 +366,8 @@ function glanceActions(app: App): GlanceActions {
       request(app, readScenario(app), performance.now());
     },
     applyAdvice: (change) => applyAdvice(app, change),
+    plan: (candidate) => app.client.plan(scenarioToPlanJob(candidate)),
+    useLayout: (layout) => useLayout(app, layout),
   };
 }
 

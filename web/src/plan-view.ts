@@ -81,7 +81,7 @@ function cell(column: string, text: string, value?: number | string | null, clas
  * @param use called with a row when its "Use" button is pressed
  */
 /** What a layout adds to data × tensor × pipeline: "+ SP + CP 2 + EP 8 + 2 chunks", joined by `join`. */
-function layoutExtras(layout: PlanRow, join: string): string {
+export function layoutExtras(layout: PlanRow, join: string): string {
   const extras = [
     layout.sequence_parallel ? 'SP' : '',
     layout.context !== undefined && layout.context > 1 ? `CP ${layout.context}` : '',
