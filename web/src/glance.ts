@@ -140,13 +140,18 @@ function withMethod(scenario: Scenario, method: string): Scenario {
  * The fine-tuning methods after the scenario's in the core's table (lighter ones: the table lists full,
  * then the adapters, then freezing), each predicted; per accelerator the first that fits, with its response.
  */
-async function lighterMethods(actions: GlanceActions, scenario: Scenario): Promise<Map<string, { method: string; result: HardwareResult; response: PredictResponse }>> {
+async function lighterMethods(
+  actions: GlanceActions,
+  scenario: Scenario,
+  current: () => boolean,
+): Promise<Map<string, { method: string; result: HardwareResult; response: PredictResponse }>> {
   const found = new Map<string, { method: string; result: HardwareResult; response: PredictResponse }>();
   const option = actions.catalog.options.find((o) => o.key === METHOD_KEY);
   const values = option?.values ?? [];
   const training = scenario.training as Record<string, unknown>;
-  const current = typeof training[METHOD_KEY] === 'string' ? (training[METHOD_KEY] as string) : String(option?.default ?? '');
-  for (const method of values.slice(values.indexOf(current) + 1)) {
+  const chosen = typeof training[METHOD_KEY] === 'string' ? (training[METHOD_KEY] as string) : String(option?.default ?? '');
+  for (const method of values.slice(values.indexOf(chosen) + 1)) {
+    if (!current()) break; // newer results are on screen: their own search follows
     const outcome = await actions.compute(withMethod(scenario, method));
     if (!outcome.ok) continue; // a method this model cannot take (no such modules, a field it needs)
     for (const r of outcome.response.results) {
@@ -198,12 +203,13 @@ function plannedText(row: PlanRow): string {
 
 /** Fills each accelerator's item with its fixes, or says honestly that no single change was found. */
 async function searchFixes(actions: GlanceActions, scenario: Scenario, response: PredictResponse, list: HTMLElement, mine: number): Promise<void> {
+  const current = (): boolean => mine === generation;
   const advice = await layoutAdvice(actions, scenario, response);
-  const methods = await lighterMethods(actions, scenario);
-  if (mine !== generation) return;
+  const methods = await lighterMethods(actions, scenario, current);
+  if (!current()) return;
   const unfixed = response.results.filter((r) => !r.fits && layoutFix(advice.get(r.hardware)) === null && !methods.has(r.hardware)).map((r) => r.hardware);
   const { rows: planned, searched } = await plannedLayouts(actions, scenario, response, unfixed);
-  if (mine !== generation) return;
+  if (!current()) return;
   for (const item of list.querySelectorAll<HTMLLIElement>('li[data-hardware]')) {
     const hardware = item.dataset.hardware ?? '';
     const fixes = item.querySelector<HTMLElement>('.glance-fixes');
