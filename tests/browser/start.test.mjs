@@ -98,6 +98,7 @@ function startSuite(title, open, close) {
       assert.match(summary, /Parameters\s*[7-9]\.\d+ G/, 'an 8B-class model');
       assert.match(summary, /Precision, optimizer\s*bf16/);
       assert.equal(await page.locator('#precision').inputValue(), 'bf16');
+      assert.equal(await page.locator('#parallel-section').isHidden(), true, 'one GPU each: no "Step across GPUs" card');
       assert.equal(await page.locator('#gallery').isVisible(), true);
       assert.equal(await page.locator('#gallery-list a').count(), GALLERY.length);
       const galleryTop = await page.locator('#gallery').evaluate((el) => el.getBoundingClientRect().top);
@@ -209,6 +210,7 @@ function startSuite(title, open, close) {
         // The form shows the entry's settings.
         const expected = exampleParams(start);
         if (expected.has('gpus')) assert.equal(await page.locator('#parallel-gpus').inputValue(), expected.get('gpus'));
+        assert.equal(await page.locator('#parallel-section').isVisible(), expected.has('gpus'), 'the step across GPUs only for several');
         if (expected.has('finetune')) assert.equal(await page.locator('#finetune-method').inputValue(), expected.get('finetune'));
         assert.equal(await page.locator('#precision').inputValue(), expected.get('precision') ?? '');
         await shot(`gallery-${index + 1}`);
