@@ -5,11 +5,13 @@
 // do not, and those that do not get the core's advice.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { buildRequestText, parseCommandLine, usage } from '../../web/cli/prenet.mjs';
 import { exampleCommand, exampleParams, GALLERY } from '../../web/src/examples.js';
 import { defaultScenario, paramsToScenario, scenarioToJob, scenarioToParams, startScenario } from '../../web/src/scenario.js';
-import { engine, requireBuiltCore } from './helpers.mjs';
+import { REPO_ROOT, engine, requireBuiltCore } from './helpers.mjs';
 
 before(requireBuiltCore);
 
@@ -39,6 +41,13 @@ describe('the first screen', () => {
     assert.deepEqual(back.problems, []);
     assert.deepEqual(back.scenario, start, 'the link written on load restores the same scenario');
     assert.deepEqual(defaultScenario().training, { batch_size: 32, optimizer: 'adam' }, 'the link base sets nothing a link leaves out');
+  });
+
+  test('the link base keeps the defaults docs/EMBED.md lists for a link or element that leaves them out', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/EMBED.md'), 'utf8');
+    const documented = (/** @type {string} */ name) => new RegExp(`^\\| \`${name}\` \\|[^|]*\\| \`([^\`]+)\` \\|$`, 'm').exec(doc)?.[1];
+    assert.equal(documented('preset'), defaultScenario().preset);
+    assert.equal(documented('hardware'), defaultScenario().hardware.join(','));
   });
 
   test('the core predicts it: 7-9 G parameters, some accelerators fit, the others get advice', async () => {

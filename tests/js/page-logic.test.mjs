@@ -27,9 +27,8 @@ import { HARDWARE, engine, requireBuiltCore } from './helpers.mjs';
 
 /** @type {import('../../web/src/scenario.js').Known} */
 const KNOWN = {
-  // With the link base's model and accelerators (the first screen's: an 8B model on six GPUs people rent).
-  presets: ['bert-base', 'gpt2', 'resnet50', defaultScenario().preset],
-  hardware: [...new Set(['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x', ...defaultScenario().hardware])],
+  presets: ['bert-base', 'gpt2', 'resnet50'],
+  hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb', 'mi300x'],
   // The core's tables of training options and parallel fields: links read and write what they name.
   options: (await engine.catalog()).options,
   parallel_options: (await engine.catalog()).parallel_options,
@@ -154,7 +153,7 @@ describe('links', () => {
   test('what a link gets wrong is reported per parameter and left at the default', async () => {
     const params = new URLSearchParams('preset=nope&hardware=h100-sxm,warp-drive&batch=lots&precision=fp4&sort=colour&config=zNOT-DEFLATE');
     const { scenario, problems } = await paramsToScenario(params, KNOWN);
-    assert.equal(scenario.preset, defaultScenario().preset);
+    assert.equal(scenario.preset, 'bert-base');
     assert.deepEqual(scenario.hardware, ['h100-sxm']);
     assert.equal(scenario.training.batch_size, 32);
     assert.equal(scenario.training.precision, undefined, 'left out: the model\'s own (a config\'s dtype, else fp32)');
@@ -235,19 +234,10 @@ describe('links', () => {
   });
 });
 
-/**
- * A scenario the engine computes in milliseconds: the link base with BERT-Base on the Node tests' three
- * accelerators (the base's own model is the first screen's 8B one).
- * @returns {import('../../web/src/scenario.js').Scenario}
- */
-function smallScenario() {
-  return { ...defaultScenario(), preset: 'bert-base', hardware: [...HARDWARE] };
-}
-
 describe('engine jobs', () => {
   test('pasted config text replaces the preset and is described', async () => {
     requireBuiltCore();
-    const scenario = { ...smallScenario(), config: '{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 1000}' };
+    const scenario = { ...defaultScenario(), config: '{"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 1000}' };
     const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
     assert.ok(outcome.ok, JSON.stringify(outcome));
     assert.equal(outcome.understood, 'Hugging Face config (model_type "gpt2")');
@@ -261,7 +251,7 @@ describe('engine jobs', () => {
   });
 
   test('a core error keeps its field', async () => {
-    const scenario = smallScenario();
+    const scenario = defaultScenario();
     scenario.training.batch_size = -4;
     const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'none' }));
     assert.ok(!outcome.ok && outcome.field === 'training.batch_size');
@@ -269,10 +259,10 @@ describe('engine jobs', () => {
 
   test('a measured step is sent as calibration; the chart\'s per-layer request keeps it valid', async () => {
     requireBuiltCore();
-    const scenario = { ...smallScenario(), calibration: { hardware: 'v100-sxm2-32gb', step_ms: 500 } };
+    const scenario = { ...defaultScenario(), calibration: { hardware: 'v100-sxm2-32gb', step_ms: 500 } };
     const job = scenarioToJob(scenario, { perLayer: 'none' });
     assert.deepEqual(job.request.calibration, { hardware: 'v100-sxm2-32gb', step_ms: 500 });
-    const plain = await runJob(engine, scenarioToJob(smallScenario(), { perLayer: 'none' }));
+    const plain = await runJob(engine, scenarioToJob(defaultScenario(), { perLayer: 'none' }));
     const outcome = await runJob(engine, job);
     assert.ok(plain.ok && outcome.ok, JSON.stringify(outcome));
     const v100 = outcome.response.results.find((r) => r.hardware === 'v100-sxm2-32gb');
@@ -302,7 +292,7 @@ describe('engine jobs', () => {
   });
 
   test('`parallel` is sent only when in use, with unset numbers left for the core to derive', async () => {
-    const scenario = smallScenario();
+    const scenario = defaultScenario();
     assert.equal(parallelInUse(scenario.parallel), false);
     assert.equal(scenarioToJob(scenario, { perLayer: 'none' }).request.parallel, undefined);
     assert.equal(parallelInUse({ zero_stage: 0, recompute: 'full' }), true);
@@ -326,7 +316,7 @@ describe('engine jobs', () => {
 
   test('8 GPUs: every result splits its step into compute, communication and bubble; bad layouts name their field', async () => {
     requireBuiltCore();
-    const scenario = { ...smallScenario(), preset: 'gpt2', parallel: { gpus: 8, tensor: 2, zero_stage: 0, recompute: /** @type {const} */ ('none') } };
+    const scenario = { ...defaultScenario(), preset: 'gpt2', parallel: { gpus: 8, tensor: 2, zero_stage: 0, recompute: /** @type {const} */ ('none') } };
     const outcome = await runJob(engine, scenarioToJob(scenario, { perLayer: 'chart' }));
     assert.ok(outcome.ok, JSON.stringify(outcome));
     for (const r of outcome.response.results) {
@@ -347,7 +337,7 @@ describe('engine jobs', () => {
   });
 
   test('per-layer timings for the chart come for one accelerator, with the same totals', async () => {
-    const scenario = smallScenario();
+    const scenario = defaultScenario();
     const all = await runJob(engine, scenarioToJob(scenario, { perLayer: 'all' }));
     const chart = await runJob(engine, scenarioToJob({ ...scenario, layersFor: 'h100-sxm' }, { perLayer: 'chart' }));
     assert.ok(all.ok && chart.ok);
@@ -379,7 +369,7 @@ describe('engine jobs', () => {
 
 describe('the Plan panel', () => {
   test('its request carries the budget, the GPU limit, the link overrides and the learned scale', () => {
-    const scenario = smallScenario();
+    const scenario = defaultScenario();
     scenario.preset = 'llama-2-7b';
     scenario.training = { ...scenario.training, dataset_size: 1000, epochs: 3 };
     scenario.parallel = { gpus: 8, tensor: 2, zero_stage: 1, recompute: 'none', inter_node_gbs: 25 };
@@ -418,7 +408,7 @@ describe('the Plan panel', () => {
   test('the real planner ranks fitting layouts for llama-2-7b; its errors keep their field', async () => {
     requireBuiltCore();
     const planner = engine; // as engine-worker.ts passes it
-    const scenario = { ...smallScenario(), preset: 'llama-2-7b', hardware: ['h100-sxm', 'a100-sxm4-80gb'], training: { batch_size: 64, precision: /** @type {const} */ ('bf16'), optimizer: /** @type {const} */ ('adamw') } };
+    const scenario = { ...defaultScenario(), preset: 'llama-2-7b', hardware: ['h100-sxm', 'a100-sxm4-80gb'], training: { batch_size: 64, precision: /** @type {const} */ ('bf16'), optimizer: /** @type {const} */ ('adamw') } };
     scenario.plan = { budget: 2e9, unit: 'tokens', max_gpus: 64, rank: 'time' };
     const started = performance.now();
     const outcome = await runPlan(planner, scenarioToPlanJob(scenario));

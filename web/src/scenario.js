@@ -79,24 +79,18 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
 export const SORT_COLUMNS = ['name', 'step_ms', 'epoch_s', 'total_s', 'memory_gb', 'fits', 'cost_usd', 'mfu', 'bottleneck'];
 
 /**
- * The model and accelerators of the first screen, and the base for a link that names none: an 8B model on
- * the GPUs people rent (issue 21), catalogue ids.
- */
-const START_PRESET = 'llama-3.1-8b';
-const START_HARDWARE = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
-
-/**
- * The base a link's parameters are applied to: every setting a link writes only when set (precision,
- * sequence length, attention, the parallel fields, ...) is unset here, so a link means the same whatever
- * the first screen shows (startScenario). The preset, accelerators, batch and optimizer, which links
- * always write, take the values below only for a link without them.
+ * The base a link's parameters (and the <prenet-calculator> element's attributes) are applied to. It sets
+ * nothing a link writes only when set (precision, sequence length, attention, the parallel fields, ...),
+ * and its preset, accelerators, batch and optimizer are the defaults docs/EMBED.md lists for a link or an
+ * element that leaves them out: unchanged, so an old link or embed means what it meant whatever the first
+ * screen shows (startScenario).
  */
 export function defaultScenario() {
   /** @type {Scenario} */
   const scenario = {
-    preset: START_PRESET,
+    preset: 'bert-base',
     config: '',
-    hardware: [...START_HARDWARE],
+    hardware: ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'],
     custom: [],
     training: { batch_size: 32, optimizer: 'adam' },
     calibration: null,
@@ -109,14 +103,17 @@ export function defaultScenario() {
 }
 
 /**
- * The scenario shown on load without a link: a full fine-tune of an 8B model in BF16, as one GPU runs it
- * (FlashAttention, gradient checkpointing, the global batch of 8 x 4096 tokens as 8 micro-batches of 1).
+ * The scenario shown on load without a link (issue 21): a full fine-tune of an 8B model in BF16 on the GPUs
+ * people rent (catalogue ids), as one GPU runs it (FlashAttention, gradient checkpointing, the global batch
+ * of 8 x 4096 tokens as 8 micro-batches of 1).
  * It fits on the 141-192 GB cards and not on the 80, 48 and 24 GB ones, where the one-glance answer
  * offers the next step; setting a micro-batch also makes the core send its memory advice.
  * @returns {Scenario}
  */
 export function startScenario() {
   const scenario = defaultScenario();
+  scenario.preset = 'llama-3.1-8b';
+  scenario.hardware = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
   scenario.training = { batch_size: 8, seq_len: 4096, precision: 'bf16', optimizer: 'adamw', attention: 'flash' };
   scenario.parallel = { ...scenario.parallel, micro_batch_size: 1, recompute: 'full' };
   return scenario;
