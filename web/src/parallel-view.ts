@@ -83,7 +83,7 @@ function layoutText(p: ParallelResult): string {
   return text.join(' × ') + (extra.length > 0 ? `; ${extra.join(', ')}` : '');
 }
 
-/** The "Step across GPUs" card (its chart: drawStepChart): hidden unless the response has a parallel layout. */
+/** The "Step across GPUs" card (its chart: drawStepChart): hidden unless the response has a layout of several GPUs. */
 export function renderStepParts(response: PredictResponse): void {
   const section = byId('parallel-section', HTMLElement);
   // A one-GPU job (micro-batches or recomputation set, as on the first screen) has no step parts to show.
