@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, choosePreset, expectWithin, launch, requireBuilt, settled, startServer } from './helpers.mjs';
+import { ARTIFACTS, SMALL_LINK, choosePreset, expectWithin, launch, requireBuilt, settled, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -34,8 +34,8 @@ describe('fine-tuning on the served page', () => {
   before(async () => {
     browser = await launch();
     page = browser.page;
-    await page.goto(server.url);
-    await within('the default example never rendered', () => settled(page));
+    await page.goto(`${server.url}${SMALL_LINK}`);
+    await within('the small scenario never rendered', () => settled(page));
   });
 
   after(async () => {

@@ -8,6 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import {
   ARTIFACTS,
   DEFAULT_HARDWARE,
+  SMALL_HARDWARE,
+  SMALL_LINK,
   FIXTURES,
   chooseHardware,
   expectWithin,
@@ -73,9 +75,11 @@ export function pageSuite(title, open, close) {
       assert.equal(await page.evaluate(() => document.documentElement.dataset.predictor), 'learned', 'the default example ends on the learned predictor');
       assert.match((await page.locator('#predictor').textContent()) ?? '', /^Predictor: learned/);
       assert.match((await page.locator('#version').textContent()) ?? '', /predictor learned/);
+      // The first screen: an 8B model in BF16 (scenario.js startScenario).
       const summary = (await page.locator('#summary').textContent()) ?? '';
-      assert.match(summary, /bert-base/);
-      assert.match(summary, /Parameters\s*110 M/);
+      assert.match(summary, /llama-3\.1-8b \(from preset\)/);
+      assert.match(summary, /Parameters\s*8\.\d+ G/);
+      assert.match(summary, /Precision, optimizer\s*bf16/);
       assert.match(summary, /FLOPs per step\s*\d/);
       const order = await page.evaluate(() => {
         const summaryBox = document.querySelector('#summary');
@@ -83,13 +87,21 @@ export function pageSuite(title, open, close) {
         return summaryBox && table ? summaryBox.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING : 0;
       });
       assert.ok(order, '"What was understood" comes before the times');
-      assert.ok((await page.locator('#time-chart svg rect.bar').count()) === 3, 'a time bar per accelerator');
+      assert.equal(await page.locator('#time-chart svg rect.bar').count(), DEFAULT_HARDWARE.length, 'a time bar per accelerator');
       assert.ok((await page.locator('#layers-chart svg rect').count()) > 10, 'the per-layer chart is drawn');
       const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
       assert.match(csp ?? '', /script-src [^;]*'wasm-unsafe-eval'/, 'the page carries its CSP');
       assert.doesNotMatch(csp ?? '', /'unsafe-inline'|'unsafe-eval'/, 'no unsafe-inline or unsafe-eval');
       assert.equal(await page.evaluate(() => document.documentElement.dataset.engine), 'worker', 'the engine runs in a worker');
       await shot('default');
+    });
+
+    test('the rest of this suite opens a small scenario of its own, as a link', async () => {
+      await page.goto(`${target.url}${SMALL_LINK}`);
+      await within('the small scenario never rendered', () => page.waitForFunction(() => /bert-base/.test(document.querySelector('#summary')?.textContent ?? '')));
+      await within('the small scenario never settled', () => settledLearned(page));
+      assert.deepEqual((await rowIds(page)).sort(), [...SMALL_HARDWARE].sort());
+      assert.match((await page.locator('#summary').textContent()) ?? '', /Parameters\s*110 M/);
     });
 
     test('the page\'s engine gives the same numbers as the Node engine for the same request', async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, chooseHardware, choosePreset, expectWithin, launch, requireBuilt, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, SMALL_LINK, chooseHardware, choosePreset, expectWithin, launch, requireBuilt, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -42,8 +42,8 @@ describe('GPUs and parallelism on the served page', () => {
   before(async () => {
     browser = await launch();
     page = browser.page;
-    await page.goto(server.url);
-    await within('the default example never rendered', () => settled(page));
+    await page.goto(`${server.url}${SMALL_LINK}`);
+    await within('the small scenario never rendered', () => settled(page));
   });
 
   after(async () => {

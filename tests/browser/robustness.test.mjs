@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { launch, requireBuilt, rowIds, settled, settledLearned, startServer } from './helpers.mjs';
+import { SMALL_LINK, launch, requireBuilt, rowIds, settled, settledLearned, startServer } from './helpers.mjs';
 
 /** The longest main-thread task allowed while the page works on a bad input (after the paste). */
 const MAX_TASK_MS = 200;
@@ -34,7 +34,7 @@ before(async () => {
       for (const entry of list.getEntries()) tasks.push({ start: entry.startTime, duration: entry.duration });
     }).observe({ type: 'longtask', buffered: true });
   });
-  await browser.page.goto(server.url);
+  await browser.page.goto(`${server.url}${SMALL_LINK}`);
   await settledLearned(browser.page);
 });
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, FIXTURES, launch, requireBuilt, rowIds, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, DEFAULT_HARDWARE, FIXTURES, SMALL_LINK, launch, requireBuilt, rowIds, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
 
 /** @type {{ url: string, stop: () => void }} */
 let server;
@@ -34,7 +34,7 @@ describe('when no worker can start', () => {
         await browser.page.goto(where === 'single' ? singleFileTarget().url : server.url);
         await settled(browser.page);
         assert.equal(await browser.page.evaluate(() => document.documentElement.dataset.engine), 'main');
-        assert.equal((await rowIds(browser.page)).length, 3);
+        assert.equal((await rowIds(browser.page)).length, DEFAULT_HARDWARE.length, 'the first screen\'s accelerators');
         await settledLearned(browser.page);
         await browser.page.locator('#batch_size').fill('48');
         await settled(browser.page);
@@ -60,7 +60,7 @@ describe('when the learned models cannot load', () => {
       await settled(browser.page);
       assert.equal(await browser.page.evaluate(() => document.documentElement.dataset.predictor), 'roofline');
       assert.match((await browser.page.locator('#predictor').textContent()) ?? '', /^Predictor: roofline \(analytic\), because the learned models did not load \(.*404/);
-      assert.equal((await rowIds(browser.page)).length, 3, 'the results are still there');
+      assert.equal((await rowIds(browser.page)).length, DEFAULT_HARDWARE.length, 'the results are still there');
       assert.equal(await browser.page.locator('#results .interval').count(), 0, 'no interval without the learned predictor');
       await browser.page.locator('#batch_size').fill('48');
       await settled(browser.page);
@@ -80,7 +80,7 @@ describe('the served page, further', () => {
   before(async () => {
     browser = await launch();
     page = browser.page;
-    await page.goto(server.url);
+    await page.goto(`${server.url}${SMALL_LINK}`);
     await settled(page);
   });
 
@@ -107,10 +107,10 @@ describe('the served page, further', () => {
     assert.deepEqual((await rowIds(page)).sort(), ['l4', 't4']);
     assert.equal(await page.locator('#precision').inputValue(), 'fp16');
     assert.equal(await page.locator('#image_size').getAttribute('placeholder'), '224 (default)');
-    // Back to the default example for the tests that follow.
-    await page.evaluate(() => {
-      location.hash = '#preset=bert-base&hardware=a100-sxm4-80gb,h100-sxm,v100-sxm2-32gb&batch=32';
-    });
+    // Back to the small scenario for the tests that follow.
+    await page.evaluate((link) => {
+      location.hash = link;
+    }, SMALL_LINK);
     await page.waitForFunction(() => /bert-base/.test(document.querySelector('#summary')?.textContent ?? ''));
     await settled(page);
   });

@@ -10,7 +10,7 @@ export { engine };
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../web/cli/prenet.mjs', import.meta.url));
 
-/** The page's default accelerators; every test request uses catalogue ids that must exist. */
+/** The link base's accelerators (scenario.js defaultScenario; the first screen's are startScenario's); catalogue ids that must exist. */
 export const HARDWARE = ['a100-sxm4-80gb', 'h100-sxm', 'v100-sxm2-32gb'];
 
 /** The presets docs and the page rely on. */

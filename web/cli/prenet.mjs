@@ -9,7 +9,7 @@ import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { PrenetError } from '../src/engine.js';
-import { EXAMPLES, exampleCommand } from '../src/examples.js';
+import { EXAMPLES, GALLERY, exampleCommand } from '../src/examples.js';
 import { formatSI, sig3 } from '../src/format.js';
 import { namesText, nestTraining, parseNames } from '../src/training-fields.js';
 import { MODEL_FILE_FLAGS, modelFromFlags } from './model-files.mjs';
@@ -64,12 +64,12 @@ Examples:
 `;
 
 /**
- * The page's examples (web/src/examples.js) as commands, each under a comment with its title.
+ * The page's starting scenarios and examples (web/src/examples.js) as commands, each under a comment with its title.
  * @param {Tables} tables
  */
 function exampleUsage(tables) {
   const rows = [...tables.options, ...tables.parallel_options];
-  return EXAMPLES.map((example) => `  # ${example.title}\n  ${exampleCommand(example, rows)}\n`).join('');
+  return [...GALLERY, ...EXAMPLES].map((example) => `  # ${example.title}\n  ${exampleCommand(example, rows)}\n`).join('');
 }
 
 /** @param {readonly string[]} values "a or b", "a, b or c" */

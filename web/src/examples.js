@@ -60,6 +60,95 @@ export const EXAMPLES = [
 ];
 
 /**
+ * @typedef {Example & { description: string }} Start a starting scenario of the gallery above the page
+ *   (issue 21): an example with one line saying what it shows
+ */
+
+/**
+ * The gallery of starting scenarios, shown as cards at the top of the page (gallery.ts). Each is a link
+ * like the examples; the layouts are the ones plan mode ranks fastest for these budgets (checked in
+ * tests/js/gallery.test.mjs: each gives a prediction that fits).
+ * @type {readonly Start[]}
+ */
+export const GALLERY = [
+  {
+    // 1T tokens at 512 x 4096 per step (2M tokens, Llama's batch order). FSDP over all 64 GPUs with micro-
+    // batches of 2 is plan mode's fastest layout at this budget (`prenet plan --tokens 1e12 --max-gpus 64`).
+    title: 'Pre-train an 8B model on 64 H100',
+    description: 'Llama 3.1 8B from scratch on 1T tokens, FSDP over 64 GPUs, BF16',
+    params: {
+      preset: 'llama-3.1-8b',
+      hardware: 'h100-sxm',
+      precision: 'bf16',
+      optimizer: 'adamw',
+      batch: '512',
+      seq_len: '4096',
+      attention: 'flash',
+      dataset_size: '244140625',
+      gpus: '64',
+      zero: '3',
+      micro_batch: '2',
+    },
+  },
+  {
+    // 16 GB of BF16 weights leave 8 GB: one sample of 2048 tokens at a time (two accumulated), gradient
+    // checkpointing and FlashAttention.
+    title: 'LoRA an 8B model on one RTX 4090',
+    description: 'Llama 3.1 8B, LoRA r16 on a BF16 base, 2 × 2048 tokens per step on a 24 GB card',
+    params: {
+      preset: 'llama-3.1-8b',
+      hardware: 'rtx-4090',
+      precision: 'bf16',
+      optimizer: 'adamw',
+      finetune: 'lora',
+      lora_rank: '16',
+      batch: '2',
+      seq_len: '2048',
+      attention: 'flash',
+      micro_batch: '1',
+      recompute: 'full',
+    },
+  },
+  {
+    // 128 experts sharded 8 ways (all-to-all inside a node), ZeRO 3 over the data group; 1024 x 4096 tokens
+    // (4M) per step, 1T tokens.
+    title: 'A MoE model on 256 GPUs',
+    description: 'Qwen3 30B-A3B pre-training on 256 H100 with expert parallelism 8 and ZeRO 3',
+    params: {
+      preset: 'qwen3-30b-a3b',
+      hardware: 'h100-sxm',
+      precision: 'bf16',
+      optimizer: 'adamw',
+      batch: '1024',
+      seq_len: '4096',
+      attention: 'flash',
+      dataset_size: '244140625',
+      gpus: '256',
+      expert: '8',
+      zero: '3',
+      micro_batch: '2',
+      recompute: 'selective',
+    },
+  },
+  {
+    // The classic recipe: 90 epochs of ImageNet-1k (1,281,167 images), SGD with momentum, batch 256, BF16,
+    // channels-last; one GPU of three kinds side by side.
+    title: 'ResNet-50 on one GPU',
+    description: 'ImageNet, 90 epochs at batch 256 in BF16, on one H100, L40S or RTX 4090',
+    params: {
+      preset: 'resnet50',
+      hardware: 'h100-sxm,l40s,rtx-4090',
+      precision: 'bf16',
+      optimizer: 'momentum',
+      batch: '256',
+      memory_format: 'channels_last',
+      dataset_size: '1281167',
+      epochs: '90',
+    },
+  },
+];
+
+/**
  * An example's link parameters (the hash of a page link: `#${exampleParams(e)}`).
  * @param {Example} example
  */

@@ -39,13 +39,13 @@ import { applyPlan, findPlan, readPlan, renderPlan, showPlanError, type PlanPart
 import { clearErrors, clearNote, markStale, renderSummary, setStatus, showError } from './render';
 import { best, renderTable, wireSorting } from './results-table';
 import {
-  defaultScenario,
   hasScenario,
   paramsFromLocation,
   paramsToScenario,
   scenarioToJob,
   scenarioToParams,
   scenarioToPlanJob,
+  startScenario,
   PARALLEL_NUMBERS,
   type Parallel,
   type Scenario,
@@ -53,6 +53,9 @@ import {
 import { initTheme } from './theme';
 // Pictures (issue 21, point 6): scaling from plan mode, time and memory by precision, the printed report.
 import { wirePictures, type Pictures } from './report';
+// Issue 21, the start: the gallery of starting scenarios and the one-glance answer.
+import { renderGallery } from './gallery';
+import { renderGlance, type GlanceActions } from './glance';
 import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
 
 /** The pictures (report.ts), wired in start(); null in the iframe mode, which has none. */
@@ -248,6 +251,7 @@ function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   renderStepParts(response);
   renderMemory(response, (change) => applyAdvice(app, change));
   renderTable(response, scenario.sort, scenario.calibration?.hardware);
+  if (!EMBED) renderGlance(glanceActions(app), scenario, response);
   drawCharts(app);
   markStale(false);
   byId('export-csv', HTMLButtonElement).disabled = false;
@@ -356,6 +360,21 @@ function applyAdvice(app: App, change: MemoryAdvice['change']): void {
   }
   applyParallel(app.form, parallel);
   request(app, readScenario(app), performance.now());
+}
+
+/** What the one-glance answer may do (glance.ts): check a candidate in the engine, apply one to the form. */
+function glanceActions(app: App): GlanceActions {
+  return {
+    catalog: app.catalog,
+    compute: (candidate) => app.client.compute(scenarioToJob(candidate, { perLayer: 'none' })),
+    apply: (candidate) => {
+      applyScenario(app, candidate);
+      request(app, readScenario(app), performance.now());
+    },
+    applyAdvice: (change) => applyAdvice(app, change),
+    plan: (candidate) => app.client.plan(scenarioToPlanJob(candidate)),
+    useLayout: (layout) => useLayout(app, layout),
+  };
 }
 
 function drawLayers(app: App): void {
@@ -679,7 +698,8 @@ async function start(): Promise<void> {
   const picker = createHardwarePicker(catalog, () => {
     if (app !== undefined) request(app, readScenario(app), performance.now());
   });
-  app = { client, catalog, form, picker, plan: findPlan(), scenario: defaultScenario(), shown: null, planShown: null };
+  app = { client, catalog, form, picker, plan: findPlan(), scenario: startScenario(), shown: null, planShown: null };
+  if (!EMBED) renderGallery(byId('gallery', HTMLElement), byId('gallery-list', HTMLElement), catalog);
   wireInputs(app);
   wirePlan(app);
   wireExports(app);

@@ -83,10 +83,11 @@ function layoutText(p: ParallelResult): string {
   return text.join(' × ') + (extra.length > 0 ? `; ${extra.join(', ')}` : '');
 }
 
-/** The "Step across GPUs" card (its chart: drawStepChart): hidden unless the response has a parallel layout. */
+/** The "Step across GPUs" card (its chart: drawStepChart): hidden unless the response has a layout of several GPUs. */
 export function renderStepParts(response: PredictResponse): void {
   const section = byId('parallel-section', HTMLElement);
-  const rows = response.results.filter((r) => r.parallel !== undefined);
+  // A one-GPU job (micro-batches or recomputation set, as on the first screen) has no step parts to show.
+  const rows = response.results.filter((r) => r.parallel !== undefined && r.parallel.gpus > 1);
   section.hidden = rows.length === 0;
   if (rows.length === 0) return;
   const table = byId('step-parts', HTMLTableElement);
@@ -125,7 +126,7 @@ export function renderStepParts(response: PredictResponse): void {
 
 export function drawStepChart(response: PredictResponse): void {
   const rows: StackedRow[] = response.results
-    .filter((r) => r.parallel !== undefined)
+    .filter((r) => r.parallel !== undefined && r.parallel.gpus > 1) // as renderStepParts shows them
     .map((r) => ({ label: r.name, parts: stepParts(r.parallel as ParallelResult), text: formatMs(r.step_ms) }));
   drawStackedChart(byId('step-chart', HTMLElement), rows, STEP_SEGMENTS, 'Step time by part', (row) => describeParts(row.parts, STEP_SEGMENTS, formatMs));
 }

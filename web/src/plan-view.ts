@@ -77,7 +77,7 @@ function cell(column: string, text: string, value?: number | string | null, clas
 }
 
 /** What a layout adds to data × tensor × pipeline: "+ SP + CP 2 + EP 8 + 2 chunks", joined by `join`. */
-function layoutExtras(layout: PlanLayout, join: string): string {
+export function layoutExtras(layout: PlanLayout, join: string): string {
   const extras = [
     layout.sequence_parallel ? 'SP' : '',
     layout.context !== undefined && layout.context > 1 ? `CP ${layout.context}` : '',

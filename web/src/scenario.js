@@ -78,7 +78,13 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
 /** @type {readonly SortColumn[]} */
 export const SORT_COLUMNS = ['name', 'step_ms', 'epoch_s', 'total_s', 'memory_gb', 'fits', 'cost_usd', 'mfu', 'bottleneck'];
 
-/** The example shown on load and the base a link's parameters are applied to. */
+/**
+ * The base a link's parameters (and the <prenet-calculator> element's attributes) are applied to. It sets
+ * nothing a link writes only when set (precision, sequence length, attention, the parallel fields, ...),
+ * and its preset, accelerators, batch and optimizer are the defaults docs/EMBED.md lists for a link or an
+ * element that leaves them out: unchanged, so an old link or embed means what it meant whatever the first
+ * screen shows (startScenario).
+ */
 export function defaultScenario() {
   /** @type {Scenario} */
   const scenario = {
@@ -93,6 +99,23 @@ export function defaultScenario() {
     parallel: { zero_stage: 0, recompute: 'none' },
     plan: { unit: 'tokens', rank: 'time' },
   };
+  return scenario;
+}
+
+/**
+ * The scenario shown on load without a link (issue 21): a full fine-tune of an 8B model in BF16 on the GPUs
+ * people rent (catalogue ids), as one GPU runs it (FlashAttention, gradient checkpointing, the global batch
+ * of 8 x 4096 tokens as 8 micro-batches of 1).
+ * It fits on the 141-192 GB cards and not on the 80, 48 and 24 GB ones, where the one-glance answer
+ * offers the next step; setting a micro-batch also makes the core send its memory advice.
+ * @returns {Scenario}
+ */
+export function startScenario() {
+  const scenario = defaultScenario();
+  scenario.preset = 'llama-3.1-8b';
+  scenario.hardware = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
+  scenario.training = { batch_size: 8, seq_len: 4096, precision: 'bf16', optimizer: 'adamw', attention: 'flash' };
+  scenario.parallel = { ...scenario.parallel, micro_batch_size: 1, recompute: 'full' };
   return scenario;
 }
 
