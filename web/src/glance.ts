@@ -173,9 +173,12 @@ async function layoutAdvice(actions: GlanceActions, scenario: Scenario, response
   return outcome.ok ? new Map(outcome.response.results.map((r) => [r.hardware, r])) : new Map();
 }
 
+/** GPUs the glance's own plan search may use when the Plan panel sets no limit: eight 8-GPU nodes. */
+const GLANCE_PLAN_GPUS = 64;
+
 /**
  * Plan mode's fastest layout per accelerator in `hardware`, for the samples the scenario trains on (samples
- * per epoch x epochs, as the response says) and the Plan panel's GPU limit.
+ * per epoch x epochs, as the response says) and the Plan panel's GPU limit (GLANCE_PLAN_GPUS when unset).
  */
 async function plannedLayouts(
   actions: GlanceActions,
@@ -186,7 +189,11 @@ async function plannedLayouts(
   const rows = new Map<string, PlanRow>();
   if (hardware.length === 0) return { rows, searched: '' };
   const samples = response.training.dataset_size * response.training.epochs;
-  const outcome = await actions.plan({ ...scenario, hardware: [...hardware], plan: { ...scenario.plan, budget: samples, unit: 'samples' } });
+  // Unasked, the search stays small (GLANCE_PLAN_GPUS) so that the single engine worker answers the next
+  // input soon; a GPU limit the user set in the Plan panel is kept.
+  const max_gpus = scenario.plan.max_gpus ?? GLANCE_PLAN_GPUS;
+  const plan = { ...scenario.plan, budget: samples, unit: 'samples' as const, max_gpus };
+  const outcome = await actions.plan({ ...scenario, hardware: [...hardware], plan });
   if (!outcome.ok) return { rows, searched: ` (plan mode refused: ${outcome.message})` };
   for (const r of outcome.response.results) {
     const best = r.by_time[0];
