@@ -27,7 +27,7 @@ import {
  * @param {import('playwright-core').Page} page
  */
 async function tableRows(page) {
-  return page.locator('#results tbody tr').evaluateAll((rows) =>
+  return page.locator('#results tbody tr[data-hardware]').evaluateAll((rows) =>
     rows.map((row) => {
       const value = (/** @type {string} */ col) => row.querySelector(`td[data-col="${col}"]`)?.getAttribute('data-value') ?? null;
       return {
@@ -198,7 +198,7 @@ function startSuite(title, open, close) {
           page.waitForFunction(
             ({ preset, ids }) =>
               (document.querySelector('#summary')?.textContent ?? '').includes(`${preset} (from preset)`) &&
-              [...document.querySelectorAll('#results tbody tr')].map((row) => row.getAttribute('data-hardware')).sort().join() === ids,
+              [...document.querySelectorAll('#results tbody tr[data-hardware]')].map((row) => row.getAttribute('data-hardware')).sort().join() === ids,
             { preset: start.params.preset ?? '', ids: [...hardware].sort().join() },
           ),
         );
