@@ -9,11 +9,12 @@
 // it is a single-file Emscripten build (binary embedded), so no .wasm file needs serving.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, defineConfig, type Plugin, type UserConfig } from 'vite';
 import { viteSingleFile } from 'vite-plugin-singlefile';
 import { CSP_META, singleFileCsp } from './web/csp.mjs';
+import type { PrenetCoreFactory } from './web/src/types';
 
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -66,7 +67,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('embedded')],
+        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('embedded'), coreCatalog()],
         build: {
           write: false,
           target: 'es2022',
@@ -137,7 +138,7 @@ async function get(name) {
   if (!response.ok) throw new Error(name + ': HTTP ' + response.status);
   return new Uint8Array(await response.arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasm: () => get(names['']), model: (d) => get(names[d]) };
+export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasmUrl: new URL(names[''], base).href, wasm: () => get(names['']), model: (d) => get(names[d]) };
 `;
       }
       const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
@@ -150,7 +151,7 @@ async function unpack(text) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
+export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasmUrl: null, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
 `;
     },
     generateBundle() {
@@ -175,7 +176,8 @@ function coreWasmBytes(code = readFileSync(CORE_MJS, 'utf8')): Buffer {
  * `virtual:prenet-core-wasm` for the engine bundle, and what the core's module looks like in it.
  *   file      (the site) prenet_core.mjs loses its base64 copy of the binary, which is written once
  *             as a hashed assets/prenet_core-[hash].wasm (by the page's build, `emit`); the engine
- *             fetches it and passes it as `wasmBinary`. Gzipped, base64 costs about 40% more than
+ *             instantiates it from its URL with WebAssembly.instantiateStreaming (engine-worker.ts), so
+ *             it compiles while it downloads and Chromium can keep the compiled code (code cache). Gzipped, base64 costs about 40% more than
  *             the binary it encodes (docs/PERFORMANCE.md, "Sizes").
  *   embedded  (one file, embed.js, dev server) prenet_core.mjs as built: it decodes itself
  */
@@ -191,15 +193,10 @@ function coreWasm(mode: 'file' | 'embedded', emit = false): Plugin {
     resolveId: (source) => (source === id ? `\0${id}` : null),
     load(source) {
       if (source !== `\0${id}`) return null;
-      if (!active) return 'export const coreWasm = null;';
+      if (!active) return 'export const coreWasmUrl = null;';
       return `
 const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
-const url = new URL(${JSON.stringify(name())}, base);
-export async function coreWasm() {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error('the wasm core: HTTP ' + response.status + ' for ' + url);
-  return new Uint8Array(await response.arrayBuffer());
-}
+export const coreWasmUrl = new URL(${JSON.stringify(name())}, base).href;
 `;
     },
     transform(code, source) {
@@ -210,6 +207,39 @@ export async function coreWasm() {
     },
     generateBundle() {
       if (emit && active) this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
+    },
+  };
+}
+
+/** The catalogue text of build/wasm's core, computed once per build process (see coreCatalog). */
+let catalogText: Promise<string> | undefined;
+
+/** Runs the core in Node, as the CLI does (its binary passed as bytes), and asks it for its catalogue. */
+async function catalogOfCore(): Promise<string> {
+  const factory = ((await import(pathToFileURL(CORE_MJS).href)) as { default: PrenetCoreFactory }).default;
+  const text = (await factory({ wasmBinary: coreWasmBytes() })).catalog();
+  const parsed = JSON.parse(text) as { error?: unknown; hardware?: unknown };
+  if (parsed.error !== undefined || !Array.isArray(parsed.hardware)) throw new Error(`the core's catalogue is not one: ${text.slice(0, 200)}`);
+  return text;
+}
+
+/**
+ * `virtual:prenet-catalog` for the engine bundle: the core's catalogue (hardware, presets, options),
+ * asked of the very core this build ships and embedded as text. The catalogue is fixed for a build,
+ * and building it costs the core 0.2-0.3 s on every page load (the first answer the page waits for),
+ * so the engine answers from this copy while its core is still compiling. The dev server gets null:
+ * it asks the core.
+ */
+function coreCatalog(): Plugin {
+  const id = 'virtual:prenet-catalog';
+  return {
+    name: 'prenet-catalog',
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    async load(source) {
+      if (source !== `\0${id}`) return null;
+      if (this.meta.watchMode) return 'export const catalogText = null;';
+      catalogText ??= catalogOfCore();
+      return `export const catalogText = ${JSON.stringify(await catalogText)};`;
     },
   };
 }
@@ -261,7 +291,7 @@ function siteConfig(): UserConfig {
     define: { __PRENET_BUILD__: JSON.stringify('site') },
     // The engine worker is a classic script with the core inside: the same file then also serves
     // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
-    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file')] },
+    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file'), coreCatalog()] },
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: true,

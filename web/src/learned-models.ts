@@ -1,6 +1,6 @@
 // The learned predictors in the browser, for the page's worker (engine-worker.ts) and the embedded
 // element (embed.ts): ONNX Runtime Web's CPU wasm backend (one thread, no proxy worker, its wasm
-// handed over as bytes so nothing is fetched from a CDN) running the class models of
+// named by its self-hosted URL or handed over as bytes, so nothing is fetched from a CDN) running the class models of
 // models/artifacts through the shared runner (ort-runner.js). The bytes come from
 // `virtual:prenet-learned-assets` (vite.config.ts): hashed files beside the engine script on the
 // site, gzip+base64 text inside the one-file build.
@@ -17,7 +17,10 @@ import type { ModelRunner } from './types';
 export async function loadOrtModels(assets: LearnedAssets): Promise<ModelRunner> {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmBinary = await assets.wasm();
+  // From a URL ONNX Runtime compiles its 14 MB wasm while it streams in (instantiateStreaming), and
+  // Chromium keeps the compiled code with the cached response; inlined bytes are compiled after unpacking.
+  if (assets.wasmUrl !== null) ort.env.wasm.wasmPaths = { wasm: assets.wasmUrl };
+  else ort.env.wasm.wasmBinary = await assets.wasm();
   const runner = createOrtRunner(ort, (dataset) =>
     assets.datasets.includes(dataset) ? assets.model(dataset) : Promise.reject(new Error(`no learned model for "${dataset}"`)),
   );
