@@ -144,11 +144,18 @@ export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !
       const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
       return `
 const packed = ${JSON.stringify(packed)};
+function decoded(text) {
+  // The browser decodes a data: URL natively and without blocking this thread (the policy allows
+  // connect-src data:); atob and a copy loop take the thread for a while on 5 MB, so only a fallback.
+  return fetch('data:application/gzip;base64,' + text).then((response) => response.blob(), () => {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+    return new Blob([bytes]);
+  });
+}
 async function unpack(text) {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = (await decoded(text)).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasmUrl: null, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
