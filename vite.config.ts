@@ -251,6 +251,39 @@ function coreCatalog(): Plugin {
   };
 }
 
+/** The service worker's source; `'__PRENET_SW_BUILD__'` in it becomes this build's version and files. */
+const SERVICE_WORKER = fromRoot('web/src/service-worker.js');
+const SW_PLACEHOLDER = "'__PRENET_SW_BUILD__'";
+
+/**
+ * dist/sw.js for the served site (web/src/service-worker.js): the list of this build's files
+ * (index.html and everything under assets/, read from the finished bundle, so nothing is listed by
+ * hand) and a version that is a hash of their contents, so any change of any file makes a new cache
+ * and the old one is deleted when the new worker activates.
+ */
+function serviceWorker(): Plugin {
+  return {
+    name: 'prenet-service-worker',
+    apply: 'build',
+    generateBundle: {
+      order: 'post',
+      handler(_options, bundle) {
+        const files = Object.keys(bundle).filter((name) => !name.endsWith('.map')).sort();
+        if (!files.includes('index.html')) throw new Error('service worker: index.html missing from the bundle');
+        const hash = createHash('sha256');
+        for (const name of files) {
+          const item = bundle[name];
+          hash.update(name).update(item === undefined ? '' : item.type === 'chunk' ? item.code : item.source);
+        }
+        const build = { version: hash.digest('base64url').slice(0, 12), page: 'index.html', files };
+        const source = readFileSync(SERVICE_WORKER, 'utf8');
+        if (!source.includes(SW_PLACEHOLDER)) throw new Error(`service worker: ${SW_PLACEHOLDER} missing from ${SERVICE_WORKER}`);
+        this.emitFile({ type: 'asset', fileName: 'sw.js', source: source.replace(SW_PLACEHOLDER, JSON.stringify(build)) });
+      },
+    },
+  };
+}
+
 /** sha256 CSP sources for every inline <script> and <style> of a page. */
 function inlineHashes(html: string, tag: 'script' | 'style'): string[] {
   const hashes = new Set<string>();
@@ -307,7 +340,7 @@ function siteConfig(): UserConfig {
       // size is expected. ORT's wasm and the models are separate hashed files (learnedAssets).
       chunkSizeWarningLimit: 2048,
     },
-    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true)],
+    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true), serviceWorker()],
   };
 }
 

@@ -50,6 +50,7 @@ import {
   type Parallel,
   type Scenario,
 } from './scenario.js';
+import { registerOfflineCache } from './offline';
 import { initTheme } from './theme';
 import type { Catalog, MemoryAdvice, PlanResponse, PlanRow, PredictResponse } from './types';
 
@@ -694,6 +695,7 @@ async function start(): Promise<void> {
   });
   void shownOnce.then(() => client.loadLearned()).then(() => {
     if (client.learnedPending() && started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
+    registerOfflineCache(EMBED); // speed + service worker (issue 21): offline.ts
   });
 }
 
