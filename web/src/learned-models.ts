@@ -24,8 +24,26 @@ export async function loadOrtModels(assets: LearnedAssets): Promise<ModelRunner>
   const runner = createOrtRunner(ort, (dataset) =>
     assets.datasets.includes(dataset) ? assets.model(dataset) : Promise.reject(new Error(`no learned model for "${dataset}"`)),
   );
-  await runner.open(assets.datasets);
+  try {
+    await runner.open(assets.datasets);
+  } catch (error) {
+    throw (assets.wasmUrl !== null ? await unfetchable(assets.wasmUrl) : null) ?? error;
+  }
   return runner;
+}
+
+/**
+ * Why a URL cannot be fetched (its HTTP status), or null when it can: ONNX Runtime fetches its wasm
+ * itself and reports a missing file only as bytes that are not wasm, so a failed load asks once more.
+ */
+async function unfetchable(url: string): Promise<Error | null> {
+  const name = url.slice(url.lastIndexOf('/') + 1);
+  try {
+    const response = await fetch(url, { method: 'HEAD' });
+    return response.ok ? null : new Error(`${name}: HTTP ${response.status}`);
+  } catch (error) {
+    return new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** The learned models of one host, loaded once, and where that stands. */
