@@ -67,7 +67,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('embedded'), coreCatalog()],
+        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('packed'), coreCatalog()],
         build: {
           write: false,
           target: 'es2022',
@@ -186,34 +186,50 @@ function coreWasmBytes(code = readFileSync(CORE_MJS, 'utf8')): Buffer {
  *             instantiates it from its URL with WebAssembly.instantiateStreaming (engine-worker.ts), so
  *             it compiles while it downloads and Chromium can keep the compiled code (code cache). Gzipped, base64 costs about 40% more than
  *             the binary it encodes (docs/PERFORMANCE.md, "Sizes").
- *   embedded  (one file, embed.js, dev server) prenet_core.mjs as built: it decodes itself
+ *   packed    (the one-file build's engine) the binary gzip + base64 inside the engine bundle (a third
+ *             of the data: URI Emscripten writes), unpacked by a data: URL fetch and DecompressionStream
+ *             and compiled while it unpacks (instantiateStreaming on the unpacked stream)
+ *   embedded  (embed.js, dev server) prenet_core.mjs as built: it decodes itself
  */
-function coreWasm(mode: 'file' | 'embedded', emit = false): Plugin {
+function coreWasm(mode: 'file' | 'packed' | 'embedded', emit = false): Plugin {
   const id = 'virtual:prenet-core-wasm';
   const name = () => hashedName('prenet_core.wasm', coreWasmBytes());
   let active = false;
   return {
     name: 'prenet-core-wasm',
     buildStart() {
-      active = mode === 'file' && !this.meta.watchMode;
+      active = mode !== 'embedded' && !this.meta.watchMode;
     },
     resolveId: (source) => (source === id ? `\0${id}` : null),
     load(source) {
       if (source !== `\0${id}`) return null;
-      if (!active) return 'export const coreWasmUrl = null;';
+      if (!active) return 'export const coreWasmResponse = null;';
+      if (mode === 'packed') {
+        const packed = gzipSync(coreWasmBytes(), { level: 9 }).toString('base64');
+        return `
+const packed = ${JSON.stringify(packed)};
+export async function coreWasmResponse() {
+  const gzipped = await fetch('data:application/gzip;base64,' + packed);
+  return new Response(gzipped.body.pipeThrough(new DecompressionStream('gzip')), { headers: { 'Content-Type': 'application/wasm' } });
+}
+`;
+      }
       return `
 const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
-export const coreWasmUrl = new URL(${JSON.stringify(name())}, base).href;
+const url = new URL(${JSON.stringify(name())}, base).href;
+export function coreWasmResponse() {
+  return fetch(url, { credentials: 'same-origin' });
+}
 `;
     },
     transform(code, source) {
       if (!active || source.split('?')[0] !== CORE_MJS) return null;
       coreWasmBytes(code); // fails loudly if this Emscripten output keeps its binary elsewhere
-      // Any non-data: name: given wasmBinary, Emscripten never fetches it.
+      // Any non-data: name: with instantiateWasm given, Emscripten never fetches it.
       return { code: code.replace(CORE_DATA_URI, '$1"prenet_core.wasm"'), map: null };
     },
     generateBundle() {
-      if (emit && active) this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
+      if (emit && active && mode === 'file') this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
     },
   };
 }

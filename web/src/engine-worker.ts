@@ -7,7 +7,7 @@
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
 import { catalogText } from 'virtual:prenet-catalog';
-import { coreWasmUrl } from 'virtual:prenet-core-wasm';
+import { coreWasmResponse } from 'virtual:prenet-core-wasm';
 import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
@@ -27,26 +27,27 @@ const learnedModels = learnedLoader({
 type InstantiateWasm = (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => object;
 
 /**
- * The core's binary from its URL: compiled while it downloads, and (for a response from the HTTP
- * cache or the service worker's cache) Chromium's code cache can skip compiling on later visits.
- * A server that does not say application/wasm gets the bytes compiled after the download instead.
+ * The core's binary, compiled while it arrives: from its file (and, for a response from the HTTP cache
+ * or the service worker's cache, Chromium's code cache can skip compiling on later visits) or as it is
+ * unpacked. A server that does not say application/wasm gets the bytes compiled after the download.
  */
-async function instantiateFromUrl(url: string, imports: WebAssembly.Imports): Promise<WebAssembly.WebAssemblyInstantiatedSource> {
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`the wasm core: HTTP ${response.status} for ${url}`);
+async function instantiateCore(response: Response, imports: WebAssembly.Imports): Promise<WebAssembly.WebAssemblyInstantiatedSource> {
+  if (!response.ok) throw new Error(`the wasm core: HTTP ${response.status} for ${response.url}`);
   if ((response.headers.get('content-type') ?? '').startsWith('application/wasm')) return WebAssembly.instantiateStreaming(response, imports);
   return WebAssembly.instantiate(await response.arrayBuffer(), imports);
 }
 
-/** The wasm core; the site's build instantiates it from its own file, the others carry it inside. */
+/** The wasm core: compiled from coreWasmResponse where the build has one, else it decodes itself. */
 function loadCore(): Promise<PrenetCoreModule> {
-  if (coreWasmUrl === null) return createPrenetCore();
-  const url = coreWasmUrl;
+  if (coreWasmResponse === null) return createPrenetCore();
+  const binary = coreWasmResponse;
   let fail: (error: unknown) => void = () => undefined;
   // Emscripten 3.1.6 does not reject its ready promise when instantiateWasm fails later: this does.
   const failed = new Promise<never>((_, reject) => (fail = reject));
   const instantiateWasm: InstantiateWasm = (imports, receive) => {
-    instantiateFromUrl(url, imports).then((source) => receive(source.instance, source.module), fail);
+    binary()
+      .then((response) => instantiateCore(response, imports))
+      .then((source) => receive(source.instance, source.module), fail);
     return {};
   };
   const factory = createPrenetCore as unknown as (options: { instantiateWasm: InstantiateWasm }) => Promise<PrenetCoreModule>;

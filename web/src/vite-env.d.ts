@@ -55,11 +55,12 @@ declare module 'virtual:prenet-learned-assets' {
 }
 
 /**
- * The URL of the wasm core's binary as a separate file (vite.config.ts, the site's build); null where
- * the core module carries its binary itself (the one-file build, embed.js, the dev server).
+ * The wasm core's binary as a Response to compile while it arrives (vite.config.ts): fetched from its
+ * own file (the site) or unpacked from the engine bundle (the one-file build); null where the core
+ * module carries its binary itself (embed.js, the dev server).
  */
 declare module 'virtual:prenet-core-wasm' {
-  export const coreWasmUrl: string | null;
+  export const coreWasmResponse: (() => Promise<Response>) | null;
 }
 
 /**
