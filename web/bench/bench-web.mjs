@@ -189,6 +189,8 @@ async function firstVisitFiles(url) {
   try {
     await browser.page.goto(url);
     await waitSettled(browser.page);
+    // The service worker's precache belongs to the first visit too.
+    await browser.page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
     const origin = new URL(url).origin;
     return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname))].map((path) =>
       join(DIST, path.endsWith('/') ? `${path}index.html` : path),
