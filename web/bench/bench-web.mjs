@@ -192,9 +192,8 @@ async function firstVisitFiles(url) {
     // The service worker's precache belongs to the first visit too.
     await browser.page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
     const origin = new URL(url).origin;
-    return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname))].map((path) =>
-      join(DIST, path.endsWith('/') ? `${path}index.html` : path),
-    );
+    // Each file once ("/" and "/index.html" are the same page).
+    return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname).map((path) => join(DIST, path.endsWith('/') ? `${path}index.html` : path)))];
   } finally {
     await browser.close();
   }
