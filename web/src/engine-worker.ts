@@ -59,11 +59,17 @@ function loadCore(): Promise<PrenetCoreModule> {
 // so the page can lay out its form while the core compiles.
 const engine = createEngine(loadCore, () => learnedModels.load(), { catalogText });
 
-// Both wasm modules start loading now, side by side, before any request: the core for the first
-// (roofline) result, ONNX Runtime and the class models for the learned one. Failures are not lost:
-// a computation retries the core and reports its error; the models' problem is in every reply.
-void engine.ready().catch(() => undefined);
-void learnedModels.load();
+// Loading starts now, before any request: the core first (it is small, and the first result needs
+// it), then ONNX Runtime and the class models at once when the core is compiled, so they download,
+// compile and open their sessions while the first (roofline) result is computed and drawn, not after.
+// Starting both at the same instant was measured slower on a busy 2-core machine (the two compiles
+// and the one-file build's unpacking compete for the same cores) and no earlier for the learned
+// result (docs/PERFORMANCE.md, Web). Failures are not lost: a computation retries the core and
+// reports its error; the models' problem is in every reply.
+void engine
+  .ready()
+  .catch(() => undefined)
+  .then(() => learnedModels.load());
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
 
