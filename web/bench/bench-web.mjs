@@ -302,6 +302,13 @@ async function main() {
         `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise: ` +
         `1-minute load average ${loadBefore.toFixed(1)} at the start, ${loadEnd.toFixed(1)} at the end), page served by ` +
         'web/serve.mjs on localhost. The default example is ' + `${defaultExample}.`,
+      ...(Math.max(loadBefore, loadEnd) > cpu.length
+        ? [
+            '',
+            `**The machine was oversubscribed** (load average up to ${Math.max(loadBefore, loadEnd).toFixed(1)} on ${cpu.length} cores): ` +
+              'every time below includes waiting for a core, so the time targets are not judged fairly here; rerun on an idle machine.',
+          ]
+        : []),
       '',
       '| measure | served site | single file (file://, offline) | target |',
       '|---|---|---|---|',
