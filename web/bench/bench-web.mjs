@@ -333,9 +333,10 @@ async function main() {
       `| dist/embed.js | ${kb(gzipBytes(embedFile))} | ${kb(statSync(embedFile).size)} |`,
       `| what the element fetches when it first predicts (the site's ${learnedFiles.length} files: ORT's wasm and the class models) | ${kb(learnedFiles.reduce((sum, file) => sum + gzipBytes(file), 0))} | ${kb(learnedFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       '',
-      'How the page loads: the engine worker starts compiling the wasm core as soon as it starts and, once the core is ' +
-        'compiled, ONNX Runtime Web (wasm backend, one thread, no proxy) and the class models (fetched in parallel), ' +
-        'which then load while the first result is computed and drawn; on the site both ' +
+      'How the page loads: the engine worker starts compiling the wasm core as soon as it starts, and ONNX Runtime Web ' +
+        '(wasm backend, one thread, no proxy) and the class models (fetched in parallel) beside it on the site, once the ' +
+        'core is compiled in the single file (whose ORT wasm is unpacked on the same thread); either way they load while ' +
+        'the first result is computed and drawn; on the site both ' +
         'wasm files are instantiated from their URLs (WebAssembly.instantiateStreaming: compiled while they download). ' +
         'The catalogue the form is built from was asked of the same core at build time, so the form is laid out while ' +
         'the core compiles. A result computed before the learned models are ready is painted from the analytic roofline ' +

@@ -59,17 +59,16 @@ function loadCore(): Promise<PrenetCoreModule> {
 // so the page can lay out its form while the core compiles.
 const engine = createEngine(loadCore, () => learnedModels.load(), { catalogText });
 
-// Loading starts now, before any request: the core first (it is small, and the first result needs
-// it), then ONNX Runtime and the class models at once when the core is compiled, so they download,
-// compile and open their sessions while the first (roofline) result is computed and drawn, not after.
-// Starting both at the same instant was measured slower on a busy 2-core machine (the two compiles
-// and the one-file build's unpacking compete for the same cores) and no earlier for the learned
-// result (docs/PERFORMANCE.md, Web). Failures are not lost: a computation retries the core and
-// reports its error; the models' problem is in every reply.
-void engine
-  .ready()
-  .catch(() => undefined)
-  .then(() => learnedModels.load());
+// Loading starts now, before any request, so that ONNX Runtime and the class models are not loaded
+// after the first result but while it is computed and drawn. On the site they start at once beside
+// the core: their files download and compile off this thread. Where ONNX Runtime's wasm is unpacked
+// from text on this thread (the one-file build), they start once the core is compiled: unpacking
+// 14 MB first delayed the core, and with it the first result, and did not bring the learned one
+// earlier on a busy 2-core machine (docs/PERFORMANCE.md, Web). Failures are not lost: a computation
+// retries the core and reports its error; the models' problem is in every reply.
+const coreReady = engine.ready().catch(() => undefined);
+if (learnedAssets?.wasmUrl === null) void coreReady.then(() => learnedModels.load());
+else void learnedModels.load();
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
 
