@@ -337,7 +337,8 @@ async function main() {
         '(wasm backend, one thread, no proxy) and the class models (fetched in parallel) beside it on the site, once the ' +
         'core is compiled in the single file (whose ORT wasm is unpacked on the same thread); either way they load while ' +
         'the first result is computed and drawn; on the site both ' +
-        'wasm files are instantiated from their URLs (WebAssembly.instantiateStreaming: compiled while they download). ' +
+        'wasm files are instantiated from their URLs (WebAssembly.instantiateStreaming: compiled while they download; ' +
+        "Chromium's wasm code cache wrote no entry for either module, so every visit compiles them again). " +
         'The catalogue the form is built from was asked of the same core at build time, so the form is laid out while ' +
         'the core compiles. A result computed before the learned models are ready is painted from the analytic roofline ' +
         '(labelled as such) and replaced by the learned numbers, with 80% intervals, as soon as they are: the page never ' +

@@ -27,9 +27,9 @@ const learnedModels = learnedLoader({
 type InstantiateWasm = (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => object;
 
 /**
- * The core's binary, compiled while it arrives: from its file (and, for a response from the HTTP cache
- * or the service worker's cache, Chromium's code cache can skip compiling on later visits) or as it is
- * unpacked. A server that does not say application/wasm gets the bytes compiled after the download.
+ * The core's binary, compiled while it arrives: from its file or as it is unpacked. (Chromium's wasm
+ * code cache applies only to streamed responses like this one, but it writes an entry only once
+ * TurboFan has optimised enough of a module; checked: none was written for either module.) A server that does not say application/wasm gets the bytes compiled after the download.
  */
 async function instantiateCore(response: Response, imports: WebAssembly.Imports): Promise<WebAssembly.WebAssemblyInstantiatedSource> {
   if (!response.ok) throw new Error(`the wasm core: HTTP ${response.status} for ${response.url}`);

@@ -17,8 +17,8 @@ import type { ModelRunner } from './types';
 export async function loadOrtModels(assets: LearnedAssets): Promise<ModelRunner> {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
-  // From a URL ONNX Runtime compiles its 14 MB wasm while it streams in (instantiateStreaming), and
-  // Chromium keeps the compiled code with the cached response; inlined bytes are compiled after unpacking.
+  // From a URL ONNX Runtime compiles its 14 MB wasm while it streams in (instantiateStreaming);
+  // inlined bytes are compiled after unpacking.
   if (assets.wasmUrl !== null) ort.env.wasm.wasmPaths = { wasm: assets.wasmUrl };
   else ort.env.wasm.wasmBinary = await assets.wasm();
   const runner = createOrtRunner(ort, (dataset) =>
