@@ -9,11 +9,12 @@
 // it is a single-file Emscripten build (binary embedded), so no .wasm file needs serving.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, defineConfig, type Plugin, type UserConfig } from 'vite';
 import { viteSingleFile } from 'vite-plugin-singlefile';
 import { CSP_META, singleFileCsp } from './web/csp.mjs';
+import type { PrenetCoreFactory } from './web/src/types';
 
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -66,7 +67,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('embedded')],
+        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('packed'), coreCatalog()],
         build: {
           write: false,
           target: 'es2022',
@@ -137,20 +138,27 @@ async function get(name) {
   if (!response.ok) throw new Error(name + ': HTTP ' + response.status);
   return new Uint8Array(await response.arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasm: () => get(names['']), model: (d) => get(names[d]) };
+export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasmUrl: new URL(names[''], base).href, wasm: () => get(names['']), model: (d) => get(names[d]) };
 `;
       }
       const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
       return `
 const packed = ${JSON.stringify(packed)};
+function decoded(text) {
+  // The browser decodes a data: URL natively and without blocking this thread (the policy allows
+  // connect-src data:); atob and a copy loop take the thread for a while on 5 MB, so only a fallback.
+  return fetch('data:application/gzip;base64,' + text).then((response) => response.blob(), () => {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+    return new Blob([bytes]);
+  });
+}
 async function unpack(text) {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = (await decoded(text)).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
+export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasmUrl: null, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
 `;
     },
     generateBundle() {
@@ -175,41 +183,119 @@ function coreWasmBytes(code = readFileSync(CORE_MJS, 'utf8')): Buffer {
  * `virtual:prenet-core-wasm` for the engine bundle, and what the core's module looks like in it.
  *   file      (the site) prenet_core.mjs loses its base64 copy of the binary, which is written once
  *             as a hashed assets/prenet_core-[hash].wasm (by the page's build, `emit`); the engine
- *             fetches it and passes it as `wasmBinary`. Gzipped, base64 costs about 40% more than
+ *             instantiates it from its URL with WebAssembly.instantiateStreaming (engine-worker.ts), so
+ *             it compiles while it downloads and Chromium can keep the compiled code (code cache). Gzipped, base64 costs about 40% more than
  *             the binary it encodes (docs/PERFORMANCE.md, "Sizes").
- *   embedded  (one file, embed.js, dev server) prenet_core.mjs as built: it decodes itself
+ *   packed    (the one-file build's engine) the binary gzip + base64 inside the engine bundle (a third
+ *             of the data: URI Emscripten writes), unpacked by a data: URL fetch and DecompressionStream
+ *             and compiled while it unpacks (instantiateStreaming on the unpacked stream)
+ *   embedded  (embed.js, dev server) prenet_core.mjs as built: it decodes itself
  */
-function coreWasm(mode: 'file' | 'embedded', emit = false): Plugin {
+function coreWasm(mode: 'file' | 'packed' | 'embedded', emit = false): Plugin {
   const id = 'virtual:prenet-core-wasm';
   const name = () => hashedName('prenet_core.wasm', coreWasmBytes());
   let active = false;
   return {
     name: 'prenet-core-wasm',
     buildStart() {
-      active = mode === 'file' && !this.meta.watchMode;
+      active = mode !== 'embedded' && !this.meta.watchMode;
     },
     resolveId: (source) => (source === id ? `\0${id}` : null),
     load(source) {
       if (source !== `\0${id}`) return null;
-      if (!active) return 'export const coreWasm = null;';
+      if (!active) return 'export const coreWasmResponse = null;';
+      if (mode === 'packed') {
+        const packed = gzipSync(coreWasmBytes(), { level: 9 }).toString('base64');
+        return `
+const packed = ${JSON.stringify(packed)};
+export async function coreWasmResponse() {
+  const gzipped = await fetch('data:application/gzip;base64,' + packed);
+  return new Response(gzipped.body.pipeThrough(new DecompressionStream('gzip')), { headers: { 'Content-Type': 'application/wasm' } });
+}
+`;
+      }
       return `
 const base = (typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement && document.currentScript.src) || self.location.href;
-const url = new URL(${JSON.stringify(name())}, base);
-export async function coreWasm() {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error('the wasm core: HTTP ' + response.status + ' for ' + url);
-  return new Uint8Array(await response.arrayBuffer());
+const url = new URL(${JSON.stringify(name())}, base).href;
+export function coreWasmResponse() {
+  return fetch(url, { credentials: 'same-origin' });
 }
 `;
     },
     transform(code, source) {
       if (!active || source.split('?')[0] !== CORE_MJS) return null;
       coreWasmBytes(code); // fails loudly if this Emscripten output keeps its binary elsewhere
-      // Any non-data: name: given wasmBinary, Emscripten never fetches it.
+      // Any non-data: name: with instantiateWasm given, Emscripten never fetches it.
       return { code: code.replace(CORE_DATA_URI, '$1"prenet_core.wasm"'), map: null };
     },
     generateBundle() {
-      if (emit && active) this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
+      if (emit && active && mode === 'file') this.emitFile({ type: 'asset', fileName: `assets/${name()}`, source: coreWasmBytes() });
+    },
+  };
+}
+
+/** The catalogue text of build/wasm's core, computed once per build process (see coreCatalog). */
+let catalogText: Promise<string> | undefined;
+
+/** Runs the core in Node, as the CLI does (its binary passed as bytes), and asks it for its catalogue. */
+async function catalogOfCore(): Promise<string> {
+  const factory = ((await import(pathToFileURL(CORE_MJS).href)) as { default: PrenetCoreFactory }).default;
+  const text = (await factory({ wasmBinary: coreWasmBytes() })).catalog();
+  const parsed = JSON.parse(text) as { error?: unknown; hardware?: unknown };
+  if (parsed.error !== undefined || !Array.isArray(parsed.hardware)) throw new Error(`the core's catalogue is not one: ${text.slice(0, 200)}`);
+  return text;
+}
+
+/**
+ * `virtual:prenet-catalog` for the engine bundle: the core's catalogue (hardware, presets, options),
+ * asked of the very core this build ships and embedded as text. The catalogue is fixed for a build,
+ * and building it costs the core 0.2-0.3 s on every page load (the first answer the page waits for),
+ * so the engine answers from this copy while its core is still compiling. The dev server gets null:
+ * it asks the core.
+ */
+function coreCatalog(): Plugin {
+  const id = 'virtual:prenet-catalog';
+  return {
+    name: 'prenet-catalog',
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    async load(source) {
+      if (source !== `\0${id}`) return null;
+      if (this.meta.watchMode) return 'export const catalogText = null;';
+      catalogText ??= catalogOfCore();
+      return `export const catalogText = ${JSON.stringify(await catalogText)};`;
+    },
+  };
+}
+
+/** The service worker's source; `'__PRENET_SW_BUILD__'` in it becomes this build's version and files. */
+const SERVICE_WORKER = fromRoot('web/src/service-worker.js');
+const SW_PLACEHOLDER = "'__PRENET_SW_BUILD__'";
+
+/**
+ * dist/sw.js for the served site (web/src/service-worker.js): the list of this build's files
+ * (index.html and everything under assets/, read from the finished bundle, so nothing is listed by
+ * hand) and a version that is a hash of their contents, so any change of any file makes a new cache
+ * and the old one is deleted when the new worker activates.
+ */
+function serviceWorker(): Plugin {
+  return {
+    name: 'prenet-service-worker',
+    apply: 'build',
+    generateBundle: {
+      order: 'post',
+      handler(_options, bundle) {
+        const files = Object.keys(bundle).filter((name) => !name.endsWith('.map')).sort();
+        if (!files.includes('index.html')) throw new Error('service worker: index.html missing from the bundle');
+        const hash = createHash('sha256');
+        for (const name of files) {
+          const item = bundle[name];
+          hash.update(name).update(item === undefined ? '' : item.type === 'chunk' ? item.code : item.source);
+        }
+        const build = { version: hash.digest('base64url').slice(0, 12), page: 'index.html', files };
+        const source = readFileSync(SERVICE_WORKER, 'utf8');
+        if (!source.includes(SW_PLACEHOLDER)) throw new Error(`service worker: ${SW_PLACEHOLDER} missing from ${SERVICE_WORKER}`);
+        this.emitFile({ type: 'asset', fileName: 'sw.js', source: source.replace(SW_PLACEHOLDER, JSON.stringify(build)) });
+      },
     },
   };
 }
@@ -261,7 +347,7 @@ function siteConfig(): UserConfig {
     define: { __PRENET_BUILD__: JSON.stringify('site') },
     // The engine worker is a classic script with the core inside: the same file then also serves
     // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
-    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file')] },
+    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file'), coreCatalog()] },
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: true,
@@ -270,7 +356,7 @@ function siteConfig(): UserConfig {
       // size is expected. ORT's wasm and the models are separate hashed files (learnedAssets).
       chunkSizeWarningLimit: 2048,
     },
-    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true)],
+    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true), serviceWorker()],
   };
 }
 

@@ -5,6 +5,11 @@
 //   cold load to first result   fresh browser profile (empty cache) per run; the time from the
 //                               start of navigation to the frame that shows the first results
 //                               (the page's `prenet:first-result` mark), served and single file
+//   cold load to learned result the same loads, to the frame that first shows the learned
+//                               predictors' numbers (`prenet:first-learned`)
+//   repeat visit                one profile: a first visit (its service worker installs and precaches
+//                               the build), then more navigations to the page, each timed to
+//                               `prenet:first-learned` with the service worker warm
 //   recompute latency           from the input event of a batch-size change to the frame showing
 //                               the new numbers (the page's `prenet:recompute` measures)
 //   transfer size               gzip -9 of what a first visit downloads, of the whole site, of the
@@ -24,9 +29,20 @@ import { CHROMIUM_ARGS, DIST, ROOT, launch, requireBuilt, singleFileTarget, star
 import { gzipBytes, median, percentile, size as kb, verdict } from './core/stats.mjs';
 
 const COLD_RUNS = 7;
+const REPEAT_RUNS = 7;
 const RECOMPUTES = 40;
 const MEMORY_RUNS = 3;
-const TARGETS = { firstResultMs: 1500, recomputeMs: 100, singleFileGzipBytes: 6 * 1024 * 1024, firstVisitGzipMB: 4.5 };
+/** Issue 21's targets (learned result, repeat visit, recompute median) and the earlier ones. */
+const TARGETS = {
+  firstResultMs: 1500,
+  learnedServedMs: 1000,
+  learnedSingleMs: 1300,
+  repeatLearnedMs: 300,
+  recomputeMedianMs: 50,
+  recomputeMs: 100,
+  singleFileGzipBytes: 6 * 1024 * 1024,
+  firstVisitGzipMB: 4.5,
+};
 const write = process.argv.includes('--write');
 
 /** @param {import('playwright-core').Page} page */
@@ -76,6 +92,61 @@ async function coldLoads(url, offline) {
 }
 
 /**
+ * Repeat visits: one profile, a first visit that waits for the service worker to be ready (offline.ts
+ * sets data-offline-cache), then REPEAT_RUNS navigations to the page, each timed to the learned result.
+ * Also says whether every hashed file of those visits came from the service worker.
+ * @param {string} url
+ */
+async function repeatVisits(url) {
+  const browser = await launch();
+  try {
+    const { page } = browser;
+    await page.goto(url);
+    await waitSettled(page);
+    await page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
+    /** @type {number[]} */
+    const learned = [];
+    /** @type {number[]} */
+    const first = [];
+    let fromNetwork = 0;
+    const count = (/** @type {import('playwright-core').Response} */ response) => {
+      if (new URL(response.url()).pathname.includes('/assets/') && !response.fromServiceWorker()) fromNetwork += 1;
+    };
+    browser.context.on('response', count);
+    for (let run = 0; run < REPEAT_RUNS; run += 1) {
+      await page.goto(url);
+      first.push(Number(await firstResultMs(page)));
+      learned.push(Number(await firstLearnedMs(page)));
+      await waitSettled(page);
+    }
+    browser.context.off('response', count);
+    return { median: median(learned), max: Math.max(...learned), firstMedian: median(first), fromNetwork };
+  } finally {
+    await browser.close();
+  }
+}
+
+/** What the page's default example is (read from the page, so a new default is named correctly). */
+async function describeDefault(/** @type {string} */ url) {
+  const browser = await launch();
+  try {
+    const { page } = browser;
+    await page.goto(url);
+    await waitSettled(page);
+    await page.waitForTimeout(400); // the link is written after a short pause
+    return await page.evaluate(() => {
+      const params = new URLSearchParams(location.hash.slice(1));
+      const rows = document.querySelectorAll('#results tbody tr').length;
+      const model = params.get('preset') ?? 'the default model';
+      const precision = params.get('precision');
+      return `${model}${precision ? ` (${precision})` : ''} × ${rows} accelerator${rows === 1 ? '' : 's'}`;
+    });
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
  * Batch-size changes typed one after another, each waited for. The latency is the page's own
  * measure, from the input event to the frame after the results are drawn.
  * @param {string} url
@@ -118,10 +189,11 @@ async function firstVisitFiles(url) {
   try {
     await browser.page.goto(url);
     await waitSettled(browser.page);
+    // The service worker's precache belongs to the first visit too.
+    await browser.page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
     const origin = new URL(url).origin;
-    return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname))].map((path) =>
-      join(DIST, path.endsWith('/') ? `${path}index.html` : path),
-    );
+    // Each file once ("/" and "/index.html" are the same page).
+    return [...new Set(browser.requests.filter((r) => r.startsWith(origin)).map((r) => new URL(r).pathname).map((path) => join(DIST, path.endsWith('/') ? `${path}index.html` : path)))];
   } finally {
     await browser.close();
   }
@@ -194,6 +266,9 @@ async function main() {
     const servedCold = await coldLoads(server.url, false);
     process.stderr.write('cold loads (single file)…\n');
     const singleCold = await coldLoads(single, true);
+    process.stderr.write('repeat visits (service worker)…\n');
+    const repeat = await repeatVisits(server.url);
+    const defaultExample = await describeDefault(server.url);
     process.stderr.write('recomputes…\n');
     const servedRecompute = await recomputes(server.url, false, '');
     const servedRecomputeBig = await recomputes(server.url, false, bigScenario);
@@ -218,21 +293,33 @@ async function main() {
 
     const date = new Date().toISOString().slice(0, 10);
     const cpu = cpus();
+    const loadEnd = loadavg()[0] ?? NaN;
+    const learnedMet = servedCold.learnedMedian <= TARGETS.learnedServedMs && singleCold.learnedMedian <= TARGETS.learnedSingleMs;
     const lines = [
       '## Web',
       '',
       `Measured ${date} with \`npm run bench:web\` (web/bench/bench-web.mjs): headless Chromium ${version}, ` +
         `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise: ` +
-        `1-minute load average ${loadBefore.toFixed(1)} at the start, ${(loadavg()[0] ?? NaN).toFixed(1)} at the end), page served by ` +
-        'web/serve.mjs on localhost.',
+        `1-minute load average ${loadBefore.toFixed(1)} at the start, ${loadEnd.toFixed(1)} at the end), page served by ` +
+        'web/serve.mjs on localhost. The default example is ' + `${defaultExample}.`,
+      ...(Math.max(loadBefore, loadEnd) > cpu.length
+        ? [
+            '',
+            `**The machine was oversubscribed** (load average up to ${Math.max(loadBefore, loadEnd).toFixed(1)} on ${cpu.length} cores): ` +
+              'every time below includes waiting for a core, so the time targets are not judged fairly here; rerun on an idle machine.',
+          ]
+        : []),
       '',
       '| measure | served site | single file (file://, offline) | target |',
       '|---|---|---|---|',
+      `| cold load to the learned result, median of ${COLD_RUNS} (max) | ${ms(servedCold.learnedMedian)} (${ms(servedCold.learnedMax)}) | ${ms(singleCold.learnedMedian)} (${ms(singleCold.learnedMax)}) | ≤ ${TARGETS.learnedServedMs} ms served, ≤ ${TARGETS.learnedSingleMs} ms single file: ${verdict(learnedMet)} |`,
+      `| repeat visit to the learned result (same profile, service worker warm), median of ${REPEAT_RUNS} (max) | ${ms(repeat.median)} (${ms(repeat.max)}) | no service worker on file:// | ≤ ${TARGETS.repeatLearnedMs} ms: ${verdict(repeat.median <= TARGETS.repeatLearnedMs)} |`,
+      `| repeat visit: hashed files not served by the service worker | ${repeat.fromNetwork} | | 0 |`,
       `| cold load to first result, median of ${COLD_RUNS} (max) | ${ms(servedCold.median)} (${ms(servedCold.max)}) | ${ms(singleCold.median)} (${ms(singleCold.max)}) | ≤ ${TARGETS.firstResultMs} ms: ${verdict(Math.max(servedCold.median, singleCold.median) <= TARGETS.firstResultMs)} |`,
-      `| predictor of the first result | ${servedCold.predictor} | ${singleCold.predictor} | |`,
-      `| cold load to the learned result (ONNX Runtime loaded after the first result), median (max) | ${ms(servedCold.learnedMedian)} (${ms(servedCold.learnedMax)}) | ${ms(singleCold.learnedMedian)} (${ms(singleCold.learnedMax)}) | |`,
-      `| recompute after a batch change, the default example (Llama 3.1 8B × 6 accelerators), median (p95) of ${servedRecompute.count} | ${ms(servedRecompute.median)} (${ms(servedRecompute.p95)}) | ${ms(singleRecompute.median)} (${ms(singleRecompute.p95)}) | ≤ ${TARGETS.recomputeMs} ms: ${verdict(Math.max(servedRecompute.p95, singleRecompute.p95) <= TARGETS.recomputeMs)} |`,
-      `| recompute, gpt2-large × 8 accelerators with per-layer chart, median (p95) | ${ms(servedRecomputeBig.median)} (${ms(servedRecomputeBig.p95)}) | | ≤ ${TARGETS.recomputeMs} ms: ${verdict(servedRecomputeBig.p95 <= TARGETS.recomputeMs)} |`,
+      `| repeat visit to first result, median | ${ms(repeat.firstMedian)} | | |`,
+      `| predictor of the first result (last cold run) | ${servedCold.predictor} | ${singleCold.predictor} | |`,
+      `| recompute after a batch change, ${defaultExample}, median (p95) of ${servedRecompute.count} | ${ms(servedRecompute.median)} (${ms(servedRecompute.p95)}) | ${ms(singleRecompute.median)} (${ms(singleRecompute.p95)}) | median ≤ ${TARGETS.recomputeMedianMs} ms: ${verdict(Math.max(servedRecompute.median, singleRecompute.median) <= TARGETS.recomputeMedianMs)}; p95 ≤ ${TARGETS.recomputeMs} ms: ${verdict(Math.max(servedRecompute.p95, singleRecompute.p95) <= TARGETS.recomputeMs)} |`,
+      `| recompute, gpt2-large × 8 accelerators with per-layer chart, median (p95) | ${ms(servedRecomputeBig.median)} (${ms(servedRecomputeBig.p95)}) | | median ≤ ${TARGETS.recomputeMedianMs} ms: ${verdict(servedRecomputeBig.median <= TARGETS.recomputeMedianMs)}; p95 ≤ ${TARGETS.recomputeMs} ms: ${verdict(servedRecomputeBig.p95 <= TARGETS.recomputeMs)} |`,
       `| peak memory of the page's renderer process after the learned result (VmHWM), median (max) of ${MEMORY_RUNS} | ${kb(servedMemory.peak)} (${kb(servedMemory.peakMax)}) | ${kb(singleMemory.peak)} (${kb(singleMemory.peakMax)}) | |`,
       `| the renderer's resident memory then (VmRSS), median | ${kb(servedMemory.rss)} | ${kb(singleMemory.rss)} | |`,
       `| the page's main-thread JS heap then (used), median | ${kb(servedMemory.heap)} | ${kb(singleMemory.heap)} | |`,
@@ -240,21 +327,31 @@ async function main() {
       '',
       '| transfer size (gzip -9) | bytes | raw |',
       '|---|---|---|',
-      `| first visit to the site, ONNX Runtime and models included (target ≤ ${TARGETS.firstVisitGzipMB} MB: ${(visitGzip / 1e6).toFixed(2)} MB; read as ${TARGETS.firstVisitGzipMB} MiB: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1024 * 1024)}, read as ${TARGETS.firstVisitGzipMB} × 10⁶ bytes: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1e6)}; ${visit.map((file) => relative(DIST, file).replace(/-[\w-]{8}\./, '-*.')).join(', ')}) | ${kb(visitGzip)} | ${kb(visitRaw)} |`,
+      `| first visit to the site, ONNX Runtime, models and the service worker included (target ≤ ${TARGETS.firstVisitGzipMB} MB: ${(visitGzip / 1e6).toFixed(2)} MB; read as ${TARGETS.firstVisitGzipMB} MiB: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1024 * 1024)}, read as ${TARGETS.firstVisitGzipMB} × 10⁶ bytes: ${verdict(visitGzip <= TARGETS.firstVisitGzipMB * 1e6)}; ${visit.map((file) => relative(DIST, file).replace(/-[\w-]{8}\./, '-*.')).join(', ')}) | ${kb(visitGzip)} | ${kb(visitRaw)} |`,
       `| whole static site (dist/ without the single file and embed.js) | ${kb(siteGzip)} | ${kb(siteFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       `| single file dist/prenet-calculator.html (target ≤ 6 MiB: ${verdict(singleGzip <= TARGETS.singleFileGzipBytes)}) | ${kb(singleGzip)} | ${kb(statSync(singleFile).size)} |`,
       `| dist/embed.js | ${kb(gzipBytes(embedFile))} | ${kb(statSync(embedFile).size)} |`,
       `| what the element fetches when it first predicts (the site's ${learnedFiles.length} files: ORT's wasm and the class models) | ${kb(learnedFiles.reduce((sum, file) => sum + gzipBytes(file), 0))} | ${kb(learnedFiles.reduce((sum, file) => sum + statSync(file).size, 0))} |`,
       '',
-      'Cold load includes starting the engine worker and compiling the wasm core in it; the first result is the ' +
-        'default example (Llama 3.1 8B in BF16 on six accelerators, with the per-layer chart). Recompute latency is from the ' +
-        'input event to the next animation frame after the results are drawn, so it includes up to one frame of ' +
-        'waiting. The first result is painted from the analytic roofline; only then does the engine load ONNX Runtime ' +
-        "Web (wasm backend, one thread, no proxy; its 14 MB wasm is 3.6 MiB gzip, and the single file carries it gzip + " +
-        'base64, unpacked with DecompressionStream) and the seven class models, and the same inputs are computed again: ' +
-        'the learned numbers, with 80% intervals, replace the roofline\'s. Recomputes are measured after that, on the ' +
-        'learned predictor. The first visit\'s transfer includes ORT\'s wasm and the models. Memory: each run opens the page ' +
-        'in a fresh headless Chromium, waits for the learned result, then reads the page\'s renderer process from CDP ' +
+      'How the page loads: the engine worker starts compiling the wasm core as soon as it starts, and ONNX Runtime Web ' +
+        '(wasm backend, one thread, no proxy) and the class models (fetched in parallel) beside it on the site, once the ' +
+        'core is compiled in the single file (whose ORT wasm is unpacked on the same thread); either way they load while ' +
+        'the first result is computed and drawn; on the site both ' +
+        'wasm files are instantiated from their URLs (WebAssembly.instantiateStreaming: compiled while they download; ' +
+        "Chromium's wasm code cache wrote no entry for either module, so every visit compiles them again). " +
+        'The catalogue the form is built from was asked of the same core at build time, so the form is laid out while ' +
+        'the core compiles. A result computed before the learned models are ready is painted from the analytic roofline ' +
+        '(labelled as such) and replaced by the learned numbers, with 80% intervals, as soon as they are: the page never ' +
+        'waits with nothing on screen. The single file carries ORT\'s 14 MB wasm gzip + base64 and unpacks it through a ' +
+        'data: URL fetch and DecompressionStream. After the first learned result the page registers its service worker ' +
+        '(dist/sw.js), which precaches the build; repeat visits get every hashed file from it, and the site then works ' +
+        'offline. The first visit\'s transfer counts each file once, sw.js included; the worker\'s precache takes the ' +
+        'hashed files from the HTTP cache and fetches only index.html again.',
+      '',
+      'Cold load includes starting the engine worker and compiling both wasm modules in it. Recompute latency is from ' +
+        'the input event to the next animation frame after the results are drawn, so it includes up to one frame of ' +
+        'waiting; recomputes are measured on the learned predictor. Memory: each run opens the page in a fresh headless ' +
+        'Chromium, waits for the learned result, then reads the page\'s renderer process from CDP ' +
         '`SystemInfo.getProcessInfo` and its peak and current resident set from `/proc/<pid>/status` (VmHWM, VmRSS); the ' +
         'engine worker, the wasm core, ONNX Runtime\'s wasm and its sessions live in that process. The JS heap is the ' +
         "page's main thread only (CDP `Performance.getMetrics` JSHeapUsedSize), not the worker's. The browser and GPU " +

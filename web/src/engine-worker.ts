@@ -3,21 +3,19 @@
 //   - as the Web Worker (the usual case: computing never blocks typing or scrolling), and
 //   - as a plain <script> on the page's thread when a worker cannot start (some file:// setups,
 //     strict host policies); engine-client.ts then finds the host under HOST_KEY.
-// One file for both keeps a single copy of the core (and later ONNX Runtime) in the one-file build.
+// One file for both keeps a single copy of the core and ONNX Runtime in the one-file build.
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
-import { coreWasm } from 'virtual:prenet-core-wasm';
+import { catalogText } from 'virtual:prenet-catalog';
+import { coreWasmResponse } from 'virtual:prenet-core-wasm';
 import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import { runJob, runPlan } from './jobs.js';
 import { learnedLoader, loadOrtModels } from './learned-models';
-import type { PredictRequest } from './types';
+import type { PredictRequest, PrenetCoreModule } from './types';
 
-/**
- * ONNX Runtime and the class models, loaded once, when the page asks (after its first result, so the
- * first paint does not wait for ORT's 14 MB wasm). A failure leaves predictions on the roofline.
- */
+/** ONNX Runtime and the class models, loaded once. A failure leaves predictions on the roofline. */
 const learnedModels = learnedLoader({
   open: () => loadOrtModels(learnedAssets as LearnedAssets),
   problem: (reason) => `the learned models did not load (${reason})`,
@@ -25,10 +23,52 @@ const learnedModels = learnedLoader({
   unavailable: learnedAssets === null ? 'this build carries no learned models' : null,
 });
 
+/** Emscripten's hook for instantiating the module itself (receive: the instance and its module). */
+type InstantiateWasm = (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) => object;
+
+/**
+ * The core's binary, compiled while it arrives: from its file or as it is unpacked. (Chromium's wasm
+ * code cache applies only to streamed responses like this one, but it writes an entry only once
+ * TurboFan has optimised enough of a module; checked: none was written for either module.) A server that does not say application/wasm gets the bytes compiled after the download.
+ */
+async function instantiateCore(response: Response, imports: WebAssembly.Imports): Promise<WebAssembly.WebAssemblyInstantiatedSource> {
+  if (!response.ok) throw new Error(`the wasm core: HTTP ${response.status} for ${response.url}`);
+  if ((response.headers.get('content-type') ?? '').startsWith('application/wasm')) return WebAssembly.instantiateStreaming(response, imports);
+  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
+}
+
+/** The wasm core: compiled from coreWasmResponse where the build has one, else it decodes itself. */
+function loadCore(): Promise<PrenetCoreModule> {
+  if (coreWasmResponse === null) return createPrenetCore();
+  const binary = coreWasmResponse;
+  let fail: (error: unknown) => void = () => undefined;
+  // Emscripten 3.1.6 does not reject its ready promise when instantiateWasm fails later: this does.
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  const instantiateWasm: InstantiateWasm = (imports, receive) => {
+    binary()
+      .then((response) => instantiateCore(response, imports))
+      .then((source) => receive(source.instance, source.module), fail);
+    return {};
+  };
+  const factory = createPrenetCore as unknown as (options: { instantiateWasm: InstantiateWasm }) => Promise<PrenetCoreModule>;
+  return Promise.race([factory({ instantiateWasm }), failed]);
+}
+
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
-// nothing to do before the core is there anyway.
-// The site fetches the core's binary as its own file (coreWasm); other builds carry it inside the core.
-const engine = createEngine(async () => createPrenetCore(coreWasm === null ? {} : { wasmBinary: await coreWasm() }), () => learnedModels.load());
+// nothing to do before the core is there anyway. The catalogue comes from the build (catalogText),
+// so the page can lay out its form while the core compiles.
+const engine = createEngine(loadCore, () => learnedModels.load(), { catalogText });
+
+// Loading starts now, before any request, so that ONNX Runtime and the class models are not loaded
+// after the first result but while it is computed and drawn. On the site they start at once beside
+// the core: their files download and compile off this thread. Where ONNX Runtime's wasm is unpacked
+// from text on this thread (the one-file build), they start once the core is compiled: unpacking
+// 14 MB first delayed the core, and with it the first result, and did not bring the learned one
+// earlier on a busy 2-core machine (docs/PERFORMANCE.md, Web). Failures are not lost: a computation
+// retries the core and reports its error; the models' problem is in every reply.
+const coreReady = engine.ready().catch(() => undefined);
+if (learnedAssets?.wasmUrl === null) void coreReady.then(() => learnedModels.load());
+else void learnedModels.load();
 /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
 const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
 

@@ -121,8 +121,10 @@ async function predictLearned(module, runner, text) {
  *   unless it fails (a failed load is retried on the next call rather than cached forever).
  * @param {() => Promise<ModelRunner | null>} [loadModels] the learned predictors; without them (or when
  *   they fail to load) predictions come from the analytic roofline, and responses say so in `predictor`.
+ * @param {{ catalogText?: string | null }} [options] `catalogText`: this very core's catalogue, asked of
+ *   it when the bundle was built (vite.config.ts), so the catalogue is there before the core has loaded
  */
-export function createEngine(load, loadModels) {
+export function createEngine(load, loadModels, options = {}) {
   /** @type {Promise<PrenetCoreModule> | undefined} */
   let modulePromise;
   /** @type {Promise<Catalog> | undefined} */
@@ -149,6 +151,11 @@ export function createEngine(load, loadModels) {
    * @returns {Promise<Catalog>}
    */
   function catalog() {
+    const { catalogText } = options;
+    if (typeof catalogText === 'string') {
+      catalogPromise ??= Promise.resolve(/** @type {Catalog} */ (unwrap(catalogText)));
+      return catalogPromise;
+    }
     catalogPromise ??= core()
       .then((module) => /** @type {Catalog} */ (unwrap(module.catalog())))
       .catch((error) => {

@@ -1,6 +1,6 @@
 // The learned predictors in the browser, for the page's worker (engine-worker.ts) and the embedded
 // element (embed.ts): ONNX Runtime Web's CPU wasm backend (one thread, no proxy worker, its wasm
-// handed over as bytes so nothing is fetched from a CDN) running the class models of
+// named by its self-hosted URL or handed over as bytes, so nothing is fetched from a CDN) running the class models of
 // models/artifacts through the shared runner (ort-runner.js). The bytes come from
 // `virtual:prenet-learned-assets` (vite.config.ts): hashed files beside the engine script on the
 // site, gzip+base64 text inside the one-file build.
@@ -17,12 +17,33 @@ import type { ModelRunner } from './types';
 export async function loadOrtModels(assets: LearnedAssets): Promise<ModelRunner> {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmBinary = await assets.wasm();
+  // From a URL ONNX Runtime compiles its 14 MB wasm while it streams in (instantiateStreaming);
+  // inlined bytes are compiled after unpacking.
+  if (assets.wasmUrl !== null) ort.env.wasm.wasmPaths = { wasm: assets.wasmUrl };
+  else ort.env.wasm.wasmBinary = await assets.wasm();
   const runner = createOrtRunner(ort, (dataset) =>
     assets.datasets.includes(dataset) ? assets.model(dataset) : Promise.reject(new Error(`no learned model for "${dataset}"`)),
   );
-  await runner.open(assets.datasets);
+  try {
+    await runner.open(assets.datasets);
+  } catch (error) {
+    throw (assets.wasmUrl !== null ? await unfetchable(assets.wasmUrl) : null) ?? error;
+  }
   return runner;
+}
+
+/**
+ * Why a URL cannot be fetched (its HTTP status), or null when it can: ONNX Runtime fetches its wasm
+ * itself and reports a missing file only as bytes that are not wasm, so a failed load asks once more.
+ */
+async function unfetchable(url: string): Promise<Error | null> {
+  const name = url.slice(url.lastIndexOf('/') + 1);
+  try {
+    const response = await fetch(url, { method: 'HEAD' });
+    return response.ok ? null : new Error(`${name}: HTTP ${response.status}`);
+  } catch (error) {
+    return new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** The learned models of one host, loaded once, and where that stands. */

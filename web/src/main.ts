@@ -50,6 +50,7 @@ import {
   type Parallel,
   type Scenario,
 } from './scenario.js';
+import { registerOfflineCache } from './offline';
 import { initTheme } from './theme';
 // Pictures (issue 21, point 6): scaling from plan mode, time and memory by precision, the printed report.
 import { wirePictures, type Pictures } from './report';
@@ -716,15 +717,17 @@ async function start(): Promise<void> {
     // Read back from the form: a default accelerator missing from this catalogue is dropped there.
     request(app, readScenario(app), performance.now());
   }
-  // First paint is on the roofline; then ONNX Runtime and the learned models load in the engine and
-  // the same inputs are computed again, the learned numbers replacing the roofline's (labelled).
+  // The engine loads ONNX Runtime and the learned models beside its core from the start. A result
+  // computed before they were ready is on the roofline (labelled); once they are, the same inputs are
+  // computed again and the learned numbers replace the roofline's.
   const started = app;
   // A link with a budget shows its plan too, once the first results are on screen.
   void shownOnce.then(() => {
     if (started.scenario.plan.budget !== undefined && !EMBED) void runPlanNow(started);
   });
   void shownOnce.then(() => client.loadLearned()).then(() => {
-    if (started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
+    if (client.learnedPending() && started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
+    registerOfflineCache(EMBED); // speed + service worker (issue 21): offline.ts
   });
 }
 

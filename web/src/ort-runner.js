@@ -33,8 +33,10 @@ export function createOrtRunner(ort, modelBytes) {
   };
   return {
     async open(datasets) {
-      // One after another: sessions of one wasm instance are created on one thread anyway.
-      for (const dataset of datasets) await session(dataset);
+      // All the files are asked for at once (they download in parallel); the sessions are created as
+      // their bytes arrive, on ONNX Runtime's one thread. Every session is awaited, so one broken model
+      // fails `open` with its own error.
+      await Promise.all(datasets.map((dataset) => session(dataset)));
     },
     async run(dataset, features, rows, width) {
       const out = await (await session(dataset)).run({ features: new ort.Tensor('float32', features, [rows, width]) });

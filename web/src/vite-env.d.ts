@@ -43,6 +43,11 @@ declare module 'virtual:prenet-learned-assets' {
     readonly base: string | null;
     /** True when `base` is the URL of the script that carries this code (document.currentScript). */
     readonly fromScript: boolean;
+    /**
+     * ONNX Runtime's wasm as a URL (the site, embed.js), so that it is compiled while it streams in and
+     * its compiled code can be cached; null when it is inlined (the one-file build): then `wasm()`.
+     */
+    readonly wasmUrl: string | null;
     wasm(): Promise<Uint8Array>;
     model(dataset: string): Promise<Uint8Array>;
   }
@@ -50,9 +55,18 @@ declare module 'virtual:prenet-learned-assets' {
 }
 
 /**
- * The wasm core's binary as a separate file (vite.config.ts, the site's build); null where the core
- * module carries its binary itself (the one-file build, embed.js, the dev server).
+ * The wasm core's binary as a Response to compile while it arrives (vite.config.ts): fetched from its
+ * own file (the site) or unpacked from the engine bundle (the one-file build); null where the core
+ * module carries its binary itself (embed.js, the dev server).
  */
 declare module 'virtual:prenet-core-wasm' {
-  export const coreWasm: (() => Promise<Uint8Array>) | null;
+  export const coreWasmResponse: (() => Promise<Response>) | null;
+}
+
+/**
+ * The core's catalogue as JSON text, asked of the shipped core at build time (vite.config.ts); null
+ * under the dev server, where the engine asks the core.
+ */
+declare module 'virtual:prenet-catalog' {
+  export const catalogText: string | null;
 }
