@@ -137,6 +137,8 @@ async function writeLink(app: App, scenario: Scenario): Promise<{ configLeftOut:
 /** Writing the URL on every keystroke is wasted work (compression, history); a short pause suffices. */
 function scheduleLinkWrite(app: App, scenario: Scenario): void {
   clearTimeout(linkTimer);
+  // The last written hash no longer describes the page: pasting that link back must restore it.
+  writtenHash = '';
   linkTimer = setTimeout(() => void writeLink(app, scenario), 250);
 }
 
@@ -652,6 +654,7 @@ function wireInputs(app: App): void {
     const pasted = new URL(event.newURL);
     if (pasted.hash === writtenHash) return;
     clearTimeout(linkTimer);
+    writtenHash = '';
     pastedLinks += 1;
     void restore(app, paramsFromLocation(pasted));
   });
