@@ -136,7 +136,7 @@ async function describeDefault(/** @type {string} */ url) {
     await page.waitForTimeout(400); // the link is written after a short pause
     return await page.evaluate(() => {
       const params = new URLSearchParams(location.hash.slice(1));
-      const rows = document.querySelectorAll('#results tbody tr').length;
+      const rows = document.querySelectorAll('#results tbody tr[data-hardware]').length;
       const model = params.get('preset') ?? 'the default model';
       const precision = params.get('precision');
       return `${model}${precision ? ` (${precision})` : ''} × ${rows} accelerator${rows === 1 ? '' : 's'}`;
