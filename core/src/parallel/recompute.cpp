@@ -17,7 +17,8 @@ bool counts_mm_by_module(const Layer& layer) {
   return layer.type == LayerType::Attention || (layer.type == LayerType::Dense && layer.attrs.experts <= 1);
 }
 
-/// Per forward GEMM kernel of layer `l`, the share of its output columns torchtitan's op policy recomputes:
+/// For `layer` (its forward GEMM kernels' indices in `gemms`), the share of each kernel's output columns that
+/// torchtitan's op policy recomputes, written into `share`, advancing the block's matmul `count`:
 /// the block's linear modules are its aten.mm calls, counted from 1 per block in forward order, and the
 /// even-numbered ones run again (`_apply_op_sac`: "saves output of all compute ops, except every second mm").
 /// Modules sharing an input are one fused kernel here (Q, K, V; gate and up), in order of first use.
