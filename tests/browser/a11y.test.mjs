@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, FIXTURES, ROOT, expectWithin, launch, requireBuilt, servedTarget, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, FIXTURES, ROOT, expectWithin, launch, requireBuilt, servedOpener, settled, settledLearned, singleFileOpener, startServer } from './helpers.mjs';
 
 /** axe-core's browser build; evaluated through the DevTools protocol, which the page's CSP does not govern. */
 const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
@@ -193,23 +193,11 @@ function pageChecks(title, open, close) {
   });
 }
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
+const served = servedOpener();
+pageChecks('axe on the served site', served.open, served.close);
 
-pageChecks(
-  'axe on the served site',
-  async () => {
-    requireBuilt();
-    server = await startServer();
-    return servedTarget(server.url);
-  },
-  () => server?.stop(),
-);
-
-pageChecks('axe on the single file from file://, offline', async () => {
-  requireBuilt();
-  return singleFileTarget();
-});
+const single = singleFileOpener();
+pageChecks('axe on the single file from file://, offline', single.open, single.close);
 
 describe('axe on the embeds: the element on another origin\'s page, and the iframe mode', () => {
   /** @type {{ url: string, stop: () => void }} */

@@ -147,6 +147,37 @@ export function singleFileTarget() {
   return { name: 'single', url, offline: true, ownFile: (request) => request.split('#')[0] === url || request.split('?')[0] === url };
 }
 
+/**
+ * How a suite opens the page it tests: `open` resolves once the target can be loaded (the build checked,
+ * a server started where one is needed), `close` frees what `open` started.
+ * @typedef {{ open: () => Promise<Target>, close: () => void }} TargetOpener
+ */
+
+/** The served site: web/serve.mjs started when the suite opens, stopped when it closes. @returns {TargetOpener} */
+export function servedOpener() {
+  /** @type {{ url: string, stop: () => void } | undefined} */
+  let server;
+  return {
+    async open() {
+      requireBuilt();
+      server = await startServer();
+      return servedTarget(server.url);
+    },
+    close: () => server?.stop(),
+  };
+}
+
+/** The one-file build from file:// with the network off. @returns {TargetOpener} */
+export function singleFileOpener() {
+  return {
+    async open() {
+      requireBuilt();
+      return singleFileTarget();
+    },
+    close: () => undefined,
+  };
+}
+
 /** Requests that reach no network: in-memory data: and blob: URLs. */
 export function isInMemory(/** @type {string} */ url) {
   return /^(data|blob):/.test(url);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { HUB_ORIGIN } from '../../web/csp.mjs';
 import { engine as nodeEngine } from '../../web/cli/node-engine.mjs';
-import { ARTIFACTS, chooseHardware, expectWithin, isInMemory, launch, requireBuilt, servedTarget, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, chooseHardware, expectWithin, isInMemory, launch, servedOpener, settled, settledLearned, singleFileOpener } from './helpers.mjs';
 
 const HF_FIXTURES = new URL('../fixtures/hf/', import.meta.url).pathname;
 /** Models the local Hub treats as gated: their files answer 401 to anyone not signed in, as the Hub does. */
@@ -326,25 +326,8 @@ function hubSuite(title, open, ownConnect, close) {
   });
 }
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
+const served = servedOpener();
+hubSuite('the model by its Hub name, on the served site', served.open, ["'self'", 'data:'], served.close);
 
-hubSuite(
-  'the model by its Hub name, on the served site',
-  async () => {
-    requireBuilt();
-    server = await startServer();
-    return servedTarget(server.url);
-  },
-  ["'self'", 'data:'],
-  () => server?.stop(),
-);
-
-hubSuite(
-  'the model by its Hub name, in the one file from file://',
-  async () => {
-    requireBuilt();
-    return singleFileTarget();
-  },
-  ['data:'],
-);
+const single = singleFileOpener();
+hubSuite('the model by its Hub name, in the one file from file://', single.open, ['data:'], single.close);

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, expectWithin, launch, requireBuilt, rowIds, servedTarget, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, expectWithin, launch, requireBuilt, rowIds, servedOpener, settled, settledLearned, singleFileOpener, startServer } from './helpers.mjs';
 
 /**
  * Installs, in the page, the bookkeeping of the walk: every element the test expects to reach, and
@@ -241,20 +241,8 @@ describe('the keyboard in the iframe mode (?embed=1)', () => {
   });
 });
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
+const served = servedOpener();
+keyboardChecks('the keyboard on the served site', served.open, served.close);
 
-keyboardChecks(
-  'the keyboard on the served site',
-  async () => {
-    requireBuilt();
-    server = await startServer();
-    return servedTarget(server.url);
-  },
-  () => server?.stop(),
-);
-
-keyboardChecks('the keyboard on the single file from file://, offline', async () => {
-  requireBuilt();
-  return singleFileTarget();
-});
+const single = singleFileOpener();
+keyboardChecks('the keyboard on the single file from file://, offline', single.open, single.close);

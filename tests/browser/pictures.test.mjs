@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { engine as nodeEngine } from '../../web/cli/node-engine.mjs';
-import { ARTIFACTS, expectWithin, launch, requireBuilt, servedTarget, settled, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, expectWithin, launch, servedOpener, settled, singleFileOpener } from './helpers.mjs';
 
 /** A plan scenario: GPT-2 in BF16 on two accelerators, a budget of 1e9 tokens, up to 64 GPUs. */
 const SCALING_LINK = 'preset=gpt2&hardware=h100-sxm,a100-sxm4-80gb&batch=64&precision=bf16&budget=1e9&budget_unit=tokens&max_gpus=64';
@@ -18,20 +18,9 @@ const SCALING_LINK = 'preset=gpt2&hardware=h100-sxm,a100-sxm4-80gb&batch=64&prec
 const PRECISION_LINK = 'preset=gpt2&hardware=v100-sxm2-32gb,h100-sxm&batch=8';
 const SCALING_HARDWARE = ['h100-sxm', 'a100-sxm4-80gb'];
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
-
 const targets = [
-  {
-    title: 'pictures on the served site',
-    open: async () => {
-      requireBuilt();
-      server = await startServer();
-      return servedTarget(server.url);
-    },
-    close: () => server?.stop(),
-  },
-  { title: 'pictures in the single file from file://, offline', open: async () => (requireBuilt(), singleFileTarget()), close: () => {} },
+  { title: 'pictures on the served site', ...servedOpener() },
+  { title: 'pictures in the single file from file://, offline', ...singleFileOpener() },
 ];
 
 for (const { title, open, close } of targets) {

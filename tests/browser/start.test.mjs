@@ -7,20 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { exampleParams, GALLERY } from '../../web/src/examples.js';
-import {
-  ARTIFACTS,
-  DEFAULT_HARDWARE,
-  expectWithin,
-  isInMemory,
-  launch,
-  requireBuilt,
-  rowIds,
-  settled,
-  settledLearned,
-  singleFileTarget,
-  servedTarget,
-  startServer,
-} from './helpers.mjs';
+import { ARTIFACTS, DEFAULT_HARDWARE, expectWithin, isInMemory, launch, rowIds, servedOpener, settled, settledLearned, singleFileOpener } from './helpers.mjs';
 
 /**
  * The table's rows as numbers, from the cells' data-value (what the glance must agree with).
@@ -226,18 +213,7 @@ function startSuite(title, open, close) {
   });
 }
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
-startSuite(
-  'the start, served',
-  async () => {
-    requireBuilt();
-    server = await startServer();
-    return servedTarget(server.url);
-  },
-  () => server?.stop(),
-);
-startSuite('the start, one file from file://, offline', async () => {
-  requireBuilt();
-  return singleFileTarget();
-});
+const served = servedOpener();
+startSuite('the start, served', served.open, served.close);
+const single = singleFileOpener();
+startSuite('the start, one file from file://, offline', single.open, single.close);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, expectWithin, launch, requireBuilt, rowIds, servedTarget, settled, settledLearned, singleFileTarget, startServer } from './helpers.mjs';
+import { ARTIFACTS, expectWithin, launch, rowIds, servedOpener, settled, settledLearned, singleFileOpener } from './helpers.mjs';
 
 /** The six accelerators people rent, an 8B model in BF16 (the modern default), by link. */
 const SIX = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
@@ -187,20 +187,8 @@ function tableSuite(title, open, close) {
   });
 }
 
-/** @type {{ url: string, stop: () => void } | undefined} */
-let server;
+const served = servedOpener();
+tableSuite('readable results, the served site', served.open, served.close);
 
-tableSuite(
-  'readable results, the served site',
-  async () => {
-    requireBuilt();
-    server = await startServer();
-    return servedTarget(server.url);
-  },
-  () => server?.stop(),
-);
-
-tableSuite('readable results, the single file from file:// offline', async () => {
-  requireBuilt();
-  return singleFileTarget();
-});
+const single = singleFileOpener();
+tableSuite('readable results, the single file from file:// offline', single.open, single.close);
