@@ -125,6 +125,24 @@ function tableSuite(title, open, close) {
       assert.deepEqual(browser.problems, []);
     });
 
+    test('cards are built only when shown: none on a wide screen, the latest results once the window narrows', async () => {
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.goto('about:blank');
+      await page.goto(`${target.url}${SCENARIO}`);
+      await within('the six-accelerator scenario never showed learned results', () => settledLearned(page));
+      assert.equal(await page.locator('#result-cards-list > li').count(), 0, 'no cards built beside the table');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await within('the cards never appeared after narrowing the window', () =>
+        page.waitForFunction((n) => document.querySelectorAll('#result-cards-list > li').length === n, SIX.length),
+      );
+      const learned = await page.evaluate(() => document.documentElement.dataset.predictor);
+      assert.equal(learned, 'learned');
+      const cards = await page.locator('#result-cards-list [data-col="step_ms"]').evaluateAll((dds) => dds.map((dd) => dd.getAttribute('data-value')));
+      const cells = await page.locator('#results tr[data-hardware] [data-col="step_ms"]').evaluateAll((tds) => tds.map((td) => td.getAttribute('data-value')));
+      assert.deepEqual(cards, cells, 'the cards carry the results on screen (the learned ones), in the table\'s order');
+      assert.deepEqual(browser.problems, []);
+    });
+
     test('at 390 × 844 one card per accelerator, with the table\'s numbers and order, and no sideways scroll', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto('about:blank');

@@ -12,6 +12,7 @@ const FALLBACK_WIDTH = 640;
 const FONT_PX = 12;
 
 let measurer: CanvasRenderingContext2D | null | undefined;
+const textWidths = new Map<string, number>();
 
 /**
  * The drawn width of chart text, measured with a canvas in the page's font (labels must fit their
@@ -22,7 +23,16 @@ function textWidth(text: string): number {
     measurer = document.createElement('canvas').getContext('2d');
     if (measurer !== null) measurer.font = `${FONT_PX}px ${getComputedStyle(document.body).fontFamily}`;
   }
-  return measurer === null ? text.length * FONT_PX * 0.6 : measurer.measureText(text).width;
+  if (measurer === null) return text.length * FONT_PX * 0.6;
+  let width = textWidths.get(text);
+  if (width === undefined) {
+    width = measurer.measureText(text).width;
+    // Labels repeat across renders (names, layer names): each is measured once. Bounded, because
+    // fitting a long name tries every shorter cut of it.
+    if (textWidths.size >= 4096) textWidths.clear();
+    textWidths.set(text, width);
+  }
+  return width;
 }
 
 /** The longest of `candidates(n)` for n = text length, text length − 1, … that fits `px`. */
@@ -75,8 +85,25 @@ export function shortName(name: string): string {
   return name.replace(/^(NVIDIA|AMD|Google|Intel)\s+(Tesla\s+|GeForce\s+|Instinct\s+)?/i, '');
 }
 
+/** Widths read before a render starts writing to the page (withChartWidths). */
+const measuredWidths = new Map<HTMLElement, number>();
+
+/**
+ * Runs `draw` with the widths of `containers` read once, before it writes anything: a chart that
+ * reads its width after the table or another chart has changed the page forces a layout of the
+ * whole page, once per chart (on the first screen that was a fifth of the page's script time).
+ */
+export function withChartWidths<T>(containers: readonly HTMLElement[], draw: () => T): T {
+  for (const container of containers) measuredWidths.set(container, container.clientWidth);
+  try {
+    return draw();
+  } finally {
+    measuredWidths.clear();
+  }
+}
+
 function widthOf(container: HTMLElement): number {
-  const width = container.clientWidth;
+  const width = measuredWidths.get(container) ?? container.clientWidth;
   return width > 50 ? width : FALLBACK_WIDTH;
 }
 

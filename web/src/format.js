@@ -3,6 +3,8 @@
 // the tests that read it, do not depend on the machine.
 
 const SIG3 = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 3 });
+// One formatter, made once: toLocaleString with options builds a new one on every call.
+const CENTS = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 /** Three significant digits, grouped: 0.0123, 12.3, 12,300. */
 export function sig3(/** @type {number} */ x) {
@@ -62,7 +64,7 @@ export function formatGB(gb) {
 /** @param {number | null | undefined} usd null when the accelerator has no price (docs/API.md) */
 export function formatCost(usd) {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return '—';
-  if (usd >= 1) return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  if (usd >= 1) return `$${CENTS.format(usd)}`;
   return `$${sig3(usd)}`;
 }
 

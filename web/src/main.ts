@@ -5,7 +5,7 @@
 // it works are folded into one follow-up request, so results keep pace with typing without a
 // debounce delay and without a queue of stale requests.
 
-import { drawBarChart, drawLayerChart, type Bar } from './charts';
+import { drawBarChart, drawLayerChart, withChartWidths, type Bar } from './charts';
 import { wireConfigInput } from './config-input';
 import { byId, download } from './dom';
 import { predictorState, readingCaution, type PredictorState } from './describe';
@@ -233,7 +233,17 @@ function hardwareName(app: App, job: Job, field: string): string | null {
  */
 let refusedFile: string | null = null;
 
+/** The containers drawCharts draws into: their widths are read before show writes anything. */
+const CHART_IDS = ['time-chart', 'cost-chart', 'step-chart', 'memory-chart', 'layers-chart'] as const;
+
 function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
+  withChartWidths(
+    CHART_IDS.map((id) => byId(id, HTMLElement)),
+    () => showNow(app, scenario, job, result),
+  );
+}
+
+function showNow(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   clearErrors();
   if (refusedFile !== null) showError('config', refusedFile);
   showUnderstood(app.form.configKind, result);

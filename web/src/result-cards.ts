@@ -42,8 +42,39 @@ function sortValue(sort: Sort): string {
   return `${sort.descending ? '-' : ''}${sort.column}`;
 }
 
-/** @param sorted the results in the table's order */
+/** Where the cards replace the table: style.css's `@media (max-width: 40rem)`, the same width. */
+const PHONE_LAYOUT = '(max-width: 40rem)';
+let phoneLayout: MediaQueryList | undefined;
+/** The latest cards not built yet because the table is what is shown. */
+let unbuilt: (() => void) | null = null;
+
+/** Builds deferred cards when the page narrows into the phone layout. */
+function watchPhoneLayout(): MediaQueryList {
+  const query = matchMedia(PHONE_LAYOUT);
+  query.addEventListener('change', () => {
+    const build = unbuilt;
+    unbuilt = null;
+    if (query.matches) build?.();
+    else unbuilt = build;
+  });
+  return query;
+}
+
+/**
+ * The cards, built only while they are shown (on a wide screen they would double every render's
+ * work for nothing); otherwise kept as the next thing to build if the page narrows.
+ * @param sorted the results in the table's order
+ */
 export function renderCards(sorted: readonly HardwareResult[], context: Context, sort: Sort): void {
+  phoneLayout ??= watchPhoneLayout();
+  const build = () => buildCards(sorted, context, sort);
+  if (phoneLayout.matches) {
+    unbuilt = null;
+    build();
+  } else unbuilt = build;
+}
+
+function buildCards(sorted: readonly HardwareResult[], context: Context, sort: Sort): void {
   byId('result-cards-list', HTMLOListElement).replaceChildren(...sorted.map((result) => card(result, context)));
   const select = byId('result-cards-sort', HTMLSelectElement);
   const value = sortValue(sort);
