@@ -89,6 +89,11 @@ describe('the gallery', () => {
     assert.ok(read.some((s) => s.preset.startsWith('resnet') && s.parallel.gpus === undefined));
   });
 
+  test('docs/EMBED.md lists each entry with its link parameters, as examples.js has them', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/EMBED.md'), 'utf8');
+    for (const start of GALLERY) assert.ok(doc.includes(`| ${start.title} | \`${exampleParams(start).toString()}\` |`), start.title);
+  });
+
   test('as commands (prenet --help lists them), each builds the request the page sends for the same link', async () => {
     const rows = [...catalog.options, ...catalog.parallel_options];
     for (const start of GALLERY) {
