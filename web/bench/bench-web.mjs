@@ -22,7 +22,7 @@
 // Needs: npm run build:wasm && npm run build:web, and /usr/bin/chromium.
 
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
@@ -255,10 +255,63 @@ async function pageMemory(url, offline) {
   return { peak: median(runs.map((r) => r.peak)), peakMax: Math.max(...runs.map((r) => r.peak)), rss: median(runs.map((r) => r.rss)), heap: median(runs.map((r) => r.heap)) };
 }
 
+/** Every live process's parent and CPU ticks so far (user + system), from /proc. */
+function processTicks() {
+  /** @type {Map<number, { parent: number, ticks: number }>} */
+  const table = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      table.set(Number(name), { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return table;
+}
+
+/**
+ * Watches, every 250 ms, the CPU time of processes that are not this one or its descendants (the
+ * Chromium runs are; their renderers are re-parented once a browser closes, so descent is judged
+ * while they run). Returns a stop function giving the share of the machine's CPU time (0-1) the
+ * other processes took. The load average is no measure of that: it trails by minutes and counts
+ * processes waiting as well as running.
+ */
+function watchOtherProcesses() {
+  const cores = cpus().length;
+  const ours = new Set([process.pid]);
+  /** @type {Map<number, number>} ticks of each other process when first seen */
+  const first = new Map();
+  /** @type {Map<number, number>} and when last seen */
+  const last = new Map();
+  const sample = () => {
+    const table = processTicks();
+    for (const [pid, { parent, ticks }] of table) {
+      if (ours.has(parent)) ours.add(pid);
+      if (ours.has(pid)) continue;
+      if (!first.has(pid)) first.set(pid, ticks);
+      last.set(pid, ticks);
+    }
+  };
+  sample();
+  const existing = new Set(first.keys());
+  const started = performance.now();
+  const timer = setInterval(sample, 250);
+  return () => {
+    clearInterval(timer);
+    sample();
+    let ticks = 0;
+    for (const [pid, end] of last) if (!ours.has(pid)) ticks += end - (existing.has(pid) ? (first.get(pid) ?? end) : 0);
+    const seconds = (performance.now() - started) / 1000;
+    return ticks / 100 / (seconds * cores); // /proc counts in USER_HZ ticks: 100 a second on Linux
+  };
+}
+
 async function main() {
   requireBuilt();
   const server = await startServer();
-  const loadBefore = loadavg()[0] ?? NaN;
+  const othersStop = watchOtherProcesses();
   try {
     const single = singleFileTarget().url;
     const bigScenario = '#preset=gpt2-large&hardware=h100-sxm,a100-sxm4-80gb,v100-sxm2-32gb,mi300x,tpu-v5p,rtx-4090,l4,b200&batch=8';
@@ -293,20 +346,20 @@ async function main() {
 
     const date = new Date().toISOString().slice(0, 10);
     const cpu = cpus();
-    const loadEnd = loadavg()[0] ?? NaN;
+    const others = othersStop();
     const learnedMet = servedCold.learnedMedian <= TARGETS.learnedServedMs && singleCold.learnedMedian <= TARGETS.learnedSingleMs;
     const lines = [
       '## Web',
       '',
       `Measured ${date} with \`npm run bench:web\` (web/bench/bench-web.mjs): headless Chromium ${version}, ` +
-        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (shared with other work, so expect noise: ` +
-        `1-minute load average ${loadBefore.toFixed(1)} at the start, ${loadEnd.toFixed(1)} at the end), page served by ` +
+        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'} (other processes used ${(others * 100).toFixed(0)}% of its CPU time ` +
+        'during the run, sampled from /proc every 250 ms), page served by ' +
         'web/serve.mjs on localhost. The default example is ' + `${defaultExample}.`,
-      ...(Math.max(loadBefore, loadEnd) > cpu.length
+      ...(others > 0.1
         ? [
             '',
-            `**The machine was oversubscribed** (load average up to ${Math.max(loadBefore, loadEnd).toFixed(1)} on ${cpu.length} cores): ` +
-              'every time below includes waiting for a core, so the time targets are not judged fairly here; rerun on an idle machine.',
+            `**The machine was shared** (other processes took ${(others * 100).toFixed(0)}% of its ${cpu.length} cores' time): ` +
+              'the times below include waiting for a core, so the time targets are not judged fairly here; rerun on an idle machine.',
           ]
         : []),
       '',
