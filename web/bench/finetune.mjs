@@ -34,7 +34,7 @@ export const BASELINE = { full_bytes: 16, lora_bytes: 2, qlora_bytes: 0.55, mfu:
  *   model: {preset?: string, hf_config_file?: string}, method: string, finetune: Record<string, unknown>,
  *   training: Record<string, unknown>, recompute: string, gpus: number, hardware: string,
  *   measured: {peak_memory_gb: number|null, tokens_per_s: number|null, tokens_per_s_scope?: string, step_s: number|null},
- *   notes: string}} FinetuneRow
+ *   notes: string, setup_inferred?: string}} FinetuneRow
  */
 
 /** @param {string} [file] @returns {FinetuneRow[]} the rows of models/data/finetune/measurements.json (or `file`) */
@@ -121,6 +121,16 @@ function measuredTokensPerS(row) {
   return m.tokens_per_s_scope === 'per_gpu' ? m.tokens_per_s * row.gpus : m.tokens_per_s;
 }
 
+/**
+ * Whether the row's published peak leaves out its optimizer's states: bitsandbytes' paged optimizers allocate
+ * them with cudaMallocManaged (functional.get_paged -> lib.cget_managed_ptr, wrapped by torch.frombuffer), which
+ * torch.cuda.memory_stats and max_memory_allocated, the counters torchtune and lit-gpt report, do not see.
+ * @param {FinetuneRow} row
+ */
+export function pagedStatesUncounted(row) {
+  return String(row.training.optimizer ?? '').startsWith('paged_');
+}
+
 /** @param {number|null|undefined} v @param {number} [d] */
 const fmt = (v, d = 1) => (v == null || !Number.isFinite(v) ? '–' : v.toFixed(d));
 /** @param {number|null} p @param {number|null} m */
@@ -180,8 +190,9 @@ export async function main() {
     const r = response.results[0];
     const tokens = Number(response.training.batch_size) * Number(response.training.seq_len ?? row.training.seq_len);
     // Memory: the predicted total without the fixed runtime allowance, since PyTorch's counters do not
-    // include the CUDA context (as bench:measured compares).
-    const memory = r.memory_gb - (r.memory?.overhead_gb ?? 0);
+    // include the CUDA context (as bench:measured compares), and without a paged optimizer's states, which
+    // bitsandbytes allocates in CUDA unified memory outside PyTorch's allocator (pagedStatesUncounted).
+    const memory = r.memory_gb - (r.memory?.overhead_gb ?? 0) - (pagedStatesUncounted(row) ? (r.memory?.optimizer_gb ?? 0) : 0);
     const tps = typeof r.tokens_per_s === 'number' ? r.tokens_per_s : tokens / (r.step_ms / 1000);
     const base = baseline(row, response.model.parameters, /** @type {any} */ (hw.get(row.hardware)));
     const mMem = row.measured.peak_memory_gb;
@@ -195,7 +206,7 @@ export async function main() {
       errors.tpsBase.push(ape(base.tokens_per_s, mTps));
     }
     predicted.push(
-      `| ${row.id} | ${setup(row)} | ${row.gpus}× \`${row.hardware}\` | ${fmt(mMem)} | ${fmt(memory)} (${err(memory, mMem)}) | ` +
+      `| ${row.id}${row.setup_inferred ? ' †' : ''} | ${setup(row)} | ${row.gpus}× \`${row.hardware}\` | ${fmt(mMem)} | ${fmt(memory)} (${err(memory, mMem)}) | ` +
         `${fmt(base.memory_gb)} (${err(base.memory_gb, mMem)}) | ${fmt(mTps, 0)} | ${fmt(mTps == null ? null : tps, 0)} (${err(tps, mTps)}) | ` +
         `${fmt(mTps == null ? null : base.tokens_per_s, 0)} (${err(base.tokens_per_s, mTps)}) | [source](${row.source.url}) |`,
     );
@@ -229,6 +240,11 @@ export async function main() {
     '- `parallel` only for more than one GPU (`gpus`, `data`, FSDP as `zero_stage` 3) or for gradient checkpointing',
     '  (`recompute: "full"`, also on one GPU, where the core takes it).',
     '- Predicted memory is `memory_gb − memory.overhead_gb` (PyTorch\'s counters do not include the CUDA context);',
+    '  for a paged optimizer (`paged_adamw`, `paged_adamw_8bit`) also − `memory.optimizer_gb`: bitsandbytes allocates',
+    '  paged states with `cudaMallocManaged` (`functional.get_paged`), outside PyTorch\'s caching allocator, so the',
+    '  published counters (`torch.cuda.memory_stats`, `max_memory_allocated`) do not include them.',
+    '- A row whose setup the source leaves open and the audit inferred says so in `setup_inferred` (marked † in the',
+    '  table) and in its notes.',
     '  published GiB are converted to GB (10^9 bytes). Predicted throughput is `results[0].tokens_per_s` when the',
     '  core gives it, else batch × seq_len ÷ step time, in tokens/s over all GPUs; per-GPU figures are scaled by the',
     '  GPU count before comparing.',
