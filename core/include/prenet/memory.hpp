@@ -88,7 +88,8 @@ struct StageInputs {
   double frozen_bytes = 0;               // bytes of the frozen weights (Layer::frozen_bytes_per_parameter)
   double activations = 0;                // bytes kept under the recompute mode
   double largest_block = 0;              // bytes of the largest block without recomputation
-  double largest_saved = 0;              // bytes the layer that keeps the most keeps (activation offload)
+  double largest_saved = 0;              // bytes the layer that keeps the most keeps, loss side apart (offload)
+  double loss_saved = 0;                 // bytes the loss and the head it reads keep (loss_side_layers)
   double largest_frozen_bytes = 0;       // bytes of the frozen weights of the layer with the most parameters
   TrainedTensors tensors;                // the trained tensors' sums (optimizer states, gradients)
   // Of those, the expert layers' (parallel.expert: already 1/expert of them, ZeRO-sharded over data / expert).
@@ -101,13 +102,19 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
 /// What training.offload and training.activation_offload move from one GPU's device memory to the host.
 /// `trained` and `frozen_bytes` are the GPU's parameters before ZeRO sharding, `s_opt` / `s_w` the shares ZeRO
 /// leaves it of the optimizer states and of the weights; `activations` the bytes of saved activations it keeps
-/// (all micro-batches in flight), `largest_saved` those of the layer that keeps the most; `largest_param` and
-/// `largest_frozen_bytes` the largest layer's; `buckets` whether m already holds the gradient buckets.
+/// (all micro-batches in flight), `largest_saved` those of the layer that keeps the most (loss side apart);
+/// `largest_param` and `largest_frozen_bytes` the largest layer's; `buckets` whether m already holds the gradient
+/// buckets; `loss_saved` the part of `activations` the loss side keeps, which activation offload leaves on the GPU.
 struct OffloadShare {
   double trained = 0, frozen_bytes = 0, s_opt = 1, s_w = 1;
   double activations = 0, largest_saved = 0, largest_param = 0, largest_frozen_bytes = 0;
   bool buckets = false, gathered = false;  // gathered: m holds ZeRO-3's two gathered layers
+  double loss_saved = 0;
 };
+/// Per layer of `net`, whether it is on the loss side: a cross-entropy loss or a layer whose output one reads
+/// (the vocabulary head). Their saved tensors are freed when the loss's and the head's backward end, before
+/// any block's, and torchtune's activation offload keeps them on the GPU.
+std::vector<bool> loss_side_layers(const Network& net);
 void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingConfig& training);
 
 /// Micro-batches whose activations stage `stage` of cfg's pipeline keeps at its peak, in units of one

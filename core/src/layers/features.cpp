@@ -174,7 +174,7 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
   kb.set_frozen(!layer.trainable);
   kind_of(layer.type).kernels(step, kb, lw);
   dequantize_kernels(step, kb);
-  lw.saved_activation_bytes += lora_kernels(step, kb);
+  lw.saved_activation_bytes += lora_kernels(step, kb) + quantized_base_saved(step);
 }
 
 /// Drops the backward kernels of layer `l` (from `first` on in the step's list) and what it saves: a frozen

@@ -58,4 +58,20 @@ void dequantize_kernels(const LayerStep& st, KernelBuilder& kb) {
   }
 }
 
+double quantized_base_saved(const LayerStep& st) {
+  const Layer& layer = st.layer;
+  if (layer.trainable || layer.quantized_bytes <= 0 || !st.dx) return 0;
+  std::set<int> saved_by_adapter;
+  if (layer.adapter.rank > 0 && layer.adapter.dropout == 0) {
+    for (const LinearModule& m : layer.adapter.modules) saved_by_adapter.insert(m.input_group);
+  }
+  std::set<int> groups;
+  double saved = 0;
+  for (const LinearModule& m : kind_of(layer.type).linear_modules(layer)) {
+    if (m.role == "lm_head" || saved_by_adapter.count(m.input_group) > 0) continue;
+    if (groups.insert(m.input_group).second) saved += st.e * st.b * m.rows_per_sample * m.in;
+  }
+  return saved;
+}
+
 }  // namespace prenet

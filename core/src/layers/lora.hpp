@@ -13,4 +13,9 @@ double lora_kernels(const LayerStep& st, KernelBuilder& kb);
 /// the compute type before its GEMM, in forward and again for the input gradient in backward).
 void dequantize_kernels(const LayerStep& st, KernelBuilder& kb);
 
+/// Bytes a frozen quantized base saves for backward: bitsandbytes' MatMul4Bit (and 8-bit matmul) keeps each
+/// matmul's input whenever that input needs a gradient (`ctx.tensors = (A, B)`), once per input group and
+/// not again where an adapter without dropout already saves the same tensor.
+double quantized_base_saved(const LayerStep& st);
+
 }  // namespace prenet

@@ -21,6 +21,7 @@ void add_chunk(StageInputs& to, const StageInputs& c) {
   to.largest_param = std::max(to.largest_param, c.largest_param);
   to.largest_block = std::max(to.largest_block, c.largest_block);
   to.largest_saved = std::max(to.largest_saved, c.largest_saved);
+  to.loss_saved += c.loss_saved;
   to.largest_frozen_bytes = std::max(to.largest_frozen_bytes, c.largest_frozen_bytes);
 }
 

@@ -202,6 +202,19 @@ double state_temporary_bytes(const StateBytes& b, const TrainedTensors& tensors,
 
 }  // namespace
 
+std::vector<bool> loss_side_layers(const Network& net) {
+  std::vector<bool> side(net.layers.size(), false);
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    if (net.layers[l].type != LayerType::CrossEntropy) continue;
+    side[l] = true;
+    for (int producer : net.layers[l].inputs) {
+      if (producer >= 0 && static_cast<std::size_t>(producer) < side.size())
+        side[static_cast<std::size_t>(producer)] = true;
+    }
+  }
+  return side;
+}
+
 void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingConfig& training) {
   const StateBytes b = state_bytes(training);
   double host = 0;
@@ -229,10 +242,13 @@ void move_to_host(MemoryEstimate& m, const OffloadShare& share, const TrainingCo
   }
   if (training.activation_offload) {
     // torchtune OffloadActivations: saved tensors go to pinned host memory as they are saved; the device keeps
-    // the tensors in flight, modelled as two layers' worth (the one computing and the one copying).
-    const double device = std::min(share.activations, 2.0 * share.largest_saved);
-    host += share.activations;
-    m.activations_gb -= (share.activations - device) / 1e9;
+    // the tensors in flight, modelled as two layers' worth (the one computing and the one copying). The loss
+    // side stays: the recipes run the loss outside the offloading context and wrap the output head in a
+    // NoOpManager (training/_activation_offloading.py, get_act_offloading_ctx_manager).
+    const double offloaded = std::max(share.activations - share.loss_saved, 0.0);
+    const double device = std::min(offloaded, 2.0 * share.largest_saved);
+    host += offloaded;
+    m.activations_gb -= (offloaded - device) / 1e9;
   }
   m.host_gb = host / 1e9;
 }
@@ -264,10 +280,15 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
   m.weights_gb = (trained * (b.weights16 + b.master) + frozen_bytes + fp8_weight_bytes(net, training)) / 1e9;
   m.gradients_gb = gradient_bytes(tensors, training) / 1e9;
   m.optimizer_gb = optimizer_state_bytes(tensors, training) / 1e9;
-  double saved = 0, largest_saved = 0;
-  for (const auto& layer : work.layers) {
-    saved += layer.saved_activation_bytes;
-    largest_saved = std::max(largest_saved, layer.saved_activation_bytes);
+  double saved = 0, largest_saved = 0, loss_saved = 0;
+  const std::vector<bool> loss_side = loss_side_layers(net);
+  for (std::size_t l = 0; l < work.layers.size(); ++l) {
+    const double bytes = work.layers[l].saved_activation_bytes;
+    saved += bytes;
+    if (l < loss_side.size() && loss_side[l])
+      loss_saved += bytes;
+    else
+      largest_saved = std::max(largest_saved, bytes);
   }
   m.activations_gb = saved / 1e9;
   m.temporary_gb += state_temporary_bytes(b, tensors, largest_param(net)) / 1e9;
@@ -278,6 +299,7 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
     share.frozen_bytes = frozen_bytes;
     share.activations = saved;
     share.largest_saved = largest_saved;
+    share.loss_saved = loss_saved;
     share.gathered = b.weights16 == 0;  // FSDP's gathered layers are in temporary_gb already
     for (const Layer& layer : net.layers) {
       share.largest_param = std::max(share.largest_param, static_cast<double>(layer.parameters));
@@ -294,6 +316,7 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last) {
   StageInputs in;
   const std::vector<bool> fp8 = fp8_linear_layers(shard.net);
+  const std::vector<bool> loss_side = loss_side_layers(shard.net);
   double block_acts = 0;
   int block = -1;
   for (std::size_t l = first; l < last; ++l) {
@@ -310,7 +333,10 @@ StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>&
     if (fp8[l]) in.fp8_weights += fp8_weight_elements(layer);
     in.largest_param = std::max(in.largest_param, p);
     in.activations += saved[l];
-    in.largest_saved = std::max(in.largest_saved, saved[l]);
+    if (loss_side[l])
+      in.loss_saved += saved[l];
+    else
+      in.largest_saved = std::max(in.largest_saved, saved[l]);
     if (!layer.trainable)
       in.largest_frozen_bytes = std::max(in.largest_frozen_bytes, p * layer.frozen_bytes_per_parameter);
     if (shard.layers[l].block != block) {
@@ -370,8 +396,6 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   }
   m.activations_gb = in.activations * micro_batches_in_flight(cfg, stage) / 1e9;
   const double kept_activations = m.activations_gb * 1e9;
-  // Full and op-level recomputation rebuild one block's activations at a time during backward.
-  if (cfg.recompute == Recompute::Full || op_level(cfg.recompute)) m.activations_gb += in.largest_block / 1e9;
   // Gathered full layers under ZeRO-3 (the current one and the prefetched next), and two gradient
   // buckets in flight under data parallelism.
   if (cfg.zero_stage == 3 && ranks > 1 && b.weights16 > 0) m.temporary_gb += 2.0 * in.largest_param * b.compute / 1e9;
@@ -389,7 +413,15 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
                        in.largest_frozen_bytes,
                        ranks > 1,
                        (cfg.zero_stage == 3 && ranks > 1) || b.weights16 == 0};
+    share.loss_saved = in.loss_saved;
     move_to_host(m, share, training);
+  }
+  // Full and op-level recomputation rebuild one block's activations at a time during backward. By then the
+  // loss's and the head's backward have run and freed what they saved (for the micro-batch in backward), so the
+  // rebuilt block adds to the rest only: the peak is the larger of the two moments.
+  if (cfg.recompute == Recompute::Full || op_level(cfg.recompute)) {
+    const double kept = m.activations_gb * 1e9;
+    m.activations_gb = std::max(kept, kept - std::min(in.loss_saved, kept) + in.largest_block) / 1e9;
   }
   return m;
 }

@@ -83,6 +83,7 @@ OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, cons
   const StateBytes b = state_bytes(training);
   OffloadTraffic tr;
   tr.gpus_on_host = gpus_on_host(host, 1);
+  const std::vector<bool> loss_side = loss_side_layers(net);  // not offloaded (move_to_host)
   for (std::size_t l = 0; l < net.layers.size(); ++l) {
     const Layer& layer = net.layers[l];
     const double trained = static_cast<double>(trainable_parameters(layer));
@@ -92,7 +93,7 @@ OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, cons
     tr.streamed_bytes += bytes;
     tr.largest_layer_bytes = std::max(tr.largest_layer_bytes, bytes);
     const double fwd = timing.layers[l].ms[0] * factor, bwd = timing.layers[l].ms[1] * factor;
-    tr.layers.push_back({work.layers[l].saved_activation_bytes, fwd, bwd});
+    tr.layers.push_back({loss_side[l] ? 0.0 : work.layers[l].saved_activation_bytes, fwd, bwd});
     tr.backward_ms += bwd;
     tr.compute_ms += fwd + bwd;
   }
@@ -118,6 +119,7 @@ OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<doub
   for (std::size_t j = pt.critical_stage; j < chunks; j += stages) {
     for (std::size_t l = pt.stage_bounds[j]; l < pt.stage_bounds[j + 1]; ++l) layers.push_back(l);
   }
+  const std::vector<bool> loss_side = loss_side_layers(shard.net);  // not offloaded (move_to_host)
   for (std::size_t l : layers) {
     const Layer& layer = shard.net.layers[l];
     const double trained = static_cast<double>(trainable_parameters(layer));
@@ -126,7 +128,7 @@ OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<doub
     const double bytes = (trained * b.weights16 + frozen) * s_w;
     tr.streamed_bytes += bytes;
     tr.largest_layer_bytes = std::max(tr.largest_layer_bytes, bytes);
-    tr.layers.push_back({saved[l], layer_ms[l][0], layer_ms[l][1]});
+    tr.layers.push_back({loss_side[l] ? 0.0 : saved[l], layer_ms[l][0], layer_ms[l][1]});
   }
   return tr;
 }
