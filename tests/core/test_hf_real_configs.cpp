@@ -7,6 +7,7 @@
 // the attention scores and P V add 2 x 2 s d_attn per layer forward, counted over the whole causal square).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -62,8 +63,12 @@ struct DecoderFamily {
   int qk_norm = 0;          // 0 none; 1 one head_dim weight each for q and k (Qwen3); 2 over the whole q and k (OLMo 2)
   bool sinks = false;       // one learned logit per head (gpt-oss)
   bool tied_default = false;  // tie_word_embeddings when the config does not say
+  bool gated_mlp = true;      // SwiGLU gate/up/down; false: Starcoder2's c_fc / c_proj
+  int norm_params = 1;        // per hidden unit of each norm: 1 weight (RMSNorm, bias-free LayerNorm), 2 with a bias
   // Experts: none (dense), Mixtral/Qwen3-MoE style (no biases) or gpt-oss style (biases on experts and router).
   enum class Moe { none, plain, biased } moe = Moe::none;
+  bool shared_expert =
+      false;  // Qwen2-MoE: a shared SwiGLU expert and its sigmoid gate Linear(h, 1), in every token's path
 };
 
 DecoderFamily decoder_family(const std::string& type, const Json& c) {
@@ -93,6 +98,19 @@ DecoderFamily decoder_family(const std::string& type, const Json& c) {
   } else if (type == "qwen2_moe") {  // Qwen2 attention; experts plus a gated shared expert (below)
     f.qkv_bias = true;
     f.moe = DecoderFamily::Moe::plain;
+    f.shared_expert = true;
+  } else if (type == "internlm2") {  // InternLM2Attention: wqkv and wo with bias=config.bias
+    f.qkv_bias = f.o_bias = flag(c, "bias", true);
+  } else if (type == "cohere") {  // one CohereLayerNorm (weight only) per layer feeds attention and MLP in parallel
+    f.qkv_bias = f.o_bias = flag(c, "attention_bias", false);
+    f.norms_per_layer = 1;
+    f.tied_default = true;
+    if (flag(c, "use_qk_norm", false)) f.qk_norm = 2;  // CohereLayerNorm((heads, head_dim)) and ((kv_heads, head_dim))
+  } else if (type == "starcoder2") {  // q/k/v/o, c_fc, c_proj with bias=use_bias; LayerNorms with bias; tied head
+    f.qkv_bias = f.o_bias = f.mlp_bias = flag(c, "use_bias", true);
+    f.gated_mlp = false;
+    f.norm_params = 2;
+    f.tied_default = true;
   } else if (type == "gpt_oss") {
     f.qkv_bias = f.o_bias = flag(c, "attention_bias", true);
     f.sinks = true;
@@ -125,8 +143,8 @@ Expected llama_like(const std::string& type, const Json& c) {
                            (f.qk_norm == 1   ? 2 * d
                             : f.qk_norm == 2 ? (H + kv) * d
                                              : 0);
-  const double norms = f.norm_weights ? f.norms_per_layer * h : 0;
-  const double dense_mlp = 2 * linear(h, I, f.mlp_bias) + linear(I, h, f.mlp_bias);
+  const double norms = f.norm_weights ? f.norms_per_layer * f.norm_params * h : 0;
+  const double dense_mlp = (f.gated_mlp ? 2 : 1) * linear(h, I, f.mlp_bias) + linear(I, h, f.mlp_bias);
 
   double E = 0, k = 0, expert = 0, router = 0;
   if (f.moe == DecoderFamily::Moe::plain) {  // Mixtral: num_local_experts x (w1, w2, w3); Qwen3-MoE: num_experts
@@ -134,7 +152,8 @@ Expected llama_like(const std::string& type, const Json& c) {
     k = num(c, "num_experts_per_tok", 0);
     const double Ie = num(c, "moe_intermediate_size", I);
     expert = 3 * h * Ie;
-    router = h * E;                                  // gate = nn.Linear(hidden, experts, bias=False)
+    router = h * E;  // gate = nn.Linear(hidden, experts, bias=False)
+    if (f.shared_expert) router += 3 * h * num(c, "shared_expert_intermediate_size", 0) + h;  // shared_expert + gate
   } else if (f.moe == DecoderFamily::Moe::biased) {  // GptOssExperts: gate_up_proj [E, h, 2I] + bias, down_proj + bias
     E = num(c, "num_local_experts", 0);
     k = num(c, "num_experts_per_tok", 0);
@@ -143,7 +162,7 @@ Expected llama_like(const std::string& type, const Json& c) {
   }
 
   Expected e;
-  e.total = V * h + (tied ? 0 : V * h) + (f.norm_weights ? h : 0);  // embed_tokens, lm_head, final norm
+  e.total = V * h + (tied ? 0 : V * h) + (f.norm_weights ? f.norm_params * h : 0);  // embed_tokens, lm_head, norm
   e.active = e.total;
   for (int i = 0; i < L; ++i) {
     const double shared = attention + norms;
@@ -202,6 +221,64 @@ Expected mamba(const Json& c) {
   Expected e;
   e.total = V * h + (tied ? 0 : V * h) + num(c, "num_hidden_layers", 0) * (h + mixer) + h;
   e.active = e.total;
+  e.lookup = tied ? 0 : V * h;
+  return e;
+}
+
+// Mamba2ForCausalLM: embeddings, per layer an RMSNorm and a Mamba2Mixer (in_proj h -> I + conv_dim + heads with
+// conv_dim = I + 2 n_groups state, depthwise conv1d over conv_dim with bias, dt_bias, A_log and D per head, the gated
+// RMSNorm over I, out_proj I -> h), norm_f, lm_head (Mamba2Config: not tied by default). I = expand x hidden_size.
+Expected mamba2(const Json& c) {
+  const double V = num(c, "vocab_size", 32768), h = num(c, "hidden_size", 4096), N = num(c, "state_size", 128);
+  const double I = num(c, "expand", 2) * h, heads = num(c, "num_heads", 128), groups = num(c, "n_groups", 8);
+  const double K = num(c, "conv_kernel", 4), conv_dim = I + 2 * groups * N;
+  const bool bias = flag(c, "use_bias", false), conv_bias = flag(c, "use_conv_bias", true);
+  const bool tied = flag(c, "tie_word_embeddings", false);
+  const double mixer = linear(h, I + conv_dim + heads, bias) + conv_dim * K + (conv_bias ? conv_dim : 0) + 3 * heads +
+                       I + linear(I, h, bias);
+  Expected e;
+  e.total = V * h + (tied ? 0 : V * h) + num(c, "num_hidden_layers", 24) * (h + mixer) + h;
+  e.active = e.total;
+  e.lookup = tied ? 0 : V * h;
+  // The SSD scan runs in chunks of 256 as batched matmuls (within a chunk C B^T, like attention over a 256-token
+  // window, then the states): real matrix work that 6N leaves out (Mamba-Codestral: +3.9% over 6N at s = 128).
+  e.flops_comparable = false;
+  return e;
+}
+
+// JambaForCausalLM: layer i is attention when i % attn_layer_period == attn_layer_offset (q/k/v/o without bias),
+// else a JambaMambaMixer (in_proj h -> 2I, depthwise conv1d with bias=mamba_conv_bias, x_proj I -> R + 2N, dt_proj
+// R -> I with bias, A_log [I, N], D, the dt/B/C RMSNorms, out_proj I -> h; projections with bias=mamba_proj_bias);
+// its feed-forward is a sparse block (router h -> E, E SwiGLU experts) when i % expert_layer_period ==
+// expert_layer_offset, else one SwiGLU MLP; two RMSNorms per layer, final_layernorm, untied lm_head by default.
+Expected jamba(const Json& c) {
+  const double V = num(c, "vocab_size", 65536), h = num(c, "hidden_size", 4096),
+               Iff = num(c, "intermediate_size", 14336);
+  const int L = static_cast<int>(num(c, "num_hidden_layers", 32));
+  const double H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", 8), d = h / H;
+  const double I = num(c, "mamba_expand", 2) * h, N = num(c, "mamba_d_state", 16), K = num(c, "mamba_d_conv", 4);
+  const double R = num(c, "mamba_dt_rank", std::ceil(h / 16));
+  const bool proj_bias = flag(c, "mamba_proj_bias", false), conv_bias = flag(c, "mamba_conv_bias", true);
+  const double E = num(c, "num_experts", 16), k = num(c, "num_experts_per_tok", 2);
+  const int attn_period = static_cast<int>(num(c, "attn_layer_period", 8));
+  const int attn_offset = static_cast<int>(num(c, "attn_layer_offset", 4));
+  const int expert_period = static_cast<int>(num(c, "expert_layer_period", 2));
+  const int expert_offset = static_cast<int>(num(c, "expert_layer_offset", 1));
+  const bool tied = flag(c, "tie_word_embeddings", false);
+  const double attention = h * H * d + 2 * h * kv * d + H * d * h;
+  const double mixer = linear(h, 2 * I, proj_bias) + I * K + (conv_bias ? I : 0) + I * (R + 2 * N) +
+                       linear(R, I, true) + I * N + I + (R + 2 * N) + linear(I, h, proj_bias);
+  const double mlp = 3 * h * Iff;
+  Expected e;
+  e.total = V * h + (tied ? 0 : V * h) + h;
+  e.active = e.total;
+  for (int i = 0; i < L; ++i) {
+    const double mix = (i % attn_period == attn_offset) ? attention : mixer;
+    if (i % attn_period == attn_offset) e.attention_width += H * d;
+    const bool sparse = E > 1 && i % expert_period == expert_offset;
+    e.total += 2 * h + mix + (sparse ? h * E + E * mlp : mlp);
+    e.active += 2 * h + mix + (sparse ? h * E + k * mlp : mlp);
+  }
   e.lookup = tied ? 0 : V * h;
   return e;
 }
@@ -323,6 +400,24 @@ Expected mpt(const Json& c) {
   return e;
 }
 
+// DbrxForCausalLM: wte; per block norm_1 and norm_2 (LayerNorm without bias), Wqkv [d + 2 kv_n_heads head_dim, d] and
+// out_proj without biases, the router Linear(d, moe_num_experts) without bias and the experts' w1, v1, w2 (each
+// [moe_num_experts x ffn_hidden_size, d]); norm_f; lm_head not tied.
+Expected dbrx(const Json& c) {
+  const Json attn = c.value("attn_config", Json::object()), ffn = c.value("ffn_config", Json::object());
+  const double V = num(c, "vocab_size", 32000), d = num(c, "d_model", 2048), L = num(c, "n_layers", 24);
+  const double H = num(c, "n_heads", 16), kv = num(attn, "kv_n_heads", 1), hd = d / H;
+  const double E = num(ffn, "moe_num_experts", 4), k = num(ffn, "moe_top_k", 1), I = num(ffn, "ffn_hidden_size", 3584);
+  const bool tied = flag(c, "tie_word_embeddings", false);
+  const double shared = 2 * d + d * (d + 2 * kv * hd) + d * d + d * E;
+  Expected e;
+  e.total = V * d + (tied ? 0 : V * d) + d + L * (shared + E * 3 * I * d);
+  e.active = V * d + (tied ? 0 : V * d) + d + L * (shared + k * 3 * I * d);
+  e.lookup = tied ? 0 : V * d;
+  e.attention_width = L * d;
+  return e;
+}
+
 /// `c` with the class defaults filled in where the file leaves a field out.
 Json with_defaults(Json c, const Json& defaults) {
   for (const auto& item : defaults.items()) {
@@ -386,14 +481,18 @@ std::optional<Expected> formula(const Json& c) {
   if (type == "gemma3") return gemma3(c);
   if (type == "whisper") return whisper(c);
   if (type == "mpt") return mpt(c);
+  if (type == "dbrx") return dbrx(c);
   if (type == "mamba" || type == "falcon_mamba") return mamba(c);  // FalconMamba's extra RMS norms have no weights
+  if (type == "mamba2") return mamba2(c);
+  if (type == "jamba") return jamba(c);
   if (type == "siglip") return siglip(c);
   if (type == "clip") return clip(c);
   if (type == "bert") return bert(c);
   if (type == "t5") return t5(c);
   if (type == "deberta-v2") return deberta_v2(c);
   static const std::set<std::string> llama_like_types = {
-      "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "olmo2", "gemma2", "phi3", "granite", "gpt_oss"};
+      "llama",  "mistral",     "mixtral", "qwen2",   "qwen3",   "qwen3_moe", "qwen2_moe", "olmo2",
+      "gemma2", "gemma3_text", "phi3",    "granite", "gpt_oss", "internlm2", "cohere",    "starcoder2"};
   if (llama_like_types.count(type)) return llama_like(type, c);
   FAIL("no formula for model_type \"" << type << "\": add one to tests/core/test_hf_real_configs.cpp");
   return {};
@@ -432,6 +531,18 @@ const Published kPublished[] = {
      "DeepSeek-V3 technical report (arXiv 2412.19437): 671B total, 37B activated per token (MTP module not counted)"},
     {"openai--gpt-oss-120b.json", 116.8e9, 5.1e9, 0.01,
      "gpt-oss model card (arXiv 2508.10925): 116.8B total, 5.1B active (embedding table not counted)", true},
+    {"SinclairSchneider--dbrx-instruct-quantization-fixed.json", 132e9, 36e9, 0.015,
+     "DBRX model card (quoted in dranger003/dbrx-instruct-iMat.GGUF README): 132B total, 36B active"},
+    {"MaziyarPanahi--Qwen1.5-MoE-A2.7B-Wikihow.json", 14.316e9, 2.7e9, 0.005,
+     "Open LLM Leaderboard request for Qwen/Qwen1.5-MoE-A2.7B: params 14.316 (B); NVIDIA NeMo AutoModel model page: "
+     "14.3B total / 2.7B active"},
+    {"OpenVINO--starcoder2-3b-int8-ov.json", 3.03e9, 0, 0.005,
+     "Open LLM Leaderboard request for bigcode/starcoder2-3b: params 3.03 (B)"},
+    {"Aratako--c4ai-command-r-v01-japanese-instruct.json", 34.9e9, 0, 0.005,
+     "FinancialSupport leaderboard request for CohereForAI/c4ai-command-r-v01 (float16): params 34.9 (B)"},
+    {"ai21labs--Jamba-v0.1.json", 51.57e9, 12e9, 0.01,
+     "Open LLM Leaderboard request for ai21labs/Jamba-v0.1: params 51.57 (B); transformers' Jamba model doc: 12B "
+     "active of 52B"},
     {"openai--gpt-oss-20b.json", 20.9e9, 3.6e9, 0.015,
      "gpt-oss model card (arXiv 2508.10925): 20.9B total, 3.6B active (embedding table not counted)", true},
 };
@@ -446,9 +557,16 @@ double vision_tower_total(const std::string& type, const Json& c) {
                            {"vocab_size", 0},
                            {"max_position_embeddings", 0},
                            {"projection_size", 0}};
+  const Json vision = c.value("vision_config", Json::object());
+  if (type == "clip") {  // CLIPVisionModel: the CLIPModel vision part without visual_projection
+    const double proj = num(c, "projection_dim", 512);
+    const Json text_only = {{"vision_config", {{"hidden_size", 0}, {"num_hidden_layers", 0}}},
+                            {"text_config", c.value("text_config", Json::object())},
+                            {"projection_dim", proj}};
+    return clip(c).total - clip(text_only).total - num(vision, "hidden_size", 768) * proj;
+  }
   if (type != "siglip") FAIL("no vision-tower formula for " << type);
-  return siglip({{"vision_config", c.value("vision_config", Json::object())}, {"text_config", empty_text}}).total -
-         2;  // no logit_scale / logit_bias
+  return siglip({{"vision_config", vision}, {"text_config", empty_text}}).total - 2;  // no logit_scale / logit_bias
 }
 
 /// Checks the refusal of two-tower `cfg` and its vision tower read alone against the formula.
@@ -475,12 +593,50 @@ std::vector<std::string> fixture_files() {
   return files;
 }
 
-Json read_fixture(const std::string& file) {
+/// `text` with Python's bare Infinity, -Infinity and NaN (json.dumps writes them; strict JSON has no such literal)
+/// outside strings written as the strings "Infinity", "-Infinity", "NaN": the rule web/src/config-json.js applies
+/// before a pasted or loaded config reaches the core, so a fixture is read here as the page and the CLI read it.
+std::string quote_non_finite(const std::string& text, int& replaced) {
+  static const char* const kWords[] = {"-Infinity", "Infinity", "NaN"};
+  auto word_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '"') {  // copy a whole string literal, escapes included
+      std::size_t end = i + 1;
+      while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+      out.append(text, i, end - i);
+      i = end;
+      continue;
+    }
+    bool matched = false;
+    for (const char* w : kWords) {
+      const std::size_t n = std::string(w).size();
+      if (text.compare(i, n, w) == 0 && (i == 0 || !word_char(text[i - 1])) &&
+          (i + n >= text.size() || !word_char(text[i + n]))) {
+        out += std::string("\"") + w + "\"";
+        i += n;
+        ++replaced;
+        matched = true;
+        break;
+      }
+    }
+    if (!matched) out += text[i++];
+  }
+  return out;
+}
+
+/// The fixture parsed; `non_finite` counts the Python words read as text (0 for plain JSON).
+Json read_fixture(const std::string& file, int* non_finite = nullptr) {
   std::ifstream in(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf/" + file);
   REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();
-  return Json::parse(text.str());
+  Json parsed = Json::parse(text.str(), nullptr, false);
+  int replaced = 0;
+  if (parsed.is_discarded()) parsed = Json::parse(quote_non_finite(text.str(), replaced));
+  if (non_finite != nullptr) *non_finite = replaced;
+  return parsed;
 }
 
 }  // namespace
@@ -492,9 +648,10 @@ TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per
   const std::int64_t s = 128;  // a short context, where 6N dominates (and under every sliding window here)
   int rows = 0;
   for (const std::string& file : files) {
-    const Json cfg = read_fixture(file);
+    int non_finite = 0;
+    const Json cfg = read_fixture(file, &non_finite);
     const std::string type = cfg.value("model_type", std::string());
-    INFO(file << " (model_type " << type << ")");
+    INFO(file << " (model_type " << type << "; Python non-finite words read as text: " << non_finite << ")");
     if (kTwoTowerTypes.count(type) > 0) {
       check_two_towers(type, cfg);
       ++rows;
