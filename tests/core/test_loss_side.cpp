@@ -42,9 +42,10 @@ std::size_t cross_entropy_index(const Network& net) {
   return 0;
 }
 
-double ce_saved(const Network& net, bool compiled, int chunks) {
+double ce_saved(const Network& net, bool compiled_loss, int chunks, bool compiled_blocks = false) {
   KernelContext context(Precision::BF16);
-  context.compiled = compiled;
+  context.compiled = compiled_blocks;
+  context.compiled_loss = compiled_loss;
   context.loss_chunks = chunks;
   const StepWork work = step_work(net, kBatch, context, Optimizer::Adam);
   return work.layers[cross_entropy_index(net)].saved_activation_bytes;
@@ -63,6 +64,8 @@ TEST_CASE("a compiled cross-entropy saves its 16-bit logits and one chunk's grad
   // of one chunk.
   CHECK(ce_saved(net, true, 1) == Approx(4.0 * logits));
   CHECK(ce_saved(net, true, 8) == Approx(2.0 * (1.0 + 1.0 / 8.0) * logits));
+  // Compiling the blocks alone (torchtitan's compile) leaves the loss eager: its FP32 log-probabilities stay.
+  CHECK(ce_saved(net, false, 1, true) == Approx(12.0 * logits));
 }
 
 TEST_CASE("the loss side is the cross-entropy and the layer whose output it reads", "[memory][loss]") {

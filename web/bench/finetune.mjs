@@ -70,7 +70,7 @@ export function finetuneRequest(row) {
   for (const [k, v] of Object.entries(row.training)) {
     if (PARALLEL_KEYS.has(k)) parallel[k] = v;
     // Defaults the core already assumes are left out, so a row asks only for what it needs.
-    else if (k === 'packing' || (k === 'compile' && v === false) || (k === 'loss' && v === 'standard')) continue;
+    else if (k === 'packing' || ((k === 'compile' || k === 'compile_loss') && v === false) || (k === 'loss' && v === 'standard')) continue;
     else if ((k === 'optimizer_in_backward' || k === 'activation_offload') && v === false) continue;
     else training[k] = v;
   }
@@ -166,7 +166,9 @@ const AUDIT = [
   '  were 25–28% under before the quantized-base change below.',
   '',
   '**Core mechanisms changed** (each with a test in `tests/core/test_loss_side.cpp`; docs/PREDICTION.md).',
-  '- Compiled cross-entropy: torchtune compiles each chunk\'s upcast + cross-entropy (`compile_loss`); Inductor\'s',
+  '- Compiled cross-entropy (`training.compile_loss`): torchtune\'s `compile` also compiles each chunk\'s upcast +',
+  '  cross-entropy (`training.compile_loss` in its recipes; a standard loss is compiled only by the LoRA single-device',
+  '  recipe, where the compiled module is kept: the others drop `compile_loss`\'s return value); Inductor\'s',
   '  min-cut partitioner saves the 16-bit logits (and per-row max and log-sum-exp) and recomputes the FP32',
   '  log-probabilities in one fused backward: `e · (1 + 1/chunks)` bytes per logit instead of `4 + 8/chunks`.',
   '- Recomputation peak: the loss\'s and the head\'s saved tensors are freed by their own backward before any',
@@ -209,7 +211,7 @@ function setup(row) {
   const lora = row.method === 'full' ? '' : ` r${ft.rank} ${Array.isArray(ft.targets) ? ft.targets.length : ft.targets}mod ${ft.base_precision}`;
   const tricks = [
     row.recompute !== 'none' ? 'AC' : '',
-    t.compile ? 'compile' : '',
+    t.compile ? (t.compile_loss ? 'compile+loss' : 'compile') : '',
     t.loss === 'chunked_ce' ? 'chunkedCE' : '',
     t.optimizer_in_backward ? 'opt-in-bwd' : '',
     t.activation_offload ? 'act-offload' : '',
@@ -314,7 +316,8 @@ export async function main() {
     '- `model.preset` from the catalogue; `training` restates batch (global: per-GPU batch × GPUs), sequence length,',
     '  precision (`bf16` with `master_weights: "bf16"` where the framework trains in pure bf16, as torchtune and',
     '  lit-gpt `bf16-true` do), optimizer and its implementation, and issue 19\'s switches (`finetune`, `compile`,',
-    '  `loss: "chunked_ce"`, `optimizer_in_backward`, `activation_offload`, `offload`). Defaults are not sent.',
+    '  `compile_loss` where the recipe\'s compile reaches the loss, `loss: "chunked_ce"`, `optimizer_in_backward`,',
+    '  `activation_offload`, `offload`). Defaults are not sent.',
     '- Every row runs full-length sequences (packed, or padded to the longest sample at the peak), so `packing`',
     '  and `average_tokens` are not sent.',
     '- `parallel` only for more than one GPU (`gpus`, `data`, FSDP as `zero_stage` 3) or for gradient checkpointing',

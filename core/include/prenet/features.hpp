@@ -89,6 +89,10 @@ struct KernelContext {
   // training.compile: Inductor fuses elementwise chains (composed activations, a GLU's activation and product)
   // into one kernel each way that saves only the chain's input (docs/PREDICTION.md, "Loss, compile and packing").
   bool compiled = false;
+  // training.compile_loss: the cross-entropy under torch.compile too, which then saves its 16-bit input instead
+  // of FP32 log-probabilities (layers/cross_entropy.cpp). torchtune's compile compiles the loss; torchtitan's
+  // compiles the blocks only (the loss with compile.components "loss").
+  bool compiled_loss = false;
   MasterWeights master_weights = MasterWeights::FP32;  // training.master_weights: what the optimizer step reads
   // training.moe_imbalance and training.moe_capacity_factor (0: dropless): the routed tokens' spread over the
   // experts (layers/moe.cpp).

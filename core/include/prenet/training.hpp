@@ -146,6 +146,7 @@ struct TrainingConfig {
   // packing").
   LossKind loss = LossKind::Standard;
   bool compile = false;                        // torch.compile (Inductor) fuses elementwise chains
+  bool compile_loss = false;                   // the loss under torch.compile too (torchtune's compile does that)
   bool packing = false;                        // samples concatenated into full rows
   std::optional<std::int64_t> average_tokens;  // mean real tokens per sample; absent: every sample is full
   std::int64_t token_seq_len = 0;              // set once the model is read: a token model's positions per row

@@ -32,11 +32,11 @@ class CrossEntropy : public LayerKind {
     // their passes (the same elements in loss_chunks pieces).
     const double chunks = st.context.loss_chunks;
     lw.saved_activation_bytes = (4.0 + 8.0 / chunks) * in_elems;
-    // torch.compile (torchtune's compile_loss compiles the upcast and cross-entropy of each chunk): Inductor's
-    // min-cut partitioner (torch/_functorch/partitioners.py) saves the graph's input, the 16-bit logits, and
-    // the per-row max and log-sum-exp, and recomputes the pointwise upcast and log-probabilities in the fused
-    // backward, which writes the logits' gradient in their own type: per logit e saved, e for one chunk.
-    if (st.context.compiled) lw.saved_activation_bytes = e * (1.0 + 1.0 / chunks) * in_elems;
+    // Under torch.compile (training.compile_loss; torchtune's compile_loss compiles the upcast and cross-entropy of
+    // each chunk): Inductor's min-cut partitioner (torch/_functorch/partitioners.py) saves the graph's input, the
+    // 16-bit logits, and the per-row max and log-sum-exp, and recomputes the pointwise upcast and log-probabilities in
+    // the fused backward, which writes the logits' gradient in their own type: per logit e saved, e for one chunk.
+    if (st.context.compiled_loss) lw.saved_activation_bytes = e * (1.0 + 1.0 / chunks) * in_elems;
   }
 };
 

@@ -249,6 +249,7 @@ KernelContext kernel_context(const TrainingConfig& training) {
   context.nchw = training.memory_format == MemoryFormat::NCHW;
   context.loss_chunks = training.loss == LossKind::ChunkedCE ? kLossChunks : 1;
   context.compiled = training.compile;
+  context.compiled_loss = training.compile_loss;
   context.master_weights = training.master_weights;
   context.moe_imbalance = training.moe_imbalance;
   context.moe_capacity_factor = training.moe_capacity_factor.value_or(0.0);

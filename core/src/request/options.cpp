@@ -243,6 +243,12 @@ std::vector<TrainingOption> recipe_rows() {
        "into single kernels",
        {"compile"}, "compile", nullptr, Echo::WhenGiven,
        store_member<&TC::compile>, read_unless<&TC::compile, false>},
+      {"compile_loss", K::Boolean, {}, {}, 0, 0, nullptr,
+       "Compiled loss", "the cross-entropy under torch.compile too (torchtune's compile compiles model and loss; "
+       "torchtitan's the blocks, the loss only with compile.components \"loss\"): it saves its 16-bit logits, not FP32 "
+       "log-probabilities",
+       {"compile_loss"}, "compile-loss", nullptr, Echo::WhenGiven,
+       store_member<&TC::compile_loss>, read_unless<&TC::compile_loss, false>},
       {"packing", K::Boolean, {}, {}, 0, 0, nullptr,
        "Sequence packing", "token models: samples concatenated into full rows (no padding); false: each sample "
        "padded to seq_len",
