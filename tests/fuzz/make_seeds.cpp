@@ -8,6 +8,7 @@
 #include <string>
 
 #include "onnx_writer.hpp"
+#include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/json_util.hpp"
 
@@ -103,7 +104,25 @@ int main(int argc, char** argv) {
     write(out / "hf_config", "real-" + entry.path().filename().string(), text);
     write(out / "request", "hf-" + entry.path().filename().string(),
           Json({{"model", {{"hf_config", Json::parse(text)}}}, {"options", {{"per_layer", false}}}}).dump());
+    // The architecture form: the decoders' echoed model.architecture, sent back as a request.
+    Json response = Json::parse(prenet::predict_json(
+        Json({{"model", {{"hf_config", Json::parse(text)}}}, {"options", {{"per_layer", false}}}}).dump()));
+    if (response.contains("model") && response["model"].contains("architecture")) {
+      write(
+          out / "request", "arch-" + entry.path().filename().string(),
+          Json({{"model", {{"architecture", response["model"]["architecture"]}}}, {"options", {{"per_layer", false}}}})
+              .dump());
+    }
   }
+  // A hand-written architecture with a per-layer plan (sliding, chunked, NoPE, routed and dense layers).
+  write(out / "request", "arch-plan.json",
+        Json::parse(R"J({"model": {"architecture": {"hidden_size": 256, "num_hidden_layers": 4,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "num_experts": 4,
+          "num_experts_per_tok": 2, "rms_norm": true, "gated_mlp": true, "hidden_act": "silu",
+          "learned_positions": false, "layers": [{"attention": "sliding", "window": 64}, {"moe": true},
+          {"attention": "chunked", "window": 32, "rope": false}, {"intermediate_size": 512}]}},
+          "options": {"per_layer": false}})J")
+            .dump());
   // Keras fixtures, also wrapped in requests.
   for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/keras")) {
     std::string text = read(entry.path());
