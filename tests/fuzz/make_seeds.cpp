@@ -64,7 +64,11 @@ int main(int argc, char** argv) {
   int n = 0;
   // Requests: the shared case manifest.
   Json cases = Json::parse(read(root / "tests/cases/requests.json"));
-  for (const auto& c : cases) write(out / "request", "case" + std::to_string(n++) + ".json", c["request"].dump());
+  // A case gives its request as JSON ("request") or as raw text ("request_text": malformed JSON and the like).
+  for (const auto& c : cases) {
+    std::string text = c.contains("request") ? c["request"].dump() : c.value("request_text", std::string());
+    write(out / "request", "case" + std::to_string(n++) + ".json", text);
+  }
   // Presets: layer lists and Hugging Face configs.
   for (const auto& p : prenet::presets()) {
     if (p.model.contains("hf_config")) {
