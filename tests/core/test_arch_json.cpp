@@ -207,6 +207,7 @@ TEST_CASE("architecture form: every bad field is named with what was expected", 
   check_error(with(ok, "family", "ssm"), p + ".family", "supported: decoder");
   check_error(with(ok, "family", 3), p + ".family", "string");
   check_error(Json::array(), p, "object");
+  check_error(with(ok, "model_type", "llama"), p + ".model_type", "model.hf_config");
   // Heads: dividing the hidden size unless head_dim is given; KV heads dividing the heads.
   check_error(with(ok, "num_attention_heads", 7), p + ".num_attention_heads", "must divide the hidden size 512");
   Json explicit_width = with(with(ok, "num_attention_heads", 7), "head_dim", 64);

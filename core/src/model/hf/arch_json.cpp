@@ -395,6 +395,11 @@ Json arch_to_json(const Arch& a) {
 
 Arch arch_from_json(const Json& j, const std::string& path) {
   require_object(j, path);
+  if (j.contains("model_type")) {
+    throw InputError(join(path, "model_type"),
+                     "a Hugging Face config.json is given as model.hf_config; an architecture names its fields as "
+                     "the response's model.architecture does (docs/MODEL_FORMAT.md, \"Architecture form\")");
+  }
   reject_unknown_keys(j, path, known_keys());
   std::string family = get_string(j, "family", path, "decoder");
   if (family != "decoder") {
