@@ -286,6 +286,7 @@ Json decoder_layers(const Arch& a, std::int64_t positions, const HeadChoice& h) 
 }  // namespace
 
 Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  // Before the head is read, so that of a bad head count and a bad `architectures` the count is reported.
   check_heads(c, a.hidden, a.heads, a.kv_heads, a.head_dim > 0, a.heads_field, a.kv_field);
   Arch with_head = a;
   with_head.head = read_head(c, warnings);
