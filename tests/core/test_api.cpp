@@ -84,7 +84,7 @@ TEST_CASE("whole-document errors: malformed, too deep, not an object, unknown ke
               "unknown field; expected one of model, training, hardware, options");
   check_error(call({{"model", "gpt2"}}), "model", "expected an object, got a string");
   check_error(call({{"model", {{"preset", "gpt2"}, {"hf_config", Json::object()}}}}), "model",
-              "exactly one of preset, hf_config, keras, onnx_base64 or layers");
+              "exactly one of preset, hf_config, architecture, keras, onnx_base64 or layers");
   check_error(call({{"model", {{"preset", "gpt-7"}}}}), "model.preset", "unknown preset \"gpt-7\"");
   check_error(call({{"model", {{"preset", 2}}}}), "model.preset", "got a number");
   check_error(call({{"model", {{"preset", "gpt2"}}}, {"options", {{"perlayer", false}}}}), "options.perlayer",

@@ -118,7 +118,8 @@ TEST_CASE("the catalogue publishes the options, model forms and limits", "[optio
   CHECK(format.at("link") == Json({"memory_format"}));
   CHECK(format.at("default").is_null());
   CHECK(catalog.at("limits").at("request_bytes") == 16 * 1024 * 1024);
-  CHECK(catalog.at("model_forms").size() == 5);
+  CHECK(catalog.at("model_forms").size() == 6);
+  CHECK(std::string(prenet::model_form_of({{"architecture", Json::object()}})) == "architecture");
   CHECK(std::string(prenet::model_form_of({{"keras", Json::object()}})) == "keras");
   CHECK(std::string(prenet::model_form_of({{"layers", Json::array()}})) == "layers");
 }

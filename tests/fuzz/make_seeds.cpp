@@ -8,6 +8,7 @@
 #include <string>
 
 #include "onnx_writer.hpp"
+#include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/json_util.hpp"
 
@@ -63,7 +64,11 @@ int main(int argc, char** argv) {
   int n = 0;
   // Requests: the shared case manifest.
   Json cases = Json::parse(read(root / "tests/cases/requests.json"));
-  for (const auto& c : cases) write(out / "request", "case" + std::to_string(n++) + ".json", c["request"].dump());
+  // A case gives its request as JSON ("request") or as raw text ("request_text": malformed JSON and the like).
+  for (const auto& c : cases) {
+    std::string text = c.contains("request") ? c["request"].dump() : c.value("request_text", std::string());
+    write(out / "request", "case" + std::to_string(n++) + ".json", text);
+  }
   // Presets: layer lists and Hugging Face configs.
   for (const auto& p : prenet::presets()) {
     if (p.model.contains("hf_config")) {
@@ -106,7 +111,25 @@ int main(int argc, char** argv) {
     if (parsed.is_discarded()) continue;
     write(out / "request", "hf-" + entry.path().filename().string(),
           Json({{"model", {{"hf_config", parsed}}}, {"options", {{"per_layer", false}}}}).dump());
+    // The architecture form: the decoders' echoed model.architecture, sent back as a request.
+    Json response = Json::parse(
+        prenet::predict_json(Json({{"model", {{"hf_config", parsed}}}, {"options", {{"per_layer", false}}}}).dump()));
+    if (response.contains("model") && response["model"].contains("architecture")) {
+      write(
+          out / "request", "arch-" + entry.path().filename().string(),
+          Json({{"model", {{"architecture", response["model"]["architecture"]}}}, {"options", {{"per_layer", false}}}})
+              .dump());
+    }
   }
+  // A hand-written architecture with a per-layer plan (sliding, chunked, NoPE, routed and dense layers).
+  write(out / "request", "arch-plan.json",
+        Json::parse(R"J({"model": {"architecture": {"hidden_size": 256, "num_hidden_layers": 4,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "num_experts": 4,
+          "num_experts_per_tok": 2, "rms_norm": true, "gated_mlp": true, "hidden_act": "silu",
+          "learned_positions": false, "layers": [{"attention": "sliding", "window": 64}, {"moe": true},
+          {"attention": "chunked", "window": 32, "rope": false}, {"intermediate_size": 512}]}},
+          "options": {"per_layer": false}})J")
+            .dump());
   // Keras fixtures, also wrapped in requests.
   for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/keras")) {
     std::string text = read(entry.path());

@@ -155,7 +155,7 @@ export type ModelReading =
 
 export interface ModelSummary {
   name: string;
-  source: string; // "preset" | "hf_config" | "layers"
+  source: string; // "preset" | "hf_config" | "architecture" | "keras" | "onnx_base64" | "layers"
   parameters: number;
   active_parameters?: number; // a token's parameters (mixture of experts: top_k of the experts); only when it differs
   layer_count: number;
@@ -163,6 +163,11 @@ export interface ModelSummary {
   flops_per_step: FlopsPerStep;
   /** Present when the model came as hf_config. */
   reading?: ModelReading;
+  /**
+   * The architecture form (docs/MODEL_FORMAT.md "Architecture form"): present when the model was read from a
+   * config of a decoder family (hf_config, or a preset built from one) or came as `architecture`.
+   */
+  architecture?: { family: 'decoder'; name: string; layers?: Array<Record<string, unknown>>; [key: string]: unknown };
 }
 
 export interface TrainingSummary {

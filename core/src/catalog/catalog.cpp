@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/finetune.hpp"
+#include "model/hf/arch_json.hpp"
 #include "prenet/embedded_data.hpp"
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
@@ -36,13 +37,10 @@ Preset parse_preset(std::string_view id, std::string_view text) {
 
 InputOverrides overrides_of(const TrainingConfig& t) { return {t.seq_len, t.image_size}; }
 
-Network from_hf_config(const Json& config, const std::string& path, const TrainingConfig& training,
-                       std::int64_t seq_len, const std::string& name) {
-  std::vector<std::string> warnings;
-  bool vision = hf_config_is_vision(config);
-  if (training.image_size && !vision) warnings.push_back("training.image_size ignored: the model takes tokens input");
-  if (training.seq_len && vision) warnings.push_back("training.seq_len ignored: the model takes image input");
-  Json expanded = hf_config_to_layers(config, path, vision ? 0 : seq_len, warnings, training.image_size.value_or(0));
+/// The network of a layer list the core generated from `path` (a config or an architecture), named `name` when
+/// it is not empty; `warnings` come first in its notes.
+Network network_of_generated(Json expanded, const std::string& path, const std::string& name,
+                             const std::vector<std::string>& warnings) {
   if (!name.empty()) expanded["name"] = name;
   Network net;
   try {
@@ -55,6 +53,25 @@ Network from_hf_config(const Json& config, const std::string& path, const Traini
   }
   net.warnings.insert(net.warnings.begin(), warnings.begin(), warnings.end());
   return net;
+}
+
+Network from_hf_config(const Json& config, const std::string& path, const TrainingConfig& training,
+                       std::int64_t seq_len, const std::string& name) {
+  std::vector<std::string> warnings;
+  bool vision = hf_config_is_vision(config);
+  if (training.image_size && !vision) warnings.push_back("training.image_size ignored: the model takes tokens input");
+  if (training.seq_len && vision) warnings.push_back("training.seq_len ignored: the model takes image input");
+  Json expanded = hf_config_to_layers(config, path, vision ? 0 : seq_len, warnings, training.image_size.value_or(0));
+  return network_of_generated(std::move(expanded), path, name, warnings);
+}
+
+/// The network of the architecture form (docs/MODEL_FORMAT.md), through the decoder builder the configs use.
+Network from_architecture(const Json& arch, const std::string& path, const TrainingConfig& training,
+                          const std::string& name) {
+  std::vector<std::string> warnings;
+  if (training.image_size) warnings.push_back("training.image_size ignored: the model takes tokens input");
+  Json expanded = hf::architecture_to_layers(arch, path, training.seq_len.value_or(0), warnings);
+  return network_of_generated(std::move(expanded), path, name, warnings);
 }
 
 }  // namespace
@@ -131,6 +148,9 @@ Network network_of_form(const std::string& form, const Json& model, const Traini
   if (form == "preset") return resolve_preset(require_string(model, "preset", path), name, training, path);
   if (form == "hf_config") {
     return from_hf_config(model["hf_config"], join(path, "hf_config"), training, training.seq_len.value_or(0), name);
+  }
+  if (form == "architecture") {
+    return from_architecture(model["architecture"], join(path, "architecture"), training, name);
   }
   if (form == "keras" || form == "onnx_base64") {
     Network net = form == "keras"

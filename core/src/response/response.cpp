@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/hf/arch_json.hpp"
 #include "parallel/context.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/memory_advice.hpp"
 #include "parallel/offload.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
@@ -156,9 +158,29 @@ Json response_head(const Prepared& p, bool any_learned) {
   return head;
 }
 
-/// `head` with, for a Hugging Face config, how it was read (model.reading: by its table row, or generically).
+/// The architecture form (docs/MODEL_FORMAT.md) of `model` when it was read from a Hugging Face config of a
+/// decoder family (given directly or as a preset) or given as an architecture, named `name`; null otherwise.
+Json architecture_echo(const Json& model, const std::string& name) {
+  std::optional<Json> arch;
+  if (model.contains("hf_config")) arch = hf::hf_config_architecture(model["hf_config"]);
+  if (model.contains("architecture")) {
+    arch = hf::arch_to_json(hf::arch_from_json(model["architecture"], "model.architecture"));
+  }
+  if (model.contains("preset") && model["preset"].is_string()) {
+    const Preset* preset = find_preset(model["preset"].get<std::string>());
+    if (preset && preset->model.contains("hf_config")) arch = hf::hf_config_architecture(preset->model["hf_config"]);
+  }
+  if (!arch) return nullptr;
+  (*arch)["name"] = name;
+  return *arch;
+}
+
+/// `head` with, for a Hugging Face config, how it was read (model.reading: by its table row, or generically),
+/// and for a decoder read from a config or given as an architecture, that architecture (model.architecture).
 Json with_reading(Json head, const Prepared& p) {
   if (p.req.model.contains("hf_config")) head["model"]["reading"] = hf_config_reading(p.req.model["hf_config"]);
+  Json arch = architecture_echo(p.req.model, p.net.name);
+  if (!arch.is_null()) head["model"]["architecture"] = std::move(arch);
   return head;
 }
 

@@ -20,6 +20,10 @@ using Builder = Json (*)(const Cfg& c, const Arch& a, const Wanted& wanted, std:
 
 /// Decoder-only transformers (GPT-2, GPT-NeoX, GPT-J, OPT, Llama and relatives): decoder.cpp.
 Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The same decoder from `a` alone, its task head included (a.head): what build_decoder runs after reading the
+/// head from the config's `architectures`, and what the architecture form runs (arch_json.cpp). `c` only names
+/// fields in errors (the head counts, the depth).
+Json build_decoder_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Post-LayerNorm encoders with a task head (BERT, RoBERTa, DistilBERT): encoder.cpp.
 Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// T5 and Switch Transformers: t5.cpp.

@@ -286,12 +286,19 @@ Json decoder_layers(const Arch& a, std::int64_t positions, const HeadChoice& h) 
 }  // namespace
 
 Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  // Before the head is read, so that of a bad head count and a bad `architectures` the count is reported.
+  check_heads(c, a.hidden, a.heads, a.kv_heads, a.head_dim > 0, a.heads_field, a.kv_field);
+  Arch with_head = a;
+  with_head.head = read_head(c, warnings);
+  return build_decoder_arch(c, with_head, wanted, warnings);
+}
+
+Json build_decoder_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   check_heads(c, a.hidden, a.heads, a.kv_heads, a.head_dim > 0, a.heads_field, a.kv_field);
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, a.learned_positions, warnings);
   std::int64_t positions = 0;
   if (a.learned_positions) positions = a.max_positions > 0 ? a.max_positions : seq;
-  HeadChoice h = read_head(c, warnings);
-  Json layers = decoder_layers(a, positions, h);
+  Json layers = decoder_layers(a, positions, a.head);
   // Nested repeats hide their size from the caller's check: say here which field makes the model too large.
   if (expanded_size(layers) > Limits::kMaxLayers) {
     std::string depth = c.present({"num_hidden_layers", "n_layer", "num_layers", "n_layers"});

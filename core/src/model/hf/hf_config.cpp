@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "model/hf/arch_json.hpp"
 #include "model/hf/generic.hpp"
+#include "model/hf/heads.hpp"
 #include "model/hf/model_types.hpp"
 #include "prenet/network.hpp"
 
@@ -51,14 +53,6 @@ hf::Arch read_arch(const hf::Cfg& c, const Reading& r, std::vector<std::string>&
   if (r.generic) warnings.push_back(r.generic->warning);
   hf::read_steps(c, r.row->steps, arch, warnings);
   return arch;
-}
-
-/// The default sequence length when the request gives none and the config's positions decide it: the rotary
-/// default for a rotary token model trained on at least that many positions; 0 leaves the family's own default
-/// (the positions capped at 1024).
-std::int64_t rotary_default_seq(const hf::ModelType& row, const hf::Arch& arch) {
-  bool rotary = !row.family.image_input && !arch.learned_positions;
-  return rotary && arch.max_positions >= kRotaryDefaultSeq ? kRotaryDefaultSeq : 0;
 }
 
 /// Errors, naming the config's depth field, when `model` expands to more layers than the layer list allows.
@@ -107,6 +101,30 @@ void note_unused_dtype(const hf::Cfg& c, std::vector<std::string>& warnings) {
 
 }  // namespace
 
+namespace hf {
+
+std::int64_t rotary_default_seq(const Arch& a, bool image_input) {
+  bool rotary = !image_input && !a.learned_positions;
+  return rotary && a.max_positions >= kRotaryDefaultSeq ? kRotaryDefaultSeq : 0;
+}
+
+std::optional<Json> hf_config_architecture(const Json& config) {
+  if (!config.is_object()) return std::nullopt;
+  Cfg c(config, "model.hf_config");
+  std::vector<std::string> scratch;
+  try {
+    Reading r = reading_of(c);
+    if (r.row->family.build != build_decoder) return std::nullopt;
+    Arch arch = read_arch(c, r, scratch);
+    arch.head = read_head(c, scratch);  // as build_decoder reads it
+    return arch_to_json(arch);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace hf
+
 bool hf_config_is_vision(const Json& config) {
   if (!config.is_object() || !config.contains("model_type") || !config["model_type"].is_string()) return false;
   const hf::ModelType* row = hf::find_model_type(config["model_type"].get<std::string>());
@@ -120,7 +138,7 @@ Json hf_config_to_layers(const Json& config, const std::string& path, std::int64
   Reading r = reading_of(c);
   hf::Arch arch = read_arch(c, r, warnings);
   note_unused_dtype(c, warnings);
-  if (seq_len <= 0) seq_len = rotary_default_seq(*r.row, arch);
+  if (seq_len <= 0) seq_len = hf::rotary_default_seq(arch, r.row->family.image_input);
   Json model = r.row->family.build(c, arch, {seq_len, image_size}, warnings);
   check_expanded_size(c, model);
   return model;

@@ -1,0 +1,53 @@
+#pragma once
+// The architecture form (docs/MODEL_FORMAT.md, "Architecture form"): an hf::Arch as JSON, written into the
+// response (model.architecture) and read back as a model of its own ({"model": {"architecture": {...}}}), built
+// by the same decoder builder the Hugging Face config reading uses.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hf/arch.hpp"
+#include "prenet/json_util.hpp"
+
+namespace prenet::hf {
+
+/// One field of the architecture form: its JSON key, what it holds and its default, as the docs list them.
+struct ArchFieldDoc {
+  std::string key;
+  std::string type;      // "integer", "boolean", "number", "string", "array"
+  std::string unit;      // "features", "tokens", "layers", ... ("" for switches and names)
+  std::string fallback;  // the default when the key is absent, in words ("required" when none)
+  std::string doc;       // one sentence
+};
+
+/// Every field of the architecture form, in the order they are read (the docs' table, from the same rows).
+std::vector<ArchFieldDoc> arch_field_docs();
+/// Every key of one entry of the per-layer plan ("layers": [...]), likewise.
+std::vector<ArchFieldDoc> arch_layer_field_docs();
+
+/// `a` as the architecture form: every field (compact: one key per field, the per-layer plan only when layers
+/// differ, and in each plan entry only what differs from a full-attention rotary dense layer of intermediate_size).
+Json arch_to_json(const Arch& a);
+
+/// The Arch `j` describes; every error names the field under `path` ("model.architecture.layers[3].window") and
+/// what was expected: unknown keys, wrong types, sizes out of range, heads not dividing hidden_size without
+/// head_dim, KV heads not dividing heads, top-k above the experts, a plan of the wrong length, a family other
+/// than "decoder".
+Arch arch_from_json(const Json& j, const std::string& path);
+
+/// The layer-list model of architecture `j` (as hf_config_to_layers returns one): the decoder builder with
+/// `seq_len` tokens (0: the architecture's default). Notes for the user go to `warnings`.
+Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t seq_len,
+                            std::vector<std::string>& warnings);
+
+/// The architecture form of Hugging Face config `config`, read as hf_config_to_layers reads it (task head
+/// included), when its family is built from an Arch alone (the decoders); nullopt for the other families or a
+/// config that does not read. hf_config.cpp.
+std::optional<Json> hf_config_architecture(const Json& config);
+
+/// The sequence length a token model of `a` defaults to before the family's own cap (hf_config.cpp): 4096 for a
+/// rotary decoder trained on at least 4096 positions, else 0 (the positions capped at 1024).
+std::int64_t rotary_default_seq(const Arch& a, bool image_input);
+
+}  // namespace prenet::hf
