@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "hf_fixtures.hpp"
 #include "model/hf/arch_json.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
@@ -31,19 +32,6 @@ std::string read_text(const std::string& path) {
 }
 
 /// Every tests/fixtures/hf/*.json, sorted.
-std::vector<std::string> fixture_files() {
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf")) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path().filename().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-Json fixture(const std::string& file) {
-  return Json::parse(read_text(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf/" + file));
-}
-
 /// A response to `request`; fails the test on an error document.
 Json predict(const Json& request) {
   Json doc = Json::parse(predict_json(request.dump()));
@@ -119,8 +107,8 @@ void check_error(const Json& arch, const std::string& field, const std::string& 
 
 TEST_CASE("architecture form: every real decoder config round-trips to the same layers and response", "[arch_json]") {
   int decoders = 0, others = 0;
-  for (const std::string& file : fixture_files()) {
-    const Json cfg = fixture(file);
+  for (const std::string& file : testutil::fixture_files()) {
+    const Json cfg = testutil::read_fixture(file);
     INFO(file);
     std::optional<Json> arch = hf::hf_config_architecture(cfg);
     if (!arch) {
@@ -256,7 +244,7 @@ TEST_CASE("architecture form: errors reach the response naming the field", "[arc
 }
 
 TEST_CASE("architecture form: editing one field changes what it should", "[arch_json]") {
-  const Json cfg = fixture("mistralai--Mixtral-8x7B-v0.1.json");
+  const Json cfg = testutil::read_fixture("mistralai--Mixtral-8x7B-v0.1.json");
   const Json arch = *hf::hf_config_architecture(cfg);
   const Network base = net_of_arch(arch);
   const I hidden = arch["hidden_size"], layers = arch["num_hidden_layers"], inner = arch["intermediate_size"];

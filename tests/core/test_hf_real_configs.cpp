@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "hf_fixtures.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/error.hpp"
@@ -583,73 +584,17 @@ void check_two_towers(const std::string& type, const Json& cfg) {
   CHECK(testutil::d(net.parameters()) == vision_tower_total(type, cfg));
 }
 
-/// Every tests/fixtures/hf/*.json, sorted.
-std::vector<std::string> fixture_files() {
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf")) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path().filename().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-/// `text` with Python's bare Infinity, -Infinity and NaN (json.dumps writes them; strict JSON has no such literal)
-/// outside strings written as the strings "Infinity", "-Infinity", "NaN": the rule web/src/config-json.js applies
-/// before a pasted or loaded config reaches the core, so a fixture is read here as the page and the CLI read it.
-std::string quote_non_finite(const std::string& text, int& replaced) {
-  static const char* const kWords[] = {"-Infinity", "Infinity", "NaN"};
-  auto word_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    if (text[i] == '"') {  // copy a whole string literal, escapes included
-      std::size_t end = i + 1;
-      while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
-      end = std::min(end + 1, text.size());
-      out.append(text, i, end - i);
-      i = end;
-      continue;
-    }
-    bool matched = false;
-    for (const char* w : kWords) {
-      const std::size_t n = std::string(w).size();
-      if (text.compare(i, n, w) == 0 && (i == 0 || !word_char(text[i - 1])) &&
-          (i + n >= text.size() || !word_char(text[i + n]))) {
-        out += std::string("\"") + w + "\"";
-        i += n;
-        ++replaced;
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) out += text[i++];
-  }
-  return out;
-}
-
-/// The fixture parsed; `non_finite` counts the Python words read as text (0 for plain JSON).
-Json read_fixture(const std::string& file, int* non_finite = nullptr) {
-  std::ifstream in(std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf/" + file);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  Json parsed = Json::parse(text.str(), nullptr, false);
-  int replaced = 0;
-  if (parsed.is_discarded()) parsed = Json::parse(quote_non_finite(text.str(), replaced));
-  if (non_finite != nullptr) *non_finite = replaced;
-  return parsed;
-}
-
 }  // namespace
 
 TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per token, by formula",
           "[hf_config][real_configs]") {
-  const std::vector<std::string> files = fixture_files();
+  const std::vector<std::string> files = testutil::fixture_files();
   CHECK(files.size() >= 30);
   const std::int64_t s = 128;  // a short context, where 6N dominates (and under every sliding window here)
   int rows = 0;
   for (const std::string& file : files) {
     int non_finite = 0;
-    const Json cfg = read_fixture(file, &non_finite);
+    const Json cfg = testutil::read_fixture(file, &non_finite);
     const std::string type = cfg.value("model_type", std::string());
     INFO(file << " (model_type " << type << "; Python non-finite words read as text: " << non_finite << ")");
     if (kTwoTowerTypes.count(type) > 0) {
@@ -689,7 +634,7 @@ TEST_CASE("real HF configs: parameters, active parameters and training FLOPs per
 
 TEST_CASE("real HF configs: the formulas agree with the published counts", "[hf_config][real_configs]") {
   for (const Published& p : kPublished) {
-    const std::optional<Expected> found = formula(read_fixture(p.file));
+    const std::optional<Expected> found = formula(testutil::read_fixture(p.file));
     REQUIRE(found);
     const Expected e = *found;
     INFO(p.file << ": " << p.source << "; formula " << std::fixed << e.total << " / active " << e.active);
@@ -708,7 +653,7 @@ TEST_CASE("real HF configs: every fixture file has its source in SOURCES.md", "[
   REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();
-  for (const std::string& f : fixture_files()) {
+  for (const std::string& f : testutil::fixture_files()) {
     INFO(f);
     CHECK(text.str().find("| `" + f + "` |") != std::string::npos);
   }

@@ -360,8 +360,11 @@ TEST_CASE("preset overrides: sequence length and image size", "[presets]") {
   testutil::require_input_error([] { preset("bert-base", with_seq(1024)); }, "training.seq_len", "512");
   testutil::require_input_error([] { resolve_model({{"preset", "gpt-5"}}, TrainingConfig{}); }, "model.preset",
                                 "unknown preset \"gpt-5\"; expected one of");
-  testutil::require_input_error([] { resolve_model({{"preset", "gpt2"}, {"layers", Json::array()}}, TrainingConfig{}); },
-                                "model", "exactly one of preset, hf_config, architecture, keras, onnx_base64 or layers");
+  testutil::require_input_error(
+      [] {
+        resolve_model({{"preset", "gpt2"}, {"layers", Json::array()}}, TrainingConfig{});
+      },
+      "model", "exactly one of preset, hf_config, architecture, keras, onnx_base64 or layers");
   // A name labels the network.
   CHECK(resolve_model({{"preset", "gpt2"}, {"name", "mine"}}, with_seq(32)).name == "mine");
 }
