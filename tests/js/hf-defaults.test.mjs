@@ -131,3 +131,21 @@ describe('the surfaces say a generic reading as a caution', () => {
     assert.equal(linked.training.precision, 'fp32');
   });
 });
+
+describe('the architecture a response echoes, pasted back', () => {
+  test('Qwen3-8B read from its config, its model.architecture pasted into the page: the same network', async () => {
+    const { readModelConfig } = await import('../../web/src/model-config.js');
+    const config = JSON.parse(readFileSync(join(REPO_ROOT, 'tests/fixtures/hf/Qwen--Qwen3-8B.json'), 'utf8'));
+    const training = { batch_size: 1, seq_len: 2048, precision: 'bf16' };
+    const first = await engine.predictRoofline(JSON.stringify({ model: { hf_config: config }, training, hardware: ['h100-sxm'], options: { per_layer: false } }));
+    const architecture = first.model.architecture;
+    assert.ok(architecture, 'a decoder config is echoed as an architecture');
+    const forms = (await engine.catalog()).model_forms;
+    const reading = readModelConfig(JSON.stringify(architecture), forms);
+    assert.ok(reading.ok, reading.ok ? '' : reading.message);
+    assert.deepEqual(Object.keys(reading.model), ['architecture']);
+    const again = await engine.predictRoofline(JSON.stringify({ model: reading.model, training, hardware: ['h100-sxm'], options: { per_layer: false } }));
+    assert.equal(again.model.parameters, first.model.parameters);
+    assert.equal(again.results[0]?.step_ms, first.results[0]?.step_ms);
+  });
+});

@@ -100,7 +100,7 @@ describe('format', () => {
 });
 
 /** The model forms as the core's catalogue lists them (its model_forms), without loading the wasm. */
-const MODEL_FORMS = ['preset', 'hf_config', 'keras', 'onnx_base64', 'layers'].map((key) => ({ key }));
+const MODEL_FORMS = ['preset', 'hf_config', 'architecture', 'keras', 'onnx_base64', 'layers'].map((key) => ({ key }));
 
 describe('pasted model config', () => {
   test('an object with "layers" is a layer list, passed through unchanged', () => {
@@ -117,6 +117,18 @@ describe('pasted model config', () => {
       assert.ok(reading.ok, JSON.stringify(config));
       assert.deepEqual(reading.model, { hf_config: config });
     }
+  });
+
+  test('an architecture (a response\'s model.architecture: a family, no model_type) becomes architecture', () => {
+    // Its per-layer plan is under "layers", which must not make it a layer list.
+    const architecture = { family: 'decoder', hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 4, vocab_size: 1000, layers: [{ attention: 'sliding', window: 64 }, {}, {}, {}] };
+    const reading = readModelConfig(JSON.stringify(architecture), MODEL_FORMS);
+    assert.ok(reading.ok);
+    assert.deepEqual(reading.model, { architecture });
+    assert.match(reading.description, /architecture \(family "decoder", 4 layers\)/);
+    // A config.json that happens to carry a "family" field is still a config.json.
+    const config = { model_type: 'llama', family: 'x', hidden_size: 8 };
+    assert.deepEqual(/** @type {{ model: unknown }} */ (readModelConfig(JSON.stringify(config), MODEL_FORMS)).model, { hf_config: config });
   });
 
   test('Keras model.to_json() becomes keras; a skimmed ONNX file (from a dropped .onnx) passes through', () => {

@@ -1,5 +1,6 @@
 // Turns text pasted into the page's config box into the request's `model` (docs/API.md): a layer
-// list `{"layers": [...], "input": {...}}`, a Hugging Face config.json (sent as `hf_config`), Keras
+// list `{"layers": [...], "input": {...}}`, a Hugging Face config.json (sent as `hf_config`), an
+// architecture as a response's `model.architecture` gives it (sent as `architecture`), Keras
 // `model.to_json()` (sent as `keras`) or a dropped .onnx file (config-input.ts writes it as
 // `{"onnx_base64": ..., "name": ...}`).
 // Only the kind is decided here; the core validates the content and names the faulty field.
@@ -26,6 +27,18 @@ const HF_KEYS = ['model_type', 'n_embd', 'hidden_size'];
  * @type {Recogniser[]}
  */
 const RECOGNISERS = [
+  {
+    // The architecture form (docs/MODEL_FORMAT.md), as a response's model.architecture echoes it: it names
+    // its family and, unlike a config.json, no model_type. Tried first: it has a
+    // per-layer plan under "layers" (not a layer list) and hidden_size (not a config.json).
+    form: 'architecture',
+    wrapped: true,
+    describe(object) {
+      if (typeof object.family !== 'string' || 'model_type' in object) return null;
+      const layers = typeof object.num_hidden_layers === 'number' ? `, ${object.num_hidden_layers} layers` : '';
+      return `architecture (family "${object.family}"${layers})`;
+    },
+  },
   {
     form: 'layers',
     wrapped: false,
@@ -87,7 +100,7 @@ export function readModelConfig(text, forms) {
     ok: false,
     message:
       'config: not recognised: expected a layer list (an object with "layers"), a Hugging Face ' +
-      'config.json (with "model_type", "hidden_size" or "n_embd"), Keras model.to_json() (with ' +
+      'config.json (with "model_type", "hidden_size" or "n_embd"), an architecture (with "family"), Keras model.to_json() (with ' +
       '"class_name" and "config") or an .onnx file',
   };
 }

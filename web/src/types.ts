@@ -474,7 +474,7 @@ export interface CatalogParallelOption {
 
 /** A form of the request's `model` (docs/API.md "Model"). */
 export interface ModelFormEntry {
-  key: 'preset' | 'hf_config' | 'keras' | 'onnx_base64' | 'layers';
+  key: 'preset' | 'hf_config' | 'architecture' | 'keras' | 'onnx_base64' | 'layers';
   doc: string;
 }
 
