@@ -136,6 +136,15 @@ TEST_CASE("architecture form: every real decoder config round-trips to the same 
     CHECK(by_arch["model"]["parameters"] == by_config["model"]["parameters"]);
     CHECK(by_arch["results"][0]["step_ms"] == by_config["results"][0]["step_ms"]);
     CHECK(without_reading(by_arch) == without_reading(by_config));
+    // Neither set training.seq_len: both say where the length came from, the architecture its own field.
+    if (by_config["training"].contains("seq_len_from")) {
+      const std::string from = by_arch["training"].value("seq_len_from", "");
+      CHECK_THAT(from, Catch::StartsWith("model.architecture.max_position_embeddings") ||
+                           Catch::StartsWith("no trained positions in the architecture"));
+      const std::string config_from = by_config["training"]["seq_len_from"].get<std::string>();
+      // The same length and cap, only the field named differently.
+      CHECK(from.substr(from.find(' ')) == config_from.substr(config_from.find(' ')));
+    }
   }
   // 35 of the 43 fixtures are decoders; a change that stops echoing them fails here.
   CHECK(decoders >= 30);

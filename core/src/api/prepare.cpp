@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "model/hf/arch_json.hpp"
 #include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "parallel/offload.hpp"
@@ -39,11 +40,16 @@ void prepare_parallel(Prepared& p) {
   }
 }
 
-/// Says where the sequence length came from when a Hugging Face config decided it (the request set none).
+/// Says where the sequence length came from when a Hugging Face config or an architecture decided it (the
+/// request set none).
 void note_config_length(Prepared& p) {
   const Json& model = p.req.model;
-  if (p.req.training.seq_len || !model.contains("hf_config") || p.net.input.kind != InputKind::Tokens) return;
-  p.req.training.seq_len_from = hf_config_seq_source(model["hf_config"], p.net.input.seq_len);
+  if (p.req.training.seq_len || p.net.input.kind != InputKind::Tokens) return;
+  if (model.contains("hf_config")) {
+    p.req.training.seq_len_from = hf_config_seq_source(model["hf_config"], p.net.input.seq_len);
+  } else if (model.contains("architecture")) {
+    p.req.training.seq_len_from = hf::architecture_seq_source(model["architecture"], p.net.input.seq_len);
+  }
 }
 
 /// The roofline's timing; when the config's dtype chose a precision an accelerator lacks, the error says so

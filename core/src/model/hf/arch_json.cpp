@@ -424,4 +424,9 @@ Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t
   return build_decoder_arch(Cfg(j, path), a, {seq_len, 0}, warnings);
 }
 
+std::string architecture_seq_source(const Json& j, std::int64_t seq_len) {
+  return trained_positions_source("architecture", "model.architecture.max_position_embeddings",
+                                  arch_from_json(j, "model.architecture").max_positions, seq_len);
+}
+
 }  // namespace prenet::hf

@@ -50,4 +50,13 @@ std::optional<Json> hf_config_architecture(const Json& config);
 /// rotary decoder trained on at least 4096 positions, else 0 (the positions capped at 1024).
 std::int64_t rotary_default_seq(const Arch& a, bool image_input);
 
+/// Where a token model's sequence length of `seq_len` came from when the request set none: the trained
+/// positions `max_positions` read from `field` (a full path; empty or 0 positions: none in the `source`, "config"
+/// or "architecture"), capped or not; hf_config.cpp.
+std::string trained_positions_source(const std::string& source, const std::string& field, std::int64_t max_positions,
+                                     std::int64_t seq_len);
+
+/// The same for architecture `j` (its max_position_embeddings), as training.seq_len_from says it.
+std::string architecture_seq_source(const Json& j, std::int64_t seq_len);
+
 }  // namespace prenet::hf

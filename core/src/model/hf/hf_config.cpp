@@ -19,7 +19,7 @@ const std::vector<std::string> kDepthFields = {"num_hidden_layers",  "n_layer", 
                                                "num_decoder_layers", "encoder_layers"};
 
 /// The spellings of the trained positions, in the order the steps read them (for saying where a length came from).
-const std::vector<std::string> kPositionFields = {"max_position_embeddings", "n_positions", "n_ctx"};
+const std::vector<std::string> kPositionFields = {"max_position_embeddings", "n_positions", "n_ctx", "max_seq_len"};
 
 /// The default sequence length of a rotary decoder trained on at least this many positions (longer contexts are
 /// reached by fine-tuning from shorter pre-training sequences, and cost grows with the square of the length).
@@ -171,13 +171,22 @@ std::string hf_config_seq_source(const Json& config, std::int64_t seq_len) {
   Reading r = reading_of(c);
   hf::Arch arch = read_arch(c, r, scratch);
   std::string key = c.present(kPositionFields);
-  if (arch.max_positions <= 0 || key.empty()) {
-    return "no trained positions in the config: the default of " + std::to_string(seq_len);
-  }
-  std::string from = "model.hf_config." + key + " (" + std::to_string(arch.max_positions) + ")";
-  if (seq_len >= arch.max_positions) return from;
+  return hf::trained_positions_source("config", key.empty() ? "" : "model.hf_config." + key, arch.max_positions,
+                                      seq_len);
+}
+
+namespace hf {
+
+std::string trained_positions_source(const std::string& source, const std::string& field, std::int64_t max_positions,
+                                     std::int64_t seq_len) {
+  if (max_positions <= 0 || field.empty())
+    return "no trained positions in the " + source + ": the default of " + std::to_string(seq_len);
+  std::string from = field + " (" + std::to_string(max_positions) + ")";
+  if (seq_len >= max_positions) return from;
   return from + ", capped at " + std::to_string(seq_len) +
          " (the default: 4096 for rotary decoders trained on 4096 positions or more, else 1024)";
 }
+
+}  // namespace hf
 
 }  // namespace prenet
