@@ -13,6 +13,7 @@
 #include "prenet/memory.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/request.hpp"
+#include "small_models.hpp"
 
 using namespace prenet;
 using testutil::d;
@@ -23,15 +24,7 @@ namespace {
 
 constexpr std::int64_t kHidden = 256, kHeads = 8, kSeq = 128, kLayers = 4, kVocab = 5000;
 
-Network gpt() {
-  TrainingConfig tr;
-  tr.seq_len = kSeq;
-  tr.precision = Precision::BF16;
-  const Json config = {{"model_type", "gpt2"}, {"n_embd", kHidden},    {"n_head", kHeads},
-                       {"n_layer", kLayers},   {"vocab_size", kVocab}, {"n_positions", kSeq},
-                       {"attn_pdrop", 0.0},    {"resid_pdrop", 0.0},   {"embd_pdrop", 0.0}};
-  return resolve_model({{"hf_config", config}}, tr);
-}
+Network gpt() { return testutil::bf16_gpt2(kHidden, kHeads, kLayers, kVocab, kSeq); }
 
 TrainingConfig accounted(StateAccounting a, Precision p = Precision::BF16) {
   TrainingConfig t = trained_with(p, Optimizer::Adam);

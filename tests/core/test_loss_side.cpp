@@ -15,6 +15,7 @@
 #include "prenet/memory.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/request.hpp"
+#include "small_models.hpp"
 
 using namespace prenet;
 using testutil::d;
@@ -24,15 +25,7 @@ namespace {
 
 constexpr std::int64_t kHidden = 256, kHeads = 8, kSeq = 128, kLayers = 2, kVocab = 5000, kBatch = 2;
 
-Network gpt() {
-  TrainingConfig tr;
-  tr.seq_len = kSeq;
-  tr.precision = Precision::BF16;
-  const Json config = {{"model_type", "gpt2"}, {"n_embd", kHidden},    {"n_head", kHeads},
-                       {"n_layer", kLayers},   {"vocab_size", kVocab}, {"n_positions", kSeq},
-                       {"attn_pdrop", 0.0},    {"resid_pdrop", 0.0},   {"embd_pdrop", 0.0}};
-  return resolve_model({{"hf_config", config}}, tr);
-}
+Network gpt() { return testutil::bf16_gpt2(kHidden, kHeads, kLayers, kVocab, kSeq); }
 
 std::size_t cross_entropy_index(const Network& net) {
   for (std::size_t l = 0; l < net.layers.size(); ++l) {
@@ -126,14 +119,8 @@ TEST_CASE("activation offload leaves the loss side on the GPU", "[memory][loss][
 
 namespace {
 
-// A small Llama: hidden 64, 4 heads of 16 with 2 KV heads, MLP 128, 2 layers, vocabulary 128.
-const char* const kSmallLlama =
-    R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 32,
-        "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": false})";
-
 double activations_gb(const std::string& base) {
-  const std::string text = R"({"model": {"hf_config": )" + std::string(kSmallLlama) +
+  const std::string text = R"({"model": {"hf_config": )" + std::string(testutil::small_llama_config()) +
                            R"(}, "hardware": ["h100-sxm"], "training": {"batch_size": 64, "seq_len": 32,
       "precision": "bf16", "finetune": {"method": "lora", "rank": 8, "dropout": 0.05, "targets": "all-linear",
       "base_precision": ")" +

@@ -9,6 +9,7 @@
 #include "prenet/api.hpp"
 #include "prenet/features.hpp"
 #include "prenet/memory.hpp"
+#include "small_models.hpp"
 
 using namespace prenet;
 using testutil::d;
@@ -183,16 +184,8 @@ TEST_CASE("the new optimizers and switches are read, echoed and refused where th
 
 namespace {
 
-// A small Llama: hidden 64, 4 heads of 16 with 2 KV heads (K and V 64 x 32), MLP 128, 2 layers, vocabulary 128,
-// untied head. Per layer q, o 64 x 64 (4,096), k, v 64 x 32 (2,048), gate, up, down 64 x 128 (8,192); the
-// embedding and lm_head 128 x 64 (8,192); five RMSNorm scales of 64.
-const char* const kLlama =
-    R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 32,
-        "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": false})";
-
 Json predict_llama(const std::string& training) {
-  return predict(Json::parse(R"({"model": {"hf_config": )" + std::string(kLlama) +
+  return predict(Json::parse(R"({"model": {"hf_config": )" + std::string(testutil::small_llama_config()) +
                              R"(}, "hardware": ["h100-sxm"], "training": )" + training + "}"));
 }
 
