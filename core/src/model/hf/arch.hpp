@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "model/hf/arch_encoder.hpp"
+#include "model/hf/arch_seq2seq.hpp"
+#include "model/hf/arch_ssm.hpp"
+
 namespace prenet::hf {
 
 /// The task head on top of the network: Hugging Face builds the class named in `architectures`.
@@ -35,8 +39,9 @@ struct LayerPlan {
 };
 
 /// One model's architecture. Fields a family does not use keep their defaults; encoder-decoders keep the
-/// encoder's sizes in the plain fields and the decoder's in `decoder_*`.
-struct Arch {
+/// encoder's sizes in the plain fields and the decoder's in `decoder_*`. What only some families read lives in
+/// the bases, one header each.
+struct Arch : SsmArch, EncoderArch, Seq2SeqArch {
   std::string name;  // the model's name in the response (the model_type unless a step renames it)
 
   std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, inner = 0, vocab = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/hf/arch.hpp"
+#include "model/hf/builders.hpp"
 #include "prenet/json_util.hpp"
 
 namespace prenet::hf {
@@ -21,29 +22,37 @@ struct ArchFieldDoc {
   std::string doc;       // one sentence
 };
 
-/// Every field of the architecture form, in the order they are read (the docs' table, from the same rows).
-std::vector<ArchFieldDoc> arch_field_docs();
-/// Every key of one entry of the per-layer plan ("layers": [...]), likewise.
-std::vector<ArchFieldDoc> arch_layer_field_docs();
+/// The families of the architecture form ("family"), the default ("decoder") first.
+std::vector<std::string> arch_families();
+/// Every field of `family`'s form, in the order they are read (the docs' table, from the same rows).
+std::vector<ArchFieldDoc> arch_field_docs(const std::string& family = "decoder");
+/// Every key of one entry of `family`'s per-layer list ("layers": [...]), likewise (empty: it has none).
+std::vector<ArchFieldDoc> arch_layer_field_docs(const std::string& family = "decoder");
+/// The family whose model-type rows are built by `config_builder` (hf::Family::build), nullopt when no
+/// family of the form echoes them.
+std::optional<std::string> arch_family_of_builder(Builder config_builder);
+/// Completes `a`, read from config `c` by its model-type row's steps, with what `family`'s config builder reads
+/// itself (the decoder's task head), so that the form builds the same model.
+void arch_complete_from_config(const std::string& family, const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 
-/// `a` as the architecture form: every field (compact: one key per field, the per-layer plan only when layers
-/// differ, and in each plan entry only what differs from a full-attention rotary dense layer of intermediate_size).
-Json arch_to_json(const Arch& a);
+/// `a` as `family`'s architecture form: every field (compact: one key per field; the decoder's per-layer plan
+/// only when layers differ, and in each plan entry only what differs from a full-attention rotary dense layer of
+/// intermediate_size).
+Json arch_to_json(const Arch& a, const std::string& family = "decoder");
 
 /// The Arch `j` describes; every error names the field under `path` ("model.architecture.layers[3].window") and
 /// what was expected: unknown keys, wrong types, sizes out of range, heads not dividing hidden_size without
-/// head_dim, KV heads not dividing heads, top-k above the experts, a plan of the wrong length, a family other
-/// than "decoder".
+/// head_dim, KV heads not dividing heads, top-k above the experts, a plan of the wrong length, an unknown family.
 Arch arch_from_json(const Json& j, const std::string& path);
 
-/// The layer-list model of architecture `j` (as hf_config_to_layers returns one): the decoder builder with
+/// The layer-list model of architecture `j` (as hf_config_to_layers returns one): its family's builder with
 /// `seq_len` tokens (0: the architecture's default). Notes for the user go to `warnings`.
 Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t seq_len,
                             std::vector<std::string>& warnings);
 
 /// The architecture form of Hugging Face config `config`, read as hf_config_to_layers reads it (task head
-/// included), when its family is built from an Arch alone (the decoders); nullopt for the other families or a
-/// config that does not read. hf_config.cpp.
+/// included), when a family of the form builds its model type; nullopt for the other families or a config
+/// that does not read. hf_config.cpp.
 std::optional<Json> hf_config_architecture(const Json& config);
 
 /// The sequence length a token model of `a` defaults to before the family's own cap (hf_config.cpp): 4096 for a

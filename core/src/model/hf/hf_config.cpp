@@ -114,10 +114,11 @@ std::optional<Json> hf_config_architecture(const Json& config) {
   std::vector<std::string> scratch;
   try {
     Reading r = reading_of(c);
-    if (r.row->family.build != build_decoder) return std::nullopt;
+    std::optional<std::string> family = arch_family_of_builder(r.row->family.build);
+    if (!family) return std::nullopt;
     Arch arch = read_arch(c, r, scratch);
-    arch.head = read_head(c, scratch);  // as build_decoder reads it
-    return arch_to_json(arch);
+    arch_complete_from_config(*family, c, arch, scratch);
+    return arch_to_json(arch, *family);
   } catch (const InputError&) {
     return std::nullopt;
   }

@@ -1,0 +1,13 @@
+#pragma once
+// The part of hf::Arch (arch.hpp) that only the encoder families read: encoder-only transformers (BERT, RoBERTa,
+// DistilBERT, DeBERTa) and ViT: what their builders read beyond the shared fields.
+#include <cstdint>
+#include <string>
+
+namespace prenet::hf {
+
+/// A base of Arch, so that the steps (steps.hpp) and the form's fields (arch_form.hpp) reach these members as
+/// `&Arch::member`, as they reach the shared ones.
+struct EncoderArch {};
+
+}  // namespace prenet::hf

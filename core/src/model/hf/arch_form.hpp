@@ -1,0 +1,87 @@
+#pragma once
+// The machinery of the architecture form (arch_json.hpp), shared by its families: a field table row (key, the
+// Arch member it holds, bounds, default, unit, doc) from which a family's echo, its reading and the docs' field
+// list are made, so the three cannot drift; and the Form, one family's table, checks and builder. One file per
+// family (arch_form_decoder.cpp, ...), one row per family in arch_json.cpp's list.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/hf/arch.hpp"
+#include "model/hf/arch_json.hpp"
+#include "model/hf/builders.hpp"
+#include "model/hf/steps.hpp"
+
+namespace prenet::hf::form {
+
+using SizeRef = std::int64_t& (*)(Arch&);
+using FlagRef = bool& (*)(Arch&);
+using RealRef = double& (*)(Arch&);
+using TextRef = std::string& (*)(Arch&);
+
+/// The member `M` of an Arch, as the table's accessors reach it.
+template <auto M>
+auto& at(Arch& a) {
+  return a.*M;
+}
+
+enum class Kind { Size, Flag, Rate, Number, Text, Activation, TaskHead, LabelDropout };
+
+/// One row of a table. The accessor of the row's kind is set; sizes use the Amounts (a constant, or a
+/// quantity read before, as the HF steps do), numbers `lo`/`hi`, texts `choices`.
+struct Field {
+  const char* key = "";
+  Kind kind = Kind::Size;
+  const char* unit = "";
+  const char* doc = "";
+  SizeRef size = nullptr;
+  FlagRef flag = nullptr;
+  RealRef real = nullptr;
+  TextRef text = nullptr;
+  bool required = false;
+  Amount fallback, min, max;
+  double lo = 0, hi = 0;
+  std::vector<std::string> choices = {};
+  const char* fallback_doc = nullptr;  // the default in words where it is not the Arch's own
+};
+
+Field size_field(const char* key, SizeRef ref, Amount fallback, Amount min, Amount max, const char* unit,
+                 const char* doc, const char* fallback_doc = nullptr);
+Field required_size(const char* key, SizeRef ref, Amount max, const char* unit, const char* doc);
+Field flag_field(const char* key, FlagRef ref, const char* doc);
+Field real_field(const char* key, Kind kind, RealRef ref, double lo, double hi, const char* unit, const char* doc);
+Field text_field(const char* key, Kind kind, TextRef ref, std::vector<std::string> choices, const char* doc);
+/// The task head rows every family with a head ends with: task_head, num_labels, classifier_dropout.
+std::vector<Field> task_head_fields();
+
+/// `f`'s value in `a` as JSON.
+Json value_of(const Field& f, Arch& a);
+/// Reads `f` from `j` into `a` (absent or null: its default), checking its type and bounds.
+void read_field(const Field& f, const Json& j, const std::string& path, Arch& a);
+/// The docs' rows of `fields`, in order.
+std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields);
+
+/// One family of the architecture form.
+struct Form {
+  const char* family = "";
+  const char* doc = "";                   // what the family builds, for the docs' `family` row
+  const std::vector<Field>& (*fields)();  // the table, in reading order (a bound may name a field read before)
+  std::vector<std::string> extra_keys;    // keys the family reads itself (the per-layer plan: "layers")
+  /// Reads the extra keys and checks what spans fields, each error naming the field at fault.
+  void (*read_extra)(const Json& j, const std::string& path, Arch& a);
+  /// Writes the extra keys of `a` into `j` (the echo).
+  void (*write_extra)(const Arch& a, Json& j);
+  /// The docs' rows of the extra keys' entries (the plan's), empty when none.
+  std::vector<ArchFieldDoc> (*extra_docs)();
+  Builder config_builder;  // the builder of the model-type rows this family echoes (hf::Family::build)
+  /// Completes an Arch the model-type row's steps read from config `c` with what config_builder reads itself
+  /// (the decoder's task head from `architectures`), so that arch_builder builds the same model.
+  void (*from_config)(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+  Builder arch_builder;  // builds the family from an Arch alone; `c` only names fields in errors
+  bool image_input;      // the model reads an image, not tokens
+};
+
+/// The decoder family: arch_form_decoder.cpp.
+const Form& decoder_form();
+
+}  // namespace prenet::hf::form
