@@ -38,8 +38,8 @@ Json build_deberta(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
 Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp.
 Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// clip, siglip (two towers): an error saying what is supported: wrappers.cpp.
-Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// CLIPModel, SiglipModel: both towers and the contrastive loss over the micro-batch: two_towers.cpp.
+Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
