@@ -185,13 +185,17 @@ void deberta_defaults(Arch& a) {
   a.pooler_act = "gelu";
 }
 
+/// Errors naming `key` when a relative span of `value` is given without relative attention.
+void check_relative(const std::string& path, const char* key, std::int64_t value, const Arch& a) {
+  if (value > 0 && !a.relative_attention) {
+    throw InputError(join(path, key), "is " + std::to_string(value) + " but relative_attention is false");
+  }
+}
+
 void read_deberta_extra(const Json& j, const std::string& path, Arch& a) {
   check_encoder_heads(j, path, a);
-  if (a.relative_attention) return;
-  for (const char* key : {"position_buckets", "max_relative_positions"}) {
-    std::int64_t v = std::string(key) == "position_buckets" ? a.position_buckets : a.max_relative_positions;
-    if (v > 0) throw InputError(join(path, key), "is " + std::to_string(v) + " but relative_attention is false");
-  }
+  check_relative(path, "position_buckets", a.position_buckets, a);
+  check_relative(path, "max_relative_positions", a.max_relative_positions, a);
 }
 
 }  // namespace
