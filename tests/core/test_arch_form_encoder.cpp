@@ -388,6 +388,13 @@ TEST_CASE("encoder forms: every bad field is named with what was expected", "[ar
   CHECK(predict_err(request)["field"] == "training.seq_len");
   request["model"]["architecture"]["num_attention_heads"] = 5;
   CHECK(predict_err(request)["field"] == "model.architecture.num_attention_heads");
+  // Too deep to expand: the depth is named, as for a config.
+  for (const Json& arch : {enc, vit, deb}) {
+    Json deep = request_for({{"architecture", with(arch, "num_hidden_layers", 5000)}});
+    Json error = predict_err(deep);
+    CHECK(error["field"] == "model.architecture.num_hidden_layers");
+    CHECK_THAT(error["message"].get<std::string>(), Catch::Contains("the limit is 10000"));
+  }
 }
 
 TEST_CASE("encoder forms: the docs list every field of each family's table", "[arch_encoder]") {

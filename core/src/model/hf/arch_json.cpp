@@ -3,6 +3,7 @@
 
 #include "model/hf/arch_form.hpp"
 #include "model/hf/config_reader.hpp"
+#include "prenet/network.hpp"
 
 namespace prenet::hf {
 namespace {
@@ -54,6 +55,15 @@ const Form& form_of(const Json& j, const std::string& path) {
                      "the response's model.architecture does (docs/MODEL_FORMAT.md, \"Architecture form\")");
   }
   return form_named(get_string(j, "family", path, forms().front()->family), path);
+}
+
+/// The layers `layers` expands to, nested repeats included.
+std::int64_t expanded_size(const Json& layers) {
+  std::int64_t n = 0;
+  for (const auto& layer : layers) {
+    n += layer["type"] == "repeat" ? layer["count"].get<std::int64_t>() * expanded_size(layer["layers"]) : 1;
+  }
+  return n;
 }
 
 }  // namespace
@@ -115,7 +125,15 @@ Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t
   const Form& f = form_of(j, path);
   Arch a = arch_from_json(j, path);
   if (seq_len <= 0) seq_len = rotary_default_seq(a, f.image_input);
-  return f.arch_builder(Cfg(j, path), a, {seq_len, image_size}, warnings);
+  Json model = f.arch_builder(Cfg(j, path), a, {seq_len, image_size}, warnings);
+  // As a config's reading does (hf_config.cpp): name the depth, not the generated list, when it is too long.
+  const std::int64_t expanded = expanded_size(model["layers"]);
+  if (expanded > Limits::kMaxLayers) {
+    throw InputError(join(path, "num_hidden_layers"), "the model expands to " + std::to_string(expanded) +
+                                                          " layers; the limit is " +
+                                                          std::to_string(Limits::kMaxLayers));
+  }
+  return model;
 }
 
 std::string architecture_seq_source(const Json& j, std::int64_t seq_len) {
