@@ -65,7 +65,8 @@ Network from_hf_config(const Json& config, const std::string& path, const Traini
   return network_of_generated(std::move(expanded), path, name, warnings);
 }
 
-/// The network of the architecture form (docs/MODEL_FORMAT.md), through the decoder builder the configs use.
+/// The network of the architecture form (docs/MODEL_FORMAT.md), through its family's builder (the one its configs use);
+/// an image family (ViT) takes training.image_size and ignores a seq_len, as a vision config does.
 Network from_architecture(const Json& arch, const std::string& path, const TrainingConfig& training,
                           const std::string& name) {
   std::vector<std::string> warnings;
