@@ -83,5 +83,7 @@ struct Form {
 
 /// The decoder family: arch_form_decoder.cpp.
 const Form& decoder_form();
+/// State-space models and hybrids: arch_form_ssm.cpp.
+const Form& ssm_form();
 
 }  // namespace prenet::hf::form

@@ -11,7 +11,7 @@ using form::Form;
 
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
-  static const std::vector<const Form*> list = {&form::decoder_form()};
+  static const std::vector<const Form*> list = {&form::decoder_form(), &form::ssm_form()};
   return list;
 }
 
