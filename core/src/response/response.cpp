@@ -164,7 +164,8 @@ Json architecture_echo(const Json& model, const std::string& name) {
   std::optional<Json> arch;
   if (model.contains("hf_config")) arch = hf::hf_config_architecture(model["hf_config"]);
   if (model.contains("architecture")) {
-    arch = hf::arch_to_json(hf::arch_from_json(model["architecture"], "model.architecture"));
+    hf::Arch given = hf::arch_from_json(model["architecture"], "model.architecture");  // checks "family" too
+    arch = hf::arch_to_json(given, model["architecture"].value("family", "decoder"));
   }
   if (model.contains("preset") && model["preset"].is_string()) {
     const Preset* preset = find_preset(model["preset"].get<std::string>());
