@@ -1,5 +1,7 @@
-// Requests and responses for the architecture form's round-trip tests: a model sent as a request, its response
-// with the fields that say how the model was read left out, and an architecture's network.
+// The architecture form's round trip for any family (docs/MODEL_FORMAT.md, "Architecture form"): requests and
+// responses with the fields that say how the model was read left out, an architecture's network, and the check
+// that a config's echoed architecture, read back, is the same text, builds the same layers and, sent as the model,
+// gives the same response. Shared by the families' tests (test_arch_form_*.cpp).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -10,6 +12,7 @@
 #include "model/hf/arch_json.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
 namespace testutil {
@@ -55,6 +58,38 @@ inline prenet::Network net_of_architecture(const prenet::Json& arch, std::int64_
   return prenet::parse_layer_list(
       prenet::hf::architecture_to_layers(arch, "model.architecture", seq_len, warnings, image_size),
       "model.architecture", {});
+}
+
+/// Checks the round trip of `model` ({"hf_config": ...} or {"preset": ...}), whose echo must be of `family`, at
+/// `seq_len` tokens in both requests (0: each its default); returns the echoed architecture.
+inline prenet::Json check_arch_round_trip(const prenet::Json& model, const std::string& family,
+                                          std::int64_t seq_len = 0) {
+  auto request = [&](const prenet::Json& m) {
+    prenet::Json r = request_for(m);
+    if (seq_len > 0) r["training"]["seq_len"] = seq_len;
+    return r;
+  };
+  const prenet::Json by_config = predict_ok(request(model));
+  REQUIRE(by_config["model"].contains("architecture"));
+  const prenet::Json arch = by_config["model"]["architecture"];
+  CHECK(arch["family"] == family);
+  // A fixed point: read back and written again, the same text.
+  CHECK(prenet::hf::arch_to_json(prenet::hf::arch_from_json(arch, "model.architecture"), family) == arch);
+  if (model.contains("hf_config")) {
+    // The same layer list as the config's reading, at the default sequence length.
+    std::vector<std::string> w1, w2;
+    const prenet::Json from_cfg = prenet::hf_config_to_layers(model["hf_config"], "model.hf_config", 0, w1);
+    const prenet::Json from_arch = prenet::hf::architecture_to_layers(arch, "model.architecture", 0, w2);
+    CHECK(from_arch["input"] == from_cfg["input"]);
+    CHECK(from_arch["layers"] == from_cfg["layers"]);
+  }
+  const prenet::Json by_arch = predict_ok(request({{"architecture", arch}}));
+  CHECK(by_arch["model"]["source"] == "architecture");
+  CHECK(by_arch["model"]["architecture"] == arch);
+  CHECK(by_arch["model"]["parameters"] == by_config["model"]["parameters"]);
+  CHECK(by_arch["results"][0]["step_ms"] == by_config["results"][0]["step_ms"]);
+  CHECK(without_reading(by_arch) == without_reading(by_config));
+  return arch;
 }
 
 }  // namespace testutil

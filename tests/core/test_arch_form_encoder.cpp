@@ -367,7 +367,7 @@ TEST_CASE("encoder forms: every bad field is named with what was expected", "[ar
   Json missing = enc;
   missing.erase("vocab_size");
   check_error(missing, p + ".vocab_size", "required field is missing");
-  check_error(with(enc, "family", "bert"), p + ".family", "decoder, encoder, vit, deberta");
+  check_error(with(enc, "family", "bert"), p + ".family", "supported: decoder, ssm, encoder, vit, deberta");
   check_error(with(vit, "patch_size", 48), p + ".patch_size", "larger than the image_size (32)");
   check_error(with(vit, "image_size", 0), p + ".image_size", "[1,");
   check_error(with(vit, "num_labels", 0), p + ".num_labels", "[1,");

@@ -90,5 +90,7 @@ const Form& decoder_form();
 const Form& encoder_form();
 const Form& vit_form();
 const Form& deberta_form();
+/// State-space models and hybrids: arch_form_ssm.cpp.
+const Form& ssm_form();
 
 }  // namespace prenet::hf::form

@@ -56,5 +56,8 @@ Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.
 Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The same from `a` alone, its head included (a.head: the language model's or none): what build_ssm runs after
+/// reading the head from `architectures`, and what the architecture form runs. `c` only names fields in errors.
+Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf
