@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     if (parsed.is_discarded()) continue;
     write(out / "request", "hf-" + entry.path().filename().string(),
           Json({{"model", {{"hf_config", parsed}}}, {"options", {{"per_layer", false}}}}).dump());
-    // The architecture form: the decoders' echoed model.architecture, sent back as a request.
+    // The architecture form: every family's echoed model.architecture, sent back as a request.
     Json response = Json::parse(
         prenet::predict_json(Json({{"model", {{"hf_config", parsed}}}, {"options", {{"per_layer", false}}}}).dump()));
     if (response.contains("model") && response["model"].contains("architecture")) {

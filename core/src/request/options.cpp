@@ -620,7 +620,7 @@ const std::vector<ModelForm>& model_forms() {
   static const std::vector<ModelForm> forms = {
       {"preset", "a catalogue preset id"},
       {"hf_config", "a Hugging Face config.json object"},
-      {"architecture", "a decoder architecture as data (docs/MODEL_FORMAT.md, \"Architecture form\")"},
+      {"architecture", "an architecture as data, its family naming the builder (docs/MODEL_FORMAT.md, \"Architecture form\")"},
       {"keras", "a Keras model.to_json() object"},
       {"onnx_base64", "an .onnx file in base64 (the graph; weights may be left out)"},
       {"layers", "a layer list, with \"input\""},
