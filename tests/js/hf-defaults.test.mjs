@@ -59,11 +59,15 @@ describe('the config sets the defaults the request leaves out', () => {
     assert.equal(given.training.seq_len_from, undefined);
   });
 
-  test('presets keep their own length and the fp32 default, with no reading', async () => {
+  test('presets keep their own length, with no reading; their source config\'s dtype is the precision', async () => {
     const response = await engine.predict({ model: { preset: 'llama-2-7b' }, hardware: ['h100-sxm'], options: { per_layer: false } });
-    assert.equal(response.training.precision, 'fp32');
+    assert.equal(response.training.precision, 'fp16'); // meta-llama/Llama-2-7b-hf's torch_dtype
+    assert.equal(response.training.precision_from, 'presets.llama-2-7b.hf_config.torch_dtype');
     assert.equal(response.model.reading, undefined);
     assert.equal(response.training.seq_len_from, undefined);
+    const plain = await engine.predict({ model: { preset: 'gpt2' }, hardware: ['h100-sxm'], options: { per_layer: false } });
+    assert.equal(plain.training.precision, 'fp32'); // its config names no dtype
+    assert.equal(plain.training.precision_from, undefined);
   });
 });
 
