@@ -120,7 +120,8 @@ TEST_CASE("architecture form: every real decoder config round-trips to the same 
     }
     ++decoders;
     // The JSON form is a fixed point: read back and written again, it is the same text.
-    CHECK(hf::arch_to_json(hf::arch_from_json(*arch, "model.architecture")) == *arch);
+    CHECK(hf::arch_to_json(hf::arch_from_json(*arch, "model.architecture"), (*arch)["family"].get<std::string>()) ==
+          *arch);
     // The same layer list as the config's reading, at the default sequence length.
     std::vector<std::string> w1, w2;
     Json from_cfg = hf_config_to_layers(cfg, "model.hf_config", 0, w1);

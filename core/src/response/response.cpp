@@ -164,7 +164,11 @@ Json architecture_echo(const Json& model, const std::string& name) {
   std::optional<Json> arch;
   if (model.contains("hf_config")) arch = hf::hf_config_architecture(model["hf_config"]);
   if (model.contains("architecture")) {
-    arch = hf::arch_to_json(hf::arch_from_json(model["architecture"], "model.architecture"));
+    // Echoed in the family it names (arch_from_json has checked that it is one; absent: the decoder).
+    const Json& given = model["architecture"];
+    const Json family = given.is_object() && given.contains("family") ? given["family"] : Json("decoder");
+    arch = hf::arch_to_json(hf::arch_from_json(given, "model.architecture"),
+                            family.is_string() ? family.get<std::string>() : "decoder");
   }
   if (model.contains("preset") && model["preset"].is_string()) {
     const Preset* preset = find_preset(model["preset"].get<std::string>());
