@@ -83,5 +83,11 @@ struct Form {
 
 /// The decoder family: arch_form_decoder.cpp.
 const Form& decoder_form();
+/// The t5 family (T5, mT5, Switch Transformers): arch_form_t5.cpp.
+const Form& t5_form();
+/// The seq2seq family (BART, mBART, Marian, FSMT): arch_form_seq2seq.cpp.
+const Form& seq2seq_form();
+/// The whisper family: arch_form_whisper.cpp.
+const Form& whisper_form();
 
 }  // namespace prenet::hf::form

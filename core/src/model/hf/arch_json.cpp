@@ -11,7 +11,12 @@ using form::Form;
 
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
-  static const std::vector<const Form*> list = {&form::decoder_form()};
+  static const std::vector<const Form*> list = {
+      &form::decoder_form(),
+      &form::t5_form(),
+      &form::seq2seq_form(),
+      &form::whisper_form(),
+  };
   return list;
 }
 
