@@ -294,6 +294,10 @@ TEST_CASE("whisper form: the audio front-end and the stacks by their formulas", 
   CHECK(delta("tie_word_embeddings", false) == 51865 * D);
   const Network shorter = net_of_arch(with(with(arch, "max_source_positions", 750), "num_mel_bins", 128));
   CHECK(shorter.input.shape() == Shape{1500, 128});  // one window of 2 x max_source_positions frames
+  // A config of another Whisper class is refused by its reading, so it has no architecture either.
+  Json classifier = testutil::read_fixture("steja--whisper-small-telugu.json");
+  classifier["architectures"] = {"WhisperForAudioClassification"};
+  CHECK_FALSE(hf::hf_config_architecture(classifier));
   CHECK(testutil::layer(net_of_arch(with(arch, "max_target_positions", 224)), "decoder_layer_norm").output_shape ==
         Shape{224, D});
 }

@@ -68,8 +68,9 @@ void read_whisper_extra(const Json& j, const std::string& path, Arch& a) {
 void write_nothing(const Arch&, Json&) {}
 std::vector<ArchFieldDoc> no_extra_docs() { return {}; }
 
-/// The row's steps read the audio front-end too; build_whisper only refuses other `architectures`.
-void whisper_from_config(const Cfg&, Arch&, std::vector<std::string>&) {}
+/// The row's steps read the audio front-end too; what build_whisper adds is the refusal of other
+/// `architectures`, which leaves such a config without an architecture (hf_config_architecture: nullopt).
+void whisper_from_config(const Cfg& c, Arch&, std::vector<std::string>&) { check_whisper_class(c); }
 
 }  // namespace
 

@@ -46,6 +46,9 @@ Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
 Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Refuses a Whisper config whose `architectures` names a class other than WhisperForConditionalGeneration (the
+/// one build_whisper builds), naming that field.
+void check_whisper_class(const Cfg& c);
 /// The same from `a` alone, its audio front-end included (mel_bins, source_positions, target_positions): what
 /// build_whisper runs after refusing other `architectures`, and the architecture form's `whisper` family. `c`
 /// only names fields in errors (the head counts).

@@ -104,7 +104,7 @@ void whisper_decoder(const Arch& w, Seq& s) {
 
 }  // namespace
 
-Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void check_whisper_class(const Cfg& c) {
   if (c.has("architectures")) {
     const Json& names = c.json()["architectures"];
     std::string name = names.is_array() && !names.empty() && names[0].is_string() ? names[0].get<std::string>() : "";
@@ -113,6 +113,10 @@ Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
                        "only WhisperForConditionalGeneration is supported; got \"" + printable(name) + "\"");
     }
   }
+}
+
+Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  check_whisper_class(c);
   return build_whisper_arch(c, a, wanted, warnings);
 }
 
