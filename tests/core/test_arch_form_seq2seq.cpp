@@ -342,6 +342,12 @@ TEST_CASE("encoder-decoder forms: every bad field is named with what was expecte
   check_error(with(whisper, "num_mel_bins", 0), p + ".num_mel_bins", "expected an integer in [1,");
   check_error(with(whisper, "max_target_positions", 0), p + ".max_target_positions", "expected an integer in [1,");
   check_error(with(whisper, "normalize_before", true), p + ".normalize_before", "expected one of family");
+  // Too deep to expand: the family's own depth field is named, as a config's reading names its depth field.
+  for (auto [arch, key] : {std::pair{t5, "num_layers"}, {bart, "encoder_layers"}, {whisper, "encoder_layers"}}) {
+    Json deep = Json::parse(predict_json(request_of({{"architecture", with(arch, key, 5000)}}).dump()))["error"];
+    CHECK(deep["field"] == p + "." + key);
+    CHECK_THAT(deep["message"].get<std::string>(), Catch::Contains("the limit is 10000"));
+  }
   // Through the request: the field of the architecture is named, and a learned table bounds the length.
   Json error = Json::parse(predict_json(request_of({{"architecture", with(bart, "d_model", 0)}}).dump()))["error"];
   CHECK(error["field"] == p + ".d_model");

@@ -180,12 +180,16 @@ TEST_CASE("vision towers: bad sizes name their field", "[hf_config][multimodal]"
   CHECK_THROWS_WITH(build(cfg, 0, &w, 448), Catch::Contains("training.image_size"));
 }
 
-TEST_CASE("clip and siglip with both towers are refused, saying what is supported", "[hf_config][multimodal]") {
+TEST_CASE("clip and siglip with both towers build, their vision tower under vision_config", "[hf_config][multimodal]") {
+  // Both towers and the contrastive loss (counted exactly in test_hf_two_towers.cpp, [two_towers]).
   for (std::string type : {"clip", "siglip"}) {
     Json cfg = {{"model_type", type}, {"vision_config", Json::object()}, {"text_config", Json::object()}};
-    std::string e = error_of(cfg);
-    CHECK_THAT(e, Catch::Contains("model.hf_config.model_type") && Catch::Contains(type + "_vision_model") &&
-                      Catch::Contains("vision_config"));
+    CHECK(error_of(cfg).empty());
+    Network net = build(cfg);
+    CHECK(layer(net, "loss").type == LayerType::ContrastiveLoss);
+    CHECK(layer(net, "patch_embedding").inputs == std::vector<int>{kNetworkInput});
+    cfg.erase("vision_config");
+    CHECK_THAT(error_of(cfg), Catch::Contains("model.hf_config.vision_config"));
   }
 }
 

@@ -484,3 +484,53 @@ TEST_CASE("attention memory and adaptive softmax: errors name the field", "[pres
   CHECK(net.layers.back().parameters == 100 + 17);
   CHECK(adaptive_softmax_tail_shares(net.layers.back().attrs) == std::vector<double>{0.25});
 }
+
+TEST_CASE("a preset's config dtype is the training precision unless the request sets one, as a config's is",
+          "[presets][precision]") {
+  auto training_of = [](const std::string& request) {
+    Json response = Json::parse(predict_json(request));
+    REQUIRE_FALSE(response.contains("error"));
+    return response["training"];
+  };
+  Json tr = training_of(R"({"model": {"preset": "qwen3-8b"}, "training": {"seq_len": 128}})");
+  CHECK(tr["precision"] == "bf16");
+  CHECK(tr["precision_from"] == "presets.qwen3-8b.hf_config.torch_dtype");
+  tr = training_of(R"({"model": {"preset": "qwen3-8b"}, "training": {"seq_len": 128, "precision": "fp32"}})");
+  CHECK(tr["precision"] == "fp32");
+  CHECK_FALSE(tr.contains("precision_from"));
+  // Llama 2's config says float16; a layer-list preset and a config without a dtype keep the request's default.
+  CHECK(training_of(R"({"model": {"preset": "llama-2-7b"}, "training": {"seq_len": 128}})")["precision"] == "fp16");
+  for (const char* id : {"resnet50", "bert-base"}) {
+    tr = training_of(std::string(R"({"model": {"preset": ")") + id + R"("}})");
+    CHECK(tr["precision"] == "fp32");
+    CHECK_FALSE(tr.contains("precision_from"));
+  }
+}
+
+TEST_CASE("a preset's torch_dtype is the one its source config file says", "[presets][precision]") {
+  // Every preset whose hf_config names a dtype names the fixture it was copied from; the two must agree.
+  const std::string dir = std::string(PRENET_SOURCE_DIR) + "/tests/fixtures/hf/";
+  int checked = 0;
+  for (const auto& p : presets()) {
+    if (!p.model.contains("hf_config") || !p.model["hf_config"].contains("torch_dtype")) continue;
+    INFO(p.id);
+    std::string fixture;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      std::string stem = entry.path().stem().string();
+      if (entry.path().extension() != ".json" || stem.find("--") == std::string::npos) continue;
+      std::string repo = stem;
+      repo.replace(repo.find("--"), 2, "/");
+      if ((p.source.find(stem) != std::string::npos || p.source.find(repo + " ") != std::string::npos ||
+           p.source.find(repo + ":") != std::string::npos || p.source.find(repo + ",") != std::string::npos ||
+           p.source.find(repo + ";") != std::string::npos)) {
+        fixture = entry.path().string();
+      }
+    }
+    REQUIRE_FALSE(fixture.empty());
+    std::ifstream in(fixture);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(Json::parse(text)["torch_dtype"] == p.model["hf_config"]["torch_dtype"]);
+    ++checked;
+  }
+  CHECK(checked >= 15);
+}

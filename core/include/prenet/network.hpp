@@ -58,6 +58,7 @@ enum class LayerType {
   AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
   Mla,              // multi-head latent attention (DeepSeek-V2/V3): low-rank queries and a shared key/value latent
   Mamba,            // selective state-space mixer (Mamba 1 and Mamba-2)
+  ContrastiveLoss,  // CLIP's / SigLIP's loss over the micro-batch's image-text pairs (B x B similarities)
 };
 
 /// The layer type's name in the layer-list format ("dense", "conv2d", ...).
@@ -123,6 +124,7 @@ struct LayerAttrs {
   std::string activation;   // fused activation (dense, conv2d) or the function of an activation layer
   double rate = 0.0;        // dropout probability
   bool scale = true;        // layernorm, rmsnorm: a learned scale (false with bias false: no parameters, OLMo)
+  std::string loss;         // contrastive_loss: "softmax" (CLIP) or "sigmoid" (SigLIP)
 };
 
 /// One weight matrix of a layer as LoRA and shape-aware optimizers see it (LayerKind::linear_modules): `in` x

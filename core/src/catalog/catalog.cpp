@@ -65,12 +65,16 @@ Network from_hf_config(const Json& config, const std::string& path, const Traini
   return network_of_generated(std::move(expanded), path, name, warnings);
 }
 
-/// The network of the architecture form (docs/MODEL_FORMAT.md), through the decoder builder the configs use.
+/// The network of the architecture form (docs/MODEL_FORMAT.md), through its family's builder (the one its configs use);
+/// an image family (ViT) takes training.image_size and ignores a seq_len, as a vision config does.
 Network from_architecture(const Json& arch, const std::string& path, const TrainingConfig& training,
                           const std::string& name) {
   std::vector<std::string> warnings;
-  if (training.image_size) warnings.push_back("training.image_size ignored: the model takes tokens input");
-  Json expanded = hf::architecture_to_layers(arch, path, training.seq_len.value_or(0), warnings);
+  bool vision = hf::architecture_is_image(arch, path);
+  if (training.image_size && !vision) warnings.push_back("training.image_size ignored: the model takes tokens input");
+  if (training.seq_len && vision) warnings.push_back("training.seq_len ignored: the model takes image input");
+  Json expanded = hf::architecture_to_layers(arch, path, vision ? 0 : training.seq_len.value_or(0), warnings,
+                                             training.image_size.value_or(0));
   return network_of_generated(std::move(expanded), path, name, warnings);
 }
 

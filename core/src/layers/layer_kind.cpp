@@ -36,6 +36,7 @@ const LayerKind& parameter_kind();
 const LayerKind& adaptive_softmax_kind();
 const LayerKind& mla_kind();
 const LayerKind& mamba_kind();
+const LayerKind& contrastive_loss_kind();
 
 namespace {
 
@@ -71,6 +72,7 @@ const std::vector<const LayerKind*>& kind_registry() {
         &adaptive_softmax_kind(),
         &mla_kind(),
         &mamba_kind(),
+        &contrastive_loss_kind(),
     };
     std::vector<const LayerKind*> table(kinds.size(), nullptr);
     for (const LayerKind* kind : kinds) table.at(static_cast<std::size_t>(kind->type())) = kind;

@@ -1,6 +1,7 @@
 #include "prenet/request.hpp"
 
 #include "layers/fp8.hpp"
+#include "prenet/embedded_data.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/memory.hpp"
 #include "request/options.hpp"
@@ -40,16 +41,38 @@ std::vector<Accelerator> parse_hardware(const Json& doc) {
   return out;
 }
 
-/// The config's own dtype as the training precision when the request's model is a Hugging Face config and its
-/// training sets no precision (docs/API.md "precision").
+/// The Hugging Face config the request's model is read from, its own or its preset's (null: neither), and
+/// that config's path as training.precision_from names it. The preset is read from the embedded file, since the
+/// catalogue (which parses them) sits above the request.
+Json config_of_model(const Json& model, std::string& path) {
+  if (model.contains("hf_config")) {
+    path = "model.hf_config";
+    return model["hf_config"];
+  }
+  if (!model.contains("preset") || !model["preset"].is_string()) return nullptr;
+  const std::string id = model["preset"].get<std::string>();
+  for (const EmbeddedPreset& p : embedded_presets()) {
+    if (p.id != id) continue;
+    Json preset = Json::parse(p.json);
+    if (!preset.contains("model") || !preset["model"].contains("hf_config")) return nullptr;
+    path = "presets." + id + ".hf_config";
+    return preset["model"]["hf_config"];
+  }
+  return nullptr;  // an unknown preset is reported where the model is resolved
+}
+
+/// The config's own dtype as the training precision when the request's model is a Hugging Face config (given,
+/// or a preset's) and its training sets no precision (docs/API.md "precision").
 void precision_from_config(const Json& doc, const Json& model, TrainingConfig& training) {
   const Json* tr = doc.contains("training") && doc["training"].is_object() ? &doc["training"] : nullptr;
   if (tr && tr->contains("precision") && !(*tr)["precision"].is_null()) return;
-  if (!model.contains("hf_config")) return;
-  std::optional<HfPrecision> dtype = hf_config_precision(model["hf_config"]);
+  std::string path;
+  const Json config = config_of_model(model, path);
+  if (config.is_null()) return;
+  std::optional<HfPrecision> dtype = hf_config_precision(config);
   if (!dtype) return;
   training.precision = precision_from_string(dtype->precision);
-  training.precision_from = "model.hf_config." + dtype->field;
+  training.precision_from = path + "." + dtype->field;
 }
 
 }  // namespace

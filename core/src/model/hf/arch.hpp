@@ -43,6 +43,8 @@ struct LayerPlan {
 /// the bases, one header each.
 struct Arch : SsmArch, EncoderArch, Seq2SeqArch {
   std::string name;  // the model's name in the response (the model_type unless a step renames it)
+  // The architecture form's family this Arch was read as (arch_json.cpp), which its echo keeps; empty: none.
+  std::string family;
 
   std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, inner = 0, vocab = 0;
   std::int64_t head_dim = 0;  // per-head width when the config sets it (0: hidden / heads)

@@ -31,10 +31,11 @@ const std::vector<std::string>& head_names() {
 }
 
 /// `f`'s default in words for the docs.
-std::string fallback_words(const Field& f) {
+std::string fallback_words(const Field& f, void (*family_defaults)(Arch&)) {
   if (f.fallback_doc) return f.fallback_doc;
   Arch defaults;
   defaults.name = "architecture";
+  if (family_defaults) family_defaults(defaults);
   Json v = value_of(f, defaults);
   if (f.kind == Kind::Size) v = f.fallback.in(defaults);
   std::ostringstream out;
@@ -146,7 +147,7 @@ void read_field(const Field& f, const Json& j, const std::string& path, Arch& a)
   }
 }
 
-std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields) {
+std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields, void (*defaults)(Arch&)) {
   std::vector<ArchFieldDoc> out;
   for (const Field& f : fields) {
     std::string doc = f.doc;
@@ -155,7 +156,7 @@ std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields) {
       for (const auto& c : f.choices) list += (list.empty() ? "" : ", ") + c;
       doc += " (" + list + ")";
     }
-    out.push_back({f.key, type_word(f.kind), f.unit, fallback_words(f), doc});
+    out.push_back({f.key, type_word(f.kind), f.unit, fallback_words(f, defaults), doc});
   }
   return out;
 }

@@ -58,8 +58,8 @@ std::vector<Field> task_head_fields();
 Json value_of(const Field& f, Arch& a);
 /// Reads `f` from `j` into `a` (absent or null: its default), checking its type and bounds.
 void read_field(const Field& f, const Json& j, const std::string& path, Arch& a);
-/// The docs' rows of `fields`, in order.
-std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields);
+/// The docs' rows of `fields`, in order; `defaults` (when set) gives the family's own defaults (Form::defaults).
+std::vector<ArchFieldDoc> docs_of(const std::vector<Field>& fields, void (*defaults)(Arch&) = nullptr);
 
 /// One family of the architecture form.
 struct Form {
@@ -79,10 +79,17 @@ struct Form {
   void (*from_config)(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
   Builder arch_builder;  // builds the family from an Arch alone; `c` only names fields in errors
   bool image_input;      // the model reads an image, not tokens
+  /// Sets the family's own defaults of the fields whose default is the Arch's value (flags, rates, texts)
+  /// before they are read; null: the Arch's (the decoder's) defaults.
+  void (*defaults)(Arch& a) = nullptr;
 };
 
 /// The decoder family: arch_form_decoder.cpp.
 const Form& decoder_form();
+/// The encoder families: arch_form_encoder.cpp.
+const Form& encoder_form();
+const Form& vit_form();
+const Form& deberta_form();
 /// The t5 family (T5, mT5, Switch Transformers): arch_form_t5.cpp.
 const Form& t5_form();
 /// The seq2seq family (BART, mBART, Marian, FSMT): arch_form_seq2seq.cpp.

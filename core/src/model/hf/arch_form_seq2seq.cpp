@@ -11,10 +11,7 @@
 namespace prenet::hf::form {
 namespace {
 
-/// BartConfig's activation_function, which the Arch's own default does not give.
-constexpr const char* kBartAct = "gelu";
-
-/// `f` with its default said in words (where the family's default is set by read_seq2seq_extra).
+/// `f` with its default said in words (normalize_embedding's, set by read_seq2seq_extra).
 Field with_default(Field f, const char* words) {
   f.fallback_doc = words;
   return f;
@@ -51,15 +48,12 @@ const std::vector<Field>& seq2seq_fields() {
                  "extra rows of each learned position table (BART's 2)"),
       flag_field("normalize_before", at<&Arch::pre_norm>,
                  "pre-LayerNorm blocks (mBART); false: post-norm, the norm after each residual add (BART)"),
-      with_default(flag_field("add_final_layer_norm", at<&Arch::final_norm>,
-                              "a LayerNorm after each stack's last block (mBART)"),
-                   "false"),
+      flag_field("add_final_layer_norm", at<&Arch::final_norm>, "a LayerNorm after each stack's last block (mBART)"),
       with_default(flag_field("normalize_embedding", at<&Arch::embed_norm>,
                               "a LayerNorm on each stack's embeddings (BART's layernorm_embedding)"),
                    "learned_positions"),
-      with_default(text_field("activation_function", Kind::Activation, at<&Arch::act>, {},
-                              "the MLP's activation (Hugging Face names; Marian, FSMT: relu)"),
-                   kBartAct),
+      text_field("activation_function", Kind::Activation, at<&Arch::act>, {},
+                 "the MLP's activation (Hugging Face names; Marian, FSMT: relu)"),
       real_field("dropout", Kind::Rate, at<&Arch::dropout>, 0, 0.999999, "probability",
                  "dropout on the embeddings and each branch's output"),
       real_field("attention_dropout", Kind::Rate, at<&Arch::attn_dropout>, 0, 0.999999, "probability",
@@ -73,12 +67,10 @@ const std::vector<Field>& seq2seq_fields() {
 /// Whether `j` gives `key` (null counts as absent, as read_field reads it).
 bool given(const Json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
 
-/// The family defaults the Arch's own do not give (BartConfig's), then the checks between fields, each naming
-/// the field at fault.
+/// normalize_embedding's default (learned_positions, read before it), then the checks between fields, each
+/// naming the field at fault.
 void read_seq2seq_extra(const Json& j, const std::string& path, Arch& a) {
-  if (!given(j, "add_final_layer_norm")) a.final_norm = false;
   if (!given(j, "normalize_embedding")) a.embed_norm = a.learned_positions;
-  if (!given(j, "activation_function")) a.act = kBartAct;
   for (auto [key, heads] :
        {std::pair{"encoder_attention_heads", a.heads}, {"decoder_attention_heads", a.decoder_heads}}) {
     if (a.hidden % heads != 0) throw InputError(join(path, key), "must divide d_model " + std::to_string(a.hidden));
@@ -87,6 +79,12 @@ void read_seq2seq_extra(const Json& j, const std::string& path, Arch& a) {
 
 void write_nothing(const Arch&, Json&) {}
 std::vector<ArchFieldDoc> no_extra_docs() { return {}; }
+
+/// BartConfig's defaults where the Arch's differ: no final LayerNorms, "gelu".
+void seq2seq_defaults(Arch& a) {
+  a.final_norm = false;
+  a.act = "gelu";
+}
 
 /// build_seq2seq reads nothing beyond the rows' steps.
 void seq2seq_from_config(const Cfg&, Arch&, std::vector<std::string>&) {}
@@ -106,7 +104,8 @@ const Form& seq2seq_form() {
                          build_seq2seq,
                          seq2seq_from_config,
                          build_seq2seq_arch,
-                         false};
+                         false,
+                         seq2seq_defaults};
   return form;
 }
 

@@ -10,15 +10,6 @@
 namespace prenet::hf::form {
 namespace {
 
-/// The default T5Config takes when feed_forward_proj is absent ("relu"), which the Arch's own does not give.
-constexpr const char* kT5Act = "relu";
-
-/// `f` with its default said in words (where the family's default is set by read_t5_extra).
-Field with_default(Field f, const char* words) {
-  f.fallback_doc = words;
-  return f;
-}
-
 /// The fields, in reading order (a default or bound may name a field read before it).
 const std::vector<Field>& t5_fields() {
   static const std::vector<Field> table = {
@@ -40,9 +31,8 @@ const std::vector<Field>& t5_fields() {
       size_field("max_position_embeddings", at<&Arch::max_positions>, 512, 1, kMaxPositions, "tokens",
                  "the trained length (T5's n_positions), the default sequence length of both stacks; relative "
                  "positions run longer, with a warning"),
-      with_default(text_field("dense_act_fn", Kind::Activation, at<&Arch::act>, {},
-                              "the MLP's activation (Hugging Face names; feed_forward_proj without \"gated-\")"),
-                   kT5Act),
+      text_field("dense_act_fn", Kind::Activation, at<&Arch::act>, {},
+                 "the MLP's activation (Hugging Face names; feed_forward_proj without \"gated-\")"),
       flag_field("is_gated_act", at<&Arch::gated>,
                  "a gated MLP (feed_forward_proj \"gated-…\": T5 v1.1, mT5); not with num_experts"),
       real_field("dropout_rate", Kind::Rate, at<&Arch::dropout>, 0, 0.999999, "probability",
@@ -62,13 +52,8 @@ const std::vector<Field>& t5_fields() {
   return table;
 }
 
-/// Whether `j` gives `key` (null counts as absent, as read_field reads it).
-bool given(const Json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
-
-/// The family defaults the Arch's own do not give, then the checks between fields, each naming the field at
-/// fault.
-void read_t5_extra(const Json& j, const std::string& path, Arch& a) {
-  if (!given(j, "dense_act_fn")) a.act = kT5Act;
+/// The checks between fields, each naming the field at fault.
+void read_t5_extra(const Json&, const std::string& path, Arch& a) {
   if (a.head_dim == 0) throw InputError(join(path, "d_kv"), "required when num_heads exceeds d_model");
   if (a.experts == 0) {
     // The Switch-only fields would change nothing in a dense T5: say so rather than ignore them.
@@ -88,6 +73,9 @@ void read_t5_extra(const Json& j, const std::string& path, Arch& a) {
 void write_nothing(const Arch&, Json&) {}
 std::vector<ArchFieldDoc> no_extra_docs() { return {}; }
 
+/// T5Config's defaults where the Arch's differ: feed_forward_proj "relu".
+void t5_defaults(Arch& a) { a.act = "relu"; }
+
 /// build_t5 reads nothing beyond the row's steps.
 void t5_from_config(const Cfg&, Arch&, std::vector<std::string>&) {}
 
@@ -105,7 +93,8 @@ const Form& t5_form() {
                          build_t5,
                          t5_from_config,
                          build_t5_arch,
-                         false};
+                         false,
+                         t5_defaults};
   return form;
 }
 

@@ -37,8 +37,8 @@ void arch_complete_from_config(const std::string& family, const Cfg& c, Arch& a,
 
 /// `a` as `family`'s architecture form: every field (compact: one key per field; the decoder's per-layer plan
 /// only when layers differ, and in each plan entry only what differs from a full-attention rotary dense layer of
-/// intermediate_size).
-Json arch_to_json(const Arch& a, const std::string& family = "decoder");
+/// intermediate_size). `family` empty: the family `a` was read as (Arch::family), else the decoder.
+Json arch_to_json(const Arch& a, const std::string& family = "");
 
 /// The Arch `j` describes; every error names the field under `path` ("model.architecture.layers[3].window") and
 /// what was expected: unknown keys, wrong types, sizes out of range, heads not dividing hidden_size without
@@ -46,9 +46,12 @@ Json arch_to_json(const Arch& a, const std::string& family = "decoder");
 Arch arch_from_json(const Json& j, const std::string& path);
 
 /// The layer-list model of architecture `j` (as hf_config_to_layers returns one): its family's builder with
-/// `seq_len` tokens (0: the architecture's default). Notes for the user go to `warnings`.
+/// `seq_len` tokens (0: the architecture's default), or for an image family (ViT) images of `image_size`
+/// pixels a side (0: the architecture's image_size). Notes for the user go to `warnings`.
 Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t seq_len,
-                            std::vector<std::string>& warnings);
+                            std::vector<std::string>& warnings, std::int64_t image_size = 0);
+/// Whether architecture `j`'s family reads an image (ViT), not tokens.
+bool architecture_is_image(const Json& j, const std::string& path);
 
 /// The architecture form of Hugging Face config `config`, read as hf_config_to_layers reads it (task head
 /// included), when a family of the form builds its model type; nullopt for the other families or a config

@@ -24,7 +24,8 @@ Json build_decoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
 /// head from the config's `architectures`, and what the architecture form runs (arch_json.cpp). `c` only names
 /// fields in errors (the head counts, the depth).
 Json build_decoder_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// Post-LayerNorm encoders with a task head (BERT, RoBERTa, DistilBERT): encoder.cpp.
+/// Post-LayerNorm encoders with a task head (BERT, RoBERTa, DistilBERT): encoder.cpp. Their rows' steps read
+/// everything it builds from, task head included, so it is the architecture form's builder too.
 Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// T5 and Switch Transformers: t5.cpp.
 Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
@@ -34,16 +35,25 @@ Json build_t5_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
 Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// The same from `a` alone (the architecture form's `seq2seq` family); `c` only names fields in errors.
 Json build_seq2seq_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// ViT image classifiers: vit.cpp.
+/// ViT image classifiers: vit.cpp: the classifier's labels read from the config (read_vit_labels), then
+/// build_vit_arch, which builds from `a` alone (a.image_size, a.patch, a.head.labels); `c` only names fields.
 Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// DeBERTa-v2/v3 (disentangled relative attention): deberta.cpp.
+Json build_vit_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// ViT's classifier from config `c`: num_labels or id2label's size, else 1000 with a warning.
+void read_vit_labels(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+/// DeBERTa-v2/v3 (disentangled relative attention): deberta.cpp: the fields its row's steps leave to it read from
+/// the config (read_deberta_config), then build_deberta_arch, which builds from `a` alone; `c` only names fields.
 Json build_deberta(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_deberta_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// DeBERTa's own fields of config `c` into `a` (EncoderArch's DeBERTa part, the task head and its pooler),
+/// refusing those that change the network and are not modelled.
+void read_deberta_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// CLIP and SigLIP vision towers (clip_vision_model, siglip_vision_model): vision_towers.cpp.
 Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp.
 Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// clip, siglip (two towers): an error saying what is supported: wrappers.cpp.
-Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// CLIPModel, SiglipModel: both towers and the contrastive loss over the micro-batch: two_towers.cpp.
+Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Refuses a Whisper config whose `architectures` names a class other than WhisperForConditionalGeneration (the

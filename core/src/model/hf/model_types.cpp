@@ -292,6 +292,7 @@ const Steps kVitShape = {
     flag(&Arch::qkv_bias, "qkv_bias", true),
     rate(&Arch::dropout, {"hidden_dropout_prob"}, 0.0),
     rate(&Arch::attn_dropout, {"attention_probs_dropout_prob"}, 0.0),
+    opt(&Arch::image_size, {"image_size"}, 224, 1, 16384),
 };
 
 // ---- the table ------------------------------------------------------------------------------------------

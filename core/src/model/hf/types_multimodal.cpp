@@ -10,7 +10,7 @@ constexpr Family kDeberta{build_deberta, false};
 constexpr Family kVisionTower{build_vision_tower, true};
 constexpr Family kGemma3Wrapper{build_gemma3, false};
 constexpr Family kWhisper{build_whisper, false};
-constexpr Family kTwoTowers{refuse_two_towers, false};
+constexpr Family kTwoTowers{build_two_towers, true};  // the image is the input, the text a second stream
 constexpr Family kLlama4Wrapper{build_llama4, false};
 
 /// CLIPVisionConfig / SiglipVisionConfig: every size has the class's default (Gemma 3's vision_config leaves

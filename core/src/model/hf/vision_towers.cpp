@@ -5,24 +5,10 @@
 #include "model/hf/vision_towers.hpp"
 
 #include "model/hf/layer_seq.hpp"
+#include "model/hf/model_types.hpp"
 
 namespace prenet::hf {
 namespace {
-
-/// One pre-LayerNorm block (layer_norm1, self_attn, layer_norm2, mlp) reading and writing "stream".
-Json tower_block(const Arch& v) {
-  Seq b;
-  b.push({{"type", "layernorm"}, {"name", "layer_norm1"}, {"inputs", {"stream"}}});
-  Json at = {{"type", "attention"}, {"name", "self_attn"}, {"num_heads", v.heads}};
-  if (v.attn_dropout > 0) at["dropout"] = v.attn_dropout;
-  b.push(at);
-  b.push({{"type", "add"}, {"name", "attention_residual"}, {"inputs", {"stream", "self_attn"}}});
-  b.push({{"type", "layernorm"}, {"name", "layer_norm2"}});
-  b.push({{"type", "dense"}, {"name", "fc1"}, {"units", v.inner}, {"activation", v.act}});
-  b.push({{"type", "dense"}, {"name", "fc2"}, {"units", v.hidden}});
-  b.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"attention_residual", "fc2"}}});
-  return b.layers;
-}
 
 /// SigLIP's SiglipMultiheadAttentionPoolingHead on "stream": the probe's nn.MultiheadAttention (biased in_proj
 /// and out_proj) over the patches, its LayerNorm and MLP with a residual; one pooled vector.
@@ -40,6 +26,21 @@ void attention_pool(const Arch& v, Seq& s) {
 
 }  // namespace
 
+Json encoder_block(const Arch& v, const std::string& stream, bool causal) {
+  Seq b;
+  b.push({{"type", "layernorm"}, {"name", "layer_norm1"}, {"inputs", {stream}}});
+  Json at = {{"type", "attention"}, {"name", "self_attn"}, {"num_heads", v.heads}};
+  if (causal) at["causal"] = true;
+  if (v.attn_dropout > 0) at["dropout"] = v.attn_dropout;
+  b.push(at);
+  b.push({{"type", "add"}, {"name", "attention_residual"}, {"inputs", {stream, "self_attn"}}});
+  b.push({{"type", "layernorm"}, {"name", "layer_norm2"}});
+  b.push({{"type", "dense"}, {"name", "fc1"}, {"units", v.inner}, {"activation", v.act}});
+  b.push({{"type", "dense"}, {"name", "fc2"}, {"units", v.hidden}});
+  b.push({{"type", "add"}, {"name", stream}, {"inputs", {"attention_residual", "fc2"}}});
+  return b.layers;
+}
+
 std::int64_t tower_image_size(const Cfg& c, const Arch& v, std::int64_t wanted) {
   std::int64_t config_image = c.opt({"image_size"}, 224, 1, 16384);
   // The patch convolution drops a remainder, as Hugging Face's (image_size // patch_size)^2 patches do
@@ -56,6 +57,22 @@ std::int64_t tower_image_size(const Cfg& c, const Arch& v, std::int64_t wanted) 
                                                 " pixels is accepted)");
   }
   return image;
+}
+
+Cfg nested(const Cfg& c, const std::string& key) {
+  if (!c.has(key)) throw InputError(c.field(key), "required object is missing (the " + key + " of the model)");
+  if (!c.json()[key].is_object()) throw InputError(c.field(key), "expected an object (a nested config)");
+  return Cfg(c.json()[key], c.field(key));
+}
+
+const ModelType& nested_row(const Cfg& n, const std::string& fallback) {
+  std::string type = n.str("model_type", fallback);
+  const ModelType* row = find_model_type(type);
+  if (row == nullptr) {
+    throw InputError(n.field("model_type"), "\"" + printable(type) + "\" is not a model type this calculator reads" +
+                                                (type == fallback ? " (the wrapper's text model needs its row)" : ""));
+  }
+  return *row;
 }
 
 std::string first_architecture(const Cfg& c) {
@@ -92,7 +109,7 @@ Json vision_tower_layers(const Cfg& c, const Arch& v, bool clip) {
   cur = s.push({{"type", "add"}, {"name", "embeddings"}, {"inputs", {cur, "position_embedding"}}});
   if (clip) cur = s.push({{"type", "layernorm"}, {"name", "pre_layrnorm"}, {"inputs", {cur}}});
   s.push({{"type", "identity"}, {"name", "stream"}, {"inputs", {cur}}});
-  s.push({{"type", "repeat"}, {"name", "layers"}, {"count", v.layers}, {"layers", tower_block(v)}});
+  s.push({{"type", "repeat"}, {"name", "layers"}, {"count", v.layers}, {"layers", encoder_block(v, "stream", false)}});
   if (clip) {
     // pooled_output = post_layernorm(last_hidden_state[:, 0]).
     s.select_token("cls_view", "cls_select", v.hidden, "stream");

@@ -1,6 +1,6 @@
 #pragma once
-// The CLIP and SigLIP vision towers (vision_towers.cpp), for their own rows and for the multimodal wrappers
-// that hold one under vision_config.
+// The CLIP and SigLIP vision towers (vision_towers.cpp), for their own rows, for the multimodal wrappers that hold
+// one under vision_config and for the two-tower models (two_towers.cpp), whose text towers reuse the encoder layer.
 #include <cstdint>
 #include <string>
 
@@ -8,8 +8,22 @@
 
 namespace prenet::hf {
 
+struct ModelType;
+
+/// The nested config `key` of `c` (text_config, vision_config) as its own reader; an error names the field when
+/// it is absent or not an object.
+Cfg nested(const Cfg& c, const std::string& key);
+
+/// The row reading nested config `n`: its own model_type, else `fallback`; an error names the field when the
+/// table has none.
+const ModelType& nested_row(const Cfg& n, const std::string& fallback);
+
 /// architectures[0], "" when the config names none; an error naming the field when it is not a list of names.
 std::string first_architecture(const Cfg& c);
+
+/// One pre-LayerNorm encoder layer of CLIP and SigLIP (layer_norm1, self_attn with biased Q, K, V and output,
+/// layer_norm2, fc1 and fc2) reading and writing `stream`; `causal`: CLIP's text tower's mask.
+Json encoder_block(const Arch& v, const std::string& stream, bool causal);
 
 /// The image side to build for: the request's (`wanted` > 0) or the config's image_size; errors name
 /// patch_size when it exceeds image_size, and training.image_size when the request's side is smaller than a

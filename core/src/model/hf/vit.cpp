@@ -69,17 +69,28 @@ std::int64_t choose_image(std::int64_t wanted, std::int64_t config_image, std::i
 
 }  // namespace
 
-Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  check_heads(c, a.hidden, a.heads, a.heads, false, a.heads_field, "");
-  std::int64_t config_image = c.opt({"image_size"}, 224, 1, 16384);
-  if (config_image < a.patch) throw InputError(c.field("patch_size"), "is larger than the image_size");
+void read_vit_labels(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   std::optional<std::int64_t> labels = label_count(c);
   if (!labels) warnings.push_back("the config gives neither num_labels nor id2label; a 1000-class head is assumed");
-  std::int64_t image = choose_image(wanted.image_size, config_image, a.patch);
-  std::int64_t positions = (config_image / a.patch) * (config_image / a.patch) + 1;
+  a.head.labels = labels.value_or(1000);
+}
+
+Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  check_heads(c, a.hidden, a.heads, a.heads, false, a.heads_field, "");
+  if (a.image_size < a.patch) throw InputError(c.field("patch_size"), "is larger than the image_size");
+  Arch read = a;
+  read_vit_labels(c, read, warnings);
+  return build_vit_arch(c, read, wanted, warnings);
+}
+
+Json build_vit_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& /*warnings*/) {
+  check_heads(c, a.hidden, a.heads, a.heads, false, a.heads_field, "");
+  if (a.image_size < a.patch) throw InputError(c.field("patch_size"), "is larger than the image_size");
+  std::int64_t image = choose_image(wanted.image_size, a.image_size, a.patch);
+  std::int64_t positions = (a.image_size / a.patch) * (a.image_size / a.patch) + 1;
   return {{"name", a.name},
           {"input", {{"kind", "image"}, {"channels", a.channels}, {"image_size", image}}},
-          {"layers", vit_layers(a, positions, labels.value_or(1000))}};
+          {"layers", vit_layers(a, positions, a.head.labels)}};
 }
 
 }  // namespace prenet::hf

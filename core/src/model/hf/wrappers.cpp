@@ -1,6 +1,6 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
 // its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
-// llama4_text and Llama 4's own vision model), and the two-tower models, refused with what is supported.
+// llama4_text and Llama 4's own vision model). The two-tower models (clip, siglip) are two_towers.cpp.
 #include "model/hf/model_types.hpp"
 #include "model/hf/vision_towers.hpp"
 #include "prenet/layer_list.hpp"
@@ -8,25 +8,6 @@
 
 namespace prenet::hf {
 namespace {
-
-/// The nested config `key` of `c` as its own reader; an error names the field when it is absent or not an object.
-Cfg nested(const Cfg& c, const std::string& key) {
-  if (!c.has(key)) throw InputError(c.field(key), "required object is missing (the " + key + " of the model)");
-  if (!c.json()[key].is_object()) throw InputError(c.field(key), "expected an object (a nested config)");
-  return Cfg(c.json()[key], c.field(key));
-}
-
-/// The row reading nested config `n`: its own model_type, else `fallback`; an error names the field when the
-/// table has none.
-const ModelType& nested_row(const Cfg& n, const std::string& fallback) {
-  std::string type = n.str("model_type", fallback);
-  const ModelType* row = find_model_type(type);
-  if (row == nullptr) {
-    throw InputError(n.field("model_type"), "\"" + printable(type) + "\" is not a model type this calculator reads" +
-                                                (type == fallback ? " (the wrapper's text model needs its row)" : ""));
-  }
-  return *row;
-}
 
 /// The parameters of the SigLIP tower of `v` (an image model of its own), and its width.
 std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std::string>& warnings) {
@@ -164,16 +145,6 @@ Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
   hold_vision_parts(model["layers"], "vision_tower", "the SigLIP vision tower", tower_params, projector,
                     "image soft tokens counted as text tokens, " + std::to_string(tokens) + " per image", warnings);
   return model;
-}
-
-Json refuse_two_towers(const Cfg& c, const Arch& a, const Wanted&, std::vector<std::string>&) {
-  throw InputError(
-      c.field("model_type"),
-      "\"" + a.name +
-          "\" holds an image tower and a text tower trained together (a contrastive loss over "
-          "two inputs); a network here has one input. Supported: the vision tower alone, with vision_config "
-          "as its own config (model_type \"" +
-          a.name + "_vision_model\")");
 }
 
 }  // namespace prenet::hf
