@@ -92,5 +92,11 @@ const Form& vit_form();
 const Form& deberta_form();
 /// State-space models and hybrids: arch_form_ssm.cpp.
 const Form& ssm_form();
+/// The t5 family (T5, mT5, Switch Transformers): arch_form_t5.cpp.
+const Form& t5_form();
+/// The seq2seq family (BART, mBART, Marian, FSMT): arch_form_seq2seq.cpp.
+const Form& seq2seq_form();
+/// The whisper family: arch_form_whisper.cpp.
+const Form& whisper_form();
 
 }  // namespace prenet::hf::form

@@ -12,8 +12,9 @@ using form::Form;
 
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
-  static const std::vector<const Form*> list = {&form::decoder_form(), &form::ssm_form(), &form::encoder_form(),
-                                                &form::vit_form(), &form::deberta_form()};
+  static const std::vector<const Form*> list = {
+      &form::decoder_form(), &form::ssm_form(),     &form::encoder_form(), &form::vit_form(),
+      &form::deberta_form(), &form::t5_form(),      &form::seq2seq_form(), &form::whisper_form()};
   return list;
 }
 
@@ -64,6 +65,15 @@ std::int64_t expanded_size(const Json& layers) {
     n += layer["type"] == "repeat" ? layer["count"].get<std::int64_t>() * expanded_size(layer["layers"]) : 1;
   }
   return n;
+}
+
+/// The key of form `f` holding the depth (Arch::layers: num_hidden_layers, T5's num_layers, encoder_layers),
+/// which a model too deep to expand names.
+std::string depth_key(const Form& f) {
+  for (const form::Field& field : f.fields()) {
+    if (field.size == &form::at<&Arch::layers>) return field.key;
+  }
+  return "num_hidden_layers";
 }
 
 }  // namespace
@@ -129,9 +139,8 @@ Json architecture_to_layers(const Json& j, const std::string& path, std::int64_t
   // As a config's reading does (hf_config.cpp): name the depth, not the generated list, when it is too long.
   const std::int64_t expanded = expanded_size(model["layers"]);
   if (expanded > Limits::kMaxLayers) {
-    throw InputError(join(path, "num_hidden_layers"), "the model expands to " + std::to_string(expanded) +
-                                                          " layers; the limit is " +
-                                                          std::to_string(Limits::kMaxLayers));
+    throw InputError(join(path, depth_key(f)), "the model expands to " + std::to_string(expanded) +
+                                                   " layers; the limit is " + std::to_string(Limits::kMaxLayers));
   }
   return model;
 }

@@ -29,8 +29,12 @@ Json build_decoder_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::
 Json build_encoder(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// T5 and Switch Transformers: t5.cpp.
 Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The same from `a` alone (the architecture form's `t5` family); `c` only names fields in errors.
+Json build_t5_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// The fairseq / BART encoder-decoders: seq2seq.cpp.
 Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The same from `a` alone (the architecture form's `seq2seq` family); `c` only names fields in errors.
+Json build_seq2seq_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// ViT image classifiers: vit.cpp: the classifier's labels read from the config (read_vit_labels), then
 /// build_vit_arch, which builds from `a` alone (a.image_size, a.patch, a.head.labels); `c` only names fields.
 Json build_vit(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
@@ -52,6 +56,13 @@ Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
 Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Refuses a Whisper config whose `architectures` names a class other than WhisperForConditionalGeneration (the
+/// one build_whisper builds), naming that field.
+void check_whisper_class(const Cfg& c);
+/// The same from `a` alone, its audio front-end included (mel_bins, source_positions, target_positions): what
+/// build_whisper runs after refusing other `architectures`, and the architecture form's `whisper` family. `c`
+/// only names fields in errors (the head counts).
+Json build_whisper_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.

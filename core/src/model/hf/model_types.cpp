@@ -237,6 +237,10 @@ const Steps kSwitchExperts = {
     hook(switch_sparse_steps),
 };
 
+/// Switch's expert capacity, only warned about (0: not given); read after the trained length, as the builder
+/// read it.
+const Steps kSwitchCapacity = {opt(&Arch::expert_capacity, {"expert_capacity"}, 0, 1, kMaxWidth * 16)};
+
 /// The fairseq / BART family: biased attention, learned (BART) or sinusoidal positions, post- or pre-norm.
 /// Each class's defaults can be overridden by the Transformers v3 BartConfig switches (which Marian and mBART
 /// configs of that time carried), so a fairseq pre-norm Transformer with sinusoidal positions is expressible.
@@ -310,7 +314,7 @@ const std::vector<ModelType> kModelTypes = {
     {"distilbert", kEncoder, compose({kDistilBert, kEncoderTail, kDistilHead})},
     {"t5", kT5, compose({kT5Shape, kT5Dense, kT5Positions})},
     {"mt5", kT5, compose({kT5Shape, kT5Dense, kT5Positions}, {kUntiedHead})},
-    {"switch_transformers", kT5, compose({kT5Shape, kSwitchExperts, kT5Positions})},
+    {"switch_transformers", kT5, compose({kT5Shape, kSwitchExperts, kT5Positions, kSwitchCapacity})},
     {"bart", kSeq2Seq, compose({kBart})},
     {"mbart", kSeq2Seq, compose({kBart}, kPreNorm)},
     {"marian", kSeq2Seq, compose({kBart}, {kFairseqAct, kSinusoidal})},

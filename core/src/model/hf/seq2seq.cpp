@@ -115,7 +115,12 @@ Json seq2seq_layers(const Arch& t, std::int64_t positions) {
 
 }  // namespace
 
-Json build_seq2seq(const Cfg&, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+Json build_seq2seq(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  // The rows' steps read everything (the heads dividing d_model included).
+  return build_seq2seq_arch(c, a, wanted, warnings);
+}
+
+Json build_seq2seq_arch(const Cfg&, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   std::int64_t positions = a.learned_positions ? a.max_positions + a.position_offset : 0;
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, a.learned_positions, warnings);
   return tokens_model(a.name, seq, seq2seq_layers(a, positions));

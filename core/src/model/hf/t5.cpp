@@ -128,14 +128,13 @@ Json t5_layers(const Arch& t) {
 }
 
 /// Warns when Switch's expert capacity drops tokens that the estimate still routes.
-void warn_capacity(const Cfg& c, const Arch& t, std::int64_t seq, std::vector<std::string>& warnings) {
-  if (t.experts <= 0 || !c.has("expert_capacity")) return;
-  std::int64_t capacity = c.opt({"expert_capacity"}, 64, 1, kMaxWidth * 16);
-  if (seq > t.experts * capacity) {
+void warn_capacity(const Arch& t, std::int64_t seq, std::vector<std::string>& warnings) {
+  if (t.experts <= 0 || t.expert_capacity <= 0) return;
+  if (seq > t.experts * t.expert_capacity) {
     warnings.push_back("Switch routing: " + std::to_string(seq) +
                        " tokens per sequence exceed num_experts x "
                        "expert_capacity = " +
-                       std::to_string(t.experts * capacity) +
+                       std::to_string(t.experts * t.expert_capacity) +
                        "; Hugging Face skips the overflow tokens' experts, the estimate runs every token through one");
   }
 }
@@ -143,9 +142,14 @@ void warn_capacity(const Cfg& c, const Arch& t, std::int64_t seq, std::vector<st
 }  // namespace
 
 Json build_t5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  // The row's steps read everything the stacks need (expert_capacity included).
+  return build_t5_arch(c, a, wanted, warnings);
+}
+
+Json build_t5_arch(const Cfg&, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   // The target sequence is taken as long as the input (docs/MODEL_FORMAT.md); relative buckets run longer.
   std::int64_t seq = choose_seq(wanted.seq_len, a.max_positions, false, warnings);
-  warn_capacity(c, a, seq, warnings);
+  warn_capacity(a, seq, warnings);
   return tokens_model(a.name, seq, t5_layers(a));
 }
 

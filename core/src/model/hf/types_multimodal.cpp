@@ -51,6 +51,14 @@ const Steps kWhisperShape = {
     flag(&Arch::tied, "tie_word_embeddings", true),
 };
 
+/// Whisper's audio front-end: the log-mel bins, the encoder's and the decoder's positions (WhisperConfig's
+/// defaults), read last as the builder read them.
+const Steps kWhisperAudio = {
+    opt(&Arch::mel_bins, {"num_mel_bins"}, 80, 1, 1 << 16),
+    opt(&Arch::source_positions, {"max_source_positions"}, 1500, 1, kMaxPositions),
+    opt(&Arch::target_positions, {"max_target_positions"}, 448, 1, kMaxPositions),
+};
+
 }  // namespace
 
 const std::vector<ModelType>& multimodal_model_types() {
@@ -58,7 +66,7 @@ const std::vector<ModelType>& multimodal_model_types() {
       {"deberta-v2", kDeberta, compose({kBert, kDebertaShape}, {kNoTokenTypes})},
       {"clip_vision_model", kVisionTower, compose({kTowerShape, kClipTower})},
       {"siglip_vision_model", kVisionTower, compose({kTowerShape, kSiglipTower})},
-      {"whisper", kWhisper, compose({kWhisperShape})},
+      {"whisper", kWhisper, compose({kWhisperShape, kWhisperAudio})},
       {"gemma3", kGemma3Wrapper, {}},
       {"clip", kTwoTowers, {}},
       {"siglip", kTwoTowers, {}},

@@ -13,11 +13,6 @@
 namespace prenet::hf {
 namespace {
 
-/// Whisper's sizes (WhisperConfig's defaults for the fields a config leaves out).
-struct Whisper {
-  std::int64_t mels = 80, source = 1500, target = 448;
-};
-
 /// Attention `name` reading `inputs` (a memory stream too for cross-attention): biased Q, V and output, K without.
 Json whisper_attention(const Arch& w, const std::string& name, std::int64_t heads, bool causal, Json inputs) {
   Json a = {{"type", "attention"}, {"name", name},      {"num_heads", heads},
@@ -53,9 +48,9 @@ Json whisper_block(const Arch& w, const std::string& x, bool decoder) {
 
 /// Appends the encoder: the convolution stem (1-D convolutions as conv2d of height 1 between views), the
 /// position table, the blocks and the final LayerNorm, up to "encoder_out".
-void whisper_encoder(const Arch& w, const Whisper& z, Seq& s) {
+void whisper_encoder(const Arch& w, Seq& s) {
   // [frames, mels] viewed as [mels, 1, frames] (the transpose PyTorch's channels-first Conv1d reads).
-  s.push({{"type", "reshape"}, {"name", "mel_channels"}, {"shape", {z.mels, 1, -1}}});
+  s.push({{"type", "reshape"}, {"name", "mel_channels"}, {"shape", {w.mel_bins, 1, -1}}});
   s.push({{"type", "conv2d"},
           {"name", "conv1"},
           {"filters", w.hidden},
@@ -73,7 +68,7 @@ void whisper_encoder(const Arch& w, const Whisper& z, Seq& s) {
   // embed_positions: a table of max_source_positions rows (frozen in Hugging Face, see the warning).
   s.push({{"type", "embedding"},
           {"name", "encoder_embed_positions"},
-          {"vocab_size", z.source},
+          {"vocab_size", w.source_positions},
           {"dim", w.hidden},
           {"positional", true},
           {"inputs", {frames}}});
@@ -85,8 +80,8 @@ void whisper_encoder(const Arch& w, const Whisper& z, Seq& s) {
 }
 
 /// Appends the decoder over max_target_positions tokens, its final LayerNorm, the tied proj_out and the loss.
-void whisper_decoder(const Arch& w, const Whisper& z, Seq& s) {
-  s.push({{"type", "parameter"}, {"name", "decoder_embed_positions"}, {"shape", {z.target, w.hidden}}});
+void whisper_decoder(const Arch& w, Seq& s) {
+  s.push({{"type", "parameter"}, {"name", "decoder_embed_positions"}, {"shape", {w.target_positions, w.hidden}}});
   s.push({{"type", "embedding"},
           {"name", "decoder_embed_tokens"},
           {"vocab_size", w.vocab},
@@ -109,7 +104,7 @@ void whisper_decoder(const Arch& w, const Whisper& z, Seq& s) {
 
 }  // namespace
 
-Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void check_whisper_class(const Cfg& c) {
   if (c.has("architectures")) {
     const Json& names = c.json()["architectures"];
     std::string name = names.is_array() && !names.empty() && names[0].is_string() ? names[0].get<std::string>() : "";
@@ -118,28 +113,32 @@ Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vecto
                        "only WhisperForConditionalGeneration is supported; got \"" + printable(name) + "\"");
     }
   }
+}
+
+Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  check_whisper_class(c);
+  return build_whisper_arch(c, a, wanted, warnings);
+}
+
+Json build_whisper_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
   for (auto [heads, field] :
        {std::pair{a.heads, "encoder_attention_heads"}, {a.decoder_heads, "decoder_attention_heads"}}) {
     if (a.hidden % heads != 0) {
       throw InputError(c.field(field), "must divide d_model (" + std::to_string(a.hidden) + ")");
     }
   }
-  Whisper z;
-  z.mels = c.opt({"num_mel_bins"}, 80, 1, 1 << 16);
-  z.source = c.opt({"max_source_positions"}, 1500, 1, kMaxPositions);
-  z.target = c.opt({"max_target_positions"}, 448, 1, kMaxPositions);
-  if (wanted.seq_len > 0 && wanted.seq_len != z.target) {
+  if (wanted.seq_len > 0 && wanted.seq_len != a.target_positions) {
     warnings.push_back("training.seq_len ignored: Whisper is costed over one 30 s window (" +
-                       std::to_string(2 * z.source) + " log-mel frames) and max_target_positions (" +
-                       std::to_string(z.target) + ") decoder tokens");
+                       std::to_string(2 * a.source_positions) + " log-mel frames) and max_target_positions (" +
+                       std::to_string(a.target_positions) + ") decoder tokens");
   }
-  warnings.push_back("the encoder's position table (" + std::to_string(z.source * a.hidden) +
+  warnings.push_back("the encoder's position table (" + std::to_string(a.source_positions * a.hidden) +
                      " parameters) is frozen in Hugging Face; it is counted, and costed as trained");
   Seq s;
-  whisper_encoder(a, z, s);
-  whisper_decoder(a, z, s);
+  whisper_encoder(a, s);
+  whisper_decoder(a, s);
   return {{"name", a.name},
-          {"input", {{"kind", "sequence"}, {"seq_len", 2 * z.source}, {"features", z.mels}}},
+          {"input", {{"kind", "sequence"}, {"seq_len", 2 * a.source_positions}, {"features", a.mel_bins}}},
           {"layers", s.layers}};
 }
 
