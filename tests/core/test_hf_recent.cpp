@@ -150,6 +150,14 @@ Expected cohere2(const Json& c) {
   return decoder(c, f, 0);
 }
 
+// Ernie4_5ForCausalLM: q/k/v/o and gate/up/down biased by use_bias (false), head_dim 128, tied by default.
+Expected ernie4_5(const Json& c) {
+  Family f;
+  f.qkv_bias = f.o_bias = f.mlp_bias = on(c, "use_bias", false);
+  f.tied = on(c, "tie_word_embeddings", true);
+  return decoder(c, f, 128);
+}
+
 // OlmoeForCausalLM: q_norm RMSNorm(hidden), k_norm RMSNorm(kv_heads x head_dim), every layer OlmoeSparseMoeBlock
 // (gate [E, h] without bias, num_experts OlmoeMLP of intermediate_size).
 Expected olmoe(const Json& c) {
@@ -292,6 +300,23 @@ std::vector<Case> cases() {
                     {"vocab_size", 256000},    {"layer_norm_eps", 1e-5},      {"rope_theta", 50000.0},
                     {"sliding_window", 4096},  {"sliding_window_pattern", 4}, {"max_position_embeddings", 8192},
                     {"hidden_act", "silu"}};
+  // baidu/ERNIE-4.5-0.3B-PT: Ernie4_5Config's defaults are this model (its docstring says so).
+  const Json ernie = {{"model_type", "ernie4_5"},
+                      {"hidden_size", 1024},
+                      {"intermediate_size", 3072},
+                      {"num_hidden_layers", 18},
+                      {"num_attention_heads", 16},
+                      {"num_key_value_heads", 2},
+                      {"head_dim", 128},
+                      {"vocab_size", 103424},
+                      {"rms_norm_eps", 1e-5},
+                      {"rope_theta", 500000.0},
+                      {"use_bias", false},
+                      {"tie_word_embeddings", true},
+                      {"max_position_embeddings", 131072},
+                      {"hidden_act", "silu"}};
+  Json with_bias = ernie;
+  with_bias["use_bias"] = true;
   // allenai/OLMoE-1B-7B-0924, sizes as the ports quoting its config.json list them.
   const Json olmoe_cfg = {{"model_type", "olmoe"},
                           {"hidden_size", 2048},
@@ -336,6 +361,8 @@ std::vector<Case> cases() {
       {"EXAONE-4.0-1.2B (exaone4)", exa12, exaone4(exa12), 1.28e9, 1.07e9, 0.005,
        "EXAONE-4.0-1.2B card: 1.28B, 1.07B without embeddings (one, tied, table)", 1},
       {"Command R7B (cohere2)", r7b, cohere2(r7b), 8.03e9, 0, 0.005, "c4ai-command-r7b-12-2024 Hub: 8.03B"},
+      {"ERNIE-4.5-0.3B (ernie4_5)", ernie, ernie4_5(ernie), 0.36e9, 0, 0.005, "ERNIE-4.5-0.3B card: 0.36B"},
+      {"ERNIE-4.5-0.3B with use_bias (ernie4_5)", with_bias, ernie4_5(with_bias)},
       {"OLMoE-1B-7B-0924 (olmoe)", olmoe_cfg, olmoe(olmoe_cfg), 6.92e9, 1.28e9, 0.01,
        "OLMoE paper (arXiv 2409.02060): 6.9B total, 1.3B active"},
       {"StarCoder (gpt_bigcode)", starcoder, gpt_bigcode(starcoder), 15.5e9, 0, 0.005, "bigcode/starcoder: 15.5B"},

@@ -1,6 +1,6 @@
-// The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), OLMoE,
-// StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type; see model_types.cpp for how to
-// add one. Each family's parameters are as its transformers class builds them (the modeling file named at each
+// The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 (dense),
+// OLMoE, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type; see model_types.cpp for how
+// to add one. Each family's parameters are as its transformers class builds them (the modeling file named at each
 // part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked the same way.
 #include <string>
 #include <vector>
@@ -187,6 +187,12 @@ const Steps kOlmoe = {
 };
 const Step kOlmoePositions = opt(&Arch::max_positions, {"max_position_embeddings"}, 4096, 1, kMaxPositions);
 
+/// ERNIE 4.5 dense (modeling_ernie4_5.py): every projection, attention and MLP, biased by use_bias (false), no
+/// attention dropout (Ernie4_5Attention sets it to 0), head_dim 128, tied by default; its rotary interleaving adds
+/// nothing.
+const Steps kErnie = {flag({&Arch::qkv_bias, &Arch::out_bias, &Arch::mlp_bias}, "use_bias", false)};
+const Step kNoAttnDropout = rate(&Arch::attn_dropout, {}, 0.0);
+
 /// StarCoder (modeling_gpt_bigcode.py): GPT-2's block with multi-query attention and a tanh-GELU MLP.
 const Steps kBigcode = {hook(&Arch::kv_heads, bigcode_kv_heads)};
 const Step kBigcodeAct = act({"activation_function"}, "gelu_pytorch_tanh");
@@ -216,6 +222,8 @@ const std::vector<ModelType>& recent_model_types() {
       {"cohere2", kDecoder,
        compose({kDecoderCore, kLlama, kRope, kCohere2},
                {kTied, opt(&Arch::max_positions, {"max_position_embeddings"}, 8192, 1, kMaxPositions)})},
+      {"ernie4_5", kDecoder,
+       compose({kDecoderCore, kLlama, kRope, kErnie}, {kGlmHeadDim, kTied, kNoAttnDropout, kLongPositions})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
       {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
