@@ -158,6 +158,16 @@ Expected ernie4_5(const Json& c) {
   return decoder(c, f, 128);
 }
 
+// HunYuanDenseV1ForCausalLM: LlamaAttention (bias=attention_bias) with query_layernorm / key_layernorm of head_dim
+// always, an unbiased MLP, untied unless tie_word_embeddings.
+Expected hunyuan_dense(const Json& c) {
+  Family f;
+  f.qkv_bias = f.o_bias = on(c, "attention_bias", false);
+  f.qk_norm = 1;
+  f.tied = on(c, "tie_word_embeddings", false);
+  return decoder(c, f, 0);
+}
+
 // OlmoeForCausalLM: q_norm RMSNorm(hidden), k_norm RMSNorm(kv_heads x head_dim), every layer OlmoeSparseMoeBlock
 // (gate [E, h] without bias, num_experts OlmoeMLP of intermediate_size).
 Expected olmoe(const Json& c) {
@@ -317,6 +327,22 @@ std::vector<Case> cases() {
                       {"hidden_act", "silu"}};
   Json with_bias = ernie;
   with_bias["use_bias"] = true;
+  // tencent/Hunyuan-7B-Instruct, sizes as a TensorRT-LLM port's bundled config class gives them (tied, use_qk_norm).
+  const Json hunyuan = {{"model_type", "hunyuan_v1_dense"},
+                        {"hidden_size", 4096},
+                        {"intermediate_size", 14336},
+                        {"num_hidden_layers", 32},
+                        {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},
+                        {"head_dim", 128},
+                        {"vocab_size", 128167},
+                        {"rms_norm_eps", 1e-5},
+                        {"rope_theta", 10000.0},
+                        {"use_qk_norm", true},
+                        {"tie_word_embeddings", true},
+                        {"attention_bias", false},
+                        {"max_position_embeddings", 32768},
+                        {"hidden_act", "silu"}};
   // allenai/OLMoE-1B-7B-0924, sizes as the ports quoting its config.json list them.
   const Json olmoe_cfg = {{"model_type", "olmoe"},
                           {"hidden_size", 2048},
@@ -363,6 +389,7 @@ std::vector<Case> cases() {
       {"Command R7B (cohere2)", r7b, cohere2(r7b), 8.03e9, 0, 0.005, "c4ai-command-r7b-12-2024 Hub: 8.03B"},
       {"ERNIE-4.5-0.3B (ernie4_5)", ernie, ernie4_5(ernie), 0.36e9, 0, 0.005, "ERNIE-4.5-0.3B card: 0.36B"},
       {"ERNIE-4.5-0.3B with use_bias (ernie4_5)", with_bias, ernie4_5(with_bias)},
+      {"Hunyuan-7B (hunyuan_v1_dense)", hunyuan, hunyuan_dense(hunyuan)},
       {"OLMoE-1B-7B-0924 (olmoe)", olmoe_cfg, olmoe(olmoe_cfg), 6.92e9, 1.28e9, 0.01,
        "OLMoE paper (arXiv 2409.02060): 6.9B total, 1.3B active"},
       {"StarCoder (gpt_bigcode)", starcoder, gpt_bigcode(starcoder), 15.5e9, 0, 0.005, "bigcode/starcoder: 15.5B"},

@@ -1,7 +1,8 @@
-// The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 (dense),
-// OLMoE, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type; see model_types.cpp for how
-// to add one. Each family's parameters are as its transformers class builds them (the modeling file named at each
-// part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked the same way.
+// The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
+// Hunyuan (dense), OLMoE, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type; see
+// model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the modeling
+// file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked
+// the same way.
 #include <string>
 #include <vector>
 
@@ -193,6 +194,10 @@ const Step kOlmoePositions = opt(&Arch::max_positions, {"max_position_embeddings
 const Steps kErnie = {flag({&Arch::qkv_bias, &Arch::out_bias, &Arch::mlp_bias}, "use_bias", false)};
 const Step kNoAttnDropout = rate(&Arch::attn_dropout, {}, 0.0);
 
+/// Hunyuan dense (modeling_hunyuan_v1_dense.py): the Llama block whose attention always has RMSNorms of head_dim on
+/// q and k (query_layernorm, key_layernorm, after the rotary; use_qk_norm is not read), and an MLP never biased.
+const Steps kHunyuanDense = {fix(&Arch::qk_norm, "head"), fix(&Arch::mlp_bias, false)};
+
 /// StarCoder (modeling_gpt_bigcode.py): GPT-2's block with multi-query attention and a tanh-GELU MLP.
 const Steps kBigcode = {hook(&Arch::kv_heads, bigcode_kv_heads)};
 const Step kBigcodeAct = act({"activation_function"}, "gelu_pytorch_tanh");
@@ -224,6 +229,7 @@ const std::vector<ModelType>& recent_model_types() {
                {kTied, opt(&Arch::max_positions, {"max_position_embeddings"}, 8192, 1, kMaxPositions)})},
       {"ernie4_5", kDecoder,
        compose({kDecoderCore, kLlama, kRope, kErnie}, {kGlmHeadDim, kTied, kNoAttnDropout, kLongPositions})},
+      {"hunyuan_v1_dense", kDecoder, compose({kDecoderCore, kLlama, kRope, kHunyuanDense})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
       {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
