@@ -339,6 +339,7 @@ std::vector<Case> cases() {
                         {"rms_norm_eps", 1e-5},
                         {"rope_theta", 10000.0},
                         {"use_qk_norm", true},
+                        {"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}}},
                         {"tie_word_embeddings", true},
                         {"attention_bias", false},
                         {"max_position_embeddings", 32768},
