@@ -327,4 +327,12 @@ void dbrx_nested(const Cfg& c, Arch& a, std::vector<std::string>&) {
   }
 }
 
+// ---- shared with types_recent.cpp -----------------------------------------------------------------------
+
+void read_layer_types(const Cfg& c, Arch& a, const std::vector<std::string>& fallback, std::int64_t window) {
+  apply_layer_types(c, a, fallback, window);
+}
+
+void glm4_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings) { deepseek_moe(c, a, warnings, 1, 1); }
+
 }  // namespace prenet::hf

@@ -53,4 +53,10 @@ void llama4_qk_norm(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// DBRX: the sizes under attn_config and ffn_config.
 void dbrx_nested(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 
+/// Each layer's span from layer_types when given, else from `fallback` (one "full_attention" or
+/// "sliding_attention" per layer, sliding over `window`); fills Arch::plan (types_recent.cpp's patterns).
+void read_layer_types(const Cfg& c, Arch& a, const std::vector<std::string>& fallback, std::int64_t window);
+/// GLM-4.5's experts: DeepSeek-V3's reading with GLM4MoeConfig's defaults (1 dense layer, 1 shared expert).
+void glm4_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+
 }  // namespace prenet::hf

@@ -25,7 +25,8 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& refusing_fi
       {{"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"},
        "multi-head latent attention"},
       {{"layer_types", "sliding_window_pattern", "attn_layer_period", "attn_layer_offset", "hybrid_override_pattern",
-        "block_types", "no_rope_layers", "cross_attention_layers", "global_attn_every_n_layers"},
+        "block_types", "no_rope_layers", "cross_attention_layers", "global_attn_every_n_layers",
+        "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_conv_kernel_dim"},
        "a per-layer pattern"},
       {{"text_config", "vision_config", "audio_config", "encoder_config", "decoder_config", "encoder", "decoder"},
        "a nested config (a multimodal or composite model)"},
@@ -39,11 +40,12 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& refusing_fi
       {{"num_kv_heads", "n_head_kv", "multi_query", "ffn_dim", "ffn_hidden_size", "d_ff", "expansion_ratio",
         "intermediate_size_mlp", "embedding_size", "word_embed_proj_dim"},
        "a size under a spelling the generic reader does not read"},
-      {{"rotary_dim", "rotary_pct", "rotary_emb_base", "position_embedding_type", "alibi"},
-       "positions under a spelling the generic reader does not read"},
+      {{"rotary_dim", "rotary_pct", "rotary_emb_base", "position_embedding_type", "alibi", "partial_rotary_factor"},
+       "positions under a spelling the generic reader does not read (partial rotary: GLM- and StableLM-style "
+       "blocks, whose other differences no field names)"},
       {{"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"},
        "logit soft-capping (Gemma 2-style blocks, whose extra norms no field names)"},
-      {{"bias", "use_bias", "no_bias", "add_bias_linear", "qkv_bias"},
+      {{"bias", "use_bias", "no_bias", "add_bias_linear", "qkv_bias", "attention_out_bias"},
        "biases under a spelling the generic reader does not read"},
   };
   return table;
@@ -212,7 +214,7 @@ GenericReading read_generically(const Cfg& c) {
 std::string supported_model_types() {
   std::vector<std::string> names;
   for (const auto* table : {&classic_model_types(), &decoder_model_types(), &plain_model_types(), &ssm_model_types(),
-                            &multimodal_model_types()}) {
+                            &multimodal_model_types(), &recent_model_types()}) {
     for (const ModelType& row : *table) names.push_back(row.name);
   }
   std::sort(names.begin(), names.end());

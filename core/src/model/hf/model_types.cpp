@@ -328,7 +328,7 @@ const std::vector<ModelType>& classic_model_types() { return kModelTypes; }
 
 const ModelType* find_model_type(const std::string& model_type) {
   for (const auto* table : {&classic_model_types(), &decoder_model_types(), &plain_model_types(), &ssm_model_types(),
-                            &multimodal_model_types()}) {
+                            &multimodal_model_types(), &recent_model_types()}) {
     auto it = std::find_if(table->begin(), table->end(), [&](const ModelType& t) {
       return t.name == model_type || std::find(t.aliases.begin(), t.aliases.end(), model_type) != t.aliases.end();
     });
@@ -344,7 +344,7 @@ namespace prenet {
 Json hf_model_types_catalogue() {
   Json out = Json::array();
   for (const auto* table : {&hf::classic_model_types(), &hf::decoder_model_types(), &hf::plain_model_types(),
-                            &hf::ssm_model_types(), &hf::multimodal_model_types()}) {
+                            &hf::ssm_model_types(), &hf::multimodal_model_types(), &hf::recent_model_types()}) {
     for (const auto& t : *table) {
       out.push_back(
           {{"model_type", t.name}, {"aliases", t.aliases}, {"input", t.family.image_input ? "image" : "tokens"}});

@@ -30,6 +30,7 @@ const std::vector<ModelType>& decoder_model_types();     // types_decoder.cpp: t
 const std::vector<ModelType>& plain_model_types();       // types_plain.cpp: decoders read by field renaming alone
 const std::vector<ModelType>& ssm_model_types();         // types_ssm.cpp: Mamba, Mamba-2 and hybrids
 const std::vector<ModelType>& multimodal_model_types();  // types_multimodal.cpp: audio, vision towers, wrappers
+const std::vector<ModelType>& recent_model_types();      // types_recent.cpp: GLM-4.5, Seed-OSS, SmolLM3, ... (2025)
 
 /// The row for `model_type`, or nullptr when the table has none.
 const ModelType* find_model_type(const std::string& model_type);
