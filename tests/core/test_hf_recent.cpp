@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch_form_roundtrip.hpp"
 #include "helpers.hpp"
 #include "hf_fixtures.hpp"
 #include "prenet/api.hpp"
@@ -578,4 +579,13 @@ TEST_CASE("2025 decoders: under another model_type the generic reader refuses th
   hybrid["model_type"] = "some_gated_deltanet_hybrid";
   hybrid["full_attention_interval"] = 4;
   CHECK(refusal(hybrid).find("model.hf_config.full_attention_interval") != std::string::npos);
+}
+
+TEST_CASE("2025 decoders: each echoes its architecture, which builds the same model", "[hf_recent][arch_json]") {
+  // Their rows fill only the decoder Arch's fields, so the architecture form must carry every one of them: a
+  // pattern or switch the form lost would change the layers or the response here.
+  for (const Case& k : cases()) {
+    INFO(k.name);
+    testutil::check_arch_round_trip({{"hf_config", k.config}}, "decoder", 128);
+  }
 }

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
             .dump());
   // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
   // patterns included, also wrapped in requests.
-  for (const auto& entry : fs::directory_iterator(root / "tests/fixtures/hf")) {
+  for (const auto& entry : fs::recursive_directory_iterator(root / "tests/fixtures/hf")) {
     if (entry.path().extension() != ".json") continue;
     std::string text = read(entry.path());
     write(out / "hf_config", "real-" + entry.path().filename().string(), text);
