@@ -165,9 +165,9 @@ export interface ModelSummary {
   reading?: ModelReading;
   /**
    * The architecture form (docs/MODEL_FORMAT.md "Architecture form"): present when the model was read from a
-   * config of a decoder family (hf_config, or a preset built from one) or came as `architecture`.
+   * config of a family the form has (hf_config, or a preset built from one) or came as `architecture`.
    */
-  architecture?: { family: 'decoder'; name: string; layers?: Array<Record<string, unknown>>; [key: string]: unknown };
+  architecture?: { family: string; name: string; layers?: Array<Record<string, unknown>>; [key: string]: unknown };
 }
 
 export interface TrainingSummary {
