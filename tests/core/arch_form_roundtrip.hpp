@@ -12,6 +12,7 @@
 #include "model/hf/arch_json.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/error.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -90,6 +91,24 @@ inline prenet::Json check_arch_round_trip(const prenet::Json& model, const std::
   CHECK(by_arch["results"][0]["step_ms"] == by_config["results"][0]["step_ms"]);
   CHECK(without_reading(by_arch) == without_reading(by_config));
   return arch;
+}
+
+/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
+inline void check_error(const prenet::Json& arch, const std::string& field, const std::string& needle) {
+  INFO("architecture: " << arch.dump());
+  try {
+    prenet::hf::arch_from_json(arch, "model.architecture");
+    FAIL("no error; expected one at " << field);
+  } catch (const prenet::InputError& e) {
+    CHECK(e.field() == field);
+    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
+  }
+}
+
+/// `base` with `key` set to `value`.
+inline prenet::Json with(prenet::Json base, const std::string& key, const prenet::Json& value) {
+  base[key] = value;
+  return base;
 }
 
 }  // namespace testutil

@@ -18,6 +18,8 @@
 #include "prenet/hf_config.hpp"
 
 using namespace prenet;
+using testutil::check_error;
+using testutil::with;
 using I = std::int64_t;
 using testutil::net_of_architecture;
 using testutil::predict_err;
@@ -50,24 +52,6 @@ void check_same_layers(const Json& cfg, I seq_len, I image) {
   Json from_arch = hf::architecture_to_layers(*arch, "model.architecture", seq_len, w2, image);
   CHECK(from_arch["input"] == from_cfg["input"]);
   CHECK(from_arch["layers"] == from_cfg["layers"]);
-}
-
-/// `base` with `key` set to `value`.
-Json with(Json base, const std::string& key, const Json& value) {
-  base[key] = value;
-  return base;
-}
-
-/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
-void check_error(const Json& arch, const std::string& field, const std::string& needle) {
-  INFO("architecture: " << arch.dump());
-  try {
-    hf::arch_from_json(arch, "model.architecture");
-    FAIL("no error; expected one at " << field);
-  } catch (const InputError& e) {
-    CHECK(e.field() == field);
-    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
-  }
 }
 
 /// A small BERT-style architecture: 2 blocks of width 64 (4 heads), MLP 128, 100 words, 64 positions.

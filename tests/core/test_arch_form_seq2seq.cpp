@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch_form_roundtrip.hpp"
 #include "helpers.hpp"
 #include "hf_fixtures.hpp"
 #include "model/hf/arch_json.hpp"
@@ -19,6 +20,8 @@
 #include "prenet/hf_config.hpp"
 
 using namespace prenet;
+using testutil::check_error;
+using testutil::with;
 using I = std::int64_t;
 
 namespace {
@@ -87,23 +90,6 @@ void check_round_trip(const Json& cfg, const std::string& family, I seq_len, con
   CHECK(by_arch["model"]["parameters"] == by_config["model"]["parameters"]);
   CHECK(by_arch["results"][0]["step_ms"] == by_config["results"][0]["step_ms"]);
   CHECK(unsourced(by_arch) == unsourced(by_config));
-}
-
-/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
-void check_error(const Json& arch, const std::string& field, const std::string& needle) {
-  INFO("architecture: " << arch.dump());
-  try {
-    hf::arch_from_json(arch, "model.architecture");
-    FAIL("no error; expected one at " << field);
-  } catch (const InputError& e) {
-    CHECK(e.field() == field);
-    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
-  }
-}
-
-Json with(Json base, const std::string& key, const Json& value) {
-  base[key] = value;
-  return base;
 }
 
 /// facebook/bart-base's config (BartConfig's defaults for the rest).

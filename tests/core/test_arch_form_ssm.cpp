@@ -18,6 +18,8 @@
 #include "prenet/error.hpp"
 
 using namespace prenet;
+using testutil::check_error;
+using testutil::with;
 using I = std::int64_t;
 using testutil::net_of_architecture;
 
@@ -46,23 +48,6 @@ I mamba1_block(I h, I i, I n, I k, I r, bool bias, bool conv_bias) {
 
 /// JambaMambaMixer's parameters: MambaMixer's without the block norm, plus the dt, B and C RMSNorm weights.
 I jamba_mixer(I h, I i, I n, I k, I r) { return mamba1_block(h, i, n, k, r, false, true) - h + (r + 2 * n); }
-
-/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
-void check_error(const Json& arch, const std::string& field, const std::string& needle) {
-  INFO("architecture: " << arch.dump().substr(0, 400));
-  try {
-    hf::arch_from_json(arch, "model.architecture");
-    FAIL("no error; expected one at " << field);
-  } catch (const InputError& e) {
-    CHECK(e.field() == field);
-    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
-  }
-}
-
-Json with(Json base, const std::string& key, const Json& value) {
-  base[key] = value;
-  return base;
-}
 
 /// A small hybrid: 8 layers, attention at i % 4 == 2, 4 experts (top 2) at odd i, Mamba v1 mixers.
 Json small_hybrid() {

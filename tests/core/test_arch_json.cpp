@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch_form_roundtrip.hpp"
 #include "helpers.hpp"
 #include "hf_fixtures.hpp"
 #include "model/hf/arch_json.hpp"
@@ -19,6 +20,8 @@
 #include "prenet/hf_config.hpp"
 
 using namespace prenet;
+using testutil::check_error;
+using testutil::with;
 using I = std::int64_t;
 
 namespace {
@@ -89,18 +92,6 @@ Network net_of_arch(const Json& arch, I seq_len = 256) {
   std::vector<std::string> warnings;
   return parse_layer_list(hf::architecture_to_layers(arch, "model.architecture", seq_len, warnings),
                           "model.architecture", {});
-}
-
-/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
-void check_error(const Json& arch, const std::string& field, const std::string& needle) {
-  INFO("architecture: " << arch.dump());
-  try {
-    hf::arch_from_json(arch, "model.architecture");
-    FAIL("no error; expected one at " << field);
-  } catch (const InputError& e) {
-    CHECK(e.field() == field);
-    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
-  }
 }
 
 }  // namespace
