@@ -82,6 +82,9 @@ struct Form {
   /// Sets the family's own defaults of the fields whose default is the Arch's value (flags, rates, texts)
   /// before they are read; null: the Arch's (the decoder's) defaults.
   void (*defaults)(Arch& a) = nullptr;
+  /// The docs' rows of the extra keys themselves when they are not per-layer lists (two_towers' nested "vision"
+  /// and "text" objects); null: each an array, one entry per layer.
+  std::vector<ArchFieldDoc> (*extra_key_docs)() = nullptr;
 };
 
 /// The decoder family: arch_form_decoder.cpp.
@@ -92,5 +95,8 @@ const Form& vit_form();
 const Form& deberta_form();
 /// State-space models and hybrids: arch_form_ssm.cpp.
 const Form& ssm_form();
+/// The CLIP and SigLIP vision towers and the two-tower models: arch_form_vision.cpp.
+const Form& vision_tower_form();
+const Form& two_towers_form();
 
 }  // namespace prenet::hf::form

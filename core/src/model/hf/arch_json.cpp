@@ -12,8 +12,9 @@ using form::Form;
 
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
-  static const std::vector<const Form*> list = {&form::decoder_form(), &form::ssm_form(), &form::encoder_form(),
-                                                &form::vit_form(), &form::deberta_form()};
+  static const std::vector<const Form*> list = {
+      &form::decoder_form(), &form::ssm_form(),          &form::encoder_form(),   &form::vit_form(),
+      &form::deberta_form(), &form::vision_tower_form(), &form::two_towers_form()};
   return list;
 }
 
@@ -77,7 +78,11 @@ std::vector<ArchFieldDoc> arch_field_docs(const std::string& family) {
   std::vector<ArchFieldDoc> out = {
       {"family", "string", "", forms().front()->family, std::string(f.doc) + " (one of " + list + ")"}};
   for (auto& row : form::docs_of(f.fields(), f.defaults)) out.push_back(std::move(row));
-  for (const auto& key : f.extra_keys) out.push_back({key, "array", "", "absent", "one entry per layer (below)"});
+  if (f.extra_key_docs) {
+    for (auto& row : f.extra_key_docs()) out.push_back(std::move(row));
+  } else {
+    for (const auto& key : f.extra_keys) out.push_back({key, "array", "", "absent", "one entry per layer (below)"});
+  }
   return out;
 }
 

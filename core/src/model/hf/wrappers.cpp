@@ -20,7 +20,7 @@ std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std:
   Json model = {
       {"name", "vision_tower"},
       {"input", {{"kind", "image"}, {"channels", tower.channels}, {"image_size", tower_image_size(v, tower, 0)}}},
-      {"layers", vision_tower_layers(v, tower, false)}};
+      {"layers", vision_tower_layers(v, tower)}};
   return parse_layer_list(model, v.field("model_type"), {}).parameters();
 }
 
