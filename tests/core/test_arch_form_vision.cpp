@@ -110,7 +110,7 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("vision forms: every real CLIP and SigLIP config round-trips to the same layers and response",
           "[arch_vision]") {
-  int towers = 0, pairs = 0;
+  int towers = 0, pairs = 0, wrappers = 0;
   for (const std::string& file : testutil::fixture_files()) {
     const Json cfg = testutil::read_fixture(file);
     if (!cfg.is_object() || !cfg.contains("model_type")) continue;
@@ -120,6 +120,11 @@ TEST_CASE("vision forms: every real CLIP and SigLIP config round-trips to the sa
       ++pairs;
       check_same_layers(cfg, "two_towers", 0);
       check_arch_round_trip({{"hf_config", cfg}}, "two_towers");
+    }
+    if (type == "gemma3") {
+      ++wrappers;
+      check_same_layers(cfg, "multimodal", 0);
+      check_arch_round_trip({{"hf_config", cfg}}, "multimodal");
     }
     // Each vision_config (a two-tower model's, Gemma 3's) read as a tower of its own.
     if (cfg.contains("vision_config") &&
@@ -131,6 +136,7 @@ TEST_CASE("vision forms: every real CLIP and SigLIP config round-trips to the sa
   }
   CHECK(pairs >= 2);   // clip-vit-base-patch32, siglip-so400m-patch14-384
   CHECK(towers >= 3);  // and gemma-3-4b's SigLIP tower without its head
+  CHECK(wrappers >= 1);  // gemma-3-4b-it
 }
 
 TEST_CASE("vision forms: the siglip-so400m preset round-trips", "[arch_vision]") {
@@ -138,6 +144,52 @@ TEST_CASE("vision forms: the siglip-so400m preset round-trips", "[arch_vision]")
   CHECK(arch["pooling"] == "attention_head");
   CHECK(arch["class_embedding"] == false);
   CHECK(arch["patch_size"] == 14);
+}
+
+TEST_CASE("vision forms: the Gemma 3 presets round-trip as multimodal wrappers", "[arch_vision]") {
+  for (const char* id : {"gemma-3-4b", "gemma-3-12b", "gemma-3-27b"}) {
+    INFO(id);
+    const Preset* preset = find_preset(id);
+    REQUIRE(preset);
+    const Json arch = check_arch_round_trip({{"preset", id}}, "multimodal", preset->input["seq_len"].get<I>());
+    CHECK(arch["text"]["family"] == "decoder");
+    CHECK(arch["vision"]["pooling"] == "none");  // Gemma 3's tower: vision_use_head false
+  }
+}
+
+/// Gemma 3 4B's echoed architecture (the fixture's).
+Json gemma3_arch() {
+  std::optional<Json> arch =
+      hf::hf_config_architecture(testutil::read_fixture("mlx-community--gemma-3-4b-it-bf16.json"));
+  REQUIRE(arch);
+  return *arch;
+}
+
+TEST_CASE("vision forms: a multimodal wrapper's parts edit and fail by field", "[arch_vision]") {
+  const Json base = gemma3_arch();
+  const I hv = base["vision"]["hidden_size"], iv = base["vision"]["intermediate_size"];
+  const I ht = base["text"]["hidden_size"], p = params(base);
+  // The tower is held as parameters: one block more, SigLIP's pooling head, a wider image's positions.
+  CHECK(params(with(base, "vision.num_hidden_layers", base["vision"]["num_hidden_layers"].get<I>() + 1)) - p ==
+        block(hv, iv));
+  CHECK(params(with(base, "vision.pooling", "attention_head")) - p ==
+        hv + 4 * (hv * hv + hv) + 2 * hv + (hv * iv + iv) + (iv * hv + hv));
+  // The projector: [vision hidden, text hidden] and the vision-width RMSNorm; the text model: 10 more rows.
+  CHECK(params(with(base, "text.vocab_size", base["text"]["vocab_size"].get<I>() + 10)) - p == 10 * ht);
+  // The soft tokens change no parameters; 64 per image (8 x 8 over 64 patches a side) is accepted.
+  CHECK(params(with(base, "mm_tokens_per_image", 64)) == p);
+  const std::string f = "model.architecture";
+  check_error(with(base, "vision.patch_size", 1000), f + ".vision.patch_size", "larger than the image_size");
+  check_error(with(base, "text.num_attention_heads", 7), f + ".text.num_key_value_heads", "divide");
+  check_error(with(base, "text.family", "encoder"), f + ".text.family", "decoder");
+  check_error(with(base, "text.mm_tokens_per_image", 4), f + ".text.mm_tokens_per_image", "expected one of");
+  check_error(with(base, "vision.vocab_size", 4), f + ".vision.vocab_size", "expected one of");
+  Json no_text = base;
+  no_text.erase("text");
+  check_error(no_text, f + ".text", "required object is missing");
+  // The square's side must divide the patches a side (64): 9 x 9 does not.
+  Json request = request_for({{"architecture", with(base, "mm_tokens_per_image", 81)}});
+  CHECK(predict_err(request)["field"] == f + ".mm_tokens_per_image");
 }
 
 TEST_CASE("vision forms: every switch the rows read survives the echo", "[arch_vision]") {
@@ -306,7 +358,7 @@ TEST_CASE("vision forms: every bad field is named with what was expected", "[arc
 
 TEST_CASE("vision forms: the docs list every field of each family's table", "[arch_vision]") {
   const std::string doc = read_text(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md");
-  for (const char* family : {"vision_tower", "two_towers"}) {
+  for (const char* family : {"vision_tower", "two_towers", "multimodal"}) {
     const std::size_t section = doc.find(std::string("### Family `") + family + "`");
     INFO(family);
     REQUIRE(section != std::string::npos);
@@ -325,7 +377,7 @@ TEST_CASE("vision forms: the docs list every field of each family's table", "[ar
 // Hidden: prints the vision families' field tables from the same rows (`prenet_core_tests "[arch_doc_vision]"`),
 // which the test above checks docs/MODEL_FORMAT.md against.
 TEST_CASE("vision forms: print the docs' field tables", "[.][arch_doc_vision]") {
-  for (const char* family : {"vision_tower", "two_towers"}) {
+  for (const char* family : {"vision_tower", "two_towers", "multimodal"}) {
     std::cout << "### Family `" << family << "`\n\n| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
     std::vector<hf::ArchFieldDoc> rows = hf::arch_field_docs(family);
     for (auto& d : hf::arch_layer_field_docs(family)) rows.push_back(d);

@@ -98,5 +98,6 @@ const Form& ssm_form();
 /// The CLIP and SigLIP vision towers and the two-tower models: arch_form_vision.cpp.
 const Form& vision_tower_form();
 const Form& two_towers_form();
+const Form& multimodal_form();
 
 }  // namespace prenet::hf::form

@@ -197,6 +197,58 @@ std::vector<ArchFieldDoc> two_towers_key_docs() {
           {"text", "object", "", "required", "the text tower (below)"}};
 }
 
+// ---- multimodal -------------------------------------------------------------------------------------------
+
+const std::vector<Field>& multimodal_fields() {
+  static const std::vector<Field> table = {
+      text_field("name", Kind::Text, at<&Arch::name>, {}, "the model's name in the response"),
+      size_field("mm_tokens_per_image", at<&Arch::mm_tokens_per_image>, 256, 1, kMaxPositions, "tokens",
+                 "the soft tokens each image becomes after the projector's average pool: a square whose side divides "
+                 "the patches per image side"),
+  };
+  return table;
+}
+
+void multimodal_defaults(Arch&) {}
+
+/// The text decoder under "text": the decoder family's form, read by arch_from_json.
+Arch read_text_decoder(const Json& j, const std::string& path) {
+  const std::string where = join(path, "text");
+  if (!j.contains("text") || j["text"].is_null()) throw InputError(where, "required object is missing");
+  require_object(j["text"], where);
+  if (j["text"].contains("family") && j["text"]["family"] != "decoder") {
+    throw InputError(join(where, "family"), "expected \"decoder\" (the wrapper's text model)");
+  }
+  return arch_from_json(j["text"], where);
+}
+
+void read_multimodal_extra(const Json& j, const std::string& path, Arch& a) {
+  Arch v = read_part(j, path, "vision", vision_part_fields(), tower_defaults);
+  check_tower(Cfg(j["vision"], join(path, "vision")), v);
+  Arch t = read_text_decoder(j, path);
+  a.parts = {v, t};
+}
+
+void write_multimodal_extra(const Arch& a, Json& j) {
+  j["vision"] = write_part(a.parts[kVisionPart], vision_part_fields());
+  Json text = arch_to_json(a.parts[kTextPart], "decoder");
+  text.erase("name");  // the wrapper's name is the model's
+  j["text"] = text;
+}
+
+std::vector<ArchFieldDoc> multimodal_part_docs() {
+  std::vector<ArchFieldDoc> out;
+  nested_docs("vision", vision_part_fields(), tower_defaults, out);
+  return out;
+}
+
+std::vector<ArchFieldDoc> multimodal_key_docs() {
+  return {{"vision", "object", "", "required",
+           "the SigLIP vision tower, held as parameters: the vision_tower family's fields but name and "
+           "projection_dim (below)"},
+          {"text", "object", "", "required", "the text model: an architecture of the decoder family (its fields)"}};
+}
+
 }  // namespace
 
 const Form& vision_tower_form() {
@@ -231,6 +283,24 @@ const Form& two_towers_form() {
                          true,
                          two_towers_defaults,
                          two_towers_key_docs};
+  return form;
+}
+
+const Form& multimodal_form() {
+  static const Form form{"multimodal",
+                         "multimodal wrappers (Gemma3ForConditionalGeneration): a decoder costed over the tokens, "
+                         "a SigLIP vision tower and the projector held as parameters",
+                         multimodal_fields,
+                         {"vision", "text"},
+                         read_multimodal_extra,
+                         write_multimodal_extra,
+                         multimodal_part_docs,
+                         build_gemma3,
+                         read_gemma3_config,
+                         build_gemma3_arch,
+                         false,
+                         multimodal_defaults,
+                         multimodal_key_docs};
   return form;
 }
 

@@ -32,7 +32,10 @@ struct VisionArch {
   // fields; text: the text tower's), at kVisionPart and kTextPart; empty for a tower alone. A vector rather than
   // two members because Arch is not complete here; the loss is contrastive_loss's function (softmax: CLIP,
   // sigmoid: SigLIP) and text_causal CLIP's causal mask in the text tower.
+  // The multimodal wrappers (wrappers.cpp, Gemma 3) hold the vision tower at kVisionPart and the text decoder
+  // at kTextPart, and the projector's image tokens per image.
   std::vector<Arch> parts;
+  std::int64_t mm_tokens_per_image = 256;
   std::string contrastive_loss = "softmax";
   bool text_causal = true;
 };

@@ -52,8 +52,13 @@ Json build_vision_tower_arch(const Cfg& c, const Arch& a, const Wanted& wanted, 
 /// VisionArch::projection_dim of config `c`: projection_dim (default 512) when architectures[0] is
 /// CLIPVisionModelWithProjection, else 0 (clip_vision_model's step).
 void read_vision_projection(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
-/// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp.
+/// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp: the
+/// nested configs read into the parts (read_gemma3_config: the text decoder with Gemma3TextConfig's defaults and
+/// its head, the SigLIP tower, mm_tokens_per_image), then build_gemma3_arch, which builds from `a` alone; `c`
+/// only names fields in errors.
 Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_gemma3_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+void read_gemma3_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// CLIPModel, SiglipModel: both towers and the contrastive loss over the micro-batch: two_towers.cpp: the nested
 /// configs read into the towers (read_two_towers_config), then build_two_towers_arch, which builds from `a` alone
 /// (VisionArch: its parts, projection_dim, contrastive_loss); `c` only names fields in errors.

@@ -1,6 +1,9 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
 // its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
 // llama4_text and Llama 4's own vision model). The two-tower models (clip, siglip) are two_towers.cpp.
+#include <stdexcept>
+
+#include "model/hf/heads.hpp"
 #include "model/hf/model_types.hpp"
 #include "model/hf/vision_towers.hpp"
 #include "prenet/layer_list.hpp"
@@ -9,19 +12,20 @@
 namespace prenet::hf {
 namespace {
 
-/// The parameters of the SigLIP tower of `v` (an image model of its own), and its width.
-std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std::string>& warnings) {
-  const ModelType& row = nested_row(v, "siglip_vision_model");
-  if (row.name != "siglip_vision_model") {
-    throw InputError(v.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
-  }
-  tower.name = row.name;
-  read_steps(v, row.steps, tower, warnings);
+/// The parameters of vision tower `tower` (an image model of its own); `v` names its fields in errors.
+std::int64_t tower_parameters(const Cfg& v, const Arch& tower) {
   Json model = {
       {"name", "vision_tower"},
       {"input", {{"kind", "image"}, {"channels", tower.channels}, {"image_size", tower_image_size(v, tower, 0)}}},
       {"layers", vision_tower_layers(v, tower)}};
   return parse_layer_list(model, v.field("model_type"), {}).parameters();
+}
+
+/// The nested part `form_key` of an architecture or `config_key` of a config, whichever `c` holds, as a reader
+/// naming its fields (the arch builders run on both).
+Cfg part_of(const Cfg& c, const char* form_key, const char* config_key) {
+  const char* key = c.has(form_key) ? form_key : config_key;
+  return Cfg(c.has(key) && c.json()[key].is_object() ? c.json()[key] : Json::object(), c.field(key));
 }
 
 /// Gemma3TextConfig's defaults (configuration_gemma3.py) for the fields that decide the text model:
@@ -124,16 +128,55 @@ Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
   return model;
 }
 
-Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void read_gemma3_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   Cfg vision = nested(c, "vision_config");
   // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
+  Cfg given = nested(c, "text_config");
+  const ModelType& text_row = nested_row(given, "gemma3_text");
+  if (text_row.name != "gemma3_text") {
+    warnings.push_back("text_config is read as model_type \"" + text_row.name + "\", as it says; the " + a.name +
+                       " wrapper reads it as gemma3_text");
+  }
+  if (text_row.family.build != build_decoder) {
+    throw InputError(given.field("model_type"), "\"" + text_row.name + "\" is not a decoder; Gemma 3's text model is");
+  }
+  const Json text_json =
+      text_row.name == "gemma3_text" ? with_defaults(given.json(), gemma3_text_defaults()) : given.json();
+  const Cfg text(text_json, c.field("text_config"));
   Arch t;
-  Json model = wrapped_text_model(c, a, "gemma3_text", gemma3_text_defaults(), wanted, t, warnings);
+  t.name = a.name;
+  t.family = "decoder";
+  read_steps(text, text_row.steps, t, warnings);
+  t.head = read_head(text, warnings);
 
+  const ModelType& row = nested_row(vision, "siglip_vision_model");
+  if (row.name != "siglip_vision_model") {
+    throw InputError(vision.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
+  }
   Arch tower;
-  std::int64_t tower_params = siglip_tower_parameters(vision, tower, warnings);
-  std::int64_t tokens = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
-  std::int64_t side = vision.opt({"image_size"}, 224, 1, 16384) / tower.patch, pooled = 1;
+  tower.name = row.name;
+  read_steps(vision, row.steps, tower, warnings);
+  a.mm_tokens_per_image = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
+  a.parts = {tower, t};
+}
+
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch read = a;
+  read_gemma3_config(c, read, warnings);
+  return build_gemma3_arch(c, read, wanted, warnings);
+}
+
+Json build_gemma3_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
+  const Cfg vision = part_of(c, "vision", "vision_config"), text = part_of(c, "text", "text_config");
+  const Arch& tower = a.parts[kVisionPart];
+  Arch t = a.parts[kTextPart];
+  t.name = a.name;
+  Json model = build_decoder_arch(text, t, wanted, warnings);
+
+  std::int64_t tower_params = tower_parameters(vision, tower);
+  const std::int64_t tokens = a.mm_tokens_per_image;
+  std::int64_t side = tower.image_size / tower.patch, pooled = 1;
   while (pooled * pooled < tokens) ++pooled;
   if (pooled * pooled != tokens || side % pooled != 0) {
     throw InputError(c.field("mm_tokens_per_image"),
