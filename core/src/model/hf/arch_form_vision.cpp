@@ -179,6 +179,7 @@ void read_two_towers_extra(const Json& j, const std::string& path, Arch& a) {
 }
 
 void write_two_towers_extra(const Arch& a, Json& j) {
+  if (a.parts.size() != 2) return;  // an Arch not read as this family has no towers to write
   j["vision"] = write_part(a.parts[kVisionPart], vision_part_fields());
   j["text"] = write_part(a.parts[kTextPart], text_part_fields());
 }
@@ -230,6 +231,7 @@ void read_multimodal_extra(const Json& j, const std::string& path, Arch& a) {
 }
 
 void write_multimodal_extra(const Arch& a, Json& j) {
+  if (a.parts.size() != 2) return;  // an Arch not read as this family has no parts to write
   j["vision"] = write_part(a.parts[kVisionPart], vision_part_fields());
   Json text = arch_to_json(a.parts[kTextPart], "decoder");
   text.erase("name");  // the wrapper's name is the model's
