@@ -99,5 +99,6 @@ const Form& ssm_form();
 const Form& vision_tower_form();
 const Form& two_towers_form();
 const Form& multimodal_form();
+const Form& llama4_multimodal_form();
 
 }  // namespace prenet::hf::form

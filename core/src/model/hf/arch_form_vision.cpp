@@ -251,6 +251,66 @@ std::vector<ArchFieldDoc> multimodal_key_docs() {
           {"text", "object", "", "required", "the text model: an architecture of the decoder family (its fields)"}};
 }
 
+// ---- llama4_multimodal -----------------------------------------------------------------------------------
+
+/// Llama 4's vision model's table (Llama4VisionConfig): its own encoder, not a CLIP or SigLIP tower.
+const std::vector<Field>& llama4_vision_fields() {
+  static const std::vector<Field> table = {
+      required_size("hidden_size", at<&Arch::hidden>, kMaxWidth, "features", "the vision encoder's width"),
+      required_size("num_hidden_layers", at<&Arch::layers>, kMaxDepth, "layers", "the vision encoder's blocks"),
+      required_size("num_attention_heads", at<&Arch::heads>, kMaxWidth, "heads",
+                    "the heads of each attention; must divide hidden_size"),
+      required_size("intermediate_size", at<&Arch::inner>, kMaxInner, "features",
+                    "the MLP's width, and the pixel-shuffle adapter's input"),
+      required_size("image_size", at<&Arch::image_size>, 16384, "pixels", "the side of the square images"),
+      required_size("patch_size", at<&Arch::patch>, 4096, "pixels", "the side of one patch; at most image_size"),
+      size_field("num_channels", at<&Arch::channels>, 3, 1, 1 << 16, "channels", "the image's channels"),
+      required_size("projector_input_dim", at<&Arch::projector_input_dim>, kMaxInner, "features",
+                    "the adapter's fc1 width (intermediate_size to this, no bias)"),
+      required_size("projector_output_dim", at<&Arch::projector_output_dim>, kMaxInner, "features",
+                    "the adapter's fc2, this width squared (no bias)"),
+      required_size("vision_output_dim", at<&Arch::vision_output_dim>, kMaxInner, "features",
+                    "the vision output the projector maps to the text model's hidden_size (no bias)"),
+  };
+  return table;
+}
+
+void no_defaults(Arch&) {}
+
+const std::vector<Field>& llama4_fields() {
+  static const std::vector<Field> table = {
+      text_field("name", Kind::Text, at<&Arch::name>, {}, "the model's name in the response")};
+  return table;
+}
+
+void read_llama4_extra(const Json& j, const std::string& path, Arch& a) {
+  Arch v = read_part(j, path, "vision", llama4_vision_fields(), no_defaults);
+  const Cfg vision(j["vision"], join(path, "vision"));
+  if (v.hidden % v.heads != 0) throw InputError(vision.field("num_attention_heads"), "must divide hidden_size");
+  if (v.patch > v.image_size) throw InputError(vision.field("patch_size"), "is larger than image_size");
+  Arch t = read_text_decoder(j, path);
+  a.parts = {v, t};
+}
+
+void write_llama4_extra(const Arch& a, Json& j) {
+  if (a.parts.size() != 2) return;  // an Arch not read as this family has no parts to write
+  j["vision"] = write_part(a.parts[kVisionPart], llama4_vision_fields());
+  Json text = arch_to_json(a.parts[kTextPart], "decoder");
+  text.erase("name");  // the wrapper's name is the model's
+  j["text"] = text;
+}
+
+std::vector<ArchFieldDoc> llama4_part_docs() {
+  std::vector<ArchFieldDoc> out;
+  nested_docs("vision", llama4_vision_fields(), no_defaults, out);
+  return out;
+}
+
+std::vector<ArchFieldDoc> llama4_key_docs() {
+  return {{"vision", "object", "", "required", "Llama 4's vision model, held as parameters (below)"},
+          {"text", "object", "", "required", "the text model: an architecture of the decoder family (its fields)"}};
+}
+
 }  // namespace
 
 const Form& vision_tower_form() {
@@ -303,6 +363,24 @@ const Form& multimodal_form() {
                          false,
                          multimodal_defaults,
                          multimodal_key_docs};
+  return form;
+}
+
+const Form& llama4_multimodal_form() {
+  static const Form form{"llama4_multimodal",
+                         "Llama4ForConditionalGeneration: a decoder costed over the tokens, Llama 4's vision model "
+                         "and the projector held as parameters",
+                         llama4_fields,
+                         {"vision", "text"},
+                         read_llama4_extra,
+                         write_llama4_extra,
+                         llama4_part_docs,
+                         build_llama4,
+                         read_llama4_config,
+                         build_llama4_arch,
+                         false,
+                         no_defaults,
+                         llama4_key_docs};
   return form;
 }
 

@@ -13,8 +13,9 @@ using form::Form;
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
   static const std::vector<const Form*> list = {
-      &form::decoder_form(), &form::ssm_form(),          &form::encoder_form(),    &form::vit_form(),
-      &form::deberta_form(), &form::vision_tower_form(), &form::two_towers_form(), &form::multimodal_form()};
+      &form::decoder_form(),    &form::ssm_form(),        &form::encoder_form(),
+      &form::vit_form(),        &form::deberta_form(),    &form::vision_tower_form(),
+      &form::two_towers_form(), &form::multimodal_form(), &form::llama4_multimodal_form()};
   return list;
 }
 

@@ -36,6 +36,9 @@ struct VisionArch {
   // at kTextPart, and the projector's image tokens per image.
   std::vector<Arch> parts;
   std::int64_t mm_tokens_per_image = 256;
+  // Llama 4's vision model (Llama4VisionConfig, wrappers.cpp): its pixel-shuffle adapter's fc1 width and fc2
+  // square, and the width the projector maps to the text model's.
+  std::int64_t projector_input_dim = 0, projector_output_dim = 0, vision_output_dim = 0;
   std::string contrastive_loss = "softmax";
   bool text_causal = true;
 };

@@ -70,8 +70,12 @@ Json build_two_towers_arch(const Cfg& c, const Arch& a, const Wanted& wanted, st
 void read_two_towers_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
+/// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp: the
+/// nested configs read into the parts (read_llama4_config: the text decoder, Llama 4's vision sizes), then
+/// build_llama4_arch, which builds from `a` alone; `c` only names fields in errors.
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.
 Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// The same from `a` alone, its head included (a.head: the language model's or none): what build_ssm runs after
