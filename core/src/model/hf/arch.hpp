@@ -8,6 +8,7 @@
 #include "model/hf/arch_encoder.hpp"
 #include "model/hf/arch_seq2seq.hpp"
 #include "model/hf/arch_ssm.hpp"
+#include "model/hf/arch_vision.hpp"
 
 namespace prenet::hf {
 
@@ -41,7 +42,7 @@ struct LayerPlan {
 /// One model's architecture. Fields a family does not use keep their defaults; encoder-decoders keep the
 /// encoder's sizes in the plain fields and the decoder's in `decoder_*`. What only some families read lives in
 /// the bases, one header each.
-struct Arch : SsmArch, EncoderArch, Seq2SeqArch {
+struct Arch : SsmArch, EncoderArch, Seq2SeqArch, VisionArch {
   std::string name;  // the model's name in the response (the model_type unless a step renames it)
   // The architecture form's family this Arch was read as (arch_json.cpp), which its echo keeps; empty: none.
   std::string family;

@@ -82,6 +82,9 @@ struct Form {
   /// Sets the family's own defaults of the fields whose default is the Arch's value (flags, rates, texts)
   /// before they are read; null: the Arch's (the decoder's) defaults.
   void (*defaults)(Arch& a) = nullptr;
+  /// The docs' rows of the extra keys themselves when they are not per-layer lists (two_towers' nested "vision"
+  /// and "text" objects); null: each an array, one entry per layer.
+  std::vector<ArchFieldDoc> (*extra_key_docs)() = nullptr;
 };
 
 /// The decoder family: arch_form_decoder.cpp.
@@ -98,5 +101,10 @@ const Form& t5_form();
 const Form& seq2seq_form();
 /// The whisper family: arch_form_whisper.cpp.
 const Form& whisper_form();
+/// The CLIP and SigLIP vision towers and the two-tower models: arch_form_vision.cpp.
+const Form& vision_tower_form();
+const Form& two_towers_form();
+const Form& multimodal_form();
+const Form& llama4_multimodal_form();
 
 }  // namespace prenet::hf::form

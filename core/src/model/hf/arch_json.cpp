@@ -13,8 +13,9 @@ using form::Form;
 /// Every family of the form, the default first. A new family is one file and one line here.
 const std::vector<const Form*>& forms() {
   static const std::vector<const Form*> list = {
-      &form::decoder_form(), &form::ssm_form(),     &form::encoder_form(), &form::vit_form(),
-      &form::deberta_form(), &form::t5_form(),      &form::seq2seq_form(), &form::whisper_form()};
+      &form::decoder_form(), &form::ssm_form(), &form::encoder_form(), &form::vit_form(), &form::deberta_form(),
+      &form::t5_form(), &form::seq2seq_form(), &form::whisper_form(), &form::vision_tower_form(),
+      &form::two_towers_form(), &form::multimodal_form(), &form::llama4_multimodal_form()};
   return list;
 }
 
@@ -87,7 +88,11 @@ std::vector<ArchFieldDoc> arch_field_docs(const std::string& family) {
   std::vector<ArchFieldDoc> out = {
       {"family", "string", "", forms().front()->family, std::string(f.doc) + " (one of " + list + ")"}};
   for (auto& row : form::docs_of(f.fields(), f.defaults)) out.push_back(std::move(row));
-  for (const auto& key : f.extra_keys) out.push_back({key, "array", "", "absent", "one entry per layer (below)"});
+  if (f.extra_key_docs) {
+    for (auto& row : f.extra_key_docs()) out.push_back(std::move(row));
+  } else {
+    for (const auto& key : f.extra_keys) out.push_back({key, "array", "", "absent", "one entry per layer (below)"});
+  }
   return out;
 }
 

@@ -48,12 +48,30 @@ Json build_deberta_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::
 /// DeBERTa's own fields of config `c` into `a` (EncoderArch's DeBERTa part, the task head and its pooler),
 /// refusing those that change the network and are not modelled.
 void read_deberta_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
-/// CLIP and SigLIP vision towers (clip_vision_model, siglip_vision_model): vision_towers.cpp.
+/// CLIP and SigLIP vision towers (clip_vision_model, siglip_vision_model): vision_towers.cpp. Their rows' steps
+/// read everything (VisionArch and the shared sizes), so build_vision_tower runs build_vision_tower_arch, which
+/// builds from `a` alone and is the architecture form's builder; `c` only names fields in errors.
 Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp.
+Json build_vision_tower_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// VisionArch::projection_dim of config `c`: projection_dim (default 512) when architectures[0] is
+/// CLIPVisionModelWithProjection, else 0 (clip_vision_model's step).
+void read_vision_projection(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+/// Gemma3ForConditionalGeneration: the text model costed, the vision tower and projector held: wrappers.cpp: the
+/// nested configs read into the parts (read_gemma3_config: the text decoder with Gemma3TextConfig's defaults and
+/// its head, the SigLIP tower, mm_tokens_per_image), then build_gemma3_arch, which builds from `a` alone; `c`
+/// only names fields in errors.
 Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
-/// CLIPModel, SiglipModel: both towers and the contrastive loss over the micro-batch: two_towers.cpp.
+Json build_gemma3_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+void read_gemma3_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+/// CLIPModel, SiglipModel: both towers and the contrastive loss over the micro-batch: two_towers.cpp: the nested
+/// configs read into the towers (read_two_towers_config), then build_two_towers_arch, which builds from `a` alone
+/// (VisionArch: its parts, projection_dim, contrastive_loss); `c` only names fields in errors.
 Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_two_towers_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// The towers of CLIPModel or SiglipModel config `c` (`a.name`: its model_type) into a.parts (vision_config with
+/// its row's steps, text_config with the text class's defaults), projection_dim and the loss; errors name the
+/// nested fields.
+void read_two_towers_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Whisper (convolution stem over log-mel frames, encoder, decoder with cross-attention): whisper.cpp.
 Json build_whisper(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Refuses a Whisper config whose `architectures` names a class other than WhisperForConditionalGeneration (the
@@ -64,7 +82,12 @@ void check_whisper_class(const Cfg& c);
 /// only names fields in errors (the head counts).
 Json build_whisper_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp.
+/// Llama4ForConditionalGeneration: the text model costed, the vision model and projector held: wrappers.cpp: the
+/// nested configs read into the parts (read_llama4_config: the text decoder, Llama 4's vision sizes), then
+/// build_llama4_arch, which builds from `a` alone; `c` only names fields in errors.
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.
 Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// The same from `a` alone, its head included (a.head: the language model's or none): what build_ssm runs after

@@ -51,13 +51,12 @@ struct TwoTowers {
   const char* vision_type;  // vision_config's row
   const Steps& text_steps;  // the text config class's sizes and defaults
   bool clip;                // CLIP: causal text mask, EOS pooling, both towers projected; SigLIP: none of these
-  const char* head;         // the text tower's last layer (CLIP's text_projection, SigLIP's head)
   const char* loss;         // contrastive_loss's function
 };
 
 const TwoTowers kModels[] = {
-    {"clip", "clip_text_model", "clip_vision_model", kClipText, true, "text_projection", "softmax"},
-    {"siglip", "siglip_text_model", "siglip_vision_model", kSiglipText, false, "text_head", "sigmoid"},
+    {"clip", "clip_text_model", "clip_vision_model", kClipText, true, "softmax"},
+    {"siglip", "siglip_text_model", "siglip_vision_model", kSiglipText, false, "sigmoid"},
 };
 
 const TwoTowers& two_towers_of(const std::string& name) {
@@ -67,8 +66,9 @@ const TwoTowers& two_towers_of(const std::string& name) {
   throw std::logic_error("no two-tower row for " + name);
 }
 
-/// Appends the text tower of `t` and its last layer (`width` units): returns the text embedding's name.
-std::string text_tower(const Arch& t, const TwoTowers& m, std::int64_t width, Seq& s) {
+/// Appends the text tower of `t` and its last layer (`width` units; `projected`: CLIP's text_projection without
+/// bias, else SigLIP's biased head): returns the text embedding's name.
+std::string text_tower(const Arch& t, bool projected, std::int64_t width, Seq& s) {
   // The caption's stream starts from the position table's rows (all max_position_embeddings of them); the token
   // table is read once per position.
   s.push({{"type", "parameter"}, {"name", "text_position_embedding"}, {"shape", {t.max_positions, t.hidden}}});
@@ -84,11 +84,14 @@ std::string text_tower(const Arch& t, const TwoTowers& m, std::int64_t width, Se
   s.push({{"type", "repeat"},
           {"name", "text_layers"},
           {"count", t.layers},
-          {"layers", encoder_block(t, "text_stream", m.clip)}});
+          {"layers", encoder_block(t, "text_stream", t.text_causal)}});
   s.push({{"type", "layernorm"}, {"name", "final_layer_norm"}, {"inputs", {"text_stream"}}});
   // CLIP: the hidden state at the EOS token (an argmax over the ids); SigLIP: the last position's.
   s.select_token("text_pool_view", "text_pooled", t.hidden);
-  return s.push({{"type", "dense"}, {"name", m.head}, {"units", width}, {"bias", !m.clip}});
+  return s.push({{"type", "dense"},
+                 {"name", projected ? "text_projection" : "text_head"},
+                 {"units", width},
+                 {"bias", !projected}});
 }
 
 /// Matrix parameters a token runs through in one tower of `layers` encoder layers.
@@ -130,7 +133,7 @@ void two_tower_notes(const Arch& v, std::int64_t image_tokens, const Arch& t, st
 
 }  // namespace
 
-Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void read_two_towers_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   const TwoTowers& m = two_towers_of(a.name);
   const Cfg given_vision = nested(c, "vision_config"), text = nested(c, "text_config");
   // The model builds its towers from the nested configs' sizes; their own `architectures` (a
@@ -152,36 +155,64 @@ Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::ve
   }
   Arch v, t;
   v.name = vision_row.name;
+  t.name = text_type;
   read_steps(vision, vision_row.steps, v, warnings);
   read_steps(text, m.text_steps, t, warnings);
+  t.text_causal = m.clip;
   check_heads(text, t.hidden, t.heads, t.heads, false, "num_attention_heads", "");
-  if (!m.clip && !vision.flag("vision_use_head", true)) {
+  if (v.pooling == "none") {
     throw InputError(vision.field("vision_use_head"),
                      "must be true in SiglipModel: the attention-pooling head's output is the image embedding");
   }
 
   // CLIP projects both towers to projection_dim; SigLIP's text head maps to projection_size, which the image
   // embedding (the vision width) must equal.
-  const std::int64_t width =
-      m.clip ? c.opt({"projection_dim"}, 512, 1, kMaxWidth) : text.opt({"projection_size"}, t.hidden, 1, kMaxWidth);
-  if (!m.clip && width != v.hidden) {
-    throw InputError(text.field(text.has("projection_size") ? "projection_size" : "hidden_size"),
-                     "is " + std::to_string(width) + "; SiglipModel scores it against the image embedding of " +
-                         "vision_config.hidden_size " + std::to_string(v.hidden) + ", which must be as wide");
+  a.projection_dim = m.clip ? c.opt({"projection_dim"}, 512, 1, kMaxWidth) : 0;
+  if (!m.clip) {
+    const std::int64_t width = text.opt({"projection_size"}, t.hidden, 1, kMaxWidth);
+    if (width != v.hidden) {
+      throw InputError(text.field(text.has("projection_size") ? "projection_size" : "hidden_size"),
+                       "is " + std::to_string(width) + "; SiglipModel scores it against the image embedding of " +
+                           "vision_config.hidden_size " + std::to_string(v.hidden) + ", which must be as wide");
+    }
   }
+  tower_image_size(vision, v, 0);
+  check_vision_tower(vision, v);
+  a.contrastive_loss = m.loss;
+  a.parts = {v, t};
+}
+
+Json build_two_towers(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch read = a;
+  read_two_towers_config(c, read, warnings);
+  return build_two_towers_arch(c, read, wanted, warnings);
+}
+
+Json build_two_towers_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (a.parts.size() != 2) throw std::logic_error("two towers without their parts");
+  const Arch &v = a.parts[kVisionPart], &t = a.parts[kTextPart];
+  // The architecture form holds the tower under "vision", a config under "vision_config": errors name the
+  // field where it was read (a config's are checked by read_two_towers_config first).
+  const char* key = c.has("vision") ? "vision" : "vision_config";
+  const Cfg vision(c.has(key) && c.json()[key].is_object() ? c.json()[key] : Json::object(), c.field(key));
+  const bool projected = a.projection_dim > 0;
+  const std::int64_t width = projected ? a.projection_dim : v.hidden;
 
   const std::int64_t image = tower_image_size(vision, v, wanted.image_size);
   Seq s;
-  s.layers = vision_tower_layers(vision, v, m.clip);
-  std::string image_embeds = "pooled";
-  if (m.clip) {
+  s.layers = vision_tower_layers(vision, v);
+  std::string image_embeds = v.pooling == "class_token" ? "post_layernorm" : "pooled";
+  if (projected) {
     image_embeds = s.push({{"type", "dense"}, {"name", "visual_projection"}, {"units", width}, {"bias", false}});
   }
-  const std::string text_embeds = text_tower(t, m, width, s);
-  s.push({{"type", "contrastive_loss"}, {"name", "loss"}, {"loss", m.loss}, {"inputs", {image_embeds, text_embeds}}});
+  const std::string text_embeds = text_tower(t, projected, width, s);
+  s.push({{"type", "contrastive_loss"},
+          {"name", "loss"},
+          {"loss", a.contrastive_loss},
+          {"inputs", {image_embeds, text_embeds}}});
 
   const std::int64_t side = image / v.patch;
-  two_tower_notes(v, side * side + (m.clip ? 1 : 0), t, width, warnings);
+  two_tower_notes(v, side * side + (v.class_embedding ? 1 : 0), t, width, warnings);
   return {{"name", a.name},
           {"input", {{"kind", "image"}, {"channels", v.channels}, {"image_size", image}}},
           {"layers", s.layers}};

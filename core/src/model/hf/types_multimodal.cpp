@@ -23,8 +23,34 @@ const Steps kTowerShape = {
     opt(&Arch::channels, {"num_channels"}, 3, 1, 1 << 16),
     rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
 };
-const Steps kClipTower = {opt(&Arch::patch, {"patch_size"}, 32, 1, 4096), act({"hidden_act"}, "quick_gelu")};
-const Steps kSiglipTower = {opt(&Arch::patch, {"patch_size"}, 16, 1, 4096), act({"hidden_act"}, "gelu_pytorch_tanh")};
+/// Read after the patch, as the builder read it before (of two bad fields, the same one is named).
+const Step kTowerImage = opt(&Arch::image_size, {"image_size"}, 224, 1, 16384);
+/// SigLIP pools with its attention head unless the config says vision_use_head false.
+void read_siglip_pooling(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  a.pooling = c.flag("vision_use_head", true) ? "attention_head" : "none";
+}
+
+/// Each class's patch, activation and what its modules fix (VisionArch): CLIP's class token, its bias-free patch
+/// convolution, pre_layrnorm and class-token pooling; SigLIP's biased patches and attention-pooling head.
+const Steps kClipTower = {
+    opt(&Arch::patch, {"patch_size"}, 32, 1, 4096),
+    act({"hidden_act"}, "quick_gelu"),
+    kTowerImage,
+    fix(&Arch::class_embedding, true),
+    fix(&Arch::patch_bias, false),
+    fix(&Arch::pre_layernorm, true),
+    fix(&Arch::pooling, "class_token"),
+    hook(&Arch::projection_dim, read_vision_projection),
+};
+const Steps kSiglipTower = {
+    opt(&Arch::patch, {"patch_size"}, 16, 1, 4096),
+    act({"hidden_act"}, "gelu_pytorch_tanh"),
+    kTowerImage,
+    fix(&Arch::class_embedding, false),
+    fix(&Arch::patch_bias, true),
+    fix(&Arch::pre_layernorm, false),
+    hook(&Arch::pooling, read_siglip_pooling),
+};
 
 /// DeBERTa-v2/v3: BERT's sizes with no token types by default (DebertaV2Config); the relative-attention
 /// fields are read by the builder (deberta.cpp).

@@ -42,7 +42,7 @@ Json encoder_block(const Arch& v, const std::string& stream, bool causal) {
 }
 
 std::int64_t tower_image_size(const Cfg& c, const Arch& v, std::int64_t wanted) {
-  std::int64_t config_image = c.opt({"image_size"}, 224, 1, 16384);
+  const std::int64_t config_image = v.image_size;
   // The patch convolution drops a remainder, as Hugging Face's (image_size // patch_size)^2 patches do
   // (siglip-so400m-patch14-384: 27 x 27 patches of 14 over 384 pixels).
   if (v.patch > config_image) {
@@ -84,57 +84,73 @@ std::string first_architecture(const Cfg& c) {
   return names.empty() ? "" : names[0].get<std::string>();
 }
 
-Json vision_tower_layers(const Cfg& c, const Arch& v, bool clip) {
+void check_vision_tower(const Cfg& c, const Arch& v) {
   check_heads(c, v.hidden, v.heads, v.heads, false, v.heads_field, "");
-  std::int64_t side = c.opt({"image_size"}, 224, 1, 16384) / v.patch;
+  if (v.pooling == "class_token" && !v.class_embedding) {
+    throw InputError(c.field("pooling"), "is \"class_token\" but class_embedding is false (no class token to pool)");
+  }
+  if (v.projection_dim > 0 && v.pooling == "none") {
+    throw InputError(c.field("projection_dim"), "is " + std::to_string(v.projection_dim) +
+                                                    " but pooling is \"none\" (no pooled vector to project)");
+  }
+}
+
+Json vision_tower_layers(const Cfg& c, const Arch& v) {
+  check_vision_tower(c, v);
+  const std::int64_t side = v.image_size / v.patch, extra = v.class_embedding ? 1 : 0;
   Seq s;
   s.push({{"type", "conv2d"},
           {"name", "patch_embedding"},
           {"filters", v.hidden},
           {"kernel_size", v.patch},
           {"stride", v.patch},
-          {"bias", !clip}});
+          {"bias", v.patch_bias}});
   // [hidden, H/p, W/p] viewed as [patches, hidden] (flatten + transpose; a view, no kernel).
   std::string cur = s.push({{"type", "reshape"}, {"name", "patches"}, {"shape", {-1, v.hidden}}});
-  if (clip) {
+  if (v.class_embedding) {
     s.push({{"type", "parameter"}, {"name", "class_embedding"}, {"shape", {1, v.hidden}}});
     cur = s.push({{"type", "concat"}, {"name", "tokens"}, {"axis", 0}, {"inputs", {"class_embedding", "patches"}}});
   }
   s.push({{"type", "embedding"},
           {"name", "position_embedding"},
-          {"vocab_size", side * side + (clip ? 1 : 0)},
+          {"vocab_size", side * side + extra},
           {"dim", v.hidden},
           {"positional", true},
           {"inputs", {cur}}});
   cur = s.push({{"type", "add"}, {"name", "embeddings"}, {"inputs", {cur, "position_embedding"}}});
-  if (clip) cur = s.push({{"type", "layernorm"}, {"name", "pre_layrnorm"}, {"inputs", {cur}}});
+  if (v.pre_layernorm) cur = s.push({{"type", "layernorm"}, {"name", "pre_layrnorm"}, {"inputs", {cur}}});
   s.push({{"type", "identity"}, {"name", "stream"}, {"inputs", {cur}}});
   s.push({{"type", "repeat"}, {"name", "layers"}, {"count", v.layers}, {"layers", encoder_block(v, "stream", false)}});
-  if (clip) {
+  if (v.pooling == "class_token") {
     // pooled_output = post_layernorm(last_hidden_state[:, 0]).
     s.select_token("cls_view", "cls_select", v.hidden, "stream");
     s.push({{"type", "layernorm"}, {"name", "post_layernorm"}});
-    // CLIPVisionModelWithProjection adds visual_projection (no bias) to projection_dim.
-    if (first_architecture(c) == "CLIPVisionModelWithProjection") {
-      s.push({{"type", "dense"},
-              {"name", "visual_projection"},
-              {"units", c.opt({"projection_dim"}, 512, 1, kMaxWidth)},
-              {"bias", false}});
-    }
   } else {
     s.push({{"type", "layernorm"}, {"name", "post_layernorm"}, {"inputs", {"stream"}}});
-    // SiglipVisionTransformer: use_head unless the config says vision_use_head false.
-    if (c.flag("vision_use_head", true)) attention_pool(v, s);
+    if (v.pooling == "attention_head") attention_pool(v, s);
+  }
+  // CLIPVisionModelWithProjection adds visual_projection (no bias) to projection_dim.
+  if (v.projection_dim > 0) {
+    s.push({{"type", "dense"}, {"name", "visual_projection"}, {"units", v.projection_dim}, {"bias", false}});
   }
   return s.layers;
 }
 
-Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>&) {
-  const bool clip = a.name == "clip_vision_model";
+void read_vision_projection(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  a.projection_dim =
+      first_architecture(c) == "CLIPVisionModelWithProjection" ? c.opt({"projection_dim"}, 512, 1, kMaxWidth) : 0;
+}
+
+Json build_vision_tower(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  // The rows' steps read everything the tower is built from (the projection too: read_vision_projection).
+  return build_vision_tower_arch(c, a, wanted, warnings);
+}
+
+Json build_vision_tower_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>&) {
   std::int64_t image = tower_image_size(c, a, wanted.image_size);
   return {{"name", a.name},
           {"input", {{"kind", "image"}, {"channels", a.channels}, {"image_size", image}}},
-          {"layers", vision_tower_layers(c, a, clip)}};
+          {"layers", vision_tower_layers(c, a)}};
 }
 
 }  // namespace prenet::hf

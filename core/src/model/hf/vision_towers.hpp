@@ -25,13 +25,17 @@ std::string first_architecture(const Cfg& c);
 /// layer_norm2, fc1 and fc2) reading and writing `stream`; `causal`: CLIP's text tower's mask.
 Json encoder_block(const Arch& v, const std::string& stream, bool causal);
 
-/// The image side to build for: the request's (`wanted` > 0) or the config's image_size; errors name
-/// patch_size when it exceeds image_size, and training.image_size when the request's side is smaller than a
-/// patch or larger than the position table's images.
+/// The image side to build for: the request's (`wanted` > 0) or the tower's image_size; errors name patch_size
+/// when it exceeds image_size, and training.image_size when the request's side is smaller than a patch or larger
+/// than the position table's images.
 std::int64_t tower_image_size(const Cfg& c, const Arch& v, std::int64_t wanted);
 
-/// The tower's layers over an image input (`clip`: CLIP's class token, pre-LayerNorm and pooled class token;
-/// otherwise SigLIP's, with the attention-pooling head unless vision_use_head is false).
-Json vision_tower_layers(const Cfg& c, const Arch& v, bool clip);
+/// The checks between the tower's fields (heads dividing the width, a class token to pool, a pooled vector to
+/// project), each naming the field of `c` at fault.
+void check_vision_tower(const Cfg& c, const Arch& v);
+
+/// The tower's layers over an image input, from `v` alone (VisionArch: the class token, the patch bias,
+/// pre_layrnorm, the pooling and the projection); `c` only names fields in errors.
+Json vision_tower_layers(const Cfg& c, const Arch& v);
 
 }  // namespace prenet::hf

@@ -1,6 +1,9 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
 // its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
 // llama4_text and Llama 4's own vision model). The two-tower models (clip, siglip) are two_towers.cpp.
+#include <stdexcept>
+
+#include "model/hf/heads.hpp"
 #include "model/hf/model_types.hpp"
 #include "model/hf/vision_towers.hpp"
 #include "prenet/layer_list.hpp"
@@ -9,19 +12,20 @@
 namespace prenet::hf {
 namespace {
 
-/// The parameters of the SigLIP tower of `v` (an image model of its own), and its width.
-std::int64_t siglip_tower_parameters(const Cfg& v, Arch& tower, std::vector<std::string>& warnings) {
-  const ModelType& row = nested_row(v, "siglip_vision_model");
-  if (row.name != "siglip_vision_model") {
-    throw InputError(v.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
-  }
-  tower.name = row.name;
-  read_steps(v, row.steps, tower, warnings);
+/// The parameters of vision tower `tower` (an image model of its own); `v` names its fields in errors.
+std::int64_t tower_parameters(const Cfg& v, const Arch& tower) {
   Json model = {
       {"name", "vision_tower"},
       {"input", {{"kind", "image"}, {"channels", tower.channels}, {"image_size", tower_image_size(v, tower, 0)}}},
-      {"layers", vision_tower_layers(v, tower, false)}};
+      {"layers", vision_tower_layers(v, tower)}};
   return parse_layer_list(model, v.field("model_type"), {}).parameters();
+}
+
+/// The nested part `form_key` of an architecture or `config_key` of a config, whichever `c` holds, as a reader
+/// naming its fields (the arch builders run on both).
+Cfg part_of(const Cfg& c, const char* form_key, const char* config_key) {
+  const char* key = c.has(form_key) ? form_key : config_key;
+  return Cfg(c.has(key) && c.json()[key].is_object() ? c.json()[key] : Json::object(), c.field(key));
 }
 
 /// Gemma3TextConfig's defaults (configuration_gemma3.py) for the fields that decide the text model:
@@ -67,21 +71,47 @@ void hold_vision_parts(Json& layers, const std::string& tower_name, const std::s
                      image_tokens + ")");
 }
 
-/// The text model of a wrapper: `given` read with its model_type's row (`fallback` when it names none; a
-/// warning when it names another), `defaults` filling what the fallback's class would; its layers.
-Json wrapped_text_model(const Cfg& c, const Arch& a, const std::string& fallback, const Json& defaults,
-                        const Wanted& wanted, Arch& t, std::vector<std::string>& warnings) {
+/// The text decoder of a wrapper named `a.name`: text_config read with its model_type's row (`fallback` when it
+/// names none; a warning when it names another), `defaults` filling what the fallback's class would, and its head
+/// from its `architectures`, as build_decoder reads it; an error naming the model_type when it is not a decoder.
+Arch read_wrapped_text(const Cfg& c, const Arch& a, const std::string& fallback, const Json& defaults,
+                       std::vector<std::string>& warnings) {
   Cfg given = nested(c, "text_config");
   const ModelType& text_row = nested_row(given, fallback);
   if (text_row.name != fallback) {
     warnings.push_back("text_config is read as model_type \"" + text_row.name + "\", as it says; " + "the " + a.name +
                        " wrapper reads it as " + fallback);
   }
+  if (text_row.family.build != build_decoder) {
+    throw InputError(given.field("model_type"),
+                     "\"" + text_row.name + "\" is not a decoder; the " + a.name + " wrapper's text model is");
+  }
   const Json text_json = text_row.name == fallback ? with_defaults(given.json(), defaults) : given.json();
   Cfg text(text_json, c.field("text_config"));
+  Arch t;
   t.name = a.name;
+  t.family = "decoder";
   read_steps(text, text_row.steps, t, warnings);
-  return text_row.family.build(text, t, wanted, warnings);
+  t.head = read_head(text, warnings);
+  return t;
+}
+
+/// Llama4VisionConfig's sizes of `v` into a new Arch (required: the published configs give them all); errors name
+/// the field.
+Arch read_llama4_vision(const Cfg& v) {
+  Arch t;
+  t.name = "llama4_vision_model";
+  t.hidden = v.req({"hidden_size"}, 1, kMaxWidth);
+  t.layers = v.req({"num_hidden_layers"}, 1, kMaxDepth);
+  t.heads = v.req({"num_attention_heads"}, 1, kMaxWidth);
+  t.inner = v.req({"intermediate_size"}, 1, kMaxInner);
+  t.image_size = v.req({"image_size"}, 1, 16384);
+  t.patch = v.req({"patch_size"}, 1, 4096);
+  t.channels = v.opt({"num_channels"}, 3, 1, 1 << 16);
+  t.projector_input_dim = v.req({"projector_input_dim"}, 1, kMaxInner);
+  t.projector_output_dim = v.req({"projector_output_dim"}, 1, kMaxInner);
+  t.vision_output_dim = v.req({"vision_output_dim"}, 1, kMaxInner);
+  return t;
 }
 
 /// Llama4VisionModel's parameters (modeling_llama4.py), every size read from `v` (required: the published
@@ -89,51 +119,82 @@ Json wrapped_text_model(const Cfg& c, const Arch& a, const std::string& fallback
 /// for the patches and the class token, layernorm_pre and layernorm_post, the encoder layers (LayerNorms,
 /// biased q/k/v/o, fc1/fc2 with bias), and the pixel-shuffle adapter's fc1 (intermediate_size ->
 /// projector_input_dim) and fc2 (projector_output_dim squared), both without bias. The rotary table is a buffer.
-std::int64_t llama4_vision_parameters(const Cfg& v, std::int64_t& output_dim) {
-  const std::int64_t d = v.req({"hidden_size"}, 1, kMaxWidth), layers = v.req({"num_hidden_layers"}, 1, kMaxDepth);
-  const std::int64_t heads = v.req({"num_attention_heads"}, 1, kMaxWidth);
-  const std::int64_t inner = v.req({"intermediate_size"}, 1, kMaxInner);
-  const std::int64_t image = v.req({"image_size"}, 1, 16384), patch = v.req({"patch_size"}, 1, 4096);
-  const std::int64_t channels = v.opt({"num_channels"}, 3, 1, 1 << 16);
-  const std::int64_t proj_in = v.req({"projector_input_dim"}, 1, kMaxInner);
-  const std::int64_t proj_out = v.req({"projector_output_dim"}, 1, kMaxInner);
-  output_dim = v.req({"vision_output_dim"}, 1, kMaxInner);
-  if (d % heads != 0) throw InputError(v.field("num_attention_heads"), "must divide hidden_size");
-  if (patch > image) throw InputError(v.field("patch_size"), "is larger than image_size");
-  if (v.flag("multi_modal_projector_bias", false)) {
-    throw InputError(v.field("multi_modal_projector_bias"), "only false is supported (Llama 4's own configs)");
-  }
-  const std::int64_t side = image / patch;
+std::int64_t llama4_vision_parameters(const Cfg& v, const Arch& t) {
+  const std::int64_t d = t.hidden, inner = t.inner, patch = t.patch;
+  if (d % t.heads != 0) throw InputError(v.field("num_attention_heads"), "must divide hidden_size");
+  if (patch > t.image_size) throw InputError(v.field("patch_size"), "is larger than image_size");
+  const std::int64_t side = t.image_size / patch;
   const std::int64_t layer = 2 * 2 * d + 4 * (d * d + d) + (d * inner + inner) + (inner * d + d);
-  return channels * patch * patch * d + d + (side * side + 1) * d + 2 * 2 * d + layers * layer + inner * proj_in +
-         proj_out * proj_out;
+  return t.channels * patch * patch * d + d + (side * side + 1) * d + 2 * 2 * d + t.layers * layer +
+         inner * t.projector_input_dim + t.projector_output_dim * t.projector_output_dim;
 }
 
 }  // namespace
 
-Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   Cfg vision = nested(c, "vision_config");
-  Arch t;
-  Json model = wrapped_text_model(c, a, "llama4_text", Json::object(), wanted, t, warnings);
-  std::int64_t output_dim = 0;
-  std::int64_t tower = llama4_vision_parameters(vision, output_dim);
+  Arch t = read_wrapped_text(c, a, "llama4_text", Json::object(), warnings);
+  Arch v = read_llama4_vision(vision);
+  if (vision.flag("multi_modal_projector_bias", false)) {
+    throw InputError(vision.field("multi_modal_projector_bias"), "only false is supported (Llama 4's own configs)");
+  }
+  a.parts = {v, t};
+}
+
+Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch read = a;
+  read_llama4_config(c, read, warnings);
+  return build_llama4_arch(c, read, wanted, warnings);
+}
+
+Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
+  const Cfg vision = part_of(c, "vision", "vision_config"), text = part_of(c, "text", "text_config");
+  const Arch& v = a.parts[kVisionPart];
+  Arch t = a.parts[kTextPart];
+  t.name = a.name;
+  Json model = build_decoder_arch(text, t, wanted, warnings);
+  const std::int64_t tower = llama4_vision_parameters(vision, v);
   // Llama4MultiModalProjector: linear_1, vision_output_dim -> text hidden, no bias.
-  std::int64_t projector = output_dim * t.hidden;
+  const std::int64_t projector = v.vision_output_dim * t.hidden;
   hold_vision_parts(model["layers"], "vision_model", "Llama 4's vision model", tower, projector,
                     "image tokens counted as text tokens", warnings);
   return model;
 }
 
-Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+void read_gemma3_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   Cfg vision = nested(c, "vision_config");
   // The text model is Gemma3TextConfig(**text_config): its defaults fill what the nested config leaves out.
-  Arch t;
-  Json model = wrapped_text_model(c, a, "gemma3_text", gemma3_text_defaults(), wanted, t, warnings);
+  Arch t = read_wrapped_text(c, a, "gemma3_text", gemma3_text_defaults(), warnings);
 
+  const ModelType& row = nested_row(vision, "siglip_vision_model");
+  if (row.name != "siglip_vision_model") {
+    throw InputError(vision.field("model_type"), "expected \"siglip_vision_model\" (Gemma 3's vision tower)");
+  }
   Arch tower;
-  std::int64_t tower_params = siglip_tower_parameters(vision, tower, warnings);
-  std::int64_t tokens = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
-  std::int64_t side = vision.opt({"image_size"}, 224, 1, 16384) / tower.patch, pooled = 1;
+  tower.name = row.name;
+  read_steps(vision, row.steps, tower, warnings);
+  a.mm_tokens_per_image = c.opt({"mm_tokens_per_image"}, 256, 1, kMaxPositions);
+  a.parts = {tower, t};
+}
+
+Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch read = a;
+  read_gemma3_config(c, read, warnings);
+  return build_gemma3_arch(c, read, wanted, warnings);
+}
+
+Json build_gemma3_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
+  const Cfg vision = part_of(c, "vision", "vision_config"), text = part_of(c, "text", "text_config");
+  const Arch& tower = a.parts[kVisionPart];
+  Arch t = a.parts[kTextPart];
+  t.name = a.name;
+  Json model = build_decoder_arch(text, t, wanted, warnings);
+
+  std::int64_t tower_params = tower_parameters(vision, tower);
+  const std::int64_t tokens = a.mm_tokens_per_image;
+  std::int64_t side = tower.image_size / tower.patch, pooled = 1;
   while (pooled * pooled < tokens) ++pooled;
   if (pooled * pooled != tokens || side % pooled != 0) {
     throw InputError(c.field("mm_tokens_per_image"),
