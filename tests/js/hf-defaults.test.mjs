@@ -157,7 +157,8 @@ describe('the architecture a response echoes, pasted back', () => {
   const families = [
     ['ai21labs--Jamba-v0.1.json', 'ssm'], ['google-bert--bert-base-uncased.json', 'encoder'],
     ['microsoft--deberta-v3-base.json', 'deberta'], ['google-t5--t5-base.json', 't5'],
-    ['steja--whisper-small-telugu.json', 'whisper'],
+    ['steja--whisper-small-telugu.json', 'whisper'], ['google--siglip-so400m-patch14-384.json', 'two_towers'],
+    ['mlx-community--gemma-3-4b-it-bf16.json', 'multimodal'],
   ];
   for (const [file, family] of families) {
     test(`${file}: echoed as family "${family}", pasted back: the same network`, async () => {
