@@ -41,17 +41,6 @@ Json request_of(const Json& model, I seq_len = 0) {
   return {{"model", model}, {"hardware", {"h100-sxm"}}, {"training", training}, {"options", {{"per_layer", false}}}};
 }
 
-/// `response` without what says how the model was given: the source, the config's reading, where the length and
-/// precision came from, the notes.
-Json unsourced(Json response) {
-  response["model"].erase("source");
-  response["model"].erase("reading");
-  response["training"].erase("seq_len_from");
-  response["training"].erase("precision_from");
-  response.erase("warnings");
-  return response;
-}
-
 /// The layer list of architecture `arch` at `seq_len` tokens (0: its default).
 Json layers_of_arch(const Json& arch, I seq_len, std::vector<std::string>* warnings = nullptr) {
   std::vector<std::string> scratch;
@@ -89,7 +78,7 @@ void check_round_trip(const Json& cfg, const std::string& family, I seq_len, con
   CHECK(by_arch["model"]["architecture"] == echoed);
   CHECK(by_arch["model"]["parameters"] == by_config["model"]["parameters"]);
   CHECK(by_arch["results"][0]["step_ms"] == by_config["results"][0]["step_ms"]);
-  CHECK(unsourced(by_arch) == unsourced(by_config));
+  CHECK(testutil::without_reading(by_arch) == testutil::without_reading(by_config));
 }
 
 /// facebook/bart-base's config (BartConfig's defaults for the rest).

@@ -18,6 +18,7 @@
 #include "prenet/hf_config.hpp"
 
 using namespace prenet;
+using testutil::check_error;
 using I = std::int64_t;
 using testutil::check_arch_round_trip;
 using testutil::net_of_architecture;
@@ -51,18 +52,6 @@ Json with(Json base, const std::string& key, const Json& value) {
     base[key.substr(0, dot)][key.substr(dot + 1)] = value;
   }
   return base;
-}
-
-/// Expects arch_from_json(`arch`) to fail naming `field`, its message containing `needle`.
-void check_error(const Json& arch, const std::string& field, const std::string& needle) {
-  INFO("architecture: " << arch.dump());
-  try {
-    hf::arch_from_json(arch, "model.architecture");
-    FAIL("no error; expected one at " << field);
-  } catch (const InputError& e) {
-    CHECK(e.field() == field);
-    CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
-  }
 }
 
 I params(const Json& arch) { return net_of_architecture(arch).parameters(); }
