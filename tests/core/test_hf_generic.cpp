@@ -182,6 +182,10 @@ TEST_CASE("an unknown model_type with a field the generic reader does not read i
       {"qk_layernorm", true},
       {"attn_logit_softcapping", 50.0},
       {"sliding_window", 4096},
+      // Prefixed families of fields: Falcon-H1's Mamba-2 mixers beside attention, NemotronH's SSM sizes.
+      {"mamba_d_ssm", 3072},
+      {"mamba_n_heads", 24},
+      {"ssm_state_size", 128},
   };
   for (const auto& [field, value] : cases) {
     INFO(field);

@@ -51,6 +51,16 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& refusing_fi
   return table;
 }
 
+/// Key prefixes that name a part the generic reader does not read whatever the rest of the key (Falcon-H1's
+/// mamba_d_ssm, mamba_n_heads, ...; NemotronH's ssm_*), checked after refusing_fields().
+const std::vector<std::pair<std::string, std::string>>& refusing_prefixes() {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"mamba_", "a state-space mixer"},
+      {"ssm_", "a state-space mixer"},
+  };
+  return table;
+}
+
 /// Boolean switches that refuse the reading only when on (absent or false: the plain decoder).
 const std::vector<std::pair<std::string, std::string>>& refusing_switches() {
   static const std::vector<std::pair<std::string, std::string>> table = {
@@ -83,13 +93,21 @@ std::string supported_tail() {
   return "; supported model_types: " + supported_model_types() + " (docs/MODEL_FORMAT.md)";
 }
 
-/// Errors when `c` holds a field from refusing_fields() or an on switch from refusing_switches().
+/// Errors when `c` holds a field from refusing_fields(), a key with a prefix from refusing_prefixes() or an on
+/// switch from refusing_switches().
 void refuse_unread_fields(const Cfg& c) {
   for (const auto& [keys, meaning] : refusing_fields()) {
     std::string key = c.present(keys);
     if (key.empty()) continue;
     throw InputError(c.field(key), not_in_table(c) + ", and the generic reader does not read " + key + " (" + meaning +
                                        ")" + supported_tail());
+  }
+  for (const auto& [prefix, meaning] : refusing_prefixes()) {
+    for (const auto& item : c.json().items()) {
+      if (item.key().rfind(prefix, 0) != 0) continue;
+      throw InputError(c.field(item.key()), not_in_table(c) + ", and the generic reader does not read " +
+                                                printable(item.key()) + " (" + meaning + ")" + supported_tail());
+    }
   }
   if (sliding_window_on(c)) {
     throw InputError(c.field("sliding_window"),
