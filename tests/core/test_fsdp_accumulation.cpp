@@ -139,6 +139,21 @@ TEST_CASE("accumulate_unsharded: ZeRO-3 gradients held whole over the micro-batc
   CHECK(data_ms(both) > data_ms(b));
 }
 
+TEST_CASE("accumulate_unsharded under CPU offload: no_sync keeps the gradients on the GPU", "[nosync][offload]") {
+  // FSDP's no_sync docstring: "the gradients will not be offloaded to CPU when inside the context manager".
+  const auto offloaded = [](const std::string& extra) {
+    const std::string text = R"({"model": {"hf_config": )" + std::string(kLlama) +
+                             R"(}, "hardware": ["h100-sxm"], "training": {"batch_size": 8, "seq_len": 32,
+        "precision": "bf16", "offload": "optimizer_params", "finetune": {"method": "lora", "rank": 8}},
+        "parallel": {"data": 2, "fsdp": true, "micro_batches": 4)" +
+                             extra + "}}";
+    return Json::parse(prenet::predict_json(text));
+  };
+  CHECK(gb(offloaded(""), "gradients_gb") == 0);
+  CHECK(gb(offloaded(R"(, "accumulate_unsharded": true)"), "gradients_gb") ==
+        Approx(2 * kLoraPerBlock * 2 / 1e9).epsilon(1e-9));
+}
+
 TEST_CASE("accumulate_unsharded and frozen_gradients never lower memory", "[nosync][property]") {
   for (const char* finetune :
        {R"({"method": "lora", "rank": 8})", R"({"method": "lora", "targets": "all-linear"})",

@@ -114,11 +114,11 @@ void check_accumulation(const ParallelConfig& c) {
   if (!c.accumulate_unsharded) return;
   const std::string field = "parallel.accumulate_unsharded";
   if (c.zero_stage < 2) {
-    throw InputError(field, "holds sharded gradients unsharded, which needs zero_stage 2 or 3 (fsdp); at zero_stage " +
-                                str(c.zero_stage) + " every GPU holds the full gradients already");
+    throw InputError(field, "needs sharded gradients, zero_stage 2 or 3 (fsdp): at zero_stage " + str(c.zero_stage) +
+                                " every GPU holds the full gradients anyway");
   }
   if (c.micro_batches < 2) {
-    throw InputError(field, "is gradient accumulation, which needs micro_batches > 1 (the step has 1)");
+    throw InputError(field, "needs gradient accumulation, micro_batches > 1: one micro-batch accumulates nothing");
   }
 }
 
