@@ -88,6 +88,20 @@ int main(int argc, char** argv) {
               {"parallel", {{"tensor", 2}, {"context", 4}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // lit-gpt's FSDP LoRA (docs/FINETUNE.md): no_sync accumulation and frozen weights' gradients in mixed units.
+  write(
+      out / "request", "fsdp-no-sync.json",
+      Json(
+          {{"model", {{"preset", "gpt2"}}},
+           {"training",
+            {{"batch_size", 16},
+             {"precision", "bf16"},
+             {"master_weights", "bf16"},
+             {"finetune", {{"method", "lora"}, {"rank", 8}, {"frozen_gradients", true}}}}},
+           {"parallel",
+            {{"gpus", 2}, {"fsdp", true}, {"micro_batches", 4}, {"accumulate_unsharded", true}, {"recompute", "full"}}},
+           {"options", {{"per_layer", false}}}})
+          .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},

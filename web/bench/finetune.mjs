@@ -52,8 +52,11 @@ async function parameterCount(engine, row) {
   return /** @type {number} */ (response.model.parameters);
 }
 
-/** Training fields that go to `parallel` rather than `training` (the row keeps them with its setup). */
-const PARALLEL_KEYS = new Set(['fsdp', 'zero_stage']);
+/**
+ * Training fields that go to `parallel` rather than `training` (the row keeps them with its setup): FSDP, and
+ * gradient accumulation (lit-gpt's micro-batches inside FSDP's no_sync(), `accumulate_unsharded`).
+ */
+const PARALLEL_KEYS = new Set(['fsdp', 'zero_stage', 'micro_batch_size', 'micro_batches', 'accumulate_unsharded']);
 
 /**
  * The core request for one row: its model, its training setup (issue 19's `training.finetune` for LoRA
@@ -180,7 +183,7 @@ const AUDIT = [
   '  difference is inside the one rebuilt block).',
   '',
   '**Left** (not fixed; no constant fitted to them).',
-  '- lit-gpt with FSDP (10 rows, ~50%): explained in the next section; not yet modelled by the core.',
+  '- lit-gpt with FSDP (10 rows, then ~50%): explained in the next section; modelled since (session 14).',
   '- Throughput: the 8B full fine-tune on a 4090 (+33%) pages its 16 GB of 8-bit states over PCIe each step',
   '  (weights and states exceed 24 GB), which the core does not time; 70B full with FSDP CPU offload (+50%) and',
   '  70B LoRA (+34%) are over-predicted; Llama 3.2 3B LoRA and QLoRA (−23%) under: LoRA\'s elementwise kernels',
@@ -226,9 +229,15 @@ const AUDIT = [
   'on the CPU (`_lazy_load`) and loaded through the full-state-dict context, unit by unit; the whole model is never',
   'on one GPU before sharding. `max_memory_allocated` is never reset, but no phase outside training holds more.',
   '',
-  'Not modelled yet: it needs the core to count, under FSDP, (1) unsharded gradients over `micro_batches` > 1',
-  'when the framework accumulates in `no_sync()`, and (2) gradients (and their weight-gradient FLOPs) for frozen',
-  'weights that share an FSDP unit with trained ones. The rows are compared as published until then.',
+  'Modelled since (session 14, two request options, docs/PREDICTION.md "Fine-tuning"): `parallel.accumulate_unsharded`',
+  '(with `zero_stage` ≥ 2 and `micro_batches` > 1 the gradients are held unsharded over the accumulation and',
+  'reduce-scattered once per step) and `training.finetune.frozen_gradients` (frozen weights in a unit that trains',
+  'get 16-bit gradients and their weight-gradient GEMMs, no optimizer states; units are the blocks, and the layers',
+  'outside blocks together). The 10 rows set both, with `batch_size` the optimizer step lora.py runs (128 samples',
+  'per GPU, `micro_batch_size` = the table\'s micro-batch, `micro_batches` = 128 / it): the lit-gpt several-GPU',
+  'figure in the Summary (50.4% before). phi-1.5 with micro-batch 2 and 4 stays over (+15%, +24%): its published',
+  'peak grows by 0.2 and 0.8 GB from micro-batch 1 to 2 and 2 to 4, the predicted one (checkpointed block inputs and',
+  'the rebuilt block) by 0.75 and 1.5 GB; not investigated.',
   '',
 ];
 
@@ -252,6 +261,9 @@ function setup(row) {
     t.activation_offload ? 'act-offload' : '',
     t.offload && t.offload !== 'none' ? `offload:${t.offload}` : '',
     t.fsdp ? 'FSDP' : '',
+    t.micro_batches ? `mb${t.micro_batch_size}×${t.micro_batches}` : '',
+    t.accumulate_unsharded ? 'no_sync' : '',
+    ft.frozen_gradients ? 'frozen-grads' : '',
   ].filter(Boolean);
   return `${row.model.preset ?? row.model.hf_config_file} ${row.method}${lora}, b${t.batch_size}×${t.seq_len}, ${t.optimizer}${t.master_weights === 'bf16' ? ' pure-bf16' : ''}${tricks.length ? `, ${tricks.join(' ')}` : ''}`;
 }
@@ -355,8 +367,9 @@ export async function main() {
     '  `activation_offload`, `offload`). Defaults are not sent.',
     '- Every row runs full-length sequences (packed, or padded to the longest sample at the peak), so `packing`',
     '  and `average_tokens` are not sent.',
-    '- `parallel` only for more than one GPU (`gpus`, `data`, FSDP as `zero_stage` 3) or for gradient checkpointing',
-    '  (`recompute: "full"`, also on one GPU, where the core takes it).',
+    '- `parallel` only for more than one GPU (`gpus`, `data`, FSDP as `zero_stage` 3; lit-gpt\'s FSDP rows also',
+    '  `micro_batch_size`, `micro_batches` and `accumulate_unsharded`) or for gradient checkpointing (`recompute:',
+    '  "full"`, also on one GPU, where the core takes it).',
     '- Predicted memory is `memory_gb − memory.overhead_gb` (PyTorch\'s counters do not include the CUDA context);',
     '  published GiB are converted to GB (10^9 bytes). Predicted throughput is `results[0].tokens_per_s` when the',
     '  core gives it, else batch × seq_len ÷ step time, in tokens/s over all GPUs; per-GPU figures are scaled by the',

@@ -56,6 +56,9 @@ struct TrainedTensors {
   double blocks = 0;    // their kStateBlock-element blocks (one FP32 absmax per block and state)
   double largest = 0;   // the layer's trainable parameters; summed stages keep the largest layer's
   double linear = 0;    // elements of the trained linear weights (not an embedding table): autocast casts these
+  // Elements of frozen weights that get gradients anyway (training.finetune.frozen_gradients): gradient memory
+  // only, no optimizer states; not in `elements`.
+  double frozen_gradients = 0;
   TrainedTensors& operator+=(const TrainedTensors& o);
 };
 /// bitsandbytes' min_8bit_size (optim/optimizer.py): smaller tensors keep 32-bit states.
@@ -75,7 +78,8 @@ TrainedTensors trained_tensors(const Layer& layer);
 /// Bytes of optimizer state for tensors `t` under the request's optimizer and master weights, unsharded.
 double optimizer_state_bytes(const TrainedTensors& t, const TrainingConfig& training);
 /// Bytes of gradients held for tensors `t`: every trained parameter's, or under optimizer_in_backward only the
-/// largest layer's (each is stepped and freed as backward produces it).
+/// largest layer's (each is stepped and freed as backward produces it); plus those of the frozen weights that get
+/// gradients (t.frozen_gradients), which no optimizer step frees, at the same bytes per element.
 double gradient_bytes(const TrainedTensors& t, const TrainingConfig& training);
 
 /// Estimates device memory (GB = 1e9 bytes) for training `net` with the step's saved activations.

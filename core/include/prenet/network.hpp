@@ -166,10 +166,17 @@ struct Layer {
   double quantized_bytes = 0;
   /// LoRA adapters on its matrices (training.finetune): rank 0 for none; their weights always train.
   LoraAdapter adapter;
+  /// Frozen, yet its weights get gradients (training.finetune.frozen_gradients: an FSDP1 unit mixing trained and
+  /// frozen weights under use_orig_params): their weight-gradient kernels and gradient memory, no optimizer states.
+  bool frozen_gradient = false;
 };
 
 /// Parameters the optimizer updates in `layer`: its own when trainable, plus its adapters'.
 std::int64_t trainable_parameters(const Layer& layer);
+/// Whether backward computes the gradient of `layer`'s own weights: trainable, or frozen with frozen_gradient.
+inline bool own_weight_gradients(const Layer& layer) { return layer.trainable || layer.frozen_gradient; }
+/// Parameters whose gradients `layer` holds: the trainable ones plus, with frozen_gradient, its frozen weights.
+std::int64_t gradient_parameters(const Layer& layer);
 
 constexpr int kNetworkInput = -1;
 

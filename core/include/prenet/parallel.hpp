@@ -51,6 +51,9 @@ struct ParallelConfig {
   int zero_stage = 0;
   Recompute recompute = Recompute::None;
   bool sequence_parallel = false;  // Megatron sequence parallelism over the tensor group (no effect at tensor 1)
+  // Gradient accumulation in FSDP's no_sync(): full (unsharded) gradients held over the micro-batches, reduce-
+  // scattered once per step (needs zero_stage >= 2 and micro_batches > 1).
+  bool accumulate_unsharded = false;
   std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
   LinkOverride intra_node, inter_node;
 };
@@ -227,7 +230,10 @@ struct StagePlan {
   std::vector<std::size_t> bounds;                           // first layer of each chunk, then the layer count
   std::vector<double> forward, backward, tensor, optimizer;  // ms
   std::vector<double> params, largest_param;                 // parameters of the stage's shard
-  std::vector<double> trainable;                             // of those, the ones whose gradients are reduced
+  std::vector<double> trainable;                             // of those, the ones the optimizer updates
+  // Parameters whose gradients are reduced: the trainable ones and the frozen weights that get gradients
+  // (training.finetune.frozen_gradients); empty in a plan built by hand: `trainable`.
+  std::vector<double> reduced;
   double boundary_elements = 0;                              // per sample, the largest activation sent between stages
   double busy_total = 0;                                     // sum over stages of forward + backward + tensor
   std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor

@@ -108,6 +108,9 @@ struct Finetune {
   std::vector<std::string> targets = {"q_proj", "v_proj"};  // module role names, or {"all-linear"} (PEFT's default)
   std::optional<BasePrecision> base_precision;   // absent: nf4 for qlora, else the training precision's weights
   std::optional<std::int64_t> trainable_layers;  // freeze: the top N blocks train
+  // Frozen weights sharing a unit (a block; the layers outside blocks) with trained ones get gradients, as FSDP1's
+  // flat parameters under use_orig_params give them (docs/PREDICTION.md, "Fine-tuning").
+  bool frozen_gradients = false;
   /// True for the methods with LoRA adapters (lora, qlora).
   bool adapters() const { return method == FinetuneMethod::Lora || method == FinetuneMethod::Qlora; }
 };

@@ -126,7 +126,7 @@ std::vector<bool> output_saved_by_consumer(const Network& net) {
   for (const Layer& layer : net.layers) {
     // A frozen layer saves its input only for adapters that read it as it is (no dropout).
     const bool adapters_read_it = layer.adapter.rank > 0 && layer.adapter.dropout == 0;
-    if (!kind_of(layer.type).saves_input() || (!layer.trainable && !adapters_read_it)) continue;
+    if (!kind_of(layer.type).saves_input() || (!own_weight_gradients(layer) && !adapters_read_it)) continue;
     for (int producer : layer.inputs) {
       const auto p = static_cast<std::size_t>(producer);
       if (producer >= 0 && p < held.size()) held[p] = true;
@@ -168,10 +168,10 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
                        activation_flops(a.activation),
                        fused_chains ? std::nullopt : composed_activation(a.activation, e),
                        context,
-                       !layer.trainable,
+                       !own_weight_gradients(layer),
                        head,
                        moe};
-  kb.set_frozen(!layer.trainable);
+  kb.set_frozen(!own_weight_gradients(layer));
   kind_of(layer.type).kernels(step, kb, lw);
   dequantize_kernels(step, kb);
   lw.saved_activation_bytes += lora_kernels(step, kb) + quantized_base_saved(step);
@@ -283,7 +283,9 @@ StepWork step_work(const Network& net, std::int64_t batch, const KernelContext& 
     // it too (PyTorch stores a tensor saved twice once, in place or not); other activations' backward
     // reads their input, a tensor apart from what the consumer saves.
     if (held[i] && kind_of(layer.type).saves_output_only_for_relu(layer)) lw.saved_activation_bytes -= e * b * d(elements(layer.output_shape));
-    if (!layer.trainable && !layer.needs_input_grad && layer.adapter.rank == 0) drop_backward(work, i, first);
+    if (!own_weight_gradients(layer) && !layer.needs_input_grad && layer.adapter.rank == 0) {
+      drop_backward(work, i, first);
+    }
     lw.co = prenet_co(layer, batch);
     lw.cm = prenet_cm(layer, batch, optimizer != Optimizer::None);
     if (optimizer != Optimizer::None) add_optimizer_kernels(layer, context, optimizer, impl, kb);

@@ -150,7 +150,7 @@ void add_fp8_kernels(const Layer& layer, const KernelContext& context, bool opti
                      StepWork& work, LayerWork& lw, KernelBuilder& kb) {
   const Fp8Format f = fp8_format(context.fp8_recipe, context.fp8_any_layout);
   const double e = activation_bytes(context.precision);
-  const bool wgrad = layer.trainable, backward = layer.trainable || layer.needs_input_grad;
+  const bool wgrad = own_weight_gradients(layer), backward = wgrad || layer.needs_input_grad;
   // Copies per tensor: the input rowwise (fprop) and columnwise (wgrad); the weight rowwise and columnwise (dgrad);
   // the output gradient rowwise (dgrad) and columnwise (wgrad). One copy serves both where no columnwise is kept.
   const double x_copies = f.columnwise && wgrad ? 2 : 1, w_copies = f.columnwise ? 2 : 1;

@@ -296,6 +296,25 @@ void freeze_below(Network& net, std::int64_t n, BasePrecision base, Precision pr
   for (std::size_t l = 0; l < first_trained; ++l) freeze(net.layers[l], modules[l], base, precision);
 }
 
+/// training.finetune.frozen_gradients: FSDP1 flattens each wrapped unit's weights into one flat parameter, which
+/// requires a gradient when any of them trains (use_orig_params=True allows the mix; FSDP's docstring: the gradient
+/// memory is then "equivalent to not freezing those parameters"). Units are the repeated blocks (the usual
+/// auto-wrap policy, one per transformer block) and the layers outside blocks together (the root unit): every
+/// frozen layer with weights in a unit that trains something gets gradients.
+void mark_frozen_gradients(Network& net) {
+  const std::vector<int> blocks = block_of_layers(net);
+  std::set<int> training_units;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    if (trainable_parameters(net.layers[l]) > 0) training_units.insert(blocks[l]);
+  }
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    Layer& layer = net.layers[l];
+    // A tied head's matrix is its embedding's: it computes that weight's gradient when the embedding gets one.
+    const bool weights = layer.parameters > 0 || !layer.attrs.tied_to.empty();
+    if (!layer.trainable && weights && training_units.count(blocks[l]) > 0) layer.frozen_gradient = true;
+  }
+}
+
 /// Which layers need their input's gradient: those with something trained upstream of them.
 void mark_input_gradients(Network& net) {
   std::vector<bool> trains_upstream(net.layers.size(), false);
@@ -306,7 +325,7 @@ void mark_input_gradients(Network& net) {
       if (p >= 0) upstream = upstream || trains_upstream[static_cast<std::size_t>(p)];
     }
     layer.needs_input_grad = upstream;
-    const bool own = layer.trainable && (layer.parameters > 0 || !layer.attrs.tied_to.empty());
+    const bool own = own_weight_gradients(layer) && (layer.parameters > 0 || !layer.attrs.tied_to.empty());
     trains_upstream[l] = upstream || own || layer.adapter.rank > 0;
   }
 }
@@ -322,6 +341,18 @@ void check_fields(const Finetune& ft) {
   if (ft.method == FinetuneMethod::Full && ft.base_precision) {
     throw InputError("training.finetune.base_precision", "only for frozen weights (methods lora, qlora, freeze)");
   }
+  if (ft.method == FinetuneMethod::Full && ft.frozen_gradients) {
+    throw InputError("training.finetune.frozen_gradients", "only for frozen weights (methods lora, freeze)");
+  }
+}
+
+/// Refuses frozen_gradients over a quantized base: bitsandbytes' packed weights take no gradient (MatMul4Bit and
+/// the 8-bit matmul return none for them), and what a flat parameter of packed storage would hold is not modelled.
+void check_frozen_gradients(const Finetune& ft, BasePrecision base) {
+  if (!ft.frozen_gradients || (base != BasePrecision::NF4 && base != BasePrecision::INT8)) return;
+  throw InputError("training.finetune.frozen_gradients",
+                   std::string("gradients of a quantized base (") + (base == BasePrecision::NF4 ? "nf4" : "int8") +
+                       ") are not modelled; use an unquantized base_precision or leave frozen_gradients out");
 }
 
 }  // namespace
@@ -337,11 +368,13 @@ void apply_finetune(Network& net, const TrainingConfig& training) {
   check_fields(ft);
   if (ft.method == FinetuneMethod::Full) return;
   const BasePrecision base = base_of(training);
+  check_frozen_gradients(ft, base);
   if (ft.adapters()) {
     add_adapters(net, ft, base, training.precision);
   } else {
     freeze_below(net, *ft.trainable_layers, base, training.precision);
   }
+  if (ft.frozen_gradients) mark_frozen_gradients(net);
   mark_input_gradients(net);
   if (base == BasePrecision::INT8) {
     net.warnings.push_back(

@@ -48,6 +48,10 @@ std::int64_t trainable_parameters(const Layer& layer) {
   return (layer.trainable ? layer.parameters : 0) + layer.adapter.parameters;
 }
 
+std::int64_t gradient_parameters(const Layer& layer) {
+  return trainable_parameters(layer) + (!layer.trainable && layer.frozen_gradient ? layer.parameters : 0);
+}
+
 std::vector<int> block_of_layers(const Network& net) {
   std::vector<int> blocks(net.layers.size(), -1);
   int block = -1;

@@ -19,6 +19,7 @@ TrainedTensors& TrainedTensors::operator+=(const TrainedTensors& o) {
   blocks += o.blocks;
   largest = std::max(largest, o.largest);
   linear += o.linear;
+  frozen_gradients += o.frozen_gradients;
   return *this;
 }
 
@@ -59,6 +60,7 @@ std::vector<TrainedMatrix> trained_matrices(const Layer& layer) {
 TrainedTensors trained_tensors(const Layer& layer) {
   TrainedTensors t;
   t.elements = t.largest = static_cast<double>(trainable_parameters(layer));
+  t.frozen_gradients = static_cast<double>(gradient_parameters(layer) - trainable_parameters(layer));
   auto add = [&t](double rows, double cols, double copies, bool hidden) {
     const double n = rows * cols;
     t.matrices += n * copies;
@@ -106,7 +108,7 @@ double optimizer_state_bytes(const TrainedTensors& t, const TrainingConfig& trai
 
 double gradient_bytes(const TrainedTensors& t, const TrainingConfig& training) {
   const double per_parameter = state_bytes(training).gradients;
-  return (training.optimizer_in_backward ? t.largest : t.elements) * per_parameter;
+  return ((training.optimizer_in_backward ? t.largest : t.elements) + t.frozen_gradients) * per_parameter;
 }
 
 StateBytes state_bytes(const TrainingConfig& training) {
@@ -375,7 +377,10 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   // ZeRO: stage 1 shards optimizer states (and the FP32 master copy, an optimizer state in ZeRO's
   // accounting), stage 2 also gradients, stage 3 also the 16-bit weights.
   const double s_opt = cfg.zero_stage >= 1 ? 1.0 / dp : 1.0;
-  const double s_grad = cfg.zero_stage >= 2 ? 1.0 / dp : 1.0;
+  // Accumulating inside FSDP's no_sync() (parallel.accumulate_unsharded) keeps the full gradients until the last
+  // micro-batch's reduce-scatter: "FSDP will accumulate the full model gradients (instead of gradient shards)".
+  const bool unsharded = cfg.accumulate_unsharded;
+  const double s_grad = cfg.zero_stage >= 2 && !unsharded ? 1.0 / dp : 1.0;
   const double s_w = cfg.zero_stage >= 3 ? 1.0 / dp : 1.0;
   MemoryEstimate m;
   // FP8 weight copies are sharded like the 16-bit weights they are cast from.
@@ -388,7 +393,8 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
     // Expert parallelism: the experts' states (1/expert of them here) are ZeRO-sharded over the expert-data
     // group of data / expert GPUs, not the data group; the shares' difference replaces their dense share.
     const double ed = dp / static_cast<double>(cfg.expert);
-    const double e_opt = cfg.zero_stage >= 1 ? 1.0 / ed : 1.0, e_grad = cfg.zero_stage >= 2 ? 1.0 / ed : 1.0;
+    const double e_opt = cfg.zero_stage >= 1 ? 1.0 / ed : 1.0;
+    const double e_grad = cfg.zero_stage >= 2 && !unsharded ? 1.0 / ed : 1.0;
     const double e_w = cfg.zero_stage >= 3 ? 1.0 / ed : 1.0;
     m.weights_gb += in.expert_trainable * (b.weights16 * (e_w - s_w) + b.master * (e_opt - s_opt)) / 1e9;
     m.gradients_gb += gradient_bytes(in.expert_tensors, training) * (e_grad - s_grad) / 1e9;
@@ -414,7 +420,10 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
                        ranks > 1,
                        (cfg.zero_stage == 3 && ranks > 1) || b.weights16 == 0};
     share.loss_saved = in.loss_saved;
+    const double accumulated = m.gradients_gb;
     move_to_host(m, share, training);
+    // FSDP's no_sync() docstring: "the gradients will not be offloaded to CPU when inside the context manager".
+    if (unsharded && training.offload != Offload::None) m.gradients_gb = accumulated;
   }
   // Full and op-level recomputation rebuild one block's activations at a time during backward. By then the
   // loss's and the head's backward have run and freed what they saved (for the micro-batch in backward), so the

@@ -108,6 +108,20 @@ void split_sequence(ShardedNetwork& s, std::int64_t t, const std::vector<unsigne
   }
 }
 
+/// Refuses parallel.accumulate_unsharded where it changes nothing: without sharded gradients (zero_stage < 2)
+/// every GPU holds the full gradients anyway, and one micro-batch accumulates nothing.
+void check_accumulation(const ParallelConfig& c) {
+  if (!c.accumulate_unsharded) return;
+  const std::string field = "parallel.accumulate_unsharded";
+  if (c.zero_stage < 2) {
+    throw InputError(field, "needs sharded gradients, zero_stage 2 or 3 (fsdp): at zero_stage " + str(c.zero_stage) +
+                                " every GPU holds the full gradients anyway");
+  }
+  if (c.micro_batches < 2) {
+    throw InputError(field, "needs gradient accumulation, micro_batches > 1: one micro-batch accumulates nothing");
+  }
+}
+
 }  // namespace
 
 const char* to_string(Recompute r) {
@@ -202,6 +216,9 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
     }
     c.zero_stage = 3;
   }
+  auto accumulate_unsharded = read_parallel_field(p, "accumulate_unsharded", path);
+  c.accumulate_unsharded = accumulate_unsharded && accumulate_unsharded->boolean;
+  check_accumulation(c);
   auto sequence_parallel = read_parallel_field(p, "sequence_parallel", path);
   c.sequence_parallel = sequence_parallel && sequence_parallel->boolean;
   // The row lists the modes in the enum's order.

@@ -163,8 +163,9 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages) : std::vector<std::size_t>{0, n};
   const std::size_t chunks = sp.bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
-  for (auto* v : {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable,
-                  &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer, &sp.context}) {
+  for (auto* v :
+       {&sp.forward, &sp.backward, &sp.tensor, &sp.optimizer, &sp.params, &sp.largest_param, &sp.trainable, &sp.reduced,
+        &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer, &sp.context}) {
     v->assign(stages, 0.0);
   }
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
@@ -179,6 +180,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
       if (!context_ms.empty()) sp.context[s] += context_ms[l];
       sp.params[s] += params;
       sp.trainable[s] += d(trainable_parameters(shard.net.layers[l]));
+      sp.reduced[s] += d(gradient_parameters(shard.net.layers[l]));
       sp.largest_param[s] = std::max(sp.largest_param[s], params);
       sp.expert[s] += ep_ms[l];
       if (shard.layers[l].expert_parameters) {
@@ -244,6 +246,8 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
   // every weight, frozen ones too.
   const double P = sp.params[c], T = sp.trainable[c];
+  // The gradients reduced: frozen weights' too where they get them (a plan built by hand has only `trainable`).
+  const double R = c < sp.reduced.size() ? sp.reduced[c] : T;
   const double Pe = ep ? at(sp.expert_params) : 0.0, Te = ep ? at(sp.expert_trainable) : 0.0;
   if (dp > 1 && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
@@ -257,8 +261,10 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
       return ep ? collective((dense - experts) * per_param, dp_comm) + collective(experts * per_param, ed_comm)
                 : collective(dense * per_param, dp_comm);
     };
-    const double all = both(T, Te, reduce);
-    const double last_bucket = reduce(std::min(T * per_param, kGradientBucketBytes), dp_comm);
+    // Once per step, whatever micro_batches is: the accumulated gradients are reduced after the last micro-batch
+    // (as DDP's and FSDP's no_sync() accumulation, parallel.accumulate_unsharded, run it).
+    const double all = both(R, Te, reduce);
+    const double last_bucket = reduce(std::min(R * per_param, kGradientBucketBytes), dp_comm);
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
     auto gather = [&](double bytes, const Communicator& comm) { return allgather_ms(bytes, comm, fabric); };
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {

@@ -117,6 +117,13 @@ std::optional<OptionValue> read_finetune(const TrainingConfig& t) {
   return value_of(t.finetune.*Member);
 }
 
+/// A training.finetune switch, echoed only when the request has a finetune object and sets it off `Default`.
+template <auto Member, auto Default>
+std::optional<OptionValue> read_finetune_unless(const TrainingConfig& t) {
+  if (!t.finetune.given || t.finetune.*Member == Default) return std::nullopt;
+  return value_of(t.finetune.*Member);
+}
+
 /// The rows of the model, batch, precision, optimizer, kernels and dataset (the first fields validated).
 std::vector<TrainingOption> core_rows() {
   using K = OptionKind;
@@ -221,6 +228,13 @@ std::vector<TrainingOption> finetune_rows() {
        "Trainable blocks", "freeze: the top N blocks (and what follows them) train, the rest is frozen",
        {"trainable_layers"}, "trainable-layers", "N", Echo::WhenGiven,
        store_finetune<&Finetune::trainable_layers>, read_finetune<&Finetune::trainable_layers>},
+      {"finetune.frozen_gradients", K::Boolean, {}, {}, 0, 0, nullptr,
+       "Frozen weights' gradients", "frozen weights in a block (or among the layers outside blocks) that also trains "
+       "get gradients, as FSDP1 with use_orig_params builds a unit mixing trained and frozen weights: their gradient "
+       "memory and weight-gradient GEMMs, no optimizer states; needs method lora or freeze over an unquantized base; "
+       "absent: false",
+       {"frozen_gradients"}, "frozen-gradients", nullptr, Echo::WhenGiven,
+       store_finetune<&Finetune::frozen_gradients>, read_finetune_unless<&Finetune::frozen_gradients, false>},
   };
   // clang-format on
 }
@@ -395,6 +409,11 @@ std::vector<TrainingOption> build_parallel_options() {
       {"context", K::Integer, {}, {}, 1, 1024, 1,
        "Context parallel", "GPUs the sequence is split over (ring attention, Megatron's context parallelism)",
        {"context", "cp"}, "context", "N", Echo::Never, nullptr, nullptr},
+      {"accumulate_unsharded", K::Boolean, {}, {}, 0, 0, false,
+       "Unsharded accumulation", "gradient accumulation inside FSDP's no_sync() (Lightning's no_backward_sync, "
+       "accelerate's default): full gradients held unsharded over the micro-batches, reduce-scattered once per step; "
+       "needs zero_stage 2 or 3 and micro_batches > 1",
+       {"accumulate_unsharded"}, "accumulate-unsharded", nullptr, Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

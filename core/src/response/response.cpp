@@ -81,6 +81,7 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   px.model_flops_scale = work_matmul > 0 ? p.model_matmul_flops / work_matmul : 0.0;
   px.parallel = parallel_json(cfg, fabric, parts, pt);
   if (cfg.recompute_every > 1) px.parallel["recompute_every"] = cfg.recompute_every;  // echoed off its default only
+  if (cfg.accumulate_unsharded) px.parallel["accumulate_unsharded"] = true;           // echoed off its default only
   if (mem.total_gb() > acc.memory_gb) {
     std::vector<double> cost(main[h].layers.size());
     for (std::size_t l = 0; l < cost.size(); ++l) cost[l] = main[h].layers[l].ms[0] + main[h].layers[l].ms[1];
