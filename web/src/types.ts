@@ -56,6 +56,8 @@ export interface FinetuneSpec {
   targets?: string[]|string;
   base_precision?: 'fp32'|'bf16'|'fp16'|'int8'|'nf4';
   trainable_layers?: number;
+  /** Frozen weights in blocks that also train get gradients, as FSDP1's mixed units build them. */
+  frozen_gradients?: boolean;
 }
 
 export interface CustomAccelerator {
@@ -97,6 +99,8 @@ export interface ParallelSpec {
   micro_batches?: number;
   /** With recompute full: checkpoint every n-th block only (1: all). */
   recompute_every?: number;
+  /** ZeRO/FSDP ≥ 2 with several micro-batches: gradients held unsharded until the step's reduce-scatter (no_sync). */
+  accumulate_unsharded?: boolean;
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full' | 'ops';
