@@ -154,6 +154,7 @@ describe('the architecture a response echoes, pasted back', () => {
   });
 
   // Every family of the form, from a real config: the page reads each pasted architecture as one, by its family.
+  /** @type {Array<[string, string]>} */
   const families = [
     ['ai21labs--Jamba-v0.1.json', 'ssm'], ['google-bert--bert-base-uncased.json', 'encoder'],
     ['microsoft--deberta-v3-base.json', 'deberta'], ['google-t5--t5-base.json', 't5'],
@@ -165,7 +166,7 @@ describe('the architecture a response echoes, pasted back', () => {
       const { readModelConfig } = await import('../../web/src/model-config.js');
       const config = JSON.parse(readFileSync(join(REPO_ROOT, 'tests/fixtures/hf', file), 'utf8'));
       const training = { batch_size: 1, precision: 'bf16' };
-      const request = (model) => JSON.stringify({ model, training, hardware: ['h100-sxm'], options: { per_layer: false } });
+      const request = (/** @type {Record<string, unknown>} */ model) => JSON.stringify({ model, training, hardware: ['h100-sxm'], options: { per_layer: false } });
       const first = await engine.predictRoofline(request({ hf_config: config }));
       assert.equal(first.model.architecture?.family, family);
       const reading = readModelConfig(JSON.stringify(first.model.architecture), (await engine.catalog()).model_forms);
