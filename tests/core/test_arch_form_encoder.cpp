@@ -74,14 +74,6 @@ Json small_deberta() {
           {"position_biased_input", false}};
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 TEST_CASE("encoder forms: every real encoder config round-trips to the same layers and response", "[arch_encoder]") {
@@ -378,36 +370,5 @@ TEST_CASE("encoder forms: every bad field is named with what was expected", "[ar
     Json error = predict_err(deep);
     CHECK(error["field"] == "model.architecture.num_hidden_layers");
     CHECK_THAT(error["message"].get<std::string>(), Catch::Contains("the limit is 10000"));
-  }
-}
-
-TEST_CASE("encoder forms: the docs list every field of each family's table", "[arch_encoder]") {
-  const std::string doc = read_text(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md");
-  for (const char* family : {"encoder", "vit", "deberta"}) {
-    const std::size_t section = doc.find(std::string("### Family `") + family + "`");
-    INFO(family);
-    REQUIRE(section != std::string::npos);
-    const std::size_t end = std::min(doc.find("\n### ", section + 1), doc.find("\n## ", section + 1));
-    const std::string text = doc.substr(section, end == std::string::npos ? std::string::npos : end - section);
-    for (const auto& field : hf::arch_field_docs(family)) {
-      INFO(field.key);
-      CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit + " | " + field.fallback + " | ") !=
-            std::string::npos);
-    }
-  }
-}
-
-// Hidden: prints the encoder families' field tables from the same rows (`prenet_core_tests "[arch_doc_encoder]"`),
-// which the test above checks docs/MODEL_FORMAT.md against.
-TEST_CASE("encoder forms: print the docs' field tables", "[.][arch_doc_encoder]") {
-  for (const char* family : {"encoder", "vit", "deberta"}) {
-    std::cout << "### Family `" << family << "`\n\n| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
-    for (const auto& f : hf::arch_field_docs(family)) {
-      std::string doc;  // a '|' in a cell (pos_att_type's c2p|p2c) is written \| in Markdown
-      for (char ch : f.doc) doc += ch == '|' ? std::string("\\|") : std::string(1, ch);
-      std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << doc
-                << " |\n";
-    }
-    std::cout << "\n";
   }
 }

@@ -107,28 +107,6 @@ Json small_switch() {
           {"vocab_size", 1000}};
 }
 
-/// The docs' text of `### Family `family``, up to the next subsection.
-std::string family_section(const std::string& family) {
-  std::ifstream in(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md", std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string doc = text.str();
-  const std::size_t at = doc.find("### Family `" + family + "`");
-  REQUIRE(at != std::string::npos);
-  const std::size_t end = doc.find("\n## ", at + 1);
-  const std::size_t next = doc.find("\n### ", at + 1);
-  return doc.substr(at, std::min(end, next) - at);
-}
-
-void print_docs(const std::string& family) {
-  std::cout << "| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
-  for (const auto& f : hf::arch_field_docs(family)) {
-    std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << f.doc
-              << " |\n";
-  }
-}
-
 }  // namespace
 
 TEST_CASE("encoder-decoder forms: real configs and presets round-trip to the same layers and response",
@@ -377,21 +355,3 @@ TEST_CASE("encoder-decoder forms: a hand-written architecture takes the document
     CHECK(hf::arch_layer_field_docs(family).empty());
   }
 }
-
-TEST_CASE("encoder-decoder forms: the docs list every field of each table", "[arch_seq2seq][arch_t5][arch_whisper]") {
-  for (const std::string family : {"t5", "seq2seq", "whisper"}) {
-    INFO(family);
-    const std::string text = family_section(family);
-    for (const auto& field : hf::arch_field_docs(family)) {
-      INFO(field.key);
-      CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit + " | " + field.fallback + " |") !=
-            std::string::npos);
-    }
-  }
-}
-
-// Hidden: the docs' field tables from the same rows (`prenet_core_tests "[arch_doc_t5]"`, ...), which the test
-// above checks docs/MODEL_FORMAT.md against.
-TEST_CASE("t5 form: print the docs' field table", "[.][arch_doc_t5]") { print_docs("t5"); }
-TEST_CASE("seq2seq form: print the docs' field table", "[.][arch_doc_seq2seq]") { print_docs("seq2seq"); }
-TEST_CASE("whisper form: print the docs' field table", "[.][arch_doc_whisper]") { print_docs("whisper"); }

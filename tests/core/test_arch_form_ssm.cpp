@@ -243,37 +243,3 @@ TEST_CASE("ssm form: errors reach the response naming the field", "[arch_ssm]") 
   const Json error = testutil::predict_err(testutil::request_for({{"architecture", bad}}));
   CHECK(error["field"] == "model.architecture.layers[3].mixer");
 }
-
-TEST_CASE("ssm form: the docs list every field of the table", "[arch_ssm]") {
-  std::ifstream in(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md", std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream doc;
-  doc << in.rdbuf();
-  const std::string all = doc.str();
-  const std::size_t start = all.find("### Family `ssm`");
-  REQUIRE(start != std::string::npos);
-  const std::size_t end = all.find("\n## ", start);
-  const std::string text = all.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  for (const auto& field : hf::arch_field_docs("ssm")) {
-    INFO(field.key);
-    CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit) != std::string::npos);
-  }
-  for (const auto& field : hf::arch_layer_field_docs("ssm")) {
-    INFO(field.key);
-    CHECK(text.find("| `" + field.key + "` | " + field.type) != std::string::npos);
-  }
-}
-
-// Hidden: prints the docs' field tables from the same rows (`prenet_core_tests "[arch_doc_ssm]"`).
-TEST_CASE("ssm form: print the docs' field tables", "[.][arch_doc_ssm]") {
-  auto print = [](const std::vector<hf::ArchFieldDoc>& rows) {
-    std::cout << "| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
-    for (const auto& f : rows) {
-      std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << f.doc
-                << " |\n";
-    }
-    std::cout << "\n";
-  };
-  print(hf::arch_field_docs("ssm"));
-  print(hf::arch_layer_field_docs("ssm"));
-}

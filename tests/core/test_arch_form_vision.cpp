@@ -87,14 +87,6 @@ Json small_two_towers() {
 /// One pre-LayerNorm block of width h and MLP i: two LayerNorms, biased q, k, v, o, fc1 and fc2.
 I block(I h, I i) { return 2 * 2 * h + 4 * (h * h + h) + (h * i + i) + (i * h + h); }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 TEST_CASE("vision forms: every real CLIP and SigLIP config round-trips to the same layers and response",
@@ -376,37 +368,4 @@ TEST_CASE("vision forms: every bad field is named with what was expected", "[arc
   CHECK(predict_err(request)["field"] == "model.architecture.vision.num_attention_heads");
   Json deep = predict_err(request_for({{"architecture", with(tower, "num_hidden_layers", 5000)}}));
   CHECK(deep["field"] == "model.architecture.num_hidden_layers");
-}
-
-TEST_CASE("vision forms: the docs list every field of each family's table", "[arch_vision]") {
-  const std::string doc = read_text(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md");
-  for (const char* family : {"vision_tower", "two_towers", "multimodal", "llama4_multimodal"}) {
-    const std::size_t section = doc.find(std::string("### Family `") + family + "`");
-    INFO(family);
-    REQUIRE(section != std::string::npos);
-    const std::size_t end = std::min(doc.find("\n### ", section + 1), doc.find("\n## ", section + 1));
-    const std::string text = doc.substr(section, end == std::string::npos ? std::string::npos : end - section);
-    std::vector<hf::ArchFieldDoc> rows = hf::arch_field_docs(family);
-    for (auto& d : hf::arch_layer_field_docs(family)) rows.push_back(d);
-    for (const auto& field : rows) {
-      INFO(field.key);
-      CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit + " | " + field.fallback + " | ") !=
-            std::string::npos);
-    }
-  }
-}
-
-// Hidden: prints the vision families' field tables from the same rows (`prenet_core_tests "[arch_doc_vision]"`),
-// which the test above checks docs/MODEL_FORMAT.md against.
-TEST_CASE("vision forms: print the docs' field tables", "[.][arch_doc_vision]") {
-  for (const char* family : {"vision_tower", "two_towers", "multimodal", "llama4_multimodal"}) {
-    std::cout << "### Family `" << family << "`\n\n| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
-    std::vector<hf::ArchFieldDoc> rows = hf::arch_field_docs(family);
-    for (auto& d : hf::arch_layer_field_docs(family)) rows.push_back(d);
-    for (const auto& f : rows) {
-      std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << f.doc
-                << " |\n";
-    }
-    std::cout << "\n";
-  }
 }

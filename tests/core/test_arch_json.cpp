@@ -289,32 +289,50 @@ TEST_CASE("architecture form: editing one field changes what it should", "[arch_
   }
 }
 
-TEST_CASE("architecture form: the docs list every field of the table", "[arch_json]") {
+/// The docs' section of `family`: the decoder's is "## Architecture form" up to the first family subsection, each
+/// other family's its "### Family `name`" subsection.
+std::string family_docs(const std::string& doc, const std::string& family) {
+  const std::size_t form = doc.find("## Architecture form");
+  REQUIRE(form != std::string::npos);
+  const std::size_t at = family == "decoder" ? form : doc.find("### Family `" + family + "`", form);
+  REQUIRE(at != std::string::npos);
+  const std::size_t end = std::min(doc.find("\n### ", at + 1), doc.find("\n## ", at + 1));
+  return doc.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+/// `family`'s rows and its per-layer (or nested) entries' rows, as the docs list them.
+std::vector<hf::ArchFieldDoc> docs_rows(const std::string& family) {
+  std::vector<hf::ArchFieldDoc> rows = hf::arch_field_docs(family);
+  for (auto& row : hf::arch_layer_field_docs(family)) rows.push_back(row);
+  return rows;
+}
+
+TEST_CASE("architecture form: the docs list every field of every family's table", "[arch_json]") {
+  // Every family, so that a family added to the form without its docs fails here.
   const std::string doc = read_text(std::string(PRENET_SOURCE_DIR) + "/docs/MODEL_FORMAT.md");
-  const std::size_t section = doc.find("## Architecture form");
-  REQUIRE(section != std::string::npos);
-  const std::string text = doc.substr(section);
-  for (const auto& field : hf::arch_field_docs()) {
-    INFO(field.key);
-    CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit) != std::string::npos);
-  }
-  for (const auto& field : hf::arch_layer_field_docs()) {
-    INFO(field.key);
-    CHECK(text.find("| `" + field.key + "` | " + field.type) != std::string::npos);
+  REQUIRE(hf::arch_families().size() >= 12);
+  for (const std::string& family : hf::arch_families()) {
+    INFO(family);
+    const std::string text = family_docs(doc, family);
+    for (const auto& field : docs_rows(family)) {
+      INFO(field.key);
+      CHECK(text.find("| `" + field.key + "` | " + field.type + " | " + field.unit + " | " + field.fallback + " | ") !=
+            std::string::npos);
+    }
   }
 }
 
-// Hidden: prints the docs' field tables from the same rows (`prenet_core_tests "[arch_doc]"`), which the test
+// Hidden: prints every family's field tables from the same rows (`prenet_core_tests "[arch_doc]"`), which the test
 // above checks docs/MODEL_FORMAT.md against.
 TEST_CASE("architecture form: print the docs' field tables", "[.][arch_doc]") {
-  auto print = [](const std::vector<hf::ArchFieldDoc>& rows) {
-    std::cout << "| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
-    for (const auto& f : rows) {
-      std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << f.doc
+  for (const std::string& family : hf::arch_families()) {
+    std::cout << "### Family `" << family << "`\n\n| key | type | unit | default | meaning |\n|---|---|---|---|---|\n";
+    for (const auto& f : docs_rows(family)) {
+      std::string meaning;  // a '|' in a cell (pos_att_type's c2p|p2c) is written \| in Markdown
+      for (char ch : f.doc) meaning += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      std::cout << "| `" << f.key << "` | " << f.type << " | " << f.unit << " | " << f.fallback << " | " << meaning
                 << " |\n";
     }
     std::cout << "\n";
-  };
-  print(hf::arch_field_docs());
-  print(hf::arch_layer_field_docs());
+  }
 }
