@@ -33,11 +33,9 @@ const Form& form_named(const std::string& family, const std::string& path) {
   }
   std::string list;
   for (const auto& n : family_names()) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(join(path, "family"),
-                   "\"" + printable(family) +
-                       "\" cannot be built from an architecture (its builder reads the Hugging Face config itself); "
-                       "supported: " +
-                       list + ". Give other families as model.hf_config");
+  throw InputError(join(path, "family"), "\"" + printable(family) +
+                                             "\" is not a family of the architecture form; supported: " + list +
+                                             " (docs/MODEL_FORMAT.md, \"Architecture form\")");
 }
 
 /// Every key of form `f`: the family, the table's fields, the extra keys.
