@@ -129,6 +129,14 @@ std::int64_t llama4_vision_parameters(const Cfg& v, const Arch& t) {
          inner * t.projector_input_dim + t.projector_output_dim * t.projector_output_dim;
 }
 
+/// The text model of wrapper `a` (its decoder part, under the wrapper's name), as the decoder builder builds it.
+Json build_wrapped_text(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
+  Arch t = a.parts[kTextPart];
+  t.name = a.name;
+  return build_decoder_arch(part_of(c, "text", "text_config"), t, wanted, warnings);
+}
+
 }  // namespace
 
 void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
@@ -148,12 +156,9 @@ Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
 }
 
 Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
-  const Cfg vision = part_of(c, "vision", "vision_config"), text = part_of(c, "text", "text_config");
-  const Arch& v = a.parts[kVisionPart];
-  Arch t = a.parts[kTextPart];
-  t.name = a.name;
-  Json model = build_decoder_arch(text, t, wanted, warnings);
+  Json model = build_wrapped_text(c, a, wanted, warnings);
+  const Cfg vision = part_of(c, "vision", "vision_config");
+  const Arch &v = a.parts[kVisionPart], &t = a.parts[kTextPart];
   const std::int64_t tower = llama4_vision_parameters(vision, v);
   // Llama4MultiModalProjector: linear_1, vision_output_dim -> text hidden, no bias.
   const std::int64_t projector = v.vision_output_dim * t.hidden;
@@ -185,12 +190,9 @@ Json build_gemma3(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
 }
 
 Json build_gemma3_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
-  const Cfg vision = part_of(c, "vision", "vision_config"), text = part_of(c, "text", "text_config");
-  const Arch& tower = a.parts[kVisionPart];
-  Arch t = a.parts[kTextPart];
-  t.name = a.name;
-  Json model = build_decoder_arch(text, t, wanted, warnings);
+  Json model = build_wrapped_text(c, a, wanted, warnings);
+  const Cfg vision = part_of(c, "vision", "vision_config");
+  const Arch &tower = a.parts[kVisionPart], &t = a.parts[kTextPart];
 
   std::int64_t tower_params = tower_parameters(vision, tower);
   const std::int64_t tokens = a.mm_tokens_per_image;
