@@ -26,13 +26,12 @@ import { Table, parseDim, parseTime } from './table.mjs';
 export const CUDNN_SDPA_DEVICES = {
   'NVIDIA H200': 'h200',
   'NVIDIA B200': 'b200',
+  'NVIDIA GB200': 'gb200',
+  'NVIDIA GB300': 'gb300',
 };
 
-/** Devices left out, with the reason counted. @type {Readonly<Record<string, string>>} */
-export const CUDNN_SDPA_EXCLUDED = {
-  'NVIDIA GB200': 'excluded: GB200 has no catalogue entry',
-  'NVIDIA GB300': 'excluded: GB300 has no catalogue entry',
-};
+/** Devices left out, with the reason counted (none since the catalogue has GB200 and GB300). @type {Readonly<Record<string, string>>} */
+export const CUDNN_SDPA_EXCLUDED = {};
 
 /** @type {Readonly<Record<string, {source: string, precision?: string}>>} */
 const BACKENDS = {

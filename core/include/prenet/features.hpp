@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "prenet/hardware.hpp"
 #include "prenet/network.hpp"
 #include "prenet/training.hpp"
 
@@ -47,6 +48,13 @@ struct Kernel {
   // A GEMM of an FP8 linear layer under training.precision fp8 (layers/fp8.cpp): it runs at the FP8 peak; every
   // other matrix kernel of an FP8 step runs at the 16-bit peak (Transformer Engine's fp8_autocast).
   bool fp8 = false;
+  // A fused attention pass (layers/attention_core.cpp), timed from the accelerator's measured efficiency where
+  // the catalogue has one (docs/PREDICTION.md, "Fused attention"): the library running it, whether its mask is
+  // causal over equal query and key lengths, its sliding window (0 = none), and its FLOPs with no mask.
+  FusedAttentionLibrary fused_attention = FusedAttentionLibrary::None;
+  bool causal = false;
+  double window_positions = 0;
+  double unmasked_flops = 0;
 };
 
 // Kernel constructors shared by the step decomposition and the trainer (one definition of work).

@@ -21,6 +21,17 @@ struct HostSpec {
 /// server (768 GB, 2 sockets of 8-channel DDR4-3200: 409.6 GB/s, PCIe Gen4 x16: 25 GB/s per direction).
 HostSpec default_host();
 
+/// The library of a fused attention kernel: cuDNN's (TransformerEngine, PyTorch SDPA's cuDNN backend) or the
+/// flash_attn package's FlashAttention-2 (PyTorch SDPA's flash backend).
+enum class FusedAttentionLibrary { None = 0, Cudnn = 1, Flash = 2 };
+
+/// Measured fused attention on one accelerator and library (catalogue `fused_attention`): a pass takes its
+/// visible-block FLOPs / (efficiency x 16-bit peak) + overhead. Zero efficiency: not measured.
+struct FusedAttentionTiming {
+  double forward = 0, backward = 0;                          // fraction of the 16-bit dense peak
+  double forward_overhead_ms = 0, backward_overhead_ms = 0;  // fixed cost per pass
+};
+
 struct Accelerator {
   std::string id;
   std::string name;
@@ -34,6 +45,10 @@ struct Accelerator {
   double l2_cache_mb = 0;
   std::optional<double> price_per_hour_usd;
   HostSpec host;
+  /// Mask block (positions) of the fused attention timings, and the timings by FusedAttentionLibrary; a
+  /// block of 0 means none measured.
+  double fused_attention_block = 0;
+  FusedAttentionTiming fused_attention[3];
   Json record;  // the full catalogue record, returned by catalog()
 
   /// Peak for matrix work at `p`; nullopt when unsupported.

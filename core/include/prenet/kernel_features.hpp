@@ -1,6 +1,7 @@
 #pragma once
 // Feature vectors for the learned predictors: one definition used by the trainer and the product.
 // A "work item" is what one measurement timed: a single kernel, or the kernels of one layer's step.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ bool predicts_roofline_ratio(FeatureSet set);
 /// The analytic time of a work item on `acc` at `precision` (ms): the roofline of docs/PREDICTION.md.
 double roofline_ms(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,
                    const RooflineParams& params = {});
+
+/// The measured time of a fused attention pass on `acc` (ms; docs/PREDICTION.md, "Fused attention"): its
+/// FLOPs over the mask's visible blocks of the catalogue's block size / (efficiency x 16-bit peak) + the
+/// pass's overhead; nullopt when `k` is no fused attention kernel, the catalogue has no timing for its
+/// library on `acc`, or `precision` keeps attention in 32 bits.
+std::optional<double> fused_attention_ms(const Kernel& k, const Accelerator& acc, Precision precision);
 
 /// The feature vector of a work item for `set` (length feature_names(set).size()). All values finite.
 std::vector<double> item_features(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,

@@ -54,6 +54,28 @@ void check_fabric(const Json& record, const std::string& path) {
   }
 }
 
+/// Reads a catalogue record's `fused_attention` (docs/HARDWARE.md, "Fields") into `acc`; absent: none measured.
+void parse_fused_attention(const Json& record, const std::string& path, Accelerator& acc) {
+  if (!record.contains("fused_attention") || record["fused_attention"].is_null()) return;
+  const std::string fa_path = join(path, "fused_attention");
+  const Json& fa = require_object(record["fused_attention"], fa_path);
+  reject_unknown_keys(fa, fa_path, {"block_positions", "cudnn", "flash", "source"});
+  acc.fused_attention_block = require_number(fa, "block_positions", fa_path, 1, 1 << 20);
+  const std::pair<const char*, FusedAttentionLibrary> libraries[] = {{"cudnn", FusedAttentionLibrary::Cudnn},
+                                                                     {"flash", FusedAttentionLibrary::Flash}};
+  for (const auto& [name, library] : libraries) {
+    if (!fa.contains(name)) continue;
+    const std::string lib_path = join(fa_path, name);
+    const Json& lib = require_object(fa[name], lib_path);
+    reject_unknown_keys(lib, lib_path, {"forward", "backward", "forward_overhead_ms", "backward_overhead_ms"});
+    FusedAttentionTiming& t = acc.fused_attention[static_cast<int>(library)];
+    t.forward = require_number(lib, "forward", lib_path, 1e-3, 1);
+    t.backward = require_number(lib, "backward", lib_path, 1e-3, 1);
+    t.forward_overhead_ms = require_number(lib, "forward_overhead_ms", lib_path, 0, 1e3);
+    t.backward_overhead_ms = require_number(lib, "backward_overhead_ms", lib_path, 0, 1e3);
+  }
+}
+
 }  // namespace
 
 Accelerator parse_accelerator(const Json& record, const std::string& path, bool custom) {
@@ -81,6 +103,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   }
   acc.host = parse_host(record, path, custom);
   if (!custom) check_fabric(record, path);
+  if (!custom) parse_fused_attention(record, path, acc);
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);

@@ -17,13 +17,23 @@ bool flash(const KernelContext& context) { return context.attention == Attention
 /// (2 s t (3 dk + 2 dv)), both over the visible share of the score matrix (a mask's fully masked tiles are
 /// skipped). Memory traffic is the inputs and outputs only: forward reads Q, K, V and writes O and each
 /// row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and writes dQ, dK, dV.
-/// Timed as a batched GEMM of the QK^T shape.
-void flash_attention(KernelBuilder& kb, Phase phase, const AttentionCore& c, double e) {
+/// Timed from the accelerator's measured fused attention where the catalogue has it for the library the
+/// request's kernels use (Megatron-LM's: TransformerEngine's cuDNN kernel; PyTorch's: SDPA's flash backend),
+/// counting the mask's visible blocks (causal over s = t, or a sliding window; other masks at `visible`);
+/// elsewhere as a batched GEMM of the QK^T shape.
+void flash_attention(KernelBuilder& kb, Phase phase, const LayerStep& st, const AttentionCore& c, double e) {
   const double bh = c.b * c.heads, bkv = c.b * c.kv_heads;
   Kernel k = gemm_kernel(phase, c.s, c.t, c.dk, bh, e);
   k.cls = KernelClass::BatchedGemm;
   const bool forward = phase == Phase::Forward;
-  k.flops = 2.0 * bh * c.s * c.t * (forward ? c.dk + c.dv : 3 * c.dk + 2 * c.dv) * c.visible;
+  k.unmasked_flops = 2.0 * bh * c.s * c.t * (forward ? c.dk + c.dv : 3 * c.dk + 2 * c.dv);
+  k.flops = k.unmasked_flops * c.visible;
+  k.fused_attention =
+      st.context.kernels == KernelSet::Megatron ? FusedAttentionLibrary::Cudnn : FusedAttentionLibrary::Flash;
+  const LayerAttrs& a = st.a;
+  const bool plain_mask = a.context <= 1 && a.chunk == 0 && c.s == c.t;
+  k.causal = plain_mask && a.causal;
+  k.window_positions = plain_mask && a.causal && a.window > 0 && d(a.window) < c.s ? d(a.window) : 0;
   const double q = bh * c.s * c.dk, o = bh * c.s * c.dv, kv = bkv * c.t * (c.dk + c.dv);
   k.bytes = forward ? e * (q + kv + o) + 4 * bh * c.s : e * 2 * (q + kv + o) + 8 * bh * c.s;
   kb.add(k);
@@ -68,7 +78,7 @@ void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelB
   const LayerAttrs& a = st.a;
   const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
   if (flash(st.context)) {  // soft-capping and sinks are computed inside the fused kernel
-    flash_attention(kb, Phase::Forward, c, e);
+    flash_attention(kb, Phase::Forward, st, c, e);
     return;
   }
   // Under autocast an eager softmax writes FP32 probabilities, cast to e for PV; backward casts the
@@ -89,7 +99,7 @@ void attention_core_backward(const LayerStep& st, const AttentionCore& c, Kernel
   const LayerAttrs& a = st.a;
   const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
   if (flash(st.context)) {
-    flash_attention(kb, Phase::Backward, c, e);
+    flash_attention(kb, Phase::Backward, st, c, e);
     return;
   }
   const bool fp32_probs = fp32_probabilities(st.context, e);

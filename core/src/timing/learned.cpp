@@ -168,7 +168,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
   // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
-  std::map<std::array<std::uint64_t, 13>, std::size_t> distinct;
+  std::map<std::array<std::uint64_t, 16>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
@@ -201,8 +201,11 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              k.window,
                              k.stride,
                              k.misaligned ? 1.0 : 0.0,
-                             k.fp8 ? 1.0 : 0.0};
-    std::array<std::uint64_t, 13> key{};
+                             k.fp8 ? 1.0 : 0.0,
+                             static_cast<double>(k.fused_attention),
+                             k.causal ? 1.0 : 0.0,
+                             k.window_positions};
+    std::array<std::uint64_t, 16> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
     if (inserted) {
@@ -251,6 +254,13 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
+      if (const std::optional<double> fused = fused_attention_ms(*k, acc, precision)) {
+        // Measured fused attention (a kernel the learned classes never saw) is timed from its own table.
+        distinct_refs.emplace_back(-1, b.fallback_ms.size());
+        distinct_slices.push_back(none);
+        b.fallback_ms.push_back(*fused);
+        continue;
+      }
       int cls = covered ? distinct_class[d] : -1;
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
