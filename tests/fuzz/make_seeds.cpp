@@ -102,6 +102,18 @@ int main(int argc, char** argv) {
             {{"gpus", 2}, {"fsdp", true}, {"micro_batches", 4}, {"accumulate_unsharded", true}, {"recompute", "full"}}},
            {"options", {{"per_layer", false}}}})
           .dump());
+  // Megatron's embedding-and-loss pipeline split under the interleaved schedule (12 blocks + 2 over 2 x 7 chunks).
+  write(out / "request", "pipeline_embedding_loss.json",
+        Json({{"model", {{"preset", "gpt2"}}},
+              {"training", {{"batch_size", 8}, {"precision", "bf16"}}},
+              {"parallel",
+               {{"gpus", 2},
+                {"pipeline", 2},
+                {"virtual_stages", 7},
+                {"micro_batches", 8},
+                {"pipeline_embedding_loss", true}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},

@@ -155,6 +155,89 @@ const TORCHTITAN = /** @type {TitanRun[]} */ ([
   };
 });
 
+/**
+ * Models whose base recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+ * (src/megatron/bridge/recipes/llama/h100/llama3.py, the 405B pre-training config the perf recipes start
+ * from; recipes/qwen/h100/qwen3_moe.py, the 235B-A22B one): `parallel.pipeline_embedding_loss`. DeepSeek-V3's
+ * recipes give explicit layout strings with the MTP layer instead, which the request cannot state.
+ */
+const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
+
+/**
+ * NVIDIA NeMo Megatron-Bridge's published pre-training benchmarks (NVIDIA-NeMo/Megatron-Bridge
+ * docs/performance-summary-archive.md @ 067f987d, "25.11 NeMo Container", Apache-2.0): tokens per second per
+ * GPU on DGX-GB300, DGX-GB200, DGX-B200 and DGX-H100 with the table's stated layout (FSDP, TP, PP, CP, VP, EP,
+ * micro-batch, global batch, sequence). MoE benchmarks force-balanced routing, token-dropless (the page's
+ * note); DeepSeek-V3 rows without multi-token prediction. Not in the table and taken from the repository's
+ * perf recipes (src/megatron/bridge/perf_recipes, same commit): Megatron's distributed optimizer (ZeRO 1) or
+ * Megatron-FSDP where the FSDP column says so, fused (TransformerEngine) attention, sequence parallelism with
+ * TP > 1, no full or selective recomputation (the MoE recipes recompute small modules — MLA up-projections,
+ * the expert activation, norms — which the core cannot state: not modelled), FP8-CS = per-tensor current
+ * scaling, FP8-MX = MXFP8. CUDA graphs and TP communication overlap are not modelled.
+ * Row: system, GPUs, model preset, precision, global batch, micro-batch, sequence, FSDP, TP, PP, CP, VP, EP,
+ * published tokens/s/GPU.
+ */
+const MEGATRON_BRIDGE = /** @type {[string, number, string, string, number, number, number, number, number, number, number, number, number, number][]} */ ([
+  ['gb300', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 37556],
+  ['gb300', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 36108],
+  ['gb300', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4520],
+  ['gb300', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 999],
+  ['gb300', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 3848],
+  ['gb300', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 4357],
+  ['gb300', 64, 'gpt-oss-120b', 'bf16', 1280, 2, 8192, 0, 1, 1, 1, 1, 64, 18347],
+  ['gb300', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 28934],
+  ['gb300', 256, 'qwen3-235b-a22b', 'bf16', 8192, 2, 4096, 0, 1, 4, 1, 12, 16, 6131],
+  ['gb200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 31508],
+  ['gb200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29789],
+  ['gb200', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4312],
+  ['gb200', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 813],
+  ['gb200', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 3139],
+  ['gb200', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 8, 1, 4, 32, 4018],
+  ['gb200', 64, 'gpt-oss-120b', 'bf16', 1280, 1, 8192, 0, 1, 1, 1, 1, 64, 15876],
+  ['gb200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 23766],
+  ['gb200', 256, 'qwen3-235b-a22b', 'bf16', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 4916],
+  ['b200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 30624],
+  ['b200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29521],
+  ['b200', 128, 'llama-3.1-405b', 'fp8-cs', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 661],
+  ['b200', 128, 'llama-3.1-405b', 'fp8-mx', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 624],
+  ['b200', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 8213],
+  ['b200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 1, 4096, 0, 1, 1, 1, 1, 8, 9299],
+  ['b200', 64, 'qwen3-235b-a22b', 'fp8-mx', 1024, 1, 4096, 0, 1, 8, 1, 2, 8, 3269],
+  ['h100-sxm', 8, 'llama-3-8b', 'fp8-cs', 128, 1, 8192, 8, 1, 1, 1, 1, 1, 14451],
+  ['h100-sxm', 64, 'llama-3.1-70b', 'fp8-cs', 128, 1, 8192, 0, 4, 8, 1, 5, 1, 1602],
+  ['h100-sxm', 1024, 'llama-3.1-405b', 'fp8-cs', 512, 1, 8192, 0, 8, 8, 2, 8, 1, 292],
+  ['h100-sxm', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 4, 1, 1, 8, 5630],
+  ['h100-sxm', 16, 'qwen3-30b-a3b', 'fp8-cs', 512, 2, 4096, 0, 1, 2, 1, 24, 8, 5275],
+  ['h100-sxm', 256, 'qwen3-235b-a22b', 'fp8-cs', 2048, 1, 4096, 0, 2, 8, 1, 4, 32, 1575],
+]).map(([hw, gpus, model, precision, gbs, mbs, seq, fsdp, tensor, pipeline, context, virtual, expert, tps]) => {
+  const fp8 = precision === 'bf16' ? {} : { precision: 'fp8', fp8_recipe: precision === 'fp8-mx' ? 'mxfp8' : 'current' };
+  const layout = [fsdp ? `FSDP ${fsdp}` : '', tensor > 1 ? `TP ${tensor}` : '', pipeline > 1 ? `PP ${pipeline}` : '',
+    context > 1 ? `CP ${context}` : '', virtual > 1 ? `VP ${virtual}` : '', expert > 1 ? `EP ${expert}` : ''].filter(Boolean);
+  return {
+    source: 'Megatron-Bridge performance summary, 25.11',
+    run: `${model}, ${gpus}× ${hw.toUpperCase()} (${layout.join(' + ') || 'DP'}), ${precision.toUpperCase()}, sequence ${seq}, micro-batch ${mbs}, global batch ${gbs}`,
+    unit: 'tokens/s/GPU',
+    published: tps,
+    request: {
+      model: { preset: model },
+      training: { batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash', kernels: 'megatron', state_accounting: 'megatron', ...fp8 },
+      hardware: [hw],
+      options: { per_layer: false },
+      parallel: {
+        gpus, tensor, pipeline, micro_batch_size: mbs, recompute: 'none',
+        ...(fsdp ? { fsdp: true } : { zero_stage: 1 }),
+        ...(tensor > 1 ? { sequence_parallel: true } : {}),
+        ...(virtual > 1 ? { virtual_stages: virtual } : {}),
+        ...(context > 1 ? { context } : {}),
+        ...(expert > 1 ? { expert } : {}),
+        ...(pipeline > 1 && EMBEDDING_LOSS_SPLIT.has(model) ? { pipeline_embedding_loss: true } : {}),
+      },
+    },
+    /** Predicted tokens per second per GPU. */
+    convert: (/** @type {any} */ r) => (gbs * seq) / (r.step_ms / 1e3) / gpus,
+  };
+});
+
 /** @type {{ source: string, run: string, published: number, why: string }[]} */
 const NOT_PREDICTED = [];
 
@@ -165,7 +248,7 @@ export async function main() {
   const rows = [];
   /** @type {{source: string, run: string, unit: string, published: number, why: string}[]} */
   const refused = NOT_PREDICTED.map((r) => ({ ...r, unit: 'TFLOP/s/GPU' }));
-  for (const item of [...MEGATRON_2021, ...LLAMA3, ...TORCHTITAN]) {
+  for (const item of [...MEGATRON_2021, ...LLAMA3, ...TORCHTITAN, ...MEGATRON_BRIDGE]) {
     const unit = 'unit' in item ? String(item.unit) : 'TFLOP/s/GPU';
     let response;
     try {
@@ -249,6 +332,15 @@ export async function main() {
     '  is torchtitan\'s op-level policy, which also recomputes every second matmul of a block (`recompute: "torchtitan_op"`); Float8 is torchao\'s tensorwise dynamic scaling',
     '  (`fp8_recipe: "current"`); AsyncTP is not modelled; the interleaved run\'s chunks per stage are not',
     '  stated (2 assumed). Memory is compared with the published peak GiB per GPU.',
+    '- Megatron-Bridge (NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md @ 067f987d, 25.11 container,',
+    '  Apache-2.0): the table\'s layouts as stated; from the recipes (same commit): ZeRO 1 (distributed optimizer) or',
+    '  Megatron-FSDP where the table says FSDP, TransformerEngine kernels (`kernels: "megatron"`: cuDNN fused attention,',
+    '  timed from the catalogue\'s measured `fused_attention`), sequence parallelism with TP > 1, no recomputation;',
+    '  FP8-CS = `fp8_recipe: "current"`, FP8-MX = `"mxfp8"`; MoE routing balanced and dropless as the page says.',
+    '  Not modelled: CUDA graphs, TP communication overlap, the MoE recipes\' recomputation of small modules (MLA',
+    '  up-projections, expert activations, norms), the 70B FSDP rows\' activation offload. The 405B and Qwen3-235B',
+    '  recipes count the embedding and the loss as pipeline layers (`parallel.pipeline_embedding_loss`). Refused:',
+    '  DeepSeek-V3\'s explicit layout strings (with its MTP layer), and EP carved out of TP × DP (parallel folding).',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',
     '  modelled (docs/PREDICTION.md, "More than one GPU").',
     '',

@@ -101,6 +101,8 @@ export interface ParallelSpec {
   recompute_every?: number;
   /** ZeRO/FSDP ≥ 2 with several micro-batches: gradients held unsharded until the step's reduce-scatter (no_sync). */
   accumulate_unsharded?: boolean;
+  /** Megatron's pipeline split counting the embedding and the loss as one layer each (pipeline > 1). */
+  pipeline_embedding_loss?: boolean;
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full' | 'ops';

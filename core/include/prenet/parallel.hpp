@@ -54,6 +54,9 @@ struct ParallelConfig {
   // Gradient accumulation in FSDP's no_sync(): full (unsharded) gradients held over the micro-batches, reduce-
   // scattered once per step (needs zero_stage >= 2 and micro_batches > 1).
   bool accumulate_unsharded = false;
+  // Megatron-LM's pipeline split that counts the embedding and the loss as one layer each
+  // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split): blocks + 2 over the chunks.
+  bool pipeline_embedding_loss = false;
   std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
   LinkOverride intra_node, inter_node;
 };
@@ -200,7 +203,7 @@ std::int64_t block_count(const ShardedNetwork& shard);
 /// plus layers.size(); virtual_stages 1 is split_stages. Throws naming parallel.virtual_stages when
 /// virtual_stages does not divide the blocks per stage.
 std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
-                                      std::int64_t pipeline, std::int64_t virtual_stages);
+                                      std::int64_t pipeline, std::int64_t virtual_stages, bool embedding_loss = false);
 
 /// Checks cfg.virtual_stages against the layout: it needs pipeline > 1, and Megatron-Core's interleaved
 /// schedule needs micro_batches a multiple of pipeline. Throws InputError naming the field.

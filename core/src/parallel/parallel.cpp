@@ -245,6 +245,12 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   // Interleaved 1F1B: model chunks per stage (schedule.cpp checks it against the pipeline and micro-batches).
   c.virtual_stages = opt_int(p, "virtual_stages").value_or(1);
   check_virtual_stages(c);
+  auto embedding_loss = read_parallel_field(p, "pipeline_embedding_loss", path);
+  c.pipeline_embedding_loss = embedding_loss && embedding_loss->boolean;
+  if (c.pipeline_embedding_loss && c.pipeline <= 1) {
+    throw InputError("parallel.pipeline_embedding_loss",
+                     "splits a pipeline: it needs pipeline > 1 (pipeline is " + str(c.pipeline) + ")");
+  }
   return c;
 }
 

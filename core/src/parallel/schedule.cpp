@@ -100,8 +100,48 @@ std::int64_t block_count(const ShardedNetwork& shard) {
   return blocks;
 }
 
+namespace {
+
+/// Megatron-Core's get_num_layers_to_build with account_for_embedding_in_pipeline_split and
+/// account_for_loss_in_pipeline_split: the blocks plus the embedding and the loss, counted as one layer each,
+/// split into `chunks` equal counts L; chunk 0 holds the layers before the first block and L - 1 blocks, the last
+/// chunk L - 1 blocks and the layers after the last block, every other chunk L blocks.
+std::vector<std::size_t> split_embedding_loss(const ShardedNetwork& shard, std::int64_t chunks) {
+  const std::string field = "parallel.pipeline_embedding_loss";
+  std::vector<std::size_t> starts;  // the first layer of each block instance, then the first layer after the last
+  std::size_t after_last = 0;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) {
+      starts.push_back(l);
+    }
+    if (sl.in_block) after_last = l + 1;
+  }
+  const std::int64_t blocks = static_cast<std::int64_t>(starts.size());
+  if (blocks == 0) throw InputError(field, "the network has no repeated blocks to split");
+  if ((blocks + 2) % chunks != 0) {
+    throw InputError(field, "the " + str(blocks) + " blocks plus the embedding and the loss (" + str(blocks + 2) +
+                                ") do not split evenly over " + str(chunks) + " pipeline chunks");
+  }
+  const std::int64_t per = (blocks + 2) / chunks;
+  starts.push_back(after_last);  // a last chunk of no blocks starts after them
+  std::vector<std::size_t> bounds{0};
+  for (std::int64_t j = 1; j < chunks; ++j) bounds.push_back(starts[static_cast<std::size_t>(j * per - 1)]);
+  bounds.push_back(shard.layers.size());
+  for (std::size_t j = 0; j + 1 < bounds.size(); ++j) {
+    if (bounds[j] == bounds[j + 1]) {
+      throw InputError(field, "pipeline chunk " + std::to_string(j) + " would hold no layer (" + str(per) +
+                                  " per chunk, and the network has nothing before its first or after its last block)");
+    }
+  }
+  return bounds;
+}
+
+}  // namespace
+
 std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
-                                      std::int64_t pipeline, std::int64_t virtual_stages) {
+                                      std::int64_t pipeline, std::int64_t virtual_stages, bool embedding_loss) {
+  if (embedding_loss) return split_embedding_loss(shard, pipeline * std::max<std::int64_t>(virtual_stages, 1));
   if (virtual_stages <= 1) return split_stages(cost, shard, pipeline);
   // Megatron-LM (arguments.py) requires the layers to split evenly over the stages and the layers per stage
   // to split evenly over the virtual stages: each chunk is a whole number of blocks.
@@ -160,7 +200,8 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   }
   StagePlan sp;
   sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
-  sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages) : std::vector<std::size_t>{0, n};
+  sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages, cfg.pipeline_embedding_loss)
+                    : std::vector<std::size_t>{0, n};
   const std::size_t chunks = sp.bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
   for (auto* v :

@@ -414,6 +414,11 @@ std::vector<TrainingOption> build_parallel_options() {
        "accelerate's default): full gradients held unsharded over the micro-batches, reduce-scattered once per step; "
        "needs zero_stage 2 or 3 and micro_batches > 1",
        {"accumulate_unsharded"}, "accumulate-unsharded", nullptr, Echo::Never, nullptr, nullptr},
+      {"pipeline_embedding_loss", K::Boolean, {}, {}, 0, 0, false,
+       "Embedding and loss as layers", "Megatron-LM's pipeline split counting the embedding and the loss as one layer "
+       "each (account_for_embedding_in_pipeline_split and _loss_): blocks + 2 split evenly over pipeline x "
+       "virtual_stages chunks, the first and last one block short; needs pipeline > 1",
+       {"pipeline_embedding_loss"}, "pipeline-embedding-loss", nullptr, Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }

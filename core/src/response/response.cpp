@@ -82,6 +82,7 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   px.parallel = parallel_json(cfg, fabric, parts, pt);
   if (cfg.recompute_every > 1) px.parallel["recompute_every"] = cfg.recompute_every;  // echoed off its default only
   if (cfg.accumulate_unsharded) px.parallel["accumulate_unsharded"] = true;           // echoed off its default only
+  if (cfg.pipeline_embedding_loss) px.parallel["pipeline_embedding_loss"] = true;
   if (mem.total_gb() > acc.memory_gb) {
     std::vector<double> cost(main[h].layers.size());
     for (std::size_t l = 0; l < cost.size(); ++l) cost[l] = main[h].layers[l].ms[0] + main[h].layers[l].ms[1];
