@@ -1,5 +1,6 @@
-// Megatron-LM's pipeline split that counts the embedding and the loss as one layer each
-// (parallel.pipeline_embedding_loss; docs/PREDICTION.md, "Interleaved pipeline"): blocks + 2 over p x v chunks.
+// How a pipeline splits the layers (docs/PREDICTION.md, "Interleaved pipeline"): Megatron-LM's embedding-and-loss
+// split (parallel.pipeline_embedding_loss: blocks + 2 over p x v chunks), its equal whole-block chunks under
+// interleaving, and the cost-balanced 1F1B split that keeps the embedding and the head with their neighbours.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -98,4 +99,45 @@ TEST_CASE("the embedding-and-loss split is refused where Megatron refuses it, na
   REQUIRE_FALSE(out.contains("error"));
   CHECK(out["results"][0]["parallel"]["pipeline_embedding_loss"] == true);
   CHECK(out["results"][0]["parallel"]["virtual_stages"] == 7);
+}
+
+TEST_CASE("interleaved chunks hold the same whole number of blocks, the embedding first and the head last",
+          "[parallel][pipeline_embedding_loss][interleaved]") {
+  const ShardedNetwork shard = gpt_shard(48);
+  // A head far costlier than a block must not make a chunk of its own: Megatron's chunks are counted, not balanced.
+  std::vector<double> cost(shard.layers.size(), 1.0);
+  cost.back() = cost[cost.size() - 2] = 1000.0;
+  for (std::int64_t v : {2, 8, 24}) {
+    INFO("v " << v);
+    const std::vector<std::size_t> bounds = split_chunks(cost, shard, 2, v, false);
+    REQUIRE(bounds.size() == static_cast<std::size_t>(2 * v) + 1);
+    for (std::size_t j = 0; j + 1 < bounds.size(); ++j)
+      CHECK(blocks_in(shard, bounds[j], bounds[j + 1]) == 48 / (2 * v));
+    CHECK(shard.layers[bounds[bounds.size() - 2]].in_block);  // the last chunk starts at a block
+  }
+}
+
+TEST_CASE("a cost-balanced pipeline never cuts the head from its loss, nor the embedding from what follows it",
+          "[parallel][pipeline_embedding_loss]") {
+  const ShardedNetwork shard = gpt_shard(8);
+  std::size_t first_block = 0, after_last = 0;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    if (!shard.layers[l].in_block) continue;
+    if (first_block == 0) first_block = l;
+    after_last = l + 1;
+  }
+  REQUIRE(first_block > 1);                        // embedding and positions before the blocks
+  REQUIRE(shard.layers.size() - after_last >= 2);  // norm, head and loss after them
+  // Make every layer outside the blocks as costly as the blocks together: a per-layer balance would isolate them.
+  std::vector<double> cost(shard.layers.size(), 1.0);
+  for (std::size_t l = 0; l < cost.size(); ++l)
+    if (!shard.layers[l].in_block) cost[l] = 100.0;
+  for (std::int64_t p : {2, 4, 8}) {
+    INFO("p " << p);
+    const std::vector<std::size_t> bounds = split_chunks(cost, shard, p, 1, false);
+    for (std::size_t b : bounds) {
+      CHECK_FALSE((b > 0 && b < first_block));
+      CHECK_FALSE((b > after_last && b < shard.layers.size()));
+    }
+  }
 }

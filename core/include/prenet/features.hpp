@@ -52,6 +52,9 @@ struct Kernel {
   // the catalogue has one (docs/PREDICTION.md, "Fused attention"): the library running it, whether its mask is
   // causal over equal query and key lengths, its sliding window (0 = none), and its FLOPs with no mask.
   FusedAttentionLibrary fused_attention = FusedAttentionLibrary::None;
+  // A grouped GEMM of `batch` independent products (a mixture of experts' local experts, each its own weight):
+  // the learned path times one product with the GEMM model and multiplies (docs/PREDICTION.md §6).
+  bool grouped = false;
   bool causal = false;
   double window_positions = 0;
   double unmasked_flops = 0;

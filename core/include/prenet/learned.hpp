@@ -110,6 +110,9 @@ struct LearnedBatch {
   // [kernel] the share of its row's time a kernel takes: optimizer kernels share the one row of the step's
   // multi-tensor update (by bytes); 1 for every other kernel.
   std::vector<double> kernel_share;
+  // [accelerator][kernel] how many products the row's time counts: a grouped GEMM's (Kernel::grouped), timed
+  // as one product's GEMM row, when the models cover the accelerator; 1 for every other kernel.
+  std::vector<std::vector<double>> products;
   std::size_t rows(std::size_t cls) const;
 };
 

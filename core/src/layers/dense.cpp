@@ -76,6 +76,7 @@ class Dense : public LayerKind {
     // The rows cuBLAS reads and writes in all three GEMMs are d_in and d_out long (PyTorch's row-major
     // weight and activations), never the token count. Grouped expert GEMMs were not measured: unmarked.
     kb.set_misaligned(!moe && (std::fmod(k * e, 16.0) != 0 || std::fmod(n * e, 16.0) != 0));
+    kb.set_grouped(moe);
     if (st.moe.dispatches) {
       // The router's softmax, top-k and load-balancing loss, then the permutation gathering each token's
       // top_k copies (Megatron's permute: read and write tokens x top_k x hidden).
@@ -111,6 +112,7 @@ class Dense : public LayerKind {
     lw.saved_activation_bytes = (st.frozen ? 0 : e * local_rows * k) + hidden * (act_saved + gate_saved);
     if (st.moe.dispatches) lw.saved_activation_bytes += e * m * d(a.experts);  // the router's scores, for its backward
     kb.set_misaligned(false);
+    kb.set_grouped(false);
   }
 
   double prenet_co(const Layer& layer, double b) const override {

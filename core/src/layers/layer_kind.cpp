@@ -130,6 +130,7 @@ void KernelBuilder::gemm(Phase phase, double m, double n, double k, double batch
   Kernel kn = gemm_kernel(phase, m, n, k, batch, e_);
   if (cls != KernelClass::Gemm) kn.cls = cls;
   kn.misaligned = misaligned_;
+  kn.grouped = grouped_ && batch > 1;
   push(kn);
 }
 

@@ -26,6 +26,8 @@ class KernelBuilder {
   void gemm(Phase phase, double m, double n, double k, double batch = 1, KernelClass cls = KernelClass::Gemm);
   /// Marks the GEMMs added from now on as misaligned (or not): see Kernel::misaligned.
   void set_misaligned(bool misaligned) { misaligned_ = misaligned; }
+  /// Marks the batched GEMMs added from now on as grouped (or not): see Kernel::grouped.
+  void set_grouped(bool grouped) { grouped_ = grouped; }
   /// A backward GEMM computing a weight's gradient: none for a frozen layer (set_frozen).
   void weight_gradient(double m, double n, double k, double batch = 1);
   /// A weight-gradient kernel built elsewhere (a convolution's filter gradient, a bias's reduction).
@@ -51,6 +53,7 @@ class KernelBuilder {
   int layer_;
   double e_;
   bool misaligned_ = false;
+  bool grouped_ = false;
   bool frozen_ = false;
 };
 

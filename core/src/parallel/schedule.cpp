@@ -73,11 +73,21 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int6
 
 std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
                                       std::int64_t stages) {
-  // Units: each repeated block instance, and each layer outside blocks.
+  // Units: each repeated block instance, each layer outside blocks between them, and the layers before the first
+  // block and after the last as one unit each: a pipeline never cuts the embedding from its position encoding, nor
+  // the head from its loss (which would send the logits between stages); frameworks keep them on one stage.
+  std::size_t first_block = cost.size(), after_last = 0;
+  for (std::size_t l = 0; l < cost.size(); ++l) {
+    if (!shard.layers[l].in_block) continue;
+    first_block = std::min(first_block, l);
+    after_last = l + 1;
+  }
   std::vector<std::size_t> starts;
   for (std::size_t l = 0; l < cost.size(); ++l) {
     const ShardLayer& sl = shard.layers[l];
-    bool continues = l > 0 && sl.in_block && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block;
+    const bool edge = l > 0 && !sl.in_block && (l < first_block || l > after_last);
+    bool continues =
+        edge || (l > 0 && sl.in_block && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block);
     if (!continues) starts.push_back(l);
   }
   if (starts.size() < static_cast<std::size_t>(stages)) return split_stages(cost, stages);
@@ -102,12 +112,13 @@ std::int64_t block_count(const ShardedNetwork& shard) {
 
 namespace {
 
-/// Megatron-Core's get_num_layers_to_build with account_for_embedding_in_pipeline_split and
-/// account_for_loss_in_pipeline_split: the blocks plus the embedding and the loss, counted as one layer each,
-/// split into `chunks` equal counts L; chunk 0 holds the layers before the first block and L - 1 blocks, the last
-/// chunk L - 1 blocks and the layers after the last block, every other chunk L blocks.
-std::vector<std::size_t> split_embedding_loss(const ShardedNetwork& shard, std::int64_t chunks) {
-  const std::string field = "parallel.pipeline_embedding_loss";
+/// Megatron-Core's get_num_layers_to_build for `chunks` model chunks of whole blocks: without `embedding_loss`
+/// every chunk holds blocks / chunks of them, the first also the layers before the first block, the last the layers
+/// after the last; with it (account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split) the
+/// embedding and the loss count as one layer each, blocks + 2 split into equal counts L, and the first and last
+/// chunks hold L - 1 blocks. Errors name `field`.
+std::vector<std::size_t> split_whole_blocks(const ShardedNetwork& shard, std::int64_t chunks, bool embedding_loss,
+                                            const std::string& field) {
   std::vector<std::size_t> starts;  // the first layer of each block instance, then the first layer after the last
   std::size_t after_last = 0;
   for (std::size_t l = 0; l < shard.layers.size(); ++l) {
@@ -117,16 +128,19 @@ std::vector<std::size_t> split_embedding_loss(const ShardedNetwork& shard, std::
     }
     if (sl.in_block) after_last = l + 1;
   }
-  const std::int64_t blocks = static_cast<std::int64_t>(starts.size());
-  if (blocks == 0) throw InputError(field, "the network has no repeated blocks to split");
-  if ((blocks + 2) % chunks != 0) {
-    throw InputError(field, "the " + str(blocks) + " blocks plus the embedding and the loss (" + str(blocks + 2) +
-                                ") do not split evenly over " + str(chunks) + " pipeline chunks");
+  const std::int64_t blocks = static_cast<std::int64_t>(starts.size()), counted = blocks + (embedding_loss ? 2 : 0);
+  if (blocks == 0) throw InputError(field, "the network has no repeated blocks to split into pipeline chunks");
+  if (counted % chunks != 0) {
+    throw InputError(field, embedding_loss
+                                ? "the " + str(blocks) + " blocks plus the embedding and the loss (" + str(counted) +
+                                      ") do not split evenly over " + str(chunks) + " pipeline chunks"
+                                : "the " + str(blocks) + " blocks do not split evenly over " + str(chunks) +
+                                      " pipeline chunks (pipeline x virtual_stages)");
   }
-  const std::int64_t per = (blocks + 2) / chunks;
+  const std::int64_t per = counted / chunks, shift = embedding_loss ? 1 : 0;
   starts.push_back(after_last);  // a last chunk of no blocks starts after them
   std::vector<std::size_t> bounds{0};
-  for (std::int64_t j = 1; j < chunks; ++j) bounds.push_back(starts[static_cast<std::size_t>(j * per - 1)]);
+  for (std::int64_t j = 1; j < chunks; ++j) bounds.push_back(starts[static_cast<std::size_t>(j * per - shift)]);
   bounds.push_back(shard.layers.size());
   for (std::size_t j = 0; j + 1 < bounds.size(); ++j) {
     if (bounds[j] == bounds[j + 1]) {
@@ -141,10 +155,13 @@ std::vector<std::size_t> split_embedding_loss(const ShardedNetwork& shard, std::
 
 std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
                                       std::int64_t pipeline, std::int64_t virtual_stages, bool embedding_loss) {
-  if (embedding_loss) return split_embedding_loss(shard, pipeline * std::max<std::int64_t>(virtual_stages, 1));
+  if (embedding_loss) {
+    return split_whole_blocks(shard, pipeline * std::max<std::int64_t>(virtual_stages, 1), true,
+                              "parallel.pipeline_embedding_loss");
+  }
   if (virtual_stages <= 1) return split_stages(cost, shard, pipeline);
   // Megatron-LM (arguments.py) requires the layers to split evenly over the stages and the layers per stage
-  // to split evenly over the virtual stages: each chunk is a whole number of blocks.
+  // to split evenly over the virtual stages: each chunk is the same whole number of blocks.
   const std::int64_t blocks = block_count(shard), p = pipeline, v = virtual_stages;
   if (blocks == 0) {
     throw InputError("parallel.virtual_stages", "the network has no repeated blocks to split into virtual stages");
@@ -159,7 +176,7 @@ std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const Sha
                                                     " blocks per stage (" + str(blocks) + " blocks over " + str(p) +
                                                     " pipeline stages)");
   }
-  return split_stages(cost, shard, p * v);
+  return split_whole_blocks(shard, p * v, false, "parallel.virtual_stages");
 }
 
 void check_virtual_stages(const ParallelConfig& cfg) {

@@ -168,7 +168,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
   // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
-  std::map<std::array<std::uint64_t, 16>, std::size_t> distinct;
+  std::map<std::array<std::uint64_t, 17>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
@@ -204,8 +204,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              k.fp8 ? 1.0 : 0.0,
                              static_cast<double>(k.fused_attention),
                              k.causal ? 1.0 : 0.0,
-                             k.window_positions};
-    std::array<std::uint64_t, 16> key{};
+                             k.window_positions,
+                             k.grouped ? 1.0 : 0.0};
+    std::array<std::uint64_t, 17> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
     if (inserted) {
@@ -250,6 +251,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     // A misaligned GEMM is never an FP8 linear's (layers/fp8.cpp): under fp8 it runs in bf16.
     b.misaligned_factor.push_back(misaligned_slowdown(acc, precision == Precision::FP8 ? Precision::BF16 : precision));
     std::vector<std::pair<int, std::size_t>> distinct_refs, distinct_slices;
+    std::vector<double> distinct_products(distinct_kernels.size(), 1.0);
     distinct_refs.reserve(distinct_kernels.size());
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
@@ -262,6 +264,19 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
         continue;
       }
       int cls = covered ? distinct_class[d] : -1;
+      if (cls >= 0 && k->grouped && k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && k->batch > 1) {
+        // A grouped GEMM's products are separate GEMMs of separate weights (Megatron's grouped expert GEMMs):
+        // the GEMM model times one, which the batched-GEMM model's shapes (heads of attention) never were.
+        Kernel product = *k;
+        product.cls = KernelClass::Gemm;
+        product.flops /= k->batch;
+        product.bytes /= k->batch;
+        product.batch = 1;
+        distinct_refs.emplace_back(gemm_class, row_of(product, acc, static_cast<std::size_t>(gemm_class)));
+        distinct_slices.push_back(none);
+        distinct_products[d] = k->batch;
+        continue;
+      }
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
         distinct_slices.push_back(none);
@@ -283,14 +298,18 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       }
     }
     std::vector<std::pair<int, std::size_t>> refs, slices;
+    std::vector<double> products;
     refs.reserve(work.kernels.size());
     slices.reserve(work.kernels.size());
+    products.reserve(work.kernels.size());
     for (std::size_t i = 0; i < work.kernels.size(); ++i) {
       refs.push_back(distinct_refs[kernel_to_distinct[i]]);
       slices.push_back(distinct_slices[kernel_to_distinct[i]]);
+      products.push_back(distinct_products[kernel_to_distinct[i]]);
     }
     b.kernel_rows.push_back(std::move(refs));
     b.slice_rows.push_back(std::move(slices));
+    b.products.push_back(std::move(products));
   }
   return b;
 }
@@ -358,7 +377,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         to_high = high_factor[c];
         share = classes[c].calibration_share;
       }
-      ms *= batch.kernel_share[i];
+      ms *= batch.kernel_share[i] * batch.products[h][i];
       shared += ms * share;
       t.ms[phase] += ms;
       t.layers[static_cast<std::size_t>(k.layer)].ms[phase] += ms;
