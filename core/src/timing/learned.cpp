@@ -18,6 +18,16 @@
 namespace prenet {
 namespace {
 
+/// One product of a batched GEMM as the GEMM model times it: its FLOPs and bytes over the batch, batch 1.
+Kernel one_product(const Kernel& k) {
+  Kernel product = k;
+  product.cls = KernelClass::Gemm;
+  product.flops /= k.batch;
+  product.bytes /= k.batch;
+  product.batch = 1;
+  return product;
+}
+
 std::array<double, 2> pair_of(const Json& fits, const char* family, const char* phase) {
   if (!fits.contains(family)) return {0.0, 1.0};
   const Json& p = fits[family].at(phase);
@@ -267,12 +277,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       if (cls >= 0 && k->grouped && k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && k->batch > 1) {
         // A grouped GEMM's products are separate GEMMs of separate weights (Megatron's grouped expert GEMMs):
         // the GEMM model times one, which the batched-GEMM model's shapes (heads of attention) never were.
-        Kernel product = *k;
-        product.cls = KernelClass::Gemm;
-        product.flops /= k->batch;
-        product.bytes /= k->batch;
-        product.batch = 1;
-        distinct_refs.emplace_back(gemm_class, row_of(product, acc, static_cast<std::size_t>(gemm_class)));
+        distinct_refs.emplace_back(gemm_class, row_of(one_product(*k), acc, static_cast<std::size_t>(gemm_class)));
         distinct_slices.push_back(none);
         distinct_products[d] = k->batch;
         continue;
@@ -287,12 +292,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       // Only where both models promise monotonicity does the bound matter (and cost rows).
       if (k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && gemm_class != cls && k->batch > 1 &&
           classes[static_cast<std::size_t>(cls)].monotone && classes[static_cast<std::size_t>(gemm_class)].monotone) {
-        Kernel slice = *k;
-        slice.cls = KernelClass::Gemm;
-        slice.flops /= k->batch;
-        slice.bytes /= k->batch;
-        slice.batch = 1;
-        distinct_slices.emplace_back(gemm_class, row_of(slice, acc, static_cast<std::size_t>(gemm_class)));
+        distinct_slices.emplace_back(gemm_class, row_of(one_product(*k), acc, static_cast<std::size_t>(gemm_class)));
       } else {
         distinct_slices.push_back(none);
       }
