@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "parallel/context.hpp"
 #include "parallel/expert.hpp"
@@ -71,17 +72,39 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int6
   return bounds;
 }
 
+namespace {
+
+/// The first layer of each repeated block instance, in order.
+std::vector<std::size_t> block_starts(const ShardedNetwork& shard) {
+  std::vector<std::size_t> starts;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    const ShardLayer& sl = shard.layers[l];
+    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) {
+      starts.push_back(l);
+    }
+  }
+  return starts;
+}
+
+/// The first layer inside a repeated block and the first layer after the last one (size and 0 without blocks).
+std::pair<std::size_t, std::size_t> block_extent(const ShardedNetwork& shard) {
+  std::size_t first = shard.layers.size(), after_last = 0;
+  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
+    if (!shard.layers[l].in_block) continue;
+    first = std::min(first, l);
+    after_last = l + 1;
+  }
+  return {first, after_last};
+}
+
+}  // namespace
+
 std::vector<std::size_t> split_stages(const std::vector<double>& cost, const ShardedNetwork& shard,
                                       std::int64_t stages) {
   // Units: each repeated block instance, each layer outside blocks between them, and the layers before the first
   // block and after the last as one unit each: a pipeline never cuts the embedding from its position encoding, nor
   // the head from its loss (which would send the logits between stages); frameworks keep them on one stage.
-  std::size_t first_block = cost.size(), after_last = 0;
-  for (std::size_t l = 0; l < cost.size(); ++l) {
-    if (!shard.layers[l].in_block) continue;
-    first_block = std::min(first_block, l);
-    after_last = l + 1;
-  }
+  const auto [first_block, after_last] = block_extent(shard);
   std::vector<std::size_t> starts;
   for (std::size_t l = 0; l < cost.size(); ++l) {
     const ShardLayer& sl = shard.layers[l];
@@ -101,14 +124,7 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, const Sha
   return bounds;
 }
 
-std::int64_t block_count(const ShardedNetwork& shard) {
-  std::int64_t blocks = 0;
-  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
-    const ShardLayer& sl = shard.layers[l];
-    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) ++blocks;
-  }
-  return blocks;
-}
+std::int64_t block_count(const ShardedNetwork& shard) { return static_cast<std::int64_t>(block_starts(shard).size()); }
 
 namespace {
 
@@ -119,15 +135,8 @@ namespace {
 /// chunks hold L - 1 blocks. Errors name `field`.
 std::vector<std::size_t> split_whole_blocks(const ShardedNetwork& shard, std::int64_t chunks, bool embedding_loss,
                                             const std::string& field) {
-  std::vector<std::size_t> starts;  // the first layer of each block instance, then the first layer after the last
-  std::size_t after_last = 0;
-  for (std::size_t l = 0; l < shard.layers.size(); ++l) {
-    const ShardLayer& sl = shard.layers[l];
-    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) {
-      starts.push_back(l);
-    }
-    if (sl.in_block) after_last = l + 1;
-  }
+  std::vector<std::size_t> starts = block_starts(shard);  // then, below, the first layer after the last block
+  const std::size_t after_last = block_extent(shard).second;
   const std::int64_t blocks = static_cast<std::int64_t>(starts.size()), counted = blocks + (embedding_loss ? 2 : 0);
   if (blocks == 0) throw InputError(field, "the network has no repeated blocks to split into pipeline chunks");
   if (counted % chunks != 0) {

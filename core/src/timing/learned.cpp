@@ -266,14 +266,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
-      if (const std::optional<double> fused = fused_attention_ms(*k, acc, precision)) {
-        // Measured fused attention (a kernel the learned classes never saw) is timed from its own table.
-        distinct_refs.emplace_back(-1, b.fallback_ms.size());
-        distinct_slices.push_back(none);
-        b.fallback_ms.push_back(*fused);
-        continue;
-      }
-      int cls = covered ? distinct_class[d] : -1;
+      // Measured fused attention (a kernel the learned classes never saw) is timed from its own table.
+      const std::optional<double> fused = fused_attention_ms(*k, acc, precision);
+      int cls = covered && !fused ? distinct_class[d] : -1;
       if (cls >= 0 && k->grouped && k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && k->batch > 1) {
         // A grouped GEMM's products are separate GEMMs of separate weights (Megatron's grouped expert GEMMs):
         // the GEMM model times one, which the batched-GEMM model's shapes (heads of attention) never were.
@@ -285,7 +280,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       if (cls < 0) {
         distinct_refs.emplace_back(-1, b.fallback_ms.size());
         distinct_slices.push_back(none);
-        b.fallback_ms.push_back(roofline_ms({*k}, acc, precision));
+        b.fallback_ms.push_back(fused ? *fused : roofline_ms({*k}, acc, precision));
         continue;
       }
       distinct_refs.emplace_back(cls, row_of(*k, acc, static_cast<std::size_t>(cls)));
