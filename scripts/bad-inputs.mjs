@@ -349,8 +349,9 @@ export const CASES = [
   { group: 'parallel', name: 'parallel is a list', input: () => par([]) },
   { group: 'parallel', name: 'expert 0', input: () => par({ expert: 0 }) },
   { group: 'parallel', name: 'expert 2 on a network without experts', input: () => par({ data: 2, expert: 2 }) },
-  { group: 'parallel', name: 'expert 4 does not divide data 2', input: () => par({ data: 2, expert: 4 }) },
-  { group: 'parallel', name: 'expert 2 with context 2 (not modelled together)', input: () => par({ data: 2, expert: 2, context: 2 }) },
+  { group: 'parallel', name: 'expert 4 does not divide tensor x context x data = 2', input: () => par({ data: 2, expert: 4 }) },
+  { group: 'parallel', name: 'MoE: expert 8 does not divide tensor x context x data = 2 x 1 x 2', input: () => moe({ data: 2, tensor: 2, sequence_parallel: true, expert: 8 }) },
+  { group: 'parallel', name: 'MoE: expert 2 beside tensor 2 without sequence_parallel', input: () => moe({ data: 2, tensor: 2, expert: 2 }) },
   { group: 'parallel', name: 'gpus 6 with tensor 4 (not a multiple)', input: () => par({ gpus: 6, tensor: 4 }) },
   { group: 'parallel', name: 'tensor 0', input: () => par({ tensor: 0 }) },
   { group: 'parallel', name: 'tensor 5 (does not divide 12 heads)', input: () => par({ tensor: 5 }) },
@@ -399,6 +400,11 @@ export const CASES = [
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */
 function par(parallel, seq = 1024) {
   return req({ preset: 'gpt2' }, { training: { batch_size: 8, seq_len: seq }, parallel });
+}
+
+/** Qwen3-30B-A3B (128 experts, 4 KV heads) in BF16 on a parallel layout. @param {unknown} parallel */
+function moe(parallel) {
+  return req({ preset: 'qwen3-30b-a3b' }, { training: { batch_size: 8, seq_len: 1024, precision: 'bf16' }, parallel });
 }
 
 /** Deterministic bytes (so the document does not change between runs). @param {number} n */

@@ -39,7 +39,8 @@ double ring_gather_ms(double bytes, double n, double gbs, double hop_us) {
 
 }  // namespace
 
-TEST_CASE("groups follow Megatron's tp-cp-ep-dp-pp rank order over scale-up domains", "[collectives]") {
+TEST_CASE("groups follow Megatron's tp-cp-dp-pp rank order (experts etp-ep-edp) over scale-up domains",
+          "[collectives]") {
   const Fabric f = hgx();
   // 2 nodes: tensor 2 x context 2 x data 4.
   const ParallelConfig cfg = layout(2, 2, 4, 1, 2);
@@ -50,11 +51,12 @@ TEST_CASE("groups follow Megatron's tp-cp-ep-dp-pp rank order over scale-up doma
   // Data ranks are 4 apart: two per node, over two nodes, four such groups per node.
   const Communicator dp = communicator(cfg, f, Group::Data);
   CHECK((dp.size == 4 && dp.per_domain == 2 && dp.domains == 2 && dp.sharing == 4));
-  // Expert groups: 2 consecutive data ranks (inside a node); the expert-data group strides over them.
+  // Expert groups lay the stage's 16 ranks out again (etp-ep-edp, expert tensor parallel size 1): 2 consecutive
+  // ranks (inside a node); the expert-data group the 8 ranks 2 apart, four per node.
   const Communicator ep = communicator(cfg, f, Group::Expert);
   CHECK((ep.size == 2 && ep.per_domain == 2 && ep.domains == 1));
   const Communicator edp = communicator(cfg, f, Group::ExpertData);
-  CHECK((edp.size == 2 && edp.per_domain == 1 && edp.domains == 2));
+  CHECK((edp.size == 8 && edp.per_domain == 4 && edp.domains == 2));
   // Pipeline stages are the slowest dimension: each stage on its own node(s).
   const Communicator pp = communicator(layout(8, 1, 1, 4), f, Group::Pipeline);
   CHECK((pp.size == 4 && pp.per_domain == 1 && pp.domains == 4));
@@ -171,12 +173,14 @@ TEST_CASE("in-network reduction speeds an all-reduce inside one domain only", "[
   CHECK(allreduce_ms(bytes, wide, f) == Approx(2 * ring_gather_ms(bytes, 64, 400, 5)));
 }
 
-TEST_CASE("expert parallelism with context parallelism is refused, naming parallel.expert", "[collectives]") {
+TEST_CASE("expert parallelism folds over context ranks as over data ranks", "[collectives]") {
+  const ParallelConfig c = parse_parallel({{"data", 2}, {"expert", 4}, {"context", 2}}, 4);
+  CHECK((c.expert == 4 && c.data == 2 && c.context == 2));
   try {
-    parse_parallel({{"data", 2}, {"expert", 2}, {"context", 2}}, 4);
+    parse_parallel({{"data", 2}, {"expert", 8}, {"context", 2}}, 4);
     FAIL("accepted");
   } catch (const InputError& e) {
     CHECK(e.field() == "parallel.expert");
-    CHECK(std::string(e.what()).find("context parallelism") != std::string::npos);
+    CHECK(std::string(e.what()).find("tensor x context x data = 1 x 2 x 2 = 4") != std::string::npos);
   }
 }

@@ -1,6 +1,7 @@
 // Mixture of experts and expert parallelism (docs/PREDICTION.md, "Mixture of experts"): the router's work,
 // permutation, grouped GEMMs at their per-expert token counts (dropless, capacity factor, imbalance), the
-// all-to-all dispatch and combine of parallel.expert, expert memory / expert and the expert-data gradient group.
+// all-to-all dispatch and combine of parallel.expert, expert memory / expert and the expert-data gradient group
+// (folded over tensor and context: test_expert_folding.cpp).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -276,8 +277,7 @@ TEST_CASE("moe: Qwen3-30B-A3B through the Hugging Face path keeps its parameters
 TEST_CASE("moe: parallel.expert and the routing fields are validated", "[moe][errors]") {
   const Json moe = tiny_mixtral();
   require_error(request(moe, {{"data", 6}, {"expert", 4}}, {{"batch_size", 24}, {"seq_len", 128}}), "parallel.expert",
-                "must divide the data degree of 6");
-  require_error(request(moe, {{"data", 4}, {"tensor", 2}, {"expert", 2}}), "parallel.expert", "not modelled");
+                "must divide tensor x context x data = 1 x 1 x 6 = 6");
   require_error(request(moe, {{"data", 16}, {"expert", 16}}), "parallel.expert", "the 8 experts of layer");
   require_error(request(moe, {{"data", 4}, {"expert", 0}}), "parallel.expert", "");
   const Json dense = {{"model_type", "gpt2"}, {"n_embd", 256},      {"n_head", 4},

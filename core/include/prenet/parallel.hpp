@@ -44,7 +44,7 @@ struct LinkOverride {
 struct ParallelConfig {
   std::int64_t gpus = 1, data = 1, tensor = 1, pipeline = 1;
   std::int64_t context = 1;          // context parallelism: the sequence split over this many GPUs (ring attention)
-  std::int64_t expert = 1;           // expert parallelism: experts sharded over this many of the data ranks
+  std::int64_t expert = 1;  // expert parallelism: experts sharded over this many of the tensor x context x data ranks
   std::int64_t virtual_stages = 1;   // interleaved 1F1B: model chunks per pipeline stage
   std::int64_t recompute_every = 1;  // recomputation checkpoints every n-th block only (1: all)
   std::int64_t micro_batch_size = 1, micro_batches = 1;
@@ -87,8 +87,10 @@ struct Fabric {
 };
 Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg);
 
-/// The parallel groups. Ranks are laid out as Megatron-LM does (order tp-cp-ep-dp-pp): tensor fastest, then
-/// context, then data (an expert group is `expert` consecutive data ranks), then pipeline.
+/// The parallel groups. Ranks are laid out as Megatron-LM does (order tp-cp-dp-pp): tensor fastest, then
+/// context, then data, then pipeline. The expert layers lay the same ranks out again (Megatron-Core's expert
+/// order etp-ep-edp-pp with expert tensor parallel size 1, "MoE parallel folding"): an expert group is `expert`
+/// consecutive ranks of a stage's tensor x context x data, the expert-data group the ranks `expert` apart.
 enum class Group { Tensor, Context, Data, Expert, ExpertData, Pipeline };
 
 /// One communicator of a group: its members, how many of them share one scale-up domain, and how many
@@ -158,9 +160,12 @@ struct ShardedNetwork {
 /// With `sequence_parallel` (Korthikanti et al. 2022) the replicated token-stream layers between the
 /// tensor-parallel regions (norms, dropout, residual adds, elementwise layers, replicated dense layers)
 /// run on 1/tensor of the sequence, and the tensor-parallel layers save their input sequence-split.
+/// With `whole_experts` (expert parallelism, expert tensor parallel size 1) the mixture-of-experts layers are not
+/// split but replicated token-wise layers, which sequence parallelism gives 1/tensor of the sequence each.
 /// Throws InputError naming parallel.tensor when `tensor` does not divide what it must split, and
-/// parallel.sequence_parallel when it does not divide the sequence.
-ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool sequence_parallel = false);
+/// parallel.sequence_parallel when it does not divide the sequence or whole experts at tensor > 1 lack it.
+ShardedNetwork shard_network(const Network& net, std::int64_t tensor, bool sequence_parallel = false,
+                             bool whole_experts = false);
 
 /// Whether selective recomputation (Korthikanti et al.) runs forward kernel `k` of `layer` again in
 /// backward: attention's core (QK^T, softmax, dropout, PV) unless it is one fused kernel.

@@ -26,6 +26,13 @@ void prepare_parallel(Prepared& p) {
                      "modelled; use expert 1 or no offload");
   }
   shard_experts(*p.shard, cfg.expert, kernel_context(tr));
+  if (cfg.expert > 1 && cfg.tensor > 1) {
+    p.net.warnings.push_back(
+        "expert parallelism beside tensor " + std::to_string(cfg.tensor) +
+        ": the experts are whole on each GPU (expert tensor parallel size 1, Megatron-Bridge's setting with expert "
+        "parallelism) and route the GPU's 1/tensor of the sequence; Megatron-LM's own default also splits each "
+        "expert over the tensor group, which is not modelled");
+  }
   p.work = step_work(p.shard->net, cfg.micro_batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   p.model_flops = whole.flops;

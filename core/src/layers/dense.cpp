@@ -145,6 +145,7 @@ class Dense : public LayerKind {
     Layer& L = s.shard.net.layers[s.l];
     ShardLayer& sl = s.shard.layers[s.l];
     LayerAttrs& a = L.attrs;
+    if (a.experts > 1 && s.whole_experts) return;  // replicated over the tensor group, sequence-split by SP
     const std::int64_t k = L.input_shapes.front().back();
     const std::int64_t mats = a.gated ? 2 : 1;
     if (s.row[s.l]) {  // second matrix of an MLP: input split, output summed over the group

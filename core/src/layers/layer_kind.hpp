@@ -103,6 +103,9 @@ struct ShardStep {
   const std::vector<std::vector<std::size_t>>& consumers;  // per layer, the layers reading its output
   std::vector<bool>& row;        // dense layers that are an MLP's second (row-parallel) matrix
   std::vector<unsigned>& roles;  // TensorRole bits per layer
+  // Expert parallelism beside tensor parallelism: the experts keep their full width (expert tensor parallel size
+  // 1, Megatron-Bridge's setting with expert parallelism) and run on this GPU's share of the sequence.
+  bool whole_experts = false;
 };
 
 /// One layer kind. Defaults suit a kind without weights that passes its input through unchanged.

@@ -101,8 +101,9 @@ Network split_context(const Network& net, std::int64_t c, const KernelContext& k
 }
 
 ShardedNetwork shard_with_context(const Network& net, const ParallelConfig& cfg, const KernelContext& kernels) {
-  if (cfg.context <= 1) return shard_network(net, cfg.tensor, cfg.sequence_parallel);
-  return shard_network(split_context(net, cfg.context, kernels), cfg.tensor, cfg.sequence_parallel);
+  const bool whole_experts = cfg.expert > 1;
+  if (cfg.context <= 1) return shard_network(net, cfg.tensor, cfg.sequence_parallel, whole_experts);
+  return shard_network(split_context(net, cfg.context, kernels), cfg.tensor, cfg.sequence_parallel, whole_experts);
 }
 
 double ring_elements(const Layer& L) {

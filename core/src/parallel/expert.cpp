@@ -1,7 +1,8 @@
 // Expert parallelism as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py
 // MoEAlltoAllTokenDispatcher: permute, all-to-all over the expert group, the local experts' grouped GEMM,
-// all-to-all back, un-permute; megatron/core/parallel_state.py: expert groups carved out of the data ranks,
-// expert parameters' gradients reduced over the expert-data group).
+// all-to-all back, un-permute; megatron/core/parallel_state.py: expert groups carved out of the tensor x context x
+// data ranks of a stage ("MoE parallel folding", expert tensor parallel size 1), expert parameters' gradients
+// reduced over the expert-data group).
 #include "parallel/expert.hpp"
 
 #include <algorithm>
@@ -29,14 +30,14 @@ void parse_expert(const Json& section, ParallelConfig& c) {
   std::optional<OptionValue> v = read_parallel_field(section, "expert", "parallel");
   c.expert = v ? v->integer : 1;
   if (c.expert == 1) return;
-  if (c.data % c.expert != 0) {
-    throw InputError("parallel.expert", "expert degree " + str(c.expert) + " must divide the data degree of " +
-                                            str(c.data) + " (expert groups are carved out of the data ranks)");
-  }
-  if (c.tensor > 1) {
-    throw InputError("parallel.expert", "expert parallelism beside tensor " + str(c.tensor) +
-                                            " (expert tensor parallelism) is not modelled; use tensor 1 with expert " +
-                                            str(c.expert) + ", or expert 1");
+  // MoE parallel folding: the expert groups are laid over the ranks of one pipeline stage, tensor x context x data.
+  const std::int64_t ranks = c.tensor * c.context * c.data;
+  if (ranks % c.expert != 0) {
+    throw InputError("parallel.expert", "expert degree " + str(c.expert) +
+                                            " must divide tensor x context x data = " + str(c.tensor) + " x " +
+                                            str(c.context) + " x " + str(c.data) + " = " + str(ranks) +
+                                            " (the ranks of a pipeline stage the expert groups are "
+                                            "carved out of)");
   }
 }
 

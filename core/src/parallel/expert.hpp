@@ -1,7 +1,8 @@
 #pragma once
 // Expert parallelism (parallel.expert; docs/PREDICTION.md, "Mixture of experts"): each mixture-of-experts
-// layer's experts sharded over `expert` of the data ranks, its tokens dispatched to them and combined back by
-// all-to-all, and its parameters' gradients reduced over the expert-data group.
+// layer's experts sharded over `expert` of a stage's tensor x context x data ranks (whole experts: expert tensor
+// parallel size 1), its tokens dispatched to them and combined back by all-to-all, and its parameters' gradients
+// reduced over the expert-data group.
 #include <cstdint>
 #include <string>
 
@@ -9,8 +10,8 @@
 
 namespace prenet {
 
-/// Reads parallel.expert into `c` (its data and tensor degrees resolved): it must divide the data degree, and
-/// expert tensor parallelism (tensor > 1 beside expert > 1) is not modelled. Errors name parallel.expert.
+/// Reads parallel.expert into `c` (its data, tensor and context degrees resolved): it must divide tensor x context
+/// x data. Errors name parallel.expert.
 void parse_expert(const Json& section, ParallelConfig& c);
 
 /// Shards the experts of every mixture-of-experts layer of `shard` over `expert` GPUs: each keeps experts /

@@ -391,8 +391,9 @@ MemoryEstimate stage_memory(const StageInputs& in, std::size_t stage, const Para
   m.optimizer_gb = optimizer_state_bytes(in.tensors, training) * s_opt / 1e9;
   if (cfg.expert > 1) {
     // Expert parallelism: the experts' states (1/expert of them here) are ZeRO-sharded over the expert-data
-    // group of data / expert GPUs, not the data group; the shares' difference replaces their dense share.
-    const double ed = dp / static_cast<double>(cfg.expert);
+    // group of tensor x context x data / expert GPUs, not the data group; the shares' difference replaces their
+    // dense share.
+    const double ed = static_cast<double>(cfg.tensor) * dp / static_cast<double>(cfg.expert);
     const double e_opt = cfg.zero_stage >= 1 ? 1.0 / ed : 1.0;
     const double e_grad = cfg.zero_stage >= 2 && !unsharded ? 1.0 / ed : 1.0;
     const double e_w = cfg.zero_stage >= 3 ? 1.0 / ed : 1.0;

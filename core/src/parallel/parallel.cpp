@@ -233,12 +233,6 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
                          std::string(to_string(c.recompute)) + "\"");
   }
   parse_expert(p, c);
-  // Megatron-Core carves expert groups out of data x context ranks; here they come from the data ranks only
-  // and the expert-data group would disagree with the ZeRO shares: refused rather than guessed.
-  if (c.expert > 1 && c.context > 1) {
-    throw InputError("parallel.expert", "expert parallelism together with context parallelism (context " +
-                                            str(c.context) + ") is not modelled; use one of them");
-  }
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");
   c.inter_node = parse_link(p, "inter_node");
@@ -282,15 +276,15 @@ Fabric resolve_fabric(const Accelerator& acc, const ParallelConfig& cfg) {
 }
 
 Communicator communicator(const ParallelConfig& cfg, const Fabric& fabric, Group group) {
-  // Size and rank stride of one group under the tp-cp-ep-dp-pp order.
+  // Size and rank stride of one group under the tp-cp-dp-pp order (the expert groups under etp-ep-edp-pp).
   const std::int64_t t = cfg.tensor, c = cfg.context, dp = cfg.data, ep = std::max<std::int64_t>(cfg.expert, 1);
   std::int64_t size = 1, stride = 1;
   switch (group) {
     case Group::Tensor: size = t, stride = 1; break;
     case Group::Context: size = c, stride = t; break;
     case Group::Data: size = dp, stride = t * c; break;
-    case Group::Expert: size = ep, stride = t * c; break;
-    case Group::ExpertData: size = dp / ep, stride = t * c * ep; break;
+    case Group::Expert: size = ep, stride = 1; break;
+    case Group::ExpertData: size = t * c * dp / ep, stride = ep; break;
     case Group::Pipeline: size = cfg.pipeline, stride = t * c * dp; break;
   }
   Communicator comm;
@@ -379,8 +373,14 @@ double p2p_ms(double bytes, const Communicator& c, const Fabric& fabric) {
   return p2p_ms(bytes, link);
 }
 
-ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_parallel) {
+ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_parallel, bool whole_experts) {
   ShardedNetwork s{net, std::vector<ShardLayer>(net.layers.size())};
+  if (t > 1 && whole_experts && !sequence_parallel) {
+    throw InputError("parallel.sequence_parallel",
+                     "expert parallelism beside tensor " + str(t) +
+                         " needs sequence parallelism (Megatron-Core requires it for mixture-of-experts layers under "
+                         "tensor parallelism: each GPU routes its own share of the sequence); set sequence_parallel");
+  }
   const std::size_t n = net.layers.size();
   if (t > 1) {
     for (const Layer& layer : net.layers) {
@@ -407,7 +407,7 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
   std::vector<bool> row(n, false);
   std::vector<unsigned> roles(n, 0);
   for (std::size_t l = 0; l < n; ++l) {
-    ShardStep step{net, s, l, t, consumers, row, roles};
+    ShardStep step{net, s, l, t, consumers, row, roles, whole_experts};
     kind_of(net.layers[l].type).shard(step);
   }
   if (sequence_parallel) split_sequence(s, t, roles);

@@ -79,7 +79,7 @@ void for_each_replication(ParallelConfig cfg, const PlanOptions& opt, std::int64
   for (std::int64_t dp : powers(opt.max_gpus / (t * p))) {
     const std::int64_t gpus = dp * t * p;
     if (gpus < opt.min_gpus || batch % (dp * mbs) != 0) continue;
-    if (dp % cfg.expert != 0) continue;  // parallel.expert: expert groups are carved out of the data ranks
+    if ((t * dp) % cfg.expert != 0) continue;  // parallel.expert: carved out of tensor x context x data ranks
     cfg.data = dp;
     cfg.gpus = gpus;
     cfg.micro_batches = batch / (dp * mbs);
@@ -123,10 +123,11 @@ void for_each_layout(LayoutEvaluator& layouts, const ParallelConfig& base, const
       cfg.expert = 1;
       if (!layouts.shard(cfg) && cfg.sequence_parallel) cfg.sequence_parallel = false;
       if (!layouts.shard(cfg)) continue;
-      // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, at tensor 1
-      // (expert tensor parallelism is not modelled), up to the fewest experts of a layer; shard() skips the ones
-      // that do not divide every layer's experts, for_each_replication the data degrees they do not divide.
-      const std::int64_t max_expert = t == 1 && c == 1 ? std::min<std::int64_t>(fewest_experts, opt.max_gpus) : 1;
+      // parallel.expert (issue 18): expert degrees 1, 2, 4, ... only for networks with experts, up to the fewest
+      // experts of a layer (whole experts, folded over tensor x context x data, with sequence parallelism at
+      // tensor > 1); shard() skips the ones that do not divide every layer's experts or lack sequence parallelism,
+      // for_each_replication the data degrees whose stage ranks they do not divide.
+      const std::int64_t max_expert = std::min<std::int64_t>(fewest_experts, opt.max_gpus);
       for (std::int64_t ep : powers(std::max<std::int64_t>(max_expert, 1))) {
         cfg.expert = ep;
         if (!layouts.shard(cfg)) continue;
@@ -302,7 +303,8 @@ Plan search_plan(const Json& doc) {
   plan.net = resolve_model(plan.request.model, tr);
   plan.samples = run_samples(plan.options, plan.net, tr);
   plan.steps = std::ceil(plan.samples / d(tr.batch_size));
-  const double matmul_per_sample = matmul_flops(step_work(plan.net, 1, kernel_context(tr), tr.optimizer, tr.optimizer_impl));
+  const double matmul_per_sample =
+      matmul_flops(step_work(plan.net, 1, kernel_context(tr), tr.optimizer, tr.optimizer_impl));
   for (const Accelerator& acc : plan.request.hardware) {
     plan.accelerators.push_back(search_accelerator(plan, acc, fabric_cfg, matmul_per_sample));
   }

@@ -303,11 +303,11 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   const double zero_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp) : 1.0;
   r.optimizer_ms = sp.optimizer[c] * zero_shard;
   // Expert parallelism: the expert parameters' states are sharded and reduced over the expert-data group
-  // (data / expert GPUs) instead of the data group (parallel/expert.cpp).
+  // (tensor x context x data / expert GPUs) instead of the data group (parallel/expert.cpp).
   const bool ep = cfg.expert > 1;
   const Communicator ed_comm = communicator(cfg, fabric, Group::ExpertData);
   if (ep) {
-    const double expert_shard = cfg.zero_stage >= 1 ? 1.0 / d(dp / cfg.expert) : 1.0;
+    const double expert_shard = cfg.zero_stage >= 1 ? 1.0 / d(ed_comm.size) : 1.0;
     r.optimizer_ms = (sp.optimizer[c] - at(sp.expert_optimizer)) * zero_shard + at(sp.expert_optimizer) * expert_shard;
   }
   // Gradients and updated weights exist for the trained parameters (a fine-tune's adapters); ZeRO-3 gathers
@@ -316,7 +316,8 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   // The gradients reduced: frozen weights' too where they get them (a plan built by hand has only `trainable`).
   const double R = c < sp.reduced.size() ? sp.reduced[c] : T;
   const double Pe = ep ? at(sp.expert_params) : 0.0, Te = ep ? at(sp.expert_trainable) : 0.0;
-  if (dp > 1 && P > 0) {
+  // Folded experts can be replicated (and their gradients reduced) with no data parallelism: tensor 4, expert 2.
+  if ((dp > 1 || (ep && ed_comm.size > 1)) && P > 0) {
     const double per_param = is_mixed(precision) ? 2.0 : 4.0;
     // Gradients are reduced in buckets while the last micro-batch's backward still runs; only what does
     // not fit behind that backward is exposed, and the last bucket always is.

@@ -403,8 +403,9 @@ std::vector<TrainingOption> build_parallel_options() {
        "factor, point-to-point traffic grows by it; must divide the blocks per stage",
        {"virtual_stages", "vp"}, "virtual-stages", "N", Echo::Never, nullptr, nullptr},
       {"expert", K::Integer, {}, {}, 1, 1 << 16, 1,
-       "Expert parallel", "GPUs of the data-parallel group each MoE layer's experts are sharded over (all-to-all "
-       "dispatch and combine); divides the experts and the data degree",
+       "Expert parallel", "GPUs each MoE layer's experts are sharded over (all-to-all dispatch and combine), carved "
+       "out of a stage's tensor x context x data GPUs with whole experts (Megatron's MoE parallel folding); divides "
+       "the experts and tensor x context x data; needs sequence_parallel beside tensor > 1",
        {"expert", "ep"}, "expert", "N", Echo::Never, nullptr, nullptr},
       {"context", K::Integer, {}, {}, 1, 1024, 1,
        "Context parallel", "GPUs the sequence is split over (ring attention, Megatron's context parallelism)",
