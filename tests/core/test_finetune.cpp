@@ -181,3 +181,27 @@ TEST_CASE("bad fine-tune settings get errors naming the field", "[finetune][erro
                           R"(, "parallel": {"tensor": 2})");
   check_error(tp, "parallel.tensor");
 }
+
+TEST_CASE("LoRA under torch.compile: the scaling fuses into the add, two passes over the output fewer",
+          "[finetune][compile]") {
+  // LoRA on down_proj (128 -> 64) only; 2 samples of 32 positions in bf16: y = 64 rows x 64 outputs per layer.
+  auto forward_bytes = [](bool compiled) {
+    const std::string training = std::string(R"({"batch_size": 2, "seq_len": 32, "precision": "bf16", "compile": )") +
+                                 (compiled ? "true" : "false") +
+                                 R"(, "finetune": {"method": "lora", "rank": 8, "targets": ["down_proj"]}})";
+    const Json r = predict(kLlama, training);
+    INFO(r.dump().substr(0, 400));
+    double total = 0;
+    int layers = 0;
+    for (const Json& layer : r.at("layers")) {
+      const std::string name = layer.at("name");
+      if (name.size() < 8 || name.compare(name.size() - 8, 8, "mlp_down") != 0) continue;  // down_proj's layer
+      total += layer.at("bytes").at("forward").get<double>();
+      ++layers;
+    }
+    CHECK(layers == 2);
+    return total;
+  };
+  const double y = 2.0 * 32 * 64, e = 2;
+  CHECK(forward_bytes(false) - forward_bytes(true) == Approx(2 * (2 * y * e)));
+}

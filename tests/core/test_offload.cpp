@@ -181,3 +181,35 @@ TEST_CASE("activation offload: a saved tensor's copy hides behind the compute up
   CHECK(prenet::exposed_activation_copies_ms({{0, 5, 5}, {1e7, 0.1, 0.1}}, host) == Approx(2 * (1 - 0.1)));
   CHECK(prenet::exposed_activation_copies_ms({{0, 1, 1}}, host) == 0);
 }
+
+TEST_CASE("a paged optimizer's states that do not fit are paged out and migrate every step", "[offload][paged]") {
+  // The MLP with paged 8-bit AdamW: on a 40 GB device everything fits; on one just larger than the rest, the
+  // states that do not fit live on the host (paged_gb) and cross the 10 GB/s link each step, both ways at once.
+  Json req = request({{"optimizer", "paged_adamw_8bit"}});
+  const Json roomy = predict(req)["results"][0];
+  REQUIRE(roomy["fits"] == true);
+  CHECK_FALSE(roomy["memory"].contains("paged_gb"));
+  const double total = roomy["memory_gb"].get<double>(), states = roomy["memory"]["optimizer_gb"].get<double>();
+  REQUIRE(states > 0);
+  Json small = device(512);
+  small["memory_gb"] = total - states / 2;  // half the states do not fit
+  req["hardware"] = Json::array({small});
+  const Json tight = predict(req)["results"][0];
+  INFO(tight.dump());
+  CHECK(tight["memory"]["paged_gb"].get<double>() == Approx(states / 2).margin(1e-6));
+  CHECK(tight["memory"]["optimizer_gb"].get<double>() == Approx(states / 2).margin(1e-6));
+  CHECK(tight["memory_gb"].get<double>() == Approx(total - states / 2).margin(1e-6));
+  CHECK(tight["fits"] == true);
+  CHECK(tight["offload_ms"].get<double>() == Approx(states / 2 * 1e9 / 1e7).margin(1e-3));  // 10 GB/s: 1e7 B/ms
+  CHECK(tight["step_ms"].get<double>() == Approx(roomy["step_ms"].get<double>() + states / 2 * 1e2).margin(1e-3));
+  // The same states unpaged (adamw_8bit) do not fit; a device too small for the rest without the states does
+  // not fit either, with every state paged out.
+  req["training"]["optimizer"] = "adamw_8bit";
+  CHECK(predict(req)["results"][0]["fits"] == false);
+  req["training"]["optimizer"] = "paged_adamw_8bit";
+  small["memory_gb"] = (total - states) / 2;
+  req["hardware"] = Json::array({small});
+  const Json none = predict(req)["results"][0];
+  CHECK(none["memory"]["paged_gb"].get<double>() == Approx(states).margin(1e-6));
+  CHECK(none["fits"] == false);
+}

@@ -18,6 +18,8 @@ struct MemoryEstimate {
   double overhead_gb = 0;   // runtime context, workspaces, allocator slack
   double host_gb = 0;       // host memory this GPU's share of what training.offload / activation_offload moved (not on
                             // the device: not in total_gb)
+  double paged_gb = 0;      // a paged optimizer's states that do not fit beside the rest: paged out to host memory
+                            // (bitsandbytes' unified memory; not in total_gb)
   double total_gb() const {
     return weights_gb + gradients_gb + optimizer_gb + activations_gb + temporary_gb + overhead_gb;
   }

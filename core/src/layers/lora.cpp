@@ -17,12 +17,17 @@ double lora_kernels(const LayerStep& st, KernelBuilder& kb) {
     const double rows = st.b * m.rows_per_sample, per_copy = rows / m.copies;
     const double x = rows * m.in, y = rows * m.out;
     // Forward: dropout(x) (its own per adapter, PEFT's lora_dropout[name]), x A, (x A) B, times alpha / r,
-    // added to the base layer's output.
+    // added to the base layer's output (one fused kernel under torch.compile).
     if (dropout) kb.stream(KernelClass::Elementwise, Phase::Forward, x, 2 + 1 / e, 2);
     kb.gemm(Phase::Forward, per_copy, r, m.in, m.copies);
     kb.gemm(Phase::Forward, per_copy, m.out, r, m.copies);
-    kb.stream(KernelClass::Elementwise, Phase::Forward, y, 2, 1);
-    kb.stream(KernelClass::Elementwise, Phase::Forward, y, 3, 1);
+    if (st.context.compiled) {
+      // Inductor fuses the scaling into the add: one kernel reading both products, writing the sum.
+      kb.stream(KernelClass::Elementwise, Phase::Forward, y, 3, 2);
+    } else {
+      kb.stream(KernelClass::Elementwise, Phase::Forward, y, 2, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Forward, y, 3, 1);
+    }
     // Backward: the scaling, B's and A's weight gradients, and the input gradient through A when the layer
     // passes one on (added to the base's).
     kb.stream(KernelClass::Elementwise, Phase::Backward, y, 2, 1);

@@ -88,6 +88,16 @@ double exposed_activation_copies_ms(const std::vector<std::array<double, 3>>& la
   return exposed;
 }
 
+double page_out_states(MemoryEstimate& mem, const TrainingConfig& training, double device_gb, const HostSpec& host) {
+  const Optimizer o = training.optimizer;
+  if (o != Optimizer::PagedAdamW && o != Optimizer::PagedAdamW8bit) return 0;
+  const double out = std::clamp(mem.total_gb() - device_gb, 0.0, mem.optimizer_gb);
+  if (out <= 0) return 0;
+  mem.optimizer_gb -= out;
+  mem.paged_gb = out;
+  return transfer_ms(out * 1e9, host.link_gbs);
+}
+
 OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, const Timing& timing, double factor,
                                   const TrainingConfig& training, const HostSpec& host) {
   const StateBytes b = state_bytes(training);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "prenet/hardware.hpp"
+#include "prenet/memory.hpp"
 #include "prenet/network.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/roofline.hpp"
@@ -42,6 +43,13 @@ std::int64_t gpus_on_host(const HostSpec& host, std::int64_t job_gpus);
 /// ms, backward ms, in run order), a saving layer's copy hides behind the compute from it to the next saving layer,
 /// out in forward and back in backward; what sticks out of each window is exposed.
 double exposed_activation_copies_ms(const std::vector<std::array<double, 3>>& layers, const HostSpec& host);
+
+/// A paged optimizer (paged_adamw, paged_adamw_8bit) keeps its states in CUDA unified memory: what does not fit in
+/// `device_gb` beside the rest of `mem` lives on the host and migrates in and out every step. Moves that part of
+/// `mem.optimizer_gb` to `mem.paged_gb` and returns the step's exposed migration time (ms): the pages come in as the
+/// optimizer reads them and go out as others are evicted, on the compute stream, both directions of the link at
+/// once. Zero and `mem` unchanged for any other optimizer or when everything fits.
+double page_out_states(MemoryEstimate& mem, const TrainingConfig& training, double device_gb, const HostSpec& host);
 
 /// The offload time of `traffic` on `host` under `training`.
 OffloadTime offload_time(const OffloadTraffic& traffic, const TrainingConfig& training, const HostSpec& host);

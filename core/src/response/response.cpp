@@ -72,9 +72,10 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   const Accelerator& acc = p.req.hardware[h];
   const Fabric fabric = resolve_fabric(acc, cfg);
   ParallelTiming pt = compose(p, main, h, extras.calibration_factor);
-  StepParts parts = parallel_parts(pt);
   MemoryEstimate mem =
       fullest_memory(stage_inputs_of(*p.shard, p.saved, p.saved_none, pt.stage_bounds, pt.virtual_stages), cfg, tr);
+  pt.offload_ms += page_out_states(mem, tr, acc.memory_gb, acc.host);
+  StepParts parts = parallel_parts(pt);
   ParallelExtras px;
   px.gpus = cfg.gpus;
   double work_matmul = matmul_flops(p.work);
@@ -117,11 +118,15 @@ std::vector<Json> results(const Prepared& p, const std::vector<Timing>& main,
     } else {
       StepParts parts = single_gpu_parts(main[h], cal.factors[h]);
       const TrainingConfig& tr = p.req.training;
+      double offload_ms = 0;
       if (offloads(tr)) {
         const OffloadTraffic traffic = single_gpu_traffic(p.net, p.work, main[h], cal.factors[h], tr, acc.host);
-        parts = with_offload(parts, offload_time(traffic, tr, acc.host).total_ms(), tr);
+        offload_ms = offload_time(traffic, tr, acc.host).total_ms();
       }
-      out.push_back(result_for(acc, main[h], p.work, p.mem, p.req.training, extras, parts, nullptr));
+      MemoryEstimate mem = p.mem;
+      offload_ms += page_out_states(mem, tr, acc.memory_gb, acc.host);
+      if (offloads(tr) || mem.paged_gb > 0) parts = with_offload(parts, offload_ms, tr);
+      out.push_back(result_for(acc, main[h], p.work, mem, p.req.training, extras, parts, nullptr));
     }
   }
   return out;

@@ -107,13 +107,14 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
   // Real tokens per second (token models): what fine-tuning reports; padding positions are work but no tokens.
   const double real_tokens = training.real_tokens_per_step();
   if (real_tokens > 0 && step_ms > 0) r["tokens_per_s"] = round6(real_tokens / (step_ms / 1e3));
-  if (offloads(training)) {
+  if (offloads(training) || mem.paged_gb > 0) {
     // Host memory: what this GPU's share needs, beside the host's RAM per GPU of the job on it.
     const double host_per_gpu = acc.host.memory_gb / static_cast<double>(gpus_on_host(acc.host, par ? par->gpus : 1));
     r["offload_ms"] = parts.offload_ms;
     r["memory"]["host_gb"] = round6(mem.host_gb);
+    if (mem.paged_gb > 0) r["memory"]["paged_gb"] = round6(mem.paged_gb);
     r["host_memory_gb"] = round6(host_per_gpu);
-    r["fits"] = mem.total_gb() <= acc.memory_gb && mem.host_gb <= host_per_gpu;
+    r["fits"] = mem.total_gb() <= acc.memory_gb && mem.host_gb + mem.paged_gb <= host_per_gpu;
   }
   if (extras.interval_ms && t.step_ms > 0) add_interval(r, *extras.interval_ms, t, parts, step_ms, training);
   if (f != 1.0) r["calibration_factor"] = round6(f);
