@@ -157,58 +157,127 @@ const TORCHTITAN = /** @type {TitanRun[]} */ ([
 
 /**
  * Models whose base recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
- * (src/megatron/bridge/recipes/llama/h100/llama3.py, the 405B pre-training config the perf recipes start
- * from; recipes/qwen/h100/qwen3_moe.py, the 235B-A22B one): `parallel.pipeline_embedding_loss`. DeepSeek-V3's
- * recipes give explicit layout strings with the MTP layer instead, which the request cannot state.
+ * (src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config and recipes/qwen/qwen3_moe.py
+ * qwen3_235b_a22b_pretrain_config at every tag from v0.2.0 to v0.5.1; recipes/llama/h100/llama3.py and
+ * recipes/qwen/h100/qwen3_moe.py at 067f987d): `parallel.pipeline_embedding_loss`. DeepSeek-V3's recipes place
+ * embedding, loss and the MTP layer with layout strings instead, which the request cannot state.
  */
 const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
+
+/**
+ * What a Megatron-Bridge benchmark's own recipe ran, the last element of each row below. Read at the release
+ * tag of the row's container (NVIDIA-NeMo/Megatron-Bridge, Apache-2.0): 25.11 = v0.2.0, 26.02 = v0.3.0,
+ * 26.02.01 = v0.3.1, 26.04 = v0.4.0, 26.04.01 = v0.4.1, 26.06 = v0.5.0, 26.06.01 = v0.5.1, 26.08 = v0.6.0
+ * (docs/releases/software-versions.md names 0.2.0, 0.3.0, 0.4.0 and 0.5.0 for 25.11, 26.02, 26.04 and 26.06; the
+ * v0.6.0 release notes are titled "NeMo Framework 26.08"; each patch container's table was first published
+ * within days after the patch tag: 26.02.01 on 2026-03-21 after v0.3.1 of 03-20, 26.04.01 on 05-16 after v0.4.1
+ * of 05-06, 26.06.01 on 07-22 after v0.5.1 of 07-20). `recipe`: the workload preset under
+ * scripts/performance/configs/ (v0.2.0 to v0.5.1: the launcher's default config variant v2, else v1, or the
+ * variant whose layout the table gives), applied by that family's *_llm_pretrain.py / *_llm_finetune.py and
+ * utils (helpers.py at v0.2.0, overrides.py after), on top of the base recipe in src/megatron/bridge/recipes;
+ * or the function under src/megatron/bridge/perf_recipes/ (v0.6.0). Every recipe sets grad_reduce_in_fp32 off
+ * (`state_accounting: "megatron_bf16"`). Fields, all for the table's layout:
+ * - recipeLayout: where the recipe's own preset differs from the published row (the table's values are sent).
+ * - zero: 0 without the distributed optimizer (Muon, LoRA); absent: ZeRO 1, or Megatron-FSDP where the table
+ *   says FSDP.
+ * - paramGather: the distributed optimizer's parameter all-gather overlapped with the forward
+ *   (`parallel.overlap_param_gather`): training/comm_overlap.py `_get_optimizer_overlap_cfgs` turns it and the
+ *   grad-reduce overlap on with data parallelism > 1, or the base recipe's DDP config does; off where the perf
+ *   script turns it off (v0.2.0's MXFP8 Llama 70B/405B, DeepSeek-V3 and Qwen3-235B B200 functions: "keeping this
+ *   enabled causes NaN grad norm").
+ * - tensorOverlap: TransformerEngine userbuffers for the tensor-parallel collectives (`tp_comm_overlap`, on in
+ *   the Llama 70B/405B recipes and set to TP > 1 by the 8B and fine-tuning scripts, off for NVFP4; the Qwen3
+ *   scripts ask for it except on H100) → `parallel.tensor_overlap`.
+ * - expertOverlap: `overlap_moe_expert_parallel_comm` (the preset's moe_a2a_overlap, with delayed weight
+ *   gradients) → `parallel.expert_overlap`.
+ * - recompute: `full` (recomputeEvery: the request's `recompute_every`) or `selective` with Megatron-Core's
+ *   `recompute_modules`, which the request cannot state yet (sent as no recomputation, noted per row; `[]`
+ *   recomputes nothing); modulesIgnored: modules the v0.2.0 GPT-OSS presets list while its recipe leaves
+ *   recompute_granularity unset, so nothing is recomputed.
+ * - graphs (CUDA graphs), dispatcher (MoE token dispatcher: alltoall, or the flex dispatcher with HybridEP or
+ *   DeepEP), offload (activation offload, layers), layout (Megatron pipeline layout string), mtp (DeepSeek-V3's
+ *   multi-token-prediction layers; the recipes without a string place them with a (PP, VP) layout map), other:
+ *   not statable in the request, listed in the row's note.
+ * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
+ *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
+ *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
+ *   other?: string }} MbFacts
+ */
 
 /**
  * NVIDIA NeMo Megatron-Bridge's published pre-training benchmarks (NVIDIA-NeMo/Megatron-Bridge
  * docs/performance-summary-archive.md @ 067f987d, "25.11 NeMo Container", Apache-2.0): tokens per second per
  * GPU on DGX-GB300, DGX-GB200, DGX-B200 and DGX-H100 with the table's stated layout (FSDP, TP, PP, CP, VP, EP,
  * micro-batch, global batch, sequence). MoE benchmarks force-balanced routing, token-dropless (the page's
- * note); DeepSeek-V3 rows without multi-token prediction. Not in the table and taken from the repository's
- * perf recipes (src/megatron/bridge/perf_recipes, same commit): Megatron's distributed optimizer (ZeRO 1) or
- * Megatron-FSDP where the FSDP column says so, fused (TransformerEngine) attention, sequence parallelism with
- * TP > 1, no full or selective recomputation (the MoE recipes recompute small modules — MLA up-projections,
- * the expert activation, norms — which the core cannot state: not modelled), FP8-CS = per-tensor current
- * scaling, FP8-MX = MXFP8. CUDA graphs and TP communication overlap are not modelled.
+ * note); DeepSeek-V3 rows without multi-token prediction (the page's "w/o MTP"). FP8-CS = per-tensor current
+ * scaling, FP8-MX = MXFP8. Each row ends with what its own recipe ran (MbFacts above), read at v0.2.0,
+ * the Megatron-Bridge release in the 25.11 container.
  * Row: system, GPUs, model preset, precision, global batch, micro-batch, sequence, FSDP, TP, PP, CP, VP, EP,
- * published tokens/s/GPU.
+ * published tokens/s/GPU, recipe facts.
  */
-const MEGATRON_BRIDGE_2511 = /** @type {[string, number, string, string, number, number, number, number, number, number, number, number, number, number][]} */ ([
-  ['gb300', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 37556],
-  ['gb300', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 36108],
-  ['gb300', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4520],
-  ['gb300', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 999],
-  ['gb300', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 3848],
-  ['gb300', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 4357],
-  ['gb300', 64, 'gpt-oss-120b', 'bf16', 1280, 2, 8192, 0, 1, 1, 1, 1, 64, 18347],
-  ['gb300', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 28934],
-  ['gb300', 256, 'qwen3-235b-a22b', 'bf16', 8192, 2, 4096, 0, 1, 4, 1, 12, 16, 6131],
-  ['gb200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 31508],
-  ['gb200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29789],
-  ['gb200', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4312],
-  ['gb200', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 813],
-  ['gb200', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 3139],
-  ['gb200', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 8, 1, 4, 32, 4018],
-  ['gb200', 64, 'gpt-oss-120b', 'bf16', 1280, 1, 8192, 0, 1, 1, 1, 1, 64, 15876],
-  ['gb200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 23766],
-  ['gb200', 256, 'qwen3-235b-a22b', 'bf16', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 4916],
-  ['b200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 30624],
-  ['b200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29521],
-  ['b200', 128, 'llama-3.1-405b', 'fp8-cs', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 661],
-  ['b200', 128, 'llama-3.1-405b', 'fp8-mx', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 624],
-  ['b200', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 8213],
-  ['b200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 1, 4096, 0, 1, 1, 1, 1, 8, 9299],
-  ['b200', 64, 'qwen3-235b-a22b', 'fp8-mx', 1024, 1, 4096, 0, 1, 8, 1, 2, 8, 3269],
-  ['h100-sxm', 8, 'llama-3-8b', 'fp8-cs', 128, 1, 8192, 8, 1, 1, 1, 1, 1, 14451],
-  ['h100-sxm', 64, 'llama-3.1-70b', 'fp8-cs', 128, 1, 8192, 0, 4, 8, 1, 5, 1, 1602],
-  ['h100-sxm', 1024, 'llama-3.1-405b', 'fp8-cs', 512, 1, 8192, 0, 8, 8, 2, 8, 1, 292],
-  ['h100-sxm', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 4, 1, 1, 8, 5630],
-  ['h100-sxm', 16, 'qwen3-30b-a3b', 'fp8-cs', 512, 2, 4096, 0, 1, 2, 1, 24, 8, 5275],
-  ['h100-sxm', 256, 'qwen3-235b-a22b', 'fp8-cs', 2048, 1, 4096, 0, 2, 8, 1, 4, 32, 1575],
+const MEGATRON_BRIDGE_2511 = /** @type {[string, number, string, string, number, number, number, number, number, number, number, number, number, number, MbFacts][]} */ ([
+  ['gb300', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 37556,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG', recipeLayout: 'MBS 4', paramGather: true, graphs: 'full iteration' }],
+  ['gb300', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 36108,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_GB300_FP8_MX_BASE_CONFIG', recipeLayout: 'MBS 4', paramGather: true, graphs: 'full iteration' }],
+  ['gb300', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4520,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_70B_GB300_FP8_CS_BASE_CONFIG', recipeLayout: 'GBS 128', offload: 20 }],
+  ['gb300', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 999,
+    { tag: 'v0.2.0', recipe: 'llama31/workload_base_configs.py LLAMA31_405B_GB300_FP8_CS_BASE_CONFIG', recipeLayout: '128 GPUs, GBS 64, PP 1, CP 1, VP 1, FSDP with 10 layers\' activations offloaded', paramGather: true, tensorOverlap: true }],
+  ['gb300', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 3848,
+    { tag: 'v0.2.0', recipe: 'deepseek/workload_base_configs.py DEEPSEEK_V3_GB300_BF16_BASE_CONFIG', recipeLayout: 'GBS 2048, PP 4, EP 64, 1 MTP layer', paramGather: true, recompute: 'selective', modules: ['moe_act'], graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP', other: 'BF16 Adam moments and main gradients' }],
+  ['gb300', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 2, 1, 4, 32, 4357,
+    { tag: 'v0.2.0', recipe: 'deepseek/workload_base_configs.py DEEPSEEK_V3_GB300_FP8_MX_BASE_CONFIG', recipeLayout: 'GBS 2048, PP 4, EP 64, 1 MTP layer', recompute: 'selective', modules: ['moe_act'], graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP', other: 'BF16 Adam moments and main gradients' }],
+  ['gb300', 64, 'gpt-oss-120b', 'bf16', 1280, 2, 8192, 0, 1, 1, 1, 1, 64, 18347,
+    { tag: 'v0.2.0', recipe: 'gpt_oss/workload_base_configs.py GPT_OSS_120B_GB300_BF16_BASE_CONFIG', recipeLayout: 'GBS 512, MBS 4', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'alltoall' }],
+  ['gb300', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 28934,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_30B_A3B_GB300_FP8_MX_BASE_CONFIG', recipeLayout: 'MBS 8', paramGather: true, graphs: 'TE router/preprocess', dispatcher: 'HybridEP' }],
+  ['gb300', 256, 'qwen3-235b-a22b', 'bf16', 8192, 2, 4096, 0, 1, 4, 1, 12, 16, 6131,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_235B_A22B_GB300_BF16_BASE_CONFIG', recipeLayout: '64 GPUs, GBS 1024, MBS 4, TP 2, PP 1, VP 1, EP 64', paramGather: true, graphs: 'TE router/preprocess', dispatcher: 'HybridEP' }],
+  ['gb200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 31508,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_GB200_FP8_CS_BASE_CONFIG', paramGather: true, graphs: 'full iteration' }],
+  ['gb200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29789,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_GB200_FP8_MX_BASE_CONFIG', paramGather: true, graphs: 'full iteration' }],
+  ['gb200', 64, 'llama-3.1-70b', 'fp8-cs', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4312,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_70B_GB200_FP8_CS_BASE_CONFIG', recipeLayout: 'GBS 128', offload: 40 }],
+  ['gb200', 256, 'llama-3.1-405b', 'fp8-cs', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 813,
+    { tag: 'v0.2.0', recipe: 'llama31/workload_base_configs.py LLAMA31_405B_GB200_FP8_CS_BASE_CONFIG', recipeLayout: '128 GPUs, GBS 64, TP 2, PP 1, VP 1, FSDP with 92 layers\' activations offloaded', paramGather: true, tensorOverlap: true }],
+  ['gb200', 256, 'deepseek-v3', 'bf16', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 3139,
+    { tag: 'v0.2.0', recipe: 'deepseek/workload_base_configs.py DEEPSEEK_V3_GB200_BF16_BASE_CONFIG', recipeLayout: 'GBS 2048, 1 MTP layer', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], graphs: 'TE router/preprocess', dispatcher: 'HybridEP', other: 'BF16 Adam moments and main gradients' }],
+  ['gb200', 256, 'deepseek-v3', 'fp8-mx', 4096, 1, 4096, 0, 1, 8, 1, 4, 32, 4018,
+    { tag: 'v0.2.0', recipe: 'deepseek/workload_base_configs.py DEEPSEEK_V3_GB200_FP8_MX_BASE_CONFIG', recipeLayout: 'GBS 2048, PP 4, EP 64, 1 MTP layer', recompute: 'selective', modules: ['mla_up_proj'], graphs: 'TE router/preprocess', dispatcher: 'HybridEP', other: 'BF16 Adam moments and main gradients' }],
+  ['gb200', 64, 'gpt-oss-120b', 'bf16', 1280, 1, 8192, 0, 1, 1, 1, 1, 64, 15876,
+    { tag: 'v0.2.0', recipe: 'gpt_oss/workload_base_configs.py GPT_OSS_120B_GB200_BF16_BASE_CONFIG', recipeLayout: 'GBS 512, MBS 4', paramGather: true, modulesIgnored: ['layernorm', 'moe_act'], dispatcher: 'alltoall' }],
+  ['gb200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 23766,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_30B_A3B_GB200_FP8_MX_BASE_CONFIG', paramGather: true, graphs: 'TE router/preprocess', dispatcher: 'HybridEP' }],
+  ['gb200', 256, 'qwen3-235b-a22b', 'bf16', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 4916,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_235B_A22B_GB200_BF16_BASE_CONFIG', recipeLayout: '64 GPUs, GBS 1024, VP 1, EP 8', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['b200', 8, 'llama-3-8b', 'fp8-cs', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 30624,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_B200_FP8_CS_BASE_CONFIG', paramGather: true, graphs: 'full iteration' }],
+  ['b200', 8, 'llama-3-8b', 'fp8-mx', 128, 2, 8192, 0, 1, 1, 1, 1, 1, 29521,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_B200_FP8_MX_BASE_CONFIG', paramGather: true, graphs: 'full iteration' }],
+  ['b200', 128, 'llama-3.1-405b', 'fp8-cs', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 661,
+    { tag: 'v0.2.0', recipe: 'llama31/workload_base_configs.py LLAMA31_405B_B200_FP8_CS_BASE_CONFIG', paramGather: true, tensorOverlap: true }],
+  ['b200', 128, 'llama-3.1-405b', 'fp8-mx', 64, 1, 8192, 0, 4, 8, 2, 8, 1, 624,
+    { tag: 'v0.2.0', recipe: 'llama31/workload_base_configs.py LLAMA31_405B_B200_FP8_MX_BASE_CONFIG', tensorOverlap: true }],
+  ['b200', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 8213,
+    { tag: 'v0.2.0', recipe: 'gpt_oss/workload_base_configs.py GPT_OSS_120B_B200_BF16_BASE_CONFIG', recipeLayout: 'EP 64', paramGather: true, modulesIgnored: ['layernorm', 'moe_act'], dispatcher: 'alltoall' }],
+  ['b200', 8, 'qwen3-30b-a3b', 'fp8-mx', 512, 1, 4096, 0, 1, 1, 1, 1, 8, 9299,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_30B_A3B_B200_FP8_MX_BASE_CONFIG', paramGather: true, graphs: 'TE router/preprocess', dispatcher: 'alltoall' }],
+  ['b200', 64, 'qwen3-235b-a22b', 'fp8-mx', 1024, 1, 4096, 0, 1, 8, 1, 2, 8, 3269,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_235B_A22B_B200_FP8_MX_BASE_CONFIG', recipeLayout: 'VP 4', expertOverlap: true, dispatcher: 'alltoall', other: 'delayed weight gradients' }],
+  ['h100-sxm', 8, 'llama-3-8b', 'fp8-cs', 128, 1, 8192, 8, 1, 1, 1, 1, 1, 14451,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_8B_H100_FP8_CS_BASE_CONFIG', recipeLayout: 'no FSDP', recompute: 'full', recomputeEvery: 6, other: 'block recomputation of 5 of the 32 layers, stated as every 6th block (5 blocks)' }],
+  ['h100-sxm', 64, 'llama-3.1-70b', 'fp8-cs', 128, 1, 8192, 0, 4, 8, 1, 5, 1, 1602,
+    { tag: 'v0.2.0', recipe: 'llama3/workload_base_configs.py LLAMA3_70B_H100_FP8_CS_BASE_CONFIG', paramGather: true, tensorOverlap: true }],
+  ['h100-sxm', 1024, 'llama-3.1-405b', 'fp8-cs', 512, 1, 8192, 0, 8, 8, 2, 8, 1, 292,
+    { tag: 'v0.2.0', recipe: 'llama31/workload_base_configs.py LLAMA31_405B_H100_FP8_CS_BASE_CONFIG', paramGather: true, tensorOverlap: true }],
+  ['h100-sxm', 64, 'gpt-oss-120b', 'bf16', 512, 4, 4096, 0, 1, 4, 1, 1, 8, 5630,
+    { tag: 'v0.2.0', recipe: 'gpt_oss/workload_base_configs.py GPT_OSS_120B_H100_BF16_BASE_CONFIG', recipeLayout: 'MBS 1', paramGather: true, modulesIgnored: ['layernorm', 'moe_act'], dispatcher: 'alltoall' }],
+  ['h100-sxm', 16, 'qwen3-30b-a3b', 'fp8-cs', 512, 2, 4096, 0, 1, 2, 1, 24, 8, 5275,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG', recipeLayout: 'MBS 1, VP 12', paramGather: true, expertOverlap: true, dispatcher: 'alltoall', other: 'delayed weight gradients' }],
+  ['h100-sxm', 256, 'qwen3-235b-a22b', 'fp8-cs', 2048, 1, 4096, 0, 2, 8, 1, 4, 32, 1575,
+    { tag: 'v0.2.0', recipe: 'qwen3/workload_base_configs.py QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG', paramGather: true, expertOverlap: true, dispatcher: 'alltoall', other: 'delayed weight gradients' }],
 ]);
 
 /**
@@ -257,129 +326,222 @@ const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
  * rows only Nemotron 3 Ultra's, not predicted, uses Megatron-FSDP (HSDP)); "n/a" VP or EP is 1. Precision:
  * "FP8" is the perf launcher's fp8_cs (per-tensor current scaling, `fp8_recipe: "current"`:
  * scripts/performance/argument_parser.py offers bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4, and every FP8 row has an
- * `_fp8cs_` recipe), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"` (refused by the core).
- * The same mapping as the 25.11 rows otherwise, from the perf recipes at the same commit
- * (src/megatron/bridge/perf_recipes/<family>/<system>/*.py), which are the 26.08 ones: an older row's recipe
- * may have differed (the table's layout is used as published).
- * - Llama 3 70B (preset llama-3.1-70b, the same architecture), 405B: ZeRO 1, or Megatron-FSDP where FSDP is 64
- *   (with activation offload of 20 to 40 layers: not modelled), sequence parallelism with TP > 1, no
- *   recomputation; the 405B recipe counts embedding and loss as pipeline layers; the H100 70B FP8 recipe gives
- *   a layout string (one chunk of 3 layers, the last of 1) the request cannot state.
- * - SFT (llama3_70b_sft_config): full fine-tuning with the distributed optimizer (ZeRO 1), sequences packed
- *   offline to 4096 (`packing: true`). LoRA (llama3_70b_peft_config + perf overrides): rank 16, alpha 32,
- *   dropout 0, adapters on linear_qkv only (Megatron's fused QKV: `targets: ["qkv_proj"]`, one adapter), ZeRO 1,
- *   packed; the H100 LoRA row runs TP 2, which the core refuses for LoRA.
- * - DeepSeek-V3 (and Kimi K2): one MTP layer and explicit pipeline layout strings (not statable: rows without
- *   VP are split by cost over whole blocks, MTP not built); the GB200, B300, B200 and Kimi recipes recompute the
- *   MLA up-projection (B200 also the MLP) selectively: not modelled. Kimi K2 trains with Muon without the
- *   distributed optimizer (`optimizer: "muon"`, ZeRO 0).
- * - GPT-OSS, Qwen3: the MoE recipes' HybridEP/DeepEP dispatchers, full-iteration CUDA graphs, expert-rank
- *   capacity 1.5 for CUDA-graph padding, EP-communication overlap and delayed weight gradients, and GPT-OSS's
- *   selective recomputation of norms and expert activations (B200, GB200 BF16, H100) are not modelled.
+ * `_fp8cs_`/`FP8_CS` recipe), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"` (refused by the core). Each row ends with
+ * what its own recipe ran, read at the release tag of its container (MbFacts above).
+ * - Llama 3 70B is the llama-3.1-70b preset (the same architecture). SFT (llama3_70b_sft_config): full
+ *   fine-tuning, sequences packed offline to 4096 (`packing: true`); the recipe's DDP config turns the
+ *   distributed optimizer off but its optimizer config (distributed_fused_adam_with_cosine_annealing) turns it
+ *   on, and ConfigContainer.validate enables both: ZeRO 1, after the comm-overlap setup has skipped the
+ *   optimizer overlaps (param gather and grad reduce not overlapped). LoRA (llama3_70b_peft_config + perf
+ *   overrides): rank 16, alpha 32, dropout 0, adapters on linear_qkv only (Megatron's fused QKV:
+ *   `targets: ["qkv_proj"]`, one adapter), no distributed optimizer (ZeRO 0), packed; the H100 LoRA row runs
+ *   TP 2, which the core refuses for LoRA.
+ * - Kimi K2 trains with Muon without the distributed optimizer (`optimizer: "muon"`, ZeRO 0).
  * Row: release, task, system, GPUs, model, precision (the table's), GBS, MBS, sequence, FSDP, TP, PP, CP, VP, EP,
- * published tokens/s/GPU.
+ * published tokens/s/GPU, recipe facts.
  */
-const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, string, number, number, number, number, number, number, number, number, number, number][]} */ ([
+const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, string, number, number, number, number, number, number, number, number, number, number, MbFacts][]} */ ([
   // 26.02
-  ['26.02', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 8359],
-  ['26.02', 'pretrain', 'b200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 8047],
-  ['26.02', 'pretrain', 'b200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 1, 4096, 0, 1, 1, 1, 1, 8, 9691],
+  ['26.02', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 8359,
+    { tag: 'v0.3.0', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'alltoall' }],
+  ['26.02', 'pretrain', 'b200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 8047,
+    { tag: 'v0.3.0', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2', paramGather: true, recompute: 'selective', modules: ['layernorm', 'moe_act'], dispatcher: 'alltoall' }],
+  ['26.02', 'pretrain', 'b200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 1, 4096, 0, 1, 1, 1, 1, 8, 9691,
+    { tag: 'v0.3.0', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, graphs: 'TE router/preprocess', dispatcher: 'alltoall' }],
   // 26.02.01
-  ['26.02.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'MXFP8', 256, 2, 8192, 0, 1, 4, 1, 1, 1, 4798],
-  ['26.02.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'NVFP4', 256, 2, 8192, 0, 1, 1, 1, 1, 1, 7002],
-  ['26.02.01', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 1024],
-  ['26.02.01', 'pretrain', 'gb300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 4, 1, 1, 32, 6583],
-  ['26.02.01', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 1083],
-  ['26.02.01', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 1, 32, 5530],
-  ['26.02.01', 'pretrain', 'b300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 4, 8, 2644],
-  ['26.02.01', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 2, 1, 12, 8, 9058],
+  ['26.02.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'MXFP8', 256, 2, 8192, 0, 1, 4, 1, 1, 1, 4798,
+    { tag: 'v0.3.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2', recipeLayout: 'MBS 1, VP 5', paramGather: true }],
+  ['26.02.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'NVFP4', 256, 2, 8192, 0, 1, 1, 1, 1, 1, 7002,
+    { tag: 'v0.3.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2', recipeLayout: 'MBS 1, PP 4, VP 5', paramGather: true }],
+  ['26.02.01', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 1024,
+    { tag: 'v0.3.1', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_CS_V2', recipeLayout: 'TP 4, CP 1', paramGather: true, tensorOverlap: true }],
+  ['26.02.01', 'pretrain', 'gb300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 4, 1, 1, 32, 6583,
+    { tag: 'v0.3.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_FP8_MX_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['26.02.01', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 1083,
+    { tag: 'v0.3.1', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_NVFP4_V2', recipeLayout: 'VP 8', paramGather: true }],
+  ['26.02.01', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 1, 32, 5530,
+    { tag: 'v0.3.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['26.02.01', 'pretrain', 'b300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 4, 8, 2644,
+    { tag: 'v0.3.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2', recipeLayout: 'VP 1', paramGather: true, dispatcher: 'alltoall' }],
+  ['26.02.01', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 2, 1, 12, 8, 9058,
+    { tag: 'v0.3.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1', recipeLayout: 'PP 1, VP 1, EP 16', paramGather: true, dispatcher: 'HybridEP' }],
   // 26.04
-  ['26.04', 'pretrain', 'b300', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 16, 1, 1, 8, 3131],
-  ['26.04', 'pretrain', 'b200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 16, 1, 1, 8, 2815],
+  ['26.04', 'pretrain', 'b300', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 16, 1, 1, 8, 3131,
+    { tag: 'v0.4.0', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], dispatcher: 'HybridEP', mtp: 1, other: 'BF16 Adam moments and main gradients' }],
+  ['26.04', 'pretrain', 'b200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 16, 1, 1, 8, 2815,
+    { tag: 'v0.4.0', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], dispatcher: 'HybridEP', mtp: 1, other: 'BF16 Adam moments and main gradients' }],
   // 26.04.01
-  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'FP8', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 5248],
-  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'MXFP8', 256, 1, 8192, 0, 1, 4, 1, 5, 1, 4864],
-  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'NVFP4', 256, 1, 8192, 0, 1, 4, 1, 5, 1, 7296],
-  ['26.04.01', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 4096, 2, 4096, 0, 1, 2, 1, 8, 32, 4992],
-  ['26.04.01', 'pretrain', 'gb300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 19200],
-  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'FP8', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4224],
-  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'MXFP8', 256, 1, 8192, 0, 2, 4, 1, 5, 1, 3712],
-  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'NVFP4', 256, 1, 8192, 0, 2, 4, 1, 5, 1, 4864],
-  ['26.04.01', 'pretrain', 'gb200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 16640],
-  ['26.04.01', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 15232],
-  ['26.04.01', 'pretrain', 'b300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 8, 1, 1, 8, 5936],
-  ['26.04.01', 'pretrain', 'b200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 8, 1, 2, 32, 3328],
-  ['26.04.01', 'pretrain', 'b200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 13568],
-  ['26.04.01', 'pretrain', 'b200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 27136],
-  ['26.04.01', 'pretrain', 'b200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 1, 8, 3776],
-  ['26.04.01', 'pretrain', 'b200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 32768],
-  ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 6400],
-  ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 5632],
-  ['26.04.01', 'pretrain', 'h100-sxm', 64, 'llama-3.1-70b', 'FP8', 256, 1, 8192, 0, 4, 8, 1, 5, 1, 1664],
-  ['26.04.01', 'pretrain', 'h100-sxm', 64, 'gpt-oss-120b', 'BF16', 1280, 1, 4096, 0, 1, 4, 1, 1, 8, 5824],
-  ['26.04.01', 'pretrain', 'h100-sxm', 256, 'qwen3-235b-a22b', 'FP8', 8192, 1, 4096, 0, 2, 8, 1, 4, 32, 1712],
+  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'FP8', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 5248,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_CS_V2', offload: 20 }],
+  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'MXFP8', 256, 1, 8192, 0, 1, 4, 1, 5, 1, 4864,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2', paramGather: true }],
+  ['26.04.01', 'pretrain', 'gb300', 64, 'llama-3.1-70b', 'NVFP4', 256, 1, 8192, 0, 1, 4, 1, 5, 1, 7296,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2', paramGather: true }],
+  ['26.04.01', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 4096, 2, 4096, 0, 1, 2, 1, 8, 32, 4992,
+    { tag: 'v0.4.1', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], dispatcher: 'HybridEP', layout: 'Et*4|(t*4|)*14tmL', mtp: 1, other: 'BF16 Adam moments and main gradients' }],
+  ['26.04.01', 'pretrain', 'gb300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 19200,
+    { tag: 'v0.4.1', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB300_BF16_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'alltoall' }],
+  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'FP8', 256, 2, 8192, 64, 1, 1, 1, 1, 1, 4224,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2', offload: 40 }],
+  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'MXFP8', 256, 1, 8192, 0, 2, 4, 1, 5, 1, 3712,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_MX_V2', paramGather: true, tensorOverlap: true }],
+  ['26.04.01', 'pretrain', 'gb200', 64, 'llama-3.1-70b', 'NVFP4', 256, 1, 8192, 0, 2, 4, 1, 5, 1, 4864,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_NVFP4_V2', paramGather: true }],
+  ['26.04.01', 'pretrain', 'gb200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 16640,
+    { tag: 'v0.4.1', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2', paramGather: true, expertOverlap: true, recompute: 'selective', modules: ['layernorm', 'moe_act'], dispatcher: 'HybridEP', other: 'delayed weight gradients' }],
+  ['26.04.01', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 15232,
+    { tag: 'v0.4.1', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['26.04.01', 'pretrain', 'b300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 8, 1, 1, 8, 5936,
+    { tag: 'v0.4.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2', paramGather: true, dispatcher: 'alltoall' }],
+  ['26.04.01', 'pretrain', 'b200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 8, 1, 2, 32, 3328,
+    { tag: 'v0.4.1', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2', recipeLayout: 'PP 16, VP 1, EP 8', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], dispatcher: 'HybridEP', mtp: 1, other: 'BF16 Adam moments and main gradients' }],
+  ['26.04.01', 'pretrain', 'b200', 64, 'gpt-oss-120b', 'BF16', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 13568,
+    { tag: 'v0.4.1', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2', paramGather: true, recompute: 'selective', modules: ['layernorm', 'moe_act'], dispatcher: 'HybridEP' }],
+  ['26.04.01', 'pretrain', 'b200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 27136,
+    { tag: 'v0.4.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['26.04.01', 'pretrain', 'b200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 1, 8, 3776,
+    { tag: 'v0.4.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_B200_FP8_MX_V2', paramGather: true, dispatcher: 'alltoall' }],
+  ['26.04.01', 'pretrain', 'b200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 32768,
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B200_FP8_MX_V1' }],
+  ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 6400,
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1' }],
+  ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 5632,
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_NVFP4_V1' }],
+  ['26.04.01', 'pretrain', 'h100-sxm', 64, 'llama-3.1-70b', 'FP8', 256, 1, 8192, 0, 4, 8, 1, 5, 1, 1664,
+    { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
+  ['26.04.01', 'pretrain', 'h100-sxm', 64, 'gpt-oss-120b', 'BF16', 1280, 1, 4096, 0, 1, 4, 1, 1, 8, 5824,
+    { tag: 'v0.4.1', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V2', paramGather: true, recompute: 'selective', modules: ['layernorm', 'moe_act'], dispatcher: 'alltoall' }],
+  ['26.04.01', 'pretrain', 'h100-sxm', 256, 'qwen3-235b-a22b', 'FP8', 8192, 1, 4096, 0, 2, 8, 1, 4, 32, 1712,
+    { tag: 'v0.4.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, expertOverlap: true, dispatcher: 'alltoall', other: 'delayed weight gradients' }],
   // 26.06
-  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 4, 8, 1, 4, 1, 1048],
-  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'MXFP8', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 952],
-  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 8, 1, 4, 1, 1413],
-  ['26.06', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 15360, 1, 4096, 0, 1, 2, 1, 8, 32, 6422],
-  ['26.06', 'pretrain', 'gb300', 256, 'kimi-k2', 'MXFP8', 4096, 2, 4096, 0, 1, 4, 1, 4, 64, 5372],
-  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 843],
-  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'MXFP8', 1536, 1, 8192, 0, 4, 16, 1, 8, 1, 783],
-  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 16, 1, 8, 1, 1166],
-  ['26.06', 'pretrain', 'b300', 256, 'deepseek-v3', 'MXFP8', 4096, 2, 4096, 0, 1, 8, 1, 1, 8, 3541],
-  ['26.06', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 18534],
-  ['26.06', 'pretrain', 'b300', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 8, 4096, 0, 1, 1, 1, 1, 8, 40769],
-  ['26.06', 'pretrain', 'b300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 37316],
-  ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 7867],
-  ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 8131],
-  ['26.06', 'pretrain', 'h100-sxm', 1024, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 8, 8, 2, 8, 1, 326],
-  ['26.06', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 1, 1, 1, 16, 8826],
-  ['26.06', 'pretrain', 'h100-sxm', 16, 'nemotron-3-nano', 'FP8', 1024, 1, 8192, 0, 1, 1, 1, 1, 8, 14719],
-  ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4819],
-  ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4312],
-  ['26.06', 'sft', 'gb200', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 8, 1, 10, 1, 3864],
-  ['26.06', 'sft', 'gb200', 32, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 8, 1, 10, 1, 3593],
-  ['26.06', 'sft', 'h100-sxm', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 4, 4, 1, 5, 1, 1638],
-  ['26.06', 'lora', 'gb300', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 7481],
-  ['26.06', 'lora', 'gb300', 8, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 7447],
-  ['26.06', 'lora', 'gb200', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 6206],
-  ['26.06', 'lora', 'gb200', 8, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 4, 1, 20, 1, 5958],
-  ['26.06', 'lora', 'h100-sxm', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 2, 4, 1, 20, 1, 2643],
+  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 4, 8, 1, 4, 1, 1048,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
+  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'MXFP8', 1536, 1, 8192, 0, 2, 8, 2, 4, 1, 952,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_MX_V2', paramGather: true, tensorOverlap: true }],
+  ['26.06', 'pretrain', 'gb300', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 8, 1, 4, 1, 1413,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB300_NVFP4_V2', paramGather: true }],
+  ['26.06', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 15360, 1, 4096, 0, 1, 2, 1, 8, 32, 6422,
+    { tag: 'v0.5.0', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', layout: 'Et*4|(t*4|)*14tmL', mtp: 1, other: 'cuteDSL fused grouped MLP, FP8 attention, experts padded to 1.5x capacity for the graph, delayed weight gradients, BF16 Adam moments and main gradients' }],
+  ['26.06', 'pretrain', 'gb300', 256, 'kimi-k2', 'MXFP8', 4096, 2, 4096, 0, 1, 4, 1, 4, 64, 5372,
+    { tag: 'v0.5.0', recipe: 'kimi/kimi_workload_base_configs.py KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX', zero: 0, recompute: 'selective', modules: ['mla_up_proj'], dispatcher: 'HybridEP' }],
+  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 4, 16, 1, 4, 1, 843,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
+  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'MXFP8', 1536, 1, 8192, 0, 4, 16, 1, 8, 1, 783,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_MX_V2', paramGather: true, tensorOverlap: true }],
+  ['26.06', 'pretrain', 'gb200', 256, 'llama-3.1-405b', 'NVFP4', 1536, 1, 8192, 0, 4, 16, 1, 8, 1, 1166,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_NVFP4_V2', paramGather: true }],
+  ['26.06', 'pretrain', 'b300', 256, 'deepseek-v3', 'MXFP8', 4096, 2, 4096, 0, 1, 8, 1, 1, 8, 3541,
+    { tag: 'v0.5.0', recipe: 'deepseek/deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2', paramGather: true, recompute: 'selective', modules: ['mla_up_proj'], graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP', mtp: 1, other: 'BF16 Adam moments and main gradients' }],
+  ['26.06', 'pretrain', 'b300', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 8, 18534,
+    { tag: 'v0.5.0', recipe: 'gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B300_FP8_MX_V2', paramGather: true, graphs: 'TE attn/router/preprocess', dispatcher: 'HybridEP' }],
+  ['26.06', 'pretrain', 'b300', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 8, 4096, 0, 1, 1, 1, 1, 8, 40769,
+    { tag: 'v0.5.0', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'cuteDSL fused grouped MLP, FP8 attention, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.06', 'pretrain', 'b300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 37316,
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1' }],
+  ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 7867,
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1' }],
+  ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 8131,
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1' }],
+  ['26.06', 'pretrain', 'h100-sxm', 1024, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 8, 8, 2, 8, 1, 326,
+    { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
+  ['26.06', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 1, 1, 1, 16, 8826,
+    { tag: 'v0.5.0', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1', paramGather: true, dispatcher: 'HybridEP' }],
+  ['26.06', 'pretrain', 'h100-sxm', 16, 'nemotron-3-nano', 'FP8', 1024, 1, 8192, 0, 1, 1, 1, 1, 8, 14719,
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1' }],
+  ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4819,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_GB300_FP8_CS_V1', graphs: 'TE mlp' }],
+  ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4312,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_GB300_FP8_MX_V1', graphs: 'TE mlp' }],
+  ['26.06', 'sft', 'gb200', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 8, 1, 10, 1, 3864,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_GB200_FP8_CS_V1', graphs: 'TE mlp' }],
+  ['26.06', 'sft', 'gb200', 32, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 8, 1, 10, 1, 3593,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_GB200_FP8_MX_V1', graphs: 'TE mlp' }],
+  ['26.06', 'sft', 'h100-sxm', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 4, 4, 1, 5, 1, 1638,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_H100_FP8_CS_V1', tensorOverlap: true, graphs: 'TE mlp' }],
+  ['26.06', 'lora', 'gb300', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 7481,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_GB300_FP8_CS_V1', zero: 0, graphs: 'TE mlp' }],
+  ['26.06', 'lora', 'gb300', 8, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 7447,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_GB300_FP8_MX_V1', zero: 0, graphs: 'TE mlp' }],
+  ['26.06', 'lora', 'gb200', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 6206,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_GB200_FP8_CS_V1', zero: 0, graphs: 'TE mlp' }],
+  ['26.06', 'lora', 'gb200', 8, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 4, 1, 20, 1, 5958,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_GB200_FP8_MX_V1', zero: 0, graphs: 'TE mlp' }],
+  ['26.06', 'lora', 'h100-sxm', 8, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 2, 4, 1, 20, 1, 2643,
+    { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_H100_FP8_CS_V1', zero: 0, tensorOverlap: true }],
   // 26.06.01
-  ['26.06.01', 'pretrain', 'gb200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 34816],
+  ['26.06.01', 'pretrain', 'gb200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 34816,
+    { tag: 'v0.5.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_GB200_FP8_MX_V1' }],
   // 26.08
-  ['26.08', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 2, 1, 8, 32, 6288],
-  ['26.08', 'pretrain', 'gb300', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 16, 33024],
-  ['26.08', 'pretrain', 'gb300', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 8, 4096, 0, 1, 1, 1, 1, 8, 44544],
-  ['26.08', 'pretrain', 'gb300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 4, 1, 12, 32, 8816],
-  ['26.08', 'pretrain', 'gb300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 39936],
-  ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 9856],
-  ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240],
-  ['26.08', 'pretrain', 'gb300', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 1, 1, 1, 1, 64, 3552],
-  ['26.08', 'pretrain', 'gb300', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 8224],
-  ['26.08', 'pretrain', 'gb200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 4912],
-  ['26.08', 'pretrain', 'gb200', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 28672],
-  ['26.08', 'pretrain', 'gb200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 39936],
-  ['26.08', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 7280],
-  ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7040],
-  ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7168],
-  ['26.08', 'pretrain', 'gb200', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 2, 1, 1, 1, 64, 2528],
-  ['26.08', 'pretrain', 'gb200', 8, 'nemotron-3.5-lightning', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 28672],
-  ['26.08', 'pretrain', 'gb200', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 7776],
+  ['26.08', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 2, 1, 8, 32, 6288,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb300/deepseek_v3.py deepseek_v3_pretrain_256gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', layout: 'Et*4|(t*4|)*14tmL', mtp: 1, other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients, BF16 Adam moments and main gradients' }],
+  ['26.08', 'pretrain', 'gb300', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 16, 33024,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/gpt_oss/gb300/gpt_oss.py gpt_oss_120b_pretrain_64gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb300', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 8, 4096, 0, 1, 1, 1, 1, 8, 44544,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb300/qwen3_moe.py qwen3_30b_a3b_pretrain_8gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 4, 1, 12, 32, 8816,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb300/qwen3_moe.py qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 39936,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 9856,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config' }],
+  ['26.08', 'pretrain', 'gb300', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 1, 1, 1, 1, 64, 3552,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb300', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 8224,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb300/deepseek_v4.py deepseek_v4_flash_pretrain_128gpu_gb300_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 4912,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb200/deepseek_v3.py deepseek_v3_pretrain_256gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, recompute: 'selective', modules: ['mla_up_proj'], graphs: 'full iteration', dispatcher: 'HybridEP', mtp: 1, other: 'TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients, BF16 Adam moments and main gradients' }],
+  ['26.08', 'pretrain', 'gb200', 64, 'gpt-oss-120b', 'MXFP8', 1280, 4, 4096, 0, 1, 1, 1, 1, 64, 28672,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/gpt_oss/gb200/gpt_oss.py gpt_oss_120b_pretrain_64gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb200', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 4, 4096, 0, 1, 1, 1, 1, 8, 39936,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb200/qwen3_moe.py qwen3_30b_a3b_pretrain_8gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 7280,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb200/qwen3_moe.py qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
+  ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7040,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7168,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config' }],
+  ['26.08', 'pretrain', 'gb200', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 2, 1, 1, 1, 64, 2528,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb200', 8, 'nemotron-3.5-lightning', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 28672,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config' }],
+  ['26.08', 'pretrain', 'gb200', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 7776,
+    { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb200/deepseek_v4.py deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config' }],
 ]);
 
 /** The request's FP8 recipe for each precision label of the tables (absent: BF16). */
 const MB_FP8_RECIPE = /** @type {Record<string, string>} */ ({ 'fp8-cs': 'current', FP8: 'current', 'fp8-mx': 'mxfp8', MXFP8: 'mxfp8', NVFP4: 'nvfp4' });
 
 /**
- * One Megatron-Bridge row as a bench item: the table's columns and the recipe's settings mapped to a request
- * the same way for every release (the 25.11 rows give the same requests as before).
+ * The row's note: the recipe it was read from, where the recipe's preset differs from the published layout, and
+ * what the recipe ran that the request cannot state.
+ * @param {MbFacts} f
+ */
+function mbNote(f) {
+  const name = f.recipe ? f.recipe.split(' ').pop() : '';
+  const unstated = [
+    f.recompute === 'selective' && f.modules?.length ? `selective recomputation of ${f.modules.join(', ')}` : '',
+    f.modulesIgnored ? `${f.modulesIgnored.join(', ')} listed for recomputation, not enabled` : '',
+    f.graphs ? `CUDA graphs (${f.graphs})` : '',
+    f.dispatcher && f.dispatcher !== 'alltoall' ? `${f.dispatcher} dispatcher` : '',
+    f.offload ? `activation offload of ${f.offload} layers` : '',
+    f.layout ? `layout ${f.layout}` : '',
+    f.mtp ? `${f.mtp} MTP layer` : '',
+    f.other ?? '',
+  ].filter(Boolean);
+  return [`${f.tag} ${name}`, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
+    unstated.length ? `not stated: ${unstated.join('; ')}` : ''].filter(Boolean).join('. ');
+}
+
+/**
+ * One Megatron-Bridge row as a bench item: the table's layout, and the settings its own recipe ran (`f`) where
+ * the request can state them.
  * @param {string} release
  * @param {string} task pretrain, sft or lora
- * @param {[string, number, string, string, number, number, number, number, number, number, number, number, number, number]} row
+ * @param {[string, number, string, string, number, number, number, number, number, number, number, number, number, number, MbFacts]} row
  */
-function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, seq, fsdp, tensor, pipeline, context, virtual, expert, tps]) {
+function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, seq, fsdp, tensor, pipeline, context, virtual, expert, tps, f]) {
   const recipe = MB_FP8_RECIPE[precision];
   const fp8 = recipe ? { precision: 'fp8', fp8_recipe: recipe } : {};
   const layout = [fsdp ? `FSDP ${fsdp}` : '', tensor > 1 ? `TP ${tensor}` : '', pipeline > 1 ? `PP ${pipeline}` : '',
@@ -388,28 +550,35 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
   const finetune = task === 'sft' ? { finetune: { method: 'full' }, packing: true }
     : task === 'lora' ? { finetune: { method: 'lora', rank: 16, alpha: 32, dropout: 0, targets: ['qkv_proj'] }, packing: true } : {};
   const muon = model === 'kimi-k2';
+  const zero = f.zero ?? 1;
   return {
     source: `Megatron-Bridge performance summary, ${release}`,
     run: `${model}${what}, ${gpus}× ${hw.toUpperCase()} (${layout.join(' + ') || 'DP'}), ${precision.toUpperCase()}, sequence ${seq}, micro-batch ${mbs}, global batch ${gbs}`,
     unit: 'tokens/s/GPU',
     published: tps,
+    note: mbNote(f),
     refusedWhy: NOT_IN_CATALOGUE[model],
     request: {
       model: muon ? { hf_config: KIMI_K2, name: 'Kimi K2' } : { preset: model },
       training: {
         batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: muon ? 'muon' : 'adamw', attention: 'flash', kernels: 'megatron',
-        state_accounting: 'megatron', ...fp8, ...finetune,
+        state_accounting: 'megatron_bf16', ...fp8, ...finetune,
       },
       hardware: [hw],
       options: { per_layer: false },
       parallel: {
-        gpus, tensor, pipeline, micro_batch_size: mbs, recompute: 'none',
-        ...(fsdp ? { fsdp: true } : muon ? {} : { zero_stage: 1 }),
+        // Selective recomputation of named modules is not statable yet: sent as none, listed in the note.
+        gpus, tensor, pipeline, micro_batch_size: mbs, recompute: f.recompute === 'full' ? 'full' : 'none',
+        ...(f.recomputeEvery ? { recompute_every: f.recomputeEvery } : {}),
+        ...(fsdp ? { fsdp: true } : zero ? { zero_stage: zero } : {}),
         ...(tensor > 1 ? { sequence_parallel: true } : {}),
         ...(virtual > 1 ? { virtual_stages: virtual } : {}),
         ...(context > 1 ? { context } : {}),
         ...(expert > 1 ? { expert } : {}),
         ...(pipeline > 1 && EMBEDDING_LOSS_SPLIT.has(model) ? { pipeline_embedding_loss: true } : {}),
+        ...(f.paramGather ? { overlap_param_gather: true } : {}),
+        ...(f.tensorOverlap ? { tensor_overlap: true } : {}),
+        ...(f.expertOverlap ? { expert_overlap: true } : {}),
       },
     },
     /** Predicted tokens per second per GPU. */
@@ -420,7 +589,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
 const MEGATRON_BRIDGE = [
   ...MEGATRON_BRIDGE_2511.map((row) => megatronBridge('25.11', 'pretrain', row)),
   ...MEGATRON_BRIDGE_26.map(([release = '', task = '', ...row]) => megatronBridge(release, task,
-    /** @type {[string, number, string, string, number, number, number, number, number, number, number, number, number, number]} */ (row))),
+    /** @type {[string, number, string, string, number, number, number, number, number, number, number, number, number, number, MbFacts]} */ (row))),
 ];
 
 /** @type {{ source: string, run: string, published: number, why: string }[]} */
@@ -432,17 +601,19 @@ const f1 = (v) => v.toFixed(1);
 export async function main() {
   /**
    * @type {{source: string, run: string, unit: string, published: number, predictor: string, predicted: number,
-   *   error: number, step_s: number, bubble: number, comm: number, fits: boolean, memory: number, publishedMemory: string}[]}
+   *   error: number, step_s: number, bubble: number, comm: number, fits: boolean, memory: number, publishedMemory: string,
+   *   note: string}[]}
    */
   const rows = [];
-  /** @type {{source: string, run: string, unit: string, published: number, why: string}[]} */
-  const refused = NOT_PREDICTED.map((r) => ({ ...r, unit: 'TFLOP/s/GPU' }));
+  /** @type {{source: string, run: string, unit: string, published: number, why: string, note: string}[]} */
+  const refused = NOT_PREDICTED.map((r) => ({ ...r, unit: 'TFLOP/s/GPU', note: '' }));
   const items = [...MEGATRON_2021, ...LLAMA3, ...TORCHTITAN, ...MEGATRON_BRIDGE];
   for (const item of items) {
     const unit = 'unit' in item ? String(item.unit) : 'TFLOP/s/GPU';
+    const note = 'note' in item ? String(item.note) : '';
     if ('refusedWhy' in item && item.refusedWhy) {
       // A model the core has no form for: listed with the reason, no request sent.
-      refused.push({ source: item.source, run: item.run, unit, published: item.published, why: item.refusedWhy });
+      refused.push({ source: item.source, run: item.run, unit, published: item.published, why: item.refusedWhy, note });
       process.stderr.write(`${item.run}: not sent: ${item.refusedWhy}\n`);
       continue;
     }
@@ -452,7 +623,7 @@ export async function main() {
     } catch (e) {
       // A layout the core refuses is reported as refused, with the core's own reason.
       const why = /** @type {Error} */ (e).message.split('; expected')[0]?.slice(0, 160) ?? '';
-      refused.push({ source: item.source, run: item.run, unit, published: item.published, why });
+      refused.push({ source: item.source, run: item.run, unit, published: item.published, why, note });
       process.stderr.write(`${item.run}: refused: ${/** @type {Error} */ (e).message}\n`);
       continue;
     }
@@ -474,6 +645,7 @@ export async function main() {
       fits: r.fits,
       memory: r.memory_gb,
       publishedMemory: 'publishedMemory' in item ? String(item.publishedMemory) : '',
+      note,
     });
     process.stderr.write(`${item.run}: ${f1(predicted)} vs ${item.published}\n`);
   }
@@ -509,13 +681,13 @@ export async function main() {
     '(their Eq. 3, 96·B·s·l·h²·(1 + s/6h + V/16lh) FLOPs per iteration, divided by our predicted step);',
     'Llama 3 reports model FLOPs (BF16 MFU × 989 TFLOP/s; ours is the response\'s `mfu` × 989).',
     '',
-    '| source | run | unit | published | predicted | error | step (s) | bubble | exposed comm. | fits (GB/GPU) | published memory |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|',
+    '| source | run | unit | published | predicted | error | step (s) | bubble | exposed comm. | fits (GB/GPU) | published memory | recipe note |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|',
     ...rows.map(
       (r) =>
-        `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | ${f1(r.predicted)} | ${r.error >= 0 ? '+' : ''}${f1(r.error * 100)}% | ${r.step_s.toFixed(2)} | ${f1(r.bubble * 100)}% | ${f1(r.comm * 100)}% | ${r.fits ? 'yes' : 'no'} (${f1(r.memory)}) | ${r.publishedMemory} |`,
+        `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | ${f1(r.predicted)} | ${r.error >= 0 ? '+' : ''}${f1(r.error * 100)}% | ${r.step_s.toFixed(2)} | ${f1(r.bubble * 100)}% | ${f1(r.comm * 100)}% | ${r.fits ? 'yes' : 'no'} (${f1(r.memory)}) | ${r.publishedMemory} | ${r.note.replace(/\|/g, '/')} |`,
     ),
-    ...refused.map((r) => `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | n/a | refused: ${r.why.replace(/\|/g, '/')} | | | | | |`),
+    ...refused.map((r) => `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | n/a | refused: ${r.why.replace(/\|/g, '/')} | | | | | | ${r.note.replace(/\|/g, '/')} |`),
     '',
     `Over the ${rows.length} predicted runs: mean absolute error ${f1(mape)}%, mean signed error ${sign1(signed)}%.`,
     '',
@@ -552,41 +724,49 @@ export async function main() {
     '  is torchtitan\'s op-level policy, which also recomputes every second matmul of a block (`recompute: "torchtitan_op"`); Float8 is torchao\'s tensorwise dynamic scaling',
     '  (`fp8_recipe: "current"`); AsyncTP is not modelled; the interleaved run\'s chunks per stage are not',
     '  stated (2 assumed). Memory is compared with the published peak GiB per GPU.',
-    '- Megatron-Bridge (NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md @ 067f987d, 25.11 container,',
-    '  Apache-2.0): the table\'s layouts as stated; from the recipes (same commit): ZeRO 1 (distributed optimizer) or',
-    '  Megatron-FSDP where the table says FSDP, TransformerEngine kernels (`kernels: "megatron"`: cuDNN fused attention,',
-    '  timed from the catalogue\'s measured `fused_attention`), sequence parallelism with TP > 1, no recomputation;',
-    '  FP8-CS = `fp8_recipe: "current"`, FP8-MX = `"mxfp8"`; MoE routing balanced and dropless as the page says.',
-    '  Not modelled: CUDA graphs, TP communication overlap, the MoE recipes\' recomputation of small modules (MLA',
-    '  up-projections, expert activations, norms), the 70B FSDP rows\' activation offload. The 405B and Qwen3-235B',
-    '  recipes count the embedding and the loss as pipeline layers (`parallel.pipeline_embedding_loss`). Refused:',
-    '  DeepSeek-V3\'s explicit layout strings (with its MTP layer), and EP carved out of TP × DP (parallel folding).',
-    '- Megatron-Bridge 26.02 to 26.08 (same repository and commit: docs/performance-summary.md for 26.08,',
-    '  docs/performance-summary-archive.md for 26.06.01, 26.06, 26.04.01, 26.04, 26.02.01 and 26.02; Apache-2.0): each',
-    '  distinct configuration (task, model, system, GPUs, precision, GBS, MBS, sequence, FSDP, TP, PP, CP, VP, EP) once,',
-    '  from the newest release that publishes it; the older releases\' numbers for identical configurations (153 of',
-    '  the 233 table rows) are superseded and not shown. The 25.11 rows above are kept as they were. The mapping is',
-    '  the 25.11 one with each row\'s release as its source: tables from 26.06 on have no FSDP column (taken as 0; of',
-    '  their recipes only Nemotron 3 Ultra\'s, not predicted, uses Megatron-FSDP), "n/a" VP or EP is 1; "FP8" is the',
-    '  perf launcher\'s `fp8_cs` (per-tensor',
-    '  current scaling, `fp8_recipe: "current"`; scripts/performance offers bf16, fp8_cs, fp8_mx, fp8_sc and nvfp4, and',
-    '  each FP8 row has an `_fp8cs_` recipe, on H100 as on Blackwell), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"`, which the',
-    '  core refuses (no FP4 peak in the catalogue). Unstated settings come from the perf recipes at the same commit',
-    '  (src/megatron/bridge/perf_recipes), which are 26.08\'s: an older row\'s recipe may have differed, and its layout',
-    '  is used as published. Llama 3 70B is the `llama-3.1-70b` preset (the same architecture, as for 25.11). SFT',
-    '  (26.06): full fine-tuning (`finetune.method: "full"`), distributed optimizer (ZeRO 1), sequences packed offline',
-    '  to 4096 (`packing: true`; attention timed over the whole row). LoRA (26.06): rank 16, alpha 32, dropout 0 on',
-    '  Megatron\'s fused linear_qkv only (`targets: ["qkv_proj"]`: one adapter on Q, K and V), ZeRO 1, packed; the',
-    '  H100 LoRA row runs TP 2, which the core refuses for LoRA. Kimi K2 (no preset): a `deepseek_v3` config of',
-    '  Megatron-Bridge\'s KimiK2Provider (src/megatron/bridge/models/kimi/kimi_provider.py @ dc805f5c: 61 layers, 384',
-    '  experts, 64 heads, first layer dense), Muon without the distributed optimizer (`optimizer: "muon"`, ZeRO 0) as',
-    '  its recipe and the table\'s note say. Not modelled, besides what the 25.11 note lists: one MTP layer and explicit',
-    '  layout strings in the DeepSeek-V3 and Kimi K2 recipes (rows without VP are split by cost, MTP not built; rows',
-    '  with VP are refused, 61 blocks not dividing), the H100 70B FP8 layout string, the MoE recipes\' HybridEP /',
-    '  DeepEP dispatchers, full-iteration CUDA graphs with an expert-rank capacity of 1.5 for padding, expert-parallel',
-    '  communication overlap and delayed weight gradients. Not predicted: Nemotron 3 Nano / Super / Ultra and',
-    '  Nemotron 3.5 Lightning (Mamba-2 / attention / MoE hybrids, `nemotron_h`) and DeepSeek-V4-Flash (compressed',
-    '  sparse attention, hyper-connections): no preset and no model type in the core, listed as refused with that reason.',
+    '- Megatron-Bridge (NVIDIA-NeMo/Megatron-Bridge, Apache-2.0): the tables of docs/performance-summary-archive.md',
+    '  (25.11, 26.02 to 26.06.01) and docs/performance-summary.md (26.08) @ 067f987d, each release its own block;',
+    '  the 25.11 rows as published, and from 26.02 on each distinct configuration (task, model, system, GPUs,',
+    '  precision, GBS, MBS, sequence, FSDP, TP, PP, CP, VP, EP) once, from the newest release that publishes it (153',
+    '  of the 233 newer table rows are older numbers of identical configurations, not shown). The layout sent is',
+    '  the table\'s. Everything else comes from the row\'s own benchmark recipe, read at the release tag of its',
+    '  container: 25.11 = v0.2.0, 26.02 = v0.3.0, 26.02.01 = v0.3.1, 26.04 = v0.4.0, 26.04.01 = v0.4.1, 26.06 =',
+    '  v0.5.0, 26.06.01 = v0.5.1, 26.08 = v0.6.0 (docs/releases/software-versions.md for the four base containers,',
+    '  the v0.6.0 release notes for 26.08, the tag and table dates for the patch containers); the recipe is the',
+    '  workload preset in scripts/performance/configs/ up to v0.5.1 and the function in src/megatron/bridge/',
+    '  perf_recipes/ at v0.6.0, named in each row\'s note with the places where its preset differs from the',
+    '  published layout (web/bench/scale.mjs, MbFacts). Stated from the recipe: Megatron\'s distributed',
+    '  optimizer (ZeRO 1; none for Kimi K2\'s Muon and for LoRA, whose recipes turn it off; Megatron-FSDP where the',
+    '  FSDP column says so), gradients reduced in BF16 (`state_accounting: "megatron_bf16"`: every perf recipe sets',
+    '  grad_reduce_in_fp32 off), the parameter all-gather overlapped with the forward with data parallelism > 1',
+    '  (`overlap_param_gather`; not in v0.2.0\'s MXFP8 Llama 70B/405B, DeepSeek-V3 and Qwen3-235B-B200 runs, whose',
+    '  scripts turn it off, nor in the SFT runs), TransformerEngine\'s tensor-parallel overlap (`tensor_overlap`:',
+    '  Llama 70B/405B and the fine-tuning runs with TP > 1, not NVFP4; the Qwen3 H100 scripts turn it off), the',
+    '  MoE all-to-all overlap (`expert_overlap`, where the preset sets moe_a2a_overlap or the v0.6.0 recipe turns',
+    '  it on), full block recomputation (Llama 3 8B on H100: 5 of 32 layers, stated as every 6th block), sequence',
+    '  parallelism with TP > 1, fused attention (`kernels: "megatron"`: cuDNN, timed from the catalogue\'s measured',
+    '  `fused_attention`), FP8-CS / "FP8" = `fp8_recipe: "current"`, FP8-MX / MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"`',
+    '  (refused: no FP4 peak in the catalogue); the 405B and Qwen3-235B recipes count embedding and loss as',
+    '  pipeline layers (`pipeline_embedding_loss`); MoE routing balanced and dropless as the page says. SFT: full',
+    '  fine-tuning on sequences packed to 4096 (`packing: true`). LoRA: rank 16, alpha 32, dropout 0 on Megatron\'s',
+    '  fused linear_qkv (`targets: ["qkv_proj"]`), packed; the H100 LoRA row runs TP 2, which the core refuses for',
+    '  LoRA. Kimi K2 (no preset): a `deepseek_v3` config of Megatron-Bridge\'s KimiK2Provider',
+    '  (src/megatron/bridge/models/kimi/kimi_provider.py @ dc805f5c: 61 layers, 384 experts, 64 heads, first layer',
+    '  dense) trained with Muon (`optimizer: "muon"`). Not stated, listed per row: Megatron-Core\'s selective',
+    '  recomputation of named modules (MLA up-projections, expert activations, norms; the request has no field for',
+    '  the module list yet, so these rows are sent without recomputation), CUDA graphs (TransformerEngine per-module',
+    '  graphs or full-iteration graphs, the latter with experts padded to 1.5x capacity), the HybridEP / DeepEP',
+    '  flex dispatchers, activation offload of 5 to 40 layers, explicit pipeline layout strings and DeepSeek-V3\'s',
+    '  MTP layer (not built; rows without VP are split by cost over whole blocks, rows with VP are refused, 61',
+    '  blocks not dividing), BF16 Adam moments and main gradients in the DeepSeek-V3 recipes, FP8 attention,',
+    '  cuteDSL / TE-op-fuser grouped MLPs, delayed weight gradients, the FP8 parameter all-gather of the FP8 and',
+    '  MXFP8 recipes, and the param gather overlapped with the optimizer step (DP > 1, PP > 1, VP > 1). Where a',
+    '  preset disagrees with the published layout (20 of the 31 25.11 rows, 2 of them in the global batch only;',
+    '  7 of the 80 newer configurations; the launcher takes layout and batch from its command line), its other',
+    '  settings are still applied. Not predicted: Nemotron 3 Nano / Super /',
+    '  Ultra and Nemotron 3.5 Lightning (Mamba-2 / attention / MoE hybrids, `nemotron_h`) and DeepSeek-V4-Flash',
+    '  (compressed sparse attention, hyper-connections): no preset and no model type in the core, listed as',
+    '  refused with that reason.',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',
     '  modelled (docs/PREDICTION.md, "More than one GPU").',
     '',
