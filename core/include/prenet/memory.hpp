@@ -105,6 +105,15 @@ struct StageInputs {
 };
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
+/// The per-layer facts stage_inputs reads beside the shard's layers, computed once per shard: FP8 linears
+/// (layers/fp8.cpp) and the loss side (kept on the device by activation offload).
+struct ShardFacts {
+  std::vector<bool> fp8, loss_side;
+};
+ShardFacts shard_facts(const ShardedNetwork& shard);
+/// stage_inputs with the shard's facts given (plan mode asks for every stage of every layout of one shard).
+StageInputs stage_inputs(const ShardedNetwork& shard, const ShardFacts& facts, const std::vector<double>& saved,
+                         const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last);
 /// What training.offload and training.activation_offload move from one GPU's device memory to the host.
 /// `trained` and `frozen_bytes` are the GPU's parameters before ZeRO sharding, `s_opt` / `s_w` the shares ZeRO
 /// leaves it of the optimizer states and of the weights; `activations` the bytes of saved activations it keeps

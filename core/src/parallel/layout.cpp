@@ -30,12 +30,18 @@ void add_chunk(StageInputs& to, const StageInputs& c) {
 std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
                                          const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds,
                                          std::int64_t virtual_stages) {
+  return stage_inputs_of(shard, shard_facts(shard), saved, saved_none, bounds, virtual_stages);
+}
+
+std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const ShardFacts& facts,
+                                         const std::vector<double>& saved, const std::vector<double>& saved_none,
+                                         const std::vector<std::size_t>& bounds, std::int64_t virtual_stages) {
   const std::size_t chunks = bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(std::max<std::int64_t>(virtual_stages, 1));
   std::vector<StageInputs> out(stages);
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
   for (std::size_t j = 0; j < chunks; ++j) {
-    add_chunk(out[j % stages], stage_inputs(shard, saved, saved_none, bounds[j], bounds[j + 1]));
+    add_chunk(out[j % stages], stage_inputs(shard, facts, saved, saved_none, bounds[j], bounds[j + 1]));
   }
   return out;
 }
@@ -115,6 +121,7 @@ const ShardedNetwork* LayoutEvaluator::shard(const ParallelConfig& cfg) {
   if (shard_key_ != key) {
     shard_key_ = key;
     shard_.reset();
+    facts_.reset();
     try {
       ShardedNetwork s = shard_with_context(net_, cfg, kernel_context(training_));
       shard_experts(s, cfg.expert, kernel_context(training_));
@@ -166,7 +173,14 @@ const std::vector<StageInputs>& LayoutEvaluator::stages(const ParallelConfig& cf
   if (stages_key_ != key || stage_bounds_ != bounds || stages_virtual_ != cfg.virtual_stages) {
     const std::vector<double>& kept = saved(cfg, cfg.recompute);
     const std::vector<double>& none = saved(cfg, Recompute::None);
-    stages_ = stage_inputs_of(*shard(cfg), kept, none, bounds, cfg.virtual_stages);
+    const ShardedNetwork& sharded = *shard(cfg);
+    // The reused shard (memory advice) is not shard_: its facts are computed here, not kept.
+    if (!shard_ || &sharded != &*shard_) {
+      stages_ = stage_inputs_of(sharded, kept, none, bounds, cfg.virtual_stages);
+    } else {
+      if (!facts_) facts_ = shard_facts(sharded);
+      stages_ = stage_inputs_of(sharded, *facts_, kept, none, bounds, cfg.virtual_stages);
+    }
     stages_key_ = key;
     stage_bounds_ = bounds;
     stages_virtual_ = cfg.virtual_stages;

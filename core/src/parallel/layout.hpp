@@ -26,6 +26,10 @@ namespace prenet {
 std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const std::vector<double>& saved,
                                          const std::vector<double>& saved_none, const std::vector<std::size_t>& bounds,
                                          std::int64_t virtual_stages = 1);
+/// The same with the shard's facts (shard_facts) computed once by the caller.
+std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const ShardFacts& facts,
+                                         const std::vector<double>& saved, const std::vector<double>& saved_none,
+                                         const std::vector<std::size_t>& bounds, std::int64_t virtual_stages);
 
 /// Memory of the fullest GPU of `cfg` whose stages keep `stages` (the first stage's when several tie).
 MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const ParallelConfig& cfg,
@@ -79,6 +83,7 @@ class LayoutEvaluator {
 
   std::optional<Key> shard_key_, work_key_, timing_key_, saved_key_, none_key_, stages_key_;
   std::optional<ShardedNetwork> shard_;  // empty after a refused split
+  std::optional<ShardFacts> facts_;      // of shard_, computed on first use
   StepWork work_;
   Timing timing_;
   std::vector<double> saved_, none_;

@@ -318,11 +318,20 @@ MemoryEstimate estimate_memory(const Network& net, const StepWork& work, const T
   return m;
 }
 
+ShardFacts shard_facts(const ShardedNetwork& shard) {
+  return {fp8_linear_layers(shard.net), loss_side_layers(shard.net)};
+}
+
 StageInputs stage_inputs(const ShardedNetwork& shard, const std::vector<double>& saved,
                          const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last) {
+  return stage_inputs(shard, shard_facts(shard), saved, saved_without_recompute, first, last);
+}
+
+StageInputs stage_inputs(const ShardedNetwork& shard, const ShardFacts& facts, const std::vector<double>& saved,
+                         const std::vector<double>& saved_without_recompute, std::size_t first, std::size_t last) {
   StageInputs in;
-  const std::vector<bool> fp8 = fp8_linear_layers(shard.net);
-  const std::vector<bool> loss_side = loss_side_layers(shard.net);
+  const std::vector<bool>& fp8 = facts.fp8;
+  const std::vector<bool>& loss_side = facts.loss_side;
   double block_acts = 0;
   int block = -1;
   for (std::size_t l = first; l < last; ++l) {
