@@ -1,10 +1,11 @@
 // Offload to host memory (docs/PREDICTION.md, Offload): training.offload (DeepSpeed ZeRO-Offload, FSDP CPU offload)
 // and training.activation_offload (torchtune OffloadActivations). Expected numbers from the formulas written here.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "helpers.hpp"
+#include "parallel/offload.hpp"
 #include "prenet/api.hpp"
 #include "prenet/hardware.hpp"
 
@@ -163,4 +164,20 @@ TEST_CASE("every catalogue accelerator has a host", "[offload][hardware]") {
   custom.erase("host");
   const Json r = predict(request({{"offload", "optimizer"}}, custom))["results"][0];
   CHECK(r["host_memory_gb"].get<double>() == prenet::default_host().memory_gb);
+}
+
+TEST_CASE("activation offload: a saved tensor's copy hides behind the compute up to the next saved tensor",
+          "[offload]") {
+  prenet::HostSpec host;
+  host.link_gbs = 10;  // 1e7 bytes per ms
+  // A checkpointed block: its input (4e7 bytes, 4 ms each way) is saved by its first layer; the block's other
+  // layers save nothing and run 1 + 2 ms forward, 2 + 3 ms backward behind the copy.
+  const std::vector<std::array<double, 3>> block = {{4e7, 0.5, 0.5}, {0, 1, 2}, {0, 2, 3}};
+  CHECK(prenet::exposed_activation_copies_ms(block, host) == Approx((4 - 3.5) + 0.0));
+  // Two saving layers each hide only behind their own window.
+  const std::vector<std::array<double, 3>> two = {{2e7, 1, 1}, {0, 0.5, 0.5}, {1e7, 0.2, 3}};
+  CHECK(prenet::exposed_activation_copies_ms(two, host) == Approx((2 - 1.5) + (2 - 1.5) + (1 - 0.2) + 0.0));
+  // Layers before the first saved tensor hide nothing; no saved tensor, nothing exposed.
+  CHECK(prenet::exposed_activation_copies_ms({{0, 5, 5}, {1e7, 0.1, 0.1}}, host) == Approx(2 * (1 - 0.1)));
+  CHECK(prenet::exposed_activation_copies_ms({{0, 1, 1}}, host) == 0);
 }

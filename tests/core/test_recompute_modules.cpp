@@ -415,6 +415,12 @@ TEST_CASE("parallel.recompute_modules: names, selective only, and modules the mo
         parse_parallel({{"recompute", "selective"}, {"recompute_modules", Json::array()}}, 32);
       },
       "parallel.recompute_modules", "list of 1 to");
+  // Megatron-Core: "disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm".
+  const Json overlap = {{"gpus", 2}, {"expert", 2}, {"recompute", "selective"}, {"expert_overlap", true}};
+  CHECK(parse_parallel(overlap, 32).expert_overlap);
+  Json with_moe = overlap;
+  with_moe["recompute_modules"] = {"moe_act", "moe"};
+  require_input_error([&] { parse_parallel(with_moe, 32); }, "parallel.expert_overlap", "recompute_modules moe");
 
   auto refuse = [](const Network& net, RecomputeModules modules, const std::string& needle,
                    Precision precision = Precision::BF16, std::optional<Fp8Recipe> recipe = std::nullopt) {

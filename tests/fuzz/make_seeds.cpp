@@ -114,6 +114,23 @@ int main(int argc, char** argv) {
                 {"pipeline_embedding_loss", true}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // Megatron's overlaps and folded experts: Qwen3-30B-A3B, tensor 2 with whole experts over 4 ranks, ZeRO 1.
+  write(out / "request", "overlaps.json",
+        Json({{"model", {{"preset", "qwen3-30b-a3b"}}},
+              {"training", {{"batch_size", 8}, {"seq_len", 512}, {"precision", "bf16"},
+                            {"state_accounting", "megatron_bf16"}}},
+              {"parallel",
+               {{"gpus", 4},
+                {"tensor", 2},
+                {"sequence_parallel", true},
+                {"expert", 4},
+                {"zero_stage", 1},
+                {"micro_batches", 4},
+                {"overlap_param_gather", true},
+                {"expert_overlap", true},
+                {"tensor_overlap", true}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},

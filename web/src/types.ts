@@ -106,6 +106,12 @@ export interface ParallelSpec {
   accumulate_unsharded?: boolean;
   /** Megatron's pipeline split counting the embedding and the loss as one layer each (pipeline > 1). */
   pipeline_embedding_loss?: boolean;
+  /** ZeRO 1/2: the updated weights' gather behind the next step's first forward (Megatron --overlap-param-gather). */
+  overlap_param_gather?: boolean;
+  /** Megatron-Core's --overlap-moe-expert-parallel-comm: expert all-to-alls behind another micro-batch's compute. */
+  expert_overlap?: boolean;
+  /** TransformerEngine userbuffers: tensor-parallel collectives behind their GEMMs (needs sequence_parallel). */
+  tensor_overlap?: boolean;
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full' | 'ops';

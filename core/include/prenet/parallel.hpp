@@ -56,8 +56,8 @@ struct LinkOverride {
 /// The request's `parallel` section after validation; degrees are resolved, links maybe not.
 struct ParallelConfig {
   std::int64_t gpus = 1, data = 1, tensor = 1, pipeline = 1;
-  std::int64_t context = 1;          // context parallelism: the sequence split over this many GPUs (ring attention)
-  std::int64_t expert = 1;  // expert parallelism: experts sharded over this many of the tensor x context x data ranks
+  std::int64_t context = 1;  // context parallelism: the sequence split over this many GPUs (ring attention)
+  std::int64_t expert = 1;   // expert parallelism: experts sharded over this many of the tensor x context x data ranks
   std::int64_t virtual_stages = 1;   // interleaved 1F1B: model chunks per pipeline stage
   std::int64_t recompute_every = 1;  // recomputation checkpoints every n-th block only (1: all)
   std::int64_t micro_batch_size = 1, micro_batches = 1;
@@ -71,6 +71,11 @@ struct ParallelConfig {
   // Megatron-LM's pipeline split that counts the embedding and the loss as one layer each
   // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split): blocks + 2 over the chunks.
   bool pipeline_embedding_loss = false;
+  // Communication hidden behind compute as Megatron-Core runs it (docs/PREDICTION.md, "Overlapped communication"):
+  // ZeRO-1/2's gather of updated weights behind the next step's first forward (--overlap-param-gather), the expert
+  // all-to-alls of one micro-batch behind another's compute (--overlap-moe-expert-parallel-comm), and the tensor-
+  // parallel collectives behind their GEMMs (TransformerEngine's userbuffers, tp_comm_overlap).
+  bool overlap_param_gather = false, expert_overlap = false, tensor_overlap = false;
   std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
   LinkOverride intra_node, inter_node;
 };
@@ -266,9 +271,9 @@ struct StagePlan {
   // Parameters whose gradients are reduced: the trainable ones and the frozen weights that get gradients
   // (training.finetune.frozen_gradients); empty in a plan built by hand: `trainable`.
   std::vector<double> reduced;
-  double boundary_elements = 0;                              // per sample, the largest activation sent between stages
-  double busy_total = 0;                                     // sum over stages of forward + backward + tensor
-  std::size_t critical = 0;                                  // the stage with the most forward + backward + tensor
+  double boundary_elements = 0;  // per sample, the largest activation sent between stages
+  double busy_total = 0;         // sum over stages of forward + backward + tensor
+  std::size_t critical = 0;      // the stage with the most forward + backward + tensor
   // Interleaved 1F1B: model chunks per stage; `bounds` then holds pipeline x virtual_stages chunks, chunk j on
   // stage j mod pipeline, and the per-stage sums add their chunks.
   std::int64_t virtual_stages = 1;
@@ -284,6 +289,12 @@ struct StagePlan {
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                       const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
                       const std::vector<double>& context_ms = {});
+/// Exposed expert all-to-all time (ms) of a step under Megatron-Core's expert overlap (parallel.expert_overlap): the
+/// forward of one micro-batch and the backward of another run merged, each one's all-to-alls behind the other's
+/// compute; the micro-batches the critical stage runs alone (warm-up and cool-down, micro_batches_in_flight) expose
+/// theirs: alone x a2a + (m - alone) x max(0, a2a - (forward + backward)), per micro-batch sums of the stage.
+double overlapped_expert_ms(const StagePlan& sp, const ParallelConfig& cfg);
+
 /// The step of `cfg` from its stage sums.
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);

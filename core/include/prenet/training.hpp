@@ -127,7 +127,7 @@ enum class Offload { None, Optimizer, OptimizerParams };
 /// docs/PREDICTION.md, "Gradient and master-weight accounting"): DeepSpeed's 16-bit weights, FP32 master and
 /// 16-bit gradients; Megatron-LM's FP32 main gradients; PyTorch autocast's FP32 weights and gradients; FSDP2's
 /// MixedPrecisionPolicy (FP32 sharded parameters and gradients, 16-bit copies of the gathered layers only).
-enum class StateAccounting { DeepSpeed, Megatron, Autocast, Fsdp };
+enum class StateAccounting { DeepSpeed, Megatron, Autocast, Fsdp, MegatronBf16 };
 
 struct TrainingConfig {
   std::int64_t batch_size = 32;

@@ -130,6 +130,9 @@ StateBytes state_bytes(const TrainingConfig& training) {
       // Megatron-LM: 16-bit parameters, FP32 main parameters in the optimizer and FP32 main gradients
       // (docs/source/api-guide/dist_optimizer.md: "float16 param, fp32 grads: 18", distributed "6 + 12/d").
       case StateAccounting::Megatron: b.gradients = 4.0; break;
+      // Megatron-LM with grad_reduce_in_fp32 off (--accumulate-allreduce-grads-in-fp32 not given; Megatron-Bridge's
+      // performance recipes, perf_recipes/_common.py _benchmark_common): 16-bit main gradients, FP32 main weights.
+      case StateAccounting::MegatronBf16: break;
       // torch.autocast: the module's FP32 parameters are the optimizer's, gradients FP32; each linear weight is
       // cast to 16 bits per forward, and the cast is saved for backward.
       case StateAccounting::Autocast:
@@ -166,7 +169,8 @@ void check_state_accounting(const TrainingConfig& training, const ParallelConfig
                                 " does not; under FP32 training every accounting keeps 4 + 4 bytes (leave it out)");
   }
   if (training.master_weights == MasterWeights::BF16) {
-    throw InputError(field, name + " keeps FP32 " + (a == StateAccounting::Megatron ? "main weights" : "weights") +
+    const bool megatron = a == StateAccounting::Megatron || a == StateAccounting::MegatronBf16;
+    throw InputError(field, name + " keeps FP32 " + (megatron ? "main weights" : "weights") +
                                 ", which master_weights bf16 (pure bf16) has none of; leave state_accounting out");
   }
   if (training.offload == Offload::Optimizer && a != StateAccounting::DeepSpeed) {

@@ -49,8 +49,8 @@ OffloadTime offload_time(const OffloadTraffic& tr, const TrainingConfig& trainin
     t.gradients_ms = std::max(gradients - tr.backward_ms, 0.0);
     // The CPU step (DeepSpeed cpu_adam) streams each parameter's FP32 weight, gradient and states as the fused GPU
     // step does, and writes the 16-bit copy under mixed precision, at the host bandwidth the job's GPUs share.
-    const double per_param =
-        optimizer_bytes_per_parameter(training.optimizer, OptimizerImpl::Fused) + (is_mixed(training.precision) ? 2.0 : 0.0);
+    const double per_param = optimizer_bytes_per_parameter(training.optimizer, OptimizerImpl::Fused) +
+                             (is_mixed(training.precision) ? 2.0 : 0.0);
     const double host_gbs = host.memory_bandwidth_gbs / static_cast<double>(std::max<std::int64_t>(1, tr.gpus_on_host));
     t.cpu_step_ms = transfer_ms(tr.updated * per_param, host_gbs);
     if (training.offload == Offload::Optimizer) {
@@ -61,21 +61,31 @@ OffloadTime offload_time(const OffloadTraffic& tr, const TrainingConfig& trainin
       // Weights stream in layer by layer for every forward and backward, prefetched behind compute; the first
       // layer's load is not hidden.
       const double stream = transfer_ms(2.0 * tr.passes * tr.streamed_bytes, host.link_gbs);
-      t.parameters_ms =
-          std::max(stream - tr.compute_ms, 0.0) + transfer_ms(tr.largest_layer_bytes, host.link_gbs);
+      t.parameters_ms = std::max(stream - tr.compute_ms, 0.0) + transfer_ms(tr.largest_layer_bytes, host.link_gbs);
     }
   }
-  if (training.activation_offload) {
-    // torchtune OffloadActivations: a layer's saved tensors go out on a side stream during its forward and come
-    // back during its backward; what its own compute does not cover is exposed.
-    double exposed = 0;
-    for (const auto& [bytes, forward_ms, backward_ms] : tr.layers) {
-      const double copy = transfer_ms(bytes, host.link_gbs);
-      exposed += std::max(copy - forward_ms, 0.0) + std::max(copy - backward_ms, 0.0);
-    }
-    t.activations_ms = tr.passes * exposed;
-  }
+  if (training.activation_offload) t.activations_ms = tr.passes * exposed_activation_copies_ms(tr.layers, host);
   return t;
+}
+
+double exposed_activation_copies_ms(const std::vector<std::array<double, 3>>& layers, const HostSpec& host) {
+  // torchtune OffloadActivations (use_streams): a saved tensor goes out on a side stream while the forward runs on
+  // until the next tensor is saved, and comes back (prefetched) while the backward of the layers up to it runs.
+  // A layer that saves starts a window; the layers that save nothing after it (a checkpointed block's rest) add
+  // their compute to it.
+  double exposed = 0, copy = 0, forward = 0, backward = 0;
+  auto close = [&]() {
+    exposed += std::max(copy - forward, 0.0) + std::max(copy - backward, 0.0);
+    copy = forward = backward = 0;
+  };
+  for (const auto& [bytes, forward_ms, backward_ms] : layers) {
+    if (bytes > 0) close();
+    copy += transfer_ms(bytes, host.link_gbs);
+    forward += forward_ms;
+    backward += backward_ms;
+  }
+  close();
+  return exposed;
 }
 
 OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, const Timing& timing, double factor,
@@ -87,7 +97,8 @@ OffloadTraffic single_gpu_traffic(const Network& net, const StepWork& work, cons
   for (std::size_t l = 0; l < net.layers.size(); ++l) {
     const Layer& layer = net.layers[l];
     const double trained = static_cast<double>(trainable_parameters(layer));
-    const double frozen = layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
+    const double frozen =
+        layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
     tr.updated += trained;
     const double bytes = trained * b.weights16 + frozen;
     tr.streamed_bytes += bytes;
@@ -123,7 +134,8 @@ OffloadTraffic stage_traffic(const ShardedNetwork& shard, const std::vector<doub
   for (std::size_t l : layers) {
     const Layer& layer = shard.net.layers[l];
     const double trained = static_cast<double>(trainable_parameters(layer));
-    const double frozen = layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
+    const double frozen =
+        layer.trainable ? 0.0 : static_cast<double>(layer.parameters) * layer.frozen_bytes_per_parameter;
     tr.updated += trained * s_opt;
     const double bytes = (trained * b.weights16 + frozen) * s_w;
     tr.streamed_bytes += bytes;

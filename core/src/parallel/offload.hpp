@@ -15,12 +15,12 @@ namespace prenet {
 
 /// What one GPU moves over its host link in one step.
 struct OffloadTraffic {
-  double updated = 0;            // parameters its CPU optimizer step updates (its ZeRO share of the trained ones)
-  double streamed_bytes = 0;     // bytes of weights streamed in per pass (optimizer_params)
+  double updated = 0;              // parameters its CPU optimizer step updates (its ZeRO share of the trained ones)
+  double streamed_bytes = 0;       // bytes of weights streamed in per pass (optimizer_params)
   double largest_layer_bytes = 0;  // of those, the largest layer's (its first load is not hidden)
-  double backward_ms = 0;        // all backward passes of the step (gradient copies hide behind them)
-  double compute_ms = 0;         // all forward and backward passes (weight streaming hides behind them)
-  double passes = 1;             // micro-batches of the step
+  double backward_ms = 0;          // all backward passes of the step (gradient copies hide behind them)
+  double compute_ms = 0;           // all forward and backward passes (weight streaming hides behind them)
+  double passes = 1;               // micro-batches of the step
   std::vector<std::array<double, 3>> layers;  // per layer, one pass: saved bytes, forward ms, backward ms
   std::int64_t gpus_on_host = 1;              // GPUs of the job sharing the host's memory bandwidth
 };
@@ -37,6 +37,11 @@ bool offloads(const TrainingConfig& training);
 void check_offload(const TrainingConfig& training);
 /// GPUs of a job of `job_gpus` sharing one host of `host` (the host's memory and bandwidth split among them).
 std::int64_t gpus_on_host(const HostSpec& host, std::int64_t job_gpus);
+
+/// Exposed time (ms) of one pass's activation copies over `host`'s link: per layer of `layers` (saved bytes, forward
+/// ms, backward ms, in run order), a saving layer's copy hides behind the compute from it to the next saving layer,
+/// out in forward and back in backward; what sticks out of each window is exposed.
+double exposed_activation_copies_ms(const std::vector<std::array<double, 3>>& layers, const HostSpec& host);
 
 /// The offload time of `traffic` on `host` under `training`.
 OffloadTime offload_time(const OffloadTraffic& traffic, const TrainingConfig& training, const HostSpec& host);

@@ -140,6 +140,45 @@ void check_accumulation(const ParallelConfig& c) {
   }
 }
 
+/// Whether boolean parallel field `key` is given and true.
+bool flag(const Json& p, const char* key) {
+  auto v = read_parallel_field(p, key, "parallel");
+  return v && v->boolean;
+}
+
+/// Reads the overlap switches into `c` (its degrees, ZeRO stage and recomputation resolved) and refuses them where
+/// Megatron-Core cannot run them, naming the field.
+void parse_overlaps(const Json& p, ParallelConfig& c) {
+  c.overlap_param_gather = flag(p, "overlap_param_gather");
+  if (c.overlap_param_gather && (c.zero_stage < 1 || c.zero_stage > 2)) {
+    throw InputError("parallel.overlap_param_gather",
+                     "overlaps the gather of ZeRO 1 or 2's updated weight shards; zero_stage is " + str(c.zero_stage) +
+                         (c.zero_stage == 3 ? " (ZeRO-3's gathers are prefetched already)" : ""));
+  }
+  c.expert_overlap = flag(p, "expert_overlap");
+  if (c.expert_overlap) {
+    const std::string field = "parallel.expert_overlap";
+    if (c.expert <= 1) throw InputError(field, "overlaps expert all-to-alls: it needs expert > 1");
+    if (c.recompute == Recompute::Full) {
+      throw InputError(field, "Megatron-Core's expert overlap does not run with full recomputation");
+    }
+    if (c.recompute == Recompute::Selective && (c.recompute_modules & module_bit(RecomputeModule::Moe)) != 0) {
+      throw InputError(field, "Megatron-Core's expert overlap does not run with recompute_modules moe");
+    }
+    if (c.pipeline > 1 && c.virtual_stages <= 1) {
+      throw InputError(field,
+                       "with a pipeline, Megatron-Core's expert overlap needs the interleaved schedule "
+                       "(virtual_stages > 1)");
+    }
+  }
+  c.tensor_overlap = flag(p, "tensor_overlap");
+  if (c.tensor_overlap && (c.tensor <= 1 || !c.sequence_parallel)) {
+    throw InputError("parallel.tensor_overlap",
+                     "overlaps the tensor-parallel all-gathers and reduce-scatters: it needs tensor > 1 and "
+                     "sequence_parallel (TransformerEngine's userbuffers run sequence-parallel layers)");
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& recompute_module_names() { return parallel_option("recompute_modules").values; }
@@ -266,6 +305,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
     throw InputError("parallel.pipeline_embedding_loss",
                      "splits a pipeline: it needs pipeline > 1 (pipeline is " + str(c.pipeline) + ")");
   }
+  parse_overlaps(p, c);
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include "parallel/context.hpp"
 #include "parallel/expert.hpp"
 #include "prenet/error.hpp"
+#include "prenet/memory.hpp"
 #include "prenet/parallel.hpp"
 
 namespace prenet {
@@ -222,6 +223,9 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     const ShardLayer& sl = shard.layers[l];
     const int count = sl.forward_allreduces * (1 + reruns[l]) + sl.backward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
+    // Userbuffers overlap: each collective runs behind the layer's own GEMMs (the forward all-gather or reduce-
+    // scatter in chunks beside its GEMM, backward's behind the other gradient GEMM); what sticks out is exposed.
+    if (cfg.tensor_overlap) tp_ms[l] = std::max(0.0, tp_ms[l] - (layer_ms[l][0] + layer_ms[l][1]));
     ep_ms[l] = expert_alltoall_ms(sl, mbs, e, reruns[l] > 0, ep_comm, fabric);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l] + (context_ms.empty() ? 0.0 : context_ms[l]);
   }
@@ -273,6 +277,15 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   return sp;
 }
 
+double overlapped_expert_ms(const StagePlan& sp, const ParallelConfig& cfg) {
+  const std::size_t c = sp.critical;
+  const double a2a = c < sp.expert.size() ? sp.expert[c] : 0.0, compute = sp.forward[c] + sp.backward[c];
+  const double m = d(cfg.micro_batches);
+  // The warm-up forwards and cool-down backwards run alone: as many micro-batches as the stage keeps in flight.
+  const double alone = std::min(m, micro_batches_in_flight(cfg, c));
+  return alone * a2a + (m - alone) * std::max(0.0, a2a - compute);
+}
+
 ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision) {
   const double e = activation_bytes(precision);
@@ -290,7 +303,7 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   r.forward_ms = m * sp.forward[c];
   r.backward_ms = m * sp.backward[c];
   r.tensor_ms = m * sp.tensor[c];
-  r.expert_ms = m * at(sp.expert);
+  r.expert_ms = cfg.expert_overlap ? overlapped_expert_ms(sp, cfg) : m * at(sp.expert);
   r.context_ms = m * at(sp.context);
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
@@ -337,8 +350,13 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
     r.data_ms = std::max(all - sp.backward[c], last_bucket);
     auto gather = [&](double bytes, const Communicator& comm) { return allgather_ms(bytes, comm, fabric); };
     if (cfg.zero_stage == 1 || cfg.zero_stage == 2) {
-      // Updated weight shards are gathered after the optimizer step, before the next forward.
+      // Updated weight shards are gathered after the optimizer step, before the next forward; overlapped
+      // (--overlap-param-gather), bucket by bucket behind the first micro-batch's forward, the first bucket waited for.
       r.zero_ms = both(T, Te, gather);
+      if (cfg.overlap_param_gather) {
+        const double first = allgather_ms(std::min(T * per_param, kGradientBucketBytes), dp_comm, fabric);
+        r.zero_ms = std::max(r.zero_ms - sp.forward[c], first);
+      }
     } else if (cfg.zero_stage == 3) {
       // Weights are gathered layer by layer before forward and again before backward, prefetched behind
       // compute; the first layer's gather cannot be hidden.

@@ -296,12 +296,13 @@ std::vector<TrainingOption> recipe_rows() {
        "optimizer_in_bwd): one layer's gradients held, not all; no gradient accumulation; absent: false",
        {"optimizer_in_backward", "opt_in_bwd"}, "optimizer-in-backward", nullptr, Echo::WhenGiven,
        store_member<&TC::optimizer_in_backward>, read_unless<&TC::optimizer_in_backward, false>},
-      {"state_accounting", K::Choice, {"deepspeed", "megatron", "autocast", "fsdp"},
+      {"state_accounting", K::Choice, {"deepspeed", "megatron", "autocast", "fsdp", "megatron_bf16"},
        {"DeepSpeed (16-bit gradients)", "Megatron-LM (FP32 main gradients)", "PyTorch autocast (FP32 weights)",
-        "FSDP2 mixed precision (FP32 shards)"}, 0, 0, nullptr,
+        "FSDP2 mixed precision (FP32 shards)", "Megatron-LM, 16-bit gradient reduction"}, 0, 0, nullptr,
        "State accounting", "bytes per parameter of weights, master copy and gradients under mixed precision: deepspeed "
        "2 + 4 + 2, megatron 2 + 4 + 4 (FP32 main gradients), autocast 4 + 0 + 4 (FP32 weights, 16-bit casts per "
-       "forward), fsdp 4 + 4 sharded (needs zero_stage 3); absent: deepspeed",
+       "forward), fsdp 4 + 4 sharded (needs zero_stage 3), megatron_bf16 2 + 4 + 2 (grad_reduce_in_fp32 off, as "
+       "Megatron-Bridge's performance recipes run); absent: deepspeed",
        {"state_accounting", "accounting"}, "state-accounting", "S", Echo::WhenGiven,
        store_member<&TC::state_accounting>, read_unless<&TC::state_accounting, StateAccounting::DeepSpeed>},
       {"moe_imbalance", K::Number, {}, {}, 1, 1 << 16, nullptr,
@@ -420,6 +421,21 @@ std::vector<TrainingOption> build_parallel_options() {
        "each (account_for_embedding_in_pipeline_split and _loss_): blocks + 2 split evenly over pipeline x "
        "virtual_stages chunks, the first and last one block short; needs pipeline > 1",
        {"pipeline_embedding_loss"}, "pipeline-embedding-loss", nullptr, Echo::Never, nullptr, nullptr},
+      {"overlap_param_gather", K::Boolean, {}, {}, 0, 0, false,
+       "Overlap weight gathers", "ZeRO 1/2: the updated weights' all-gather runs behind the next step's first "
+       "forward, bucket by bucket (Megatron's --overlap-param-gather, on in Megatron-Bridge's recipes); needs "
+       "zero_stage 1 or 2",
+       {"overlap_param_gather"}, "overlap-param-gather", nullptr, Echo::Never, nullptr, nullptr},
+      {"expert_overlap", K::Boolean, {}, {}, 0, 0, false,
+       "Overlap expert all-to-all", "the expert all-to-alls of one micro-batch run behind another micro-batch's "
+       "compute (Megatron's --overlap-moe-expert-parallel-comm, forward and backward of two micro-batches merged); "
+       "needs expert > 1, no full recomputation, and virtual_stages > 1 with a pipeline",
+       {"expert_overlap"}, "expert-overlap", nullptr, Echo::Never, nullptr, nullptr},
+      {"tensor_overlap", K::Boolean, {}, {}, 0, 0, false,
+       "Overlap tensor collectives", "each tensor-parallel all-gather or reduce-scatter runs behind the GEMM it "
+       "feeds or follows (TransformerEngine's userbuffers, Megatron's tp_comm_overlap); needs tensor > 1 and "
+       "sequence_parallel",
+       {"tensor_overlap"}, "tensor-overlap", nullptr, Echo::Never, nullptr, nullptr},
       // No link name or flag: the page, links and CLI carry no lists in the parallel section (docs/API.md).
       {"recompute_modules", K::Names, {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"},
        {}, 0, 0, Json::array({"core_attn"}),
