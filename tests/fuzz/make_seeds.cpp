@@ -143,6 +143,34 @@ int main(int argc, char** argv) {
               {"parallel", {{"gpus", 4}, {"zero_stage", 1}, {"recompute", "full"}, {"recompute_every", 2}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // Megatron-Core's recompute modules on a small DeepSeek-V3 (MLA, a dense block, experts with a shared one).
+  write(out / "request", "recompute-modules.json",
+        Json({{"model",
+               {{"hf_config",
+                 {{"model_type", "deepseek_v3"},
+                  {"hidden_size", 64},
+                  {"intermediate_size", 128},
+                  {"moe_intermediate_size", 32},
+                  {"num_hidden_layers", 2},
+                  {"first_k_dense_replace", 1},
+                  {"num_attention_heads", 2},
+                  {"n_routed_experts", 4},
+                  {"num_experts_per_tok", 2},
+                  {"n_shared_experts", 1},
+                  {"q_lora_rank", 16},
+                  {"kv_lora_rank", 16},
+                  {"qk_nope_head_dim", 16},
+                  {"qk_rope_head_dim", 8},
+                  {"v_head_dim", 16},
+                  {"vocab_size", 100},
+                  {"max_position_embeddings", 64}}}}},
+              {"training", {{"batch_size", 4}, {"precision", "bf16"}, {"kernels", "megatron"}}},
+              {"parallel",
+               {{"gpus", 2},
+                {"recompute", "selective"},
+                {"recompute_modules", {"layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts"}}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
   // patterns included, also wrapped in requests.
   for (const auto& entry : fs::recursive_directory_iterator(root / "tests/fixtures/hf")) {

@@ -90,6 +90,9 @@ export interface LinkSpec {
   latency_us?: number;
 }
 
+/** Megatron-Core's modules of selective recomputation (parallel.recompute_modules). */
+export type RecomputeModule = 'core_attn' | 'moe_act' | 'layernorm' | 'mla_up_proj' | 'mlp' | 'moe' | 'shared_experts';
+
 export interface ParallelSpec {
   gpus?: number;
   data?: number;
@@ -112,6 +115,8 @@ export interface ParallelSpec {
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full' | 'ops';
+  /** With recompute selective: Megatron-Core's modules to recompute (absent: ["core_attn"]). */
+  recompute_modules?: RecomputeModule | RecomputeModule[];
   /** Megatron sequence parallelism over the tensor group (no effect at tensor 1). */
   sequence_parallel?: boolean;
   gpus_per_node?: number;
@@ -289,6 +294,8 @@ export interface Layout {
 
 /** A result's step on several GPUs: compute + exposed communication + pipeline bubble = step_ms. */
 export interface ParallelResult extends Layout {
+  /** With recompute selective, when not ["core_attn"]: the modules recomputed, in the core's order. */
+  recompute_modules?: RecomputeModule[];
   compute_ms: number;
   /** Exposed communication by kind; `context` and `expert` where the layout has them. */
   communication_ms: { data: number; tensor: number; pipeline: number; zero: number } & Record<string, number>;
@@ -466,15 +473,15 @@ export interface CatalogParallelOption {
   key: string;
   /** Its path in errors, e.g. "parallel.tensor". */
   field: string;
-  kind: 'integer' | 'number' | 'choice' | 'boolean';
-  /** Choices: the accepted names, and how each reads in the page's select. */
+  kind: 'integer' | 'number' | 'choice' | 'boolean' | 'names';
+  /** Choices: the accepted names, and how each reads in the page's select; names (recompute_modules): those accepted. */
   values?: string[];
   labels?: string[];
   /** Numbers: the accepted range. */
   min?: number;
   max?: number;
   /** The core's default; null: none (derived, or the accelerator's). */
-  default: string | number | boolean | null;
+  default: string | number | boolean | string[] | null;
   label: string;
   doc: string;
   /** Link parameters (the page's; the element takes none); the first is the one written. Empty: no link. */

@@ -29,6 +29,11 @@ const char* to_string(Phase p);
 /// True for the classes that run on matrix units (tensor cores) at the training precision.
 bool is_matmul(KernelClass c);
 
+/// Which part of its layer a kernel computes, where a recomputation policy reruns that part alone
+/// (parallel.recompute_modules, core/src/parallel/recompute.cpp): a dense layer's activation function (and a
+/// gated layer's product), MLA's up-projections of its latents with their norms. Other: the rest.
+enum class KernelPart : std::uint8_t { Other, Activation, LatentUp };
+
 /// One device kernel (or `repeats` identical dependent launches, as in a recurrent loop).
 /// flops and bytes are totals over all repeats, for the whole batch.
 struct Kernel {
@@ -58,6 +63,7 @@ struct Kernel {
   bool causal = false;
   double window_positions = 0;
   double unmasked_flops = 0;
+  KernelPart part = KernelPart::Other;
 };
 
 // Kernel constructors shared by the step decomposition and the trainer (one definition of work).
@@ -132,6 +138,9 @@ struct LayerWork {
   double co = 0;                      // PreNeT computational operations
   double cm = 0;                      // PreNeT computational memory (elements)
   double saved_activation_bytes = 0;  // kept from forward for backward, whole batch
+  // Of saved_activation_bytes, the layer's copy of its first input as its producer wrote it (a weight gradient's
+  // input; 0 when it keeps a tensor of its own instead, as a mixture of experts keeps its permuted tokens).
+  double saved_input_bytes = 0;
   int kernels = 0;
 };
 

@@ -27,6 +27,19 @@ enum class Recompute { None, Selective, Full, Ops, TorchtitanOp };
 inline bool op_level(Recompute mode) { return mode == Recompute::Ops || mode == Recompute::TorchtitanOp; }
 const char* to_string(Recompute r);
 
+/// Megatron-Core's modules of selective recomputation (parallel.recompute_modules; TransformerConfig
+/// recompute_modules), in the order of the row's values: attention's core, a mixture of experts' activation, the
+/// norms Megatron-Core keeps as modules of their own, MLA's up-projections, a dense MLP, a mixture-of-experts layer,
+/// its shared experts (docs/PREDICTION.md, "Recomputation granularity").
+enum class RecomputeModule { CoreAttn, MoeAct, LayerNorm, MlaUpProj, Mlp, Moe, SharedExperts };
+/// A set of modules, one bit per RecomputeModule.
+using RecomputeModules = unsigned;
+constexpr RecomputeModules module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
+/// Selective recomputation without a module list: attention's core (Korthikanti et al.; Megatron-Core's default).
+constexpr RecomputeModules kDefaultRecomputeModules = module_bit(RecomputeModule::CoreAttn);
+/// The module names, in RecomputeModule order (the row's values).
+const std::vector<std::string>& recompute_module_names();
+
 /// One kind of link between accelerators: per-GPU bandwidth in one direction and the latency of one hop.
 struct Link {
   std::string kind;
@@ -50,6 +63,7 @@ struct ParallelConfig {
   std::int64_t micro_batch_size = 1, micro_batches = 1;
   int zero_stage = 0;
   Recompute recompute = Recompute::None;
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;  // what recompute "selective" reruns
   bool sequence_parallel = false;  // Megatron sequence parallelism over the tensor group (no effect at tensor 1)
   // Gradient accumulation in FSDP's no_sync(): full (unsharded) gradients held over the micro-batches, reduce-
   // scattered once per step (needs zero_stage >= 2 and micro_batches > 1).
@@ -186,14 +200,24 @@ bool checkpointed_block(const ShardLayer& layer, Recompute mode, std::int64_t ev
 
 /// Appends the forward kernels that recomputation repeats during backward (as backward kernels); with `full`
 /// only the checkpointed blocks' (`every`); with `torchtitan_op` also the recomputed share of every second
-/// matmul of a block. Throws naming parallel.recompute when a block's matmuls cannot be counted one by one.
-void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode, std::int64_t every = 1);
+/// matmul of a block; with `selective` those of `modules`, a kernel once per module that reruns it. Throws naming
+/// parallel.recompute when a block's matmuls cannot be counted one by one.
+void add_recompute_kernels(StepWork& work, const ShardedNetwork& shard, Recompute mode, std::int64_t every = 1,
+                           RecomputeModules modules = kDefaultRecomputeModules);
 
 /// Bytes of activations one micro-batch (`work`, of `micro_batch` samples at its context's precision) keeps for
-/// backward under `mode` (with full: every `every`-th block checkpointed), per layer of `shard`. Throws naming
-/// parallel.recompute_every when `every` exceeds the blocks.
+/// backward under `mode` (with full: every `every`-th block checkpointed; with selective: `modules`), per layer of
+/// `shard`. Throws naming parallel.recompute_every when `every` exceeds the blocks, and parallel.recompute_modules
+/// for a module the network does not have.
 std::vector<double> saved_activation_bytes(const ShardedNetwork& shard, const StepWork& work, Recompute mode,
-                                           std::int64_t micro_batch, std::int64_t every = 1);
+                                           std::int64_t micro_batch, std::int64_t every = 1,
+                                           RecomputeModules modules = kDefaultRecomputeModules);
+
+/// Per layer of `shard`, how many times recomputation runs its whole forward (collectives included) again in
+/// backward: once in a checkpointed block under full; under selective once per module of `modules` that
+/// checkpoints it whole (mlp, moe, shared_experts, nested where they overlap; layernorm's norms).
+std::vector<int> whole_layer_reruns(const ShardedNetwork& shard, Recompute mode, std::int64_t every,
+                                    RecomputeModules modules);
 
 /// Contiguous split of layers into `stages` with the per-layer costs `cost` as even as possible;
 /// returns the first layer of each stage plus layers.size(). Throws naming parallel.pipeline when there

@@ -37,9 +37,10 @@ void prepare_parallel(Prepared& p) {
   StepWork whole = step_work(p.net, tr.batch_size, kernel_context(tr), tr.optimizer, tr.optimizer_impl);
   p.model_flops = whole.flops;
   p.model_matmul_flops = matmul_flops(whole);
-  p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, cfg.recompute_every);
+  p.saved = saved_activation_bytes(*p.shard, p.work, cfg.recompute, cfg.micro_batch_size, cfg.recompute_every,
+                                   cfg.recompute_modules);
   p.saved_none = saved_activation_bytes(*p.shard, p.work, Recompute::None, cfg.micro_batch_size);
-  add_recompute_kernels(p.work, *p.shard, cfg.recompute, cfg.recompute_every);
+  add_recompute_kernels(p.work, *p.shard, cfg.recompute, cfg.recompute_every, cfg.recompute_modules);
   if (cfg.pipeline > static_cast<std::int64_t>(p.net.layers.size())) {
     throw InputError("parallel.pipeline", "the network has " + std::to_string(p.net.layers.size()) +
                                               " layers, fewer than " + std::to_string(cfg.pipeline) +

@@ -229,6 +229,7 @@ class Attention : public LayerKind {
     lw.saved_activation_bytes = e * ((st.frozen ? 0 : weight_inputs) + core_output + x.m * x.q + x.mk * 2 * x.kv) +
                                 scores + (fused ? 4 * x.bh * x.s : 0) +
                                 e * d(a.disentangled) * d(a.position_span) * x.q + qk_norm_saved_bytes(st, x);
+    lw.saved_input_bytes = st.frozen ? 0 : e * x.m * x.emb;
   }
 
   /// Q, K, V (on the memory for cross-attention) and the output projection.
@@ -292,13 +293,16 @@ class Attention : public LayerKind {
   /// Selective recomputation (Korthikanti et al.): only attention's core (QK^T, soft-capping, sinks,
   /// softmax, dropout, PV) runs again, not the QK-norm; a fused kernel keeps no scores, and its backward
   /// recomputes them anyway.
-  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
-    return !flash(context) && k.cls != KernelClass::Gemm && k.cls != KernelClass::Normalization;
+  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context,
+                              RecomputeModule module) const override {
+    return module == RecomputeModule::CoreAttn && !flash(context) && k.cls != KernelClass::Gemm &&
+           k.cls != KernelClass::Normalization;
   }
 
   /// What scales with s^2: the softmax output, and with dropout its mask and output.
-  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context) const override {
-    if (flash(context)) return 0.0;
+  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context,
+                                 RecomputeModule module) const override {
+    if (module != RecomputeModule::CoreAttn || flash(context)) return 0.0;
     double s = d(layer.input_shapes.front()[0]);
     double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : s;
     double probs = b * d(layer.attrs.num_heads) * s * t;

@@ -87,7 +87,9 @@ class Dense : public LayerKind {
     // output chunks to CEWithChunkedOutputLoss): the same FLOPs in loss_chunks GEMMs, each reading the weight.
     const double chunks = st.feeds_loss ? st.context.loss_chunks : 1;
     for (double c = 0; c < chunks; ++c) kb.gemm(Phase::Forward, per_expert / chunks, mats * n, k, local_experts);
+    kb.set_part(KernelPart::Activation);
     activation_kernels(st, kb, hidden);
+    kb.set_part(KernelPart::Other);
     if (st.moe.combines) {  // un-permute: weighted sum of each token's top_k expert outputs, and its gradient
       const double out_elems = st.out_elems, routed_out = routed * n;
       kb.stream(KernelClass::Elementwise, Phase::Forward, routed_out + out_elems, 1,
@@ -110,6 +112,8 @@ class Dense : public LayerKind {
     const double gate_saved = !a.gated ? 0 : fused_glu(st.context) ? e : e + (composed ? composed->output : e);
     // The input is kept for the weight gradient only (autograd saves nothing for a frozen weight's).
     lw.saved_activation_bytes = (st.frozen ? 0 : e * local_rows * k) + hidden * (act_saved + gate_saved);
+    // A routing layer keeps the permuted copy of its tokens, not the tensor it reads.
+    lw.saved_input_bytes = st.frozen || st.moe.dispatches ? 0 : e * local_rows * k;
     if (st.moe.dispatches) lw.saved_activation_bytes += e * m * d(a.experts);  // the router's scores, for its backward
     kb.set_misaligned(false);
     kb.set_grouped(false);
@@ -188,6 +192,11 @@ class Dense : public LayerKind {
   }
   bool token_wise() const override { return true; }
   double saved_input_copies(const Layer& layer) const override { return d(layer.attrs.top_k); }
+  /// moe_act: an expert layer's activation (Megatron-Core's TEGroupedMLP under CheckpointWithoutOutput).
+  bool recomputed_selectively(const Layer& layer, const Kernel& k, const KernelContext&,
+                              RecomputeModule module) const override {
+    return module == RecomputeModule::MoeAct && layer.attrs.experts > 1 && k.part == KernelPart::Activation;
+  }
 
  private:
   /// Whether a GLU's activation and product run as one kernel each way saving only gate and up: Megatron's

@@ -196,6 +196,7 @@ void drop_backward(StepWork& work, std::size_t l, std::size_t first) {
   lw.flops[1] = 0;
   lw.bytes[1] = 0;
   lw.saved_activation_bytes = 0;
+  lw.saved_input_bytes = 0;
 }
 
 /// Muon's orthogonalisation of one rows x cols momentum (KellerJordan/Muon zeropower_via_newtonschulz5): in

@@ -170,7 +170,9 @@ void add_fp8_kernels(const Layer& layer, const KernelContext& context, bool opti
     const Kernel& k = forward[g];
     const double b = std::max(k.batch, 1.0);
     const double x = k.m * k.k * b, w = k.k * k.n * b, y = k.m * k.n * b;
+    kb.set_part(k.part);  // the input's cast belongs to the part of the layer its GEMM does
     add_cast(kb, Phase::Forward, x, x_copies, f.act_scale, f, e);
+    kb.set_part(KernelPart::Other);
     add_cast(kb, weight_phase, w, w_copies, f.weight_scale, f, e);
     add_cast(kb, Phase::Backward, y, dy_copies, f.act_scale, f, e);
     if (!wgrad || layer.type == LayerType::Mla) continue;
@@ -179,7 +181,11 @@ void add_fp8_kernels(const Layer& layer, const KernelContext& context, bool opti
     // 16-bit anyway: the FP8 copy comes beside it. (MLA's inputs are shared by its projections and its norms:
     // left as the kind counts them.)
     const bool out_proj = layer.type == LayerType::Attention && g + 1 == forward.size();
-    lw.saved_activation_bytes += out_proj && flash ? saved_fp8 * x : (saved_fp8 - e) * x;
+    const double change = out_proj && flash ? saved_fp8 * x : (saved_fp8 - e) * x;
+    lw.saved_activation_bytes += change;
+    // The layer's first input (every GEMM of a dense layer, attention's first projection) is kept in FP8 too.
+    const bool reads_input = layer.type == LayerType::Dense || g == 0;
+    if (reads_input && lw.saved_input_bytes > 0) lw.saved_input_bytes += change;
   }
 }
 

@@ -154,6 +154,7 @@ void KernelBuilder::recurrent(Phase phase, double steps, double m, double n, dou
 
 void KernelBuilder::push(Kernel kn) {
   kn.layer = layer_;
+  kn.part = part_;
   LayerWork& lw = work_.layers[static_cast<std::size_t>(layer_)];
   auto p = static_cast<std::size_t>(kn.phase);
   lw.flops[p] += kn.flops;

@@ -28,6 +28,8 @@ class KernelBuilder {
   void set_misaligned(bool misaligned) { misaligned_ = misaligned; }
   /// Marks the batched GEMMs added from now on as grouped (or not): see Kernel::grouped.
   void set_grouped(bool grouped) { grouped_ = grouped; }
+  /// Marks the kernels added from now on as computing `part` of the layer: see Kernel::part.
+  void set_part(KernelPart part) { part_ = part; }
   /// A backward GEMM computing a weight's gradient: none for a frozen layer (set_frozen).
   void weight_gradient(double m, double n, double k, double batch = 1);
   /// A weight-gradient kernel built elsewhere (a convolution's filter gradient, a bias's reduction).
@@ -55,6 +57,7 @@ class KernelBuilder {
   bool misaligned_ = false;
   bool grouped_ = false;
   bool frozen_ = false;
+  KernelPart part_ = KernelPart::Other;
 };
 
 /// An activation that Hugging Face writes as a chain of PyTorch operations instead of one fused kernel:
@@ -145,10 +148,16 @@ class LayerKind {
   virtual bool passthrough() const { return false; }
   /// Copies of its input it saves for the weight gradient (sequence parallelism keeps a slice of each).
   virtual double saved_input_copies(const Layer&) const { return 1.0; }
-  /// Whether selective recomputation runs forward kernel `k` of the layer again in backward.
-  virtual bool recomputed_selectively(const Layer&, const Kernel&, const KernelContext&) const { return false; }
-  /// Saved bytes that selective recomputation drops for a micro-batch of `b` samples at activation size e.
-  virtual double selective_dropped_bytes(const Layer&, double /*b*/, double /*e*/, const KernelContext&) const {
+  /// Whether selective recomputation of `module` (parallel.recompute_modules) runs forward kernel `k` of the layer
+  /// again in backward, for the modules that act inside a layer (core_attn, mla_up_proj, moe_act); the modules of
+  /// whole layers are decided by the layer's place in its block (parallel/recompute.cpp).
+  virtual bool recomputed_selectively(const Layer&, const Kernel&, const KernelContext&, RecomputeModule) const {
+    return false;
+  }
+  /// Bytes of its own saved activations that selective recomputation of `module` drops for a micro-batch of `b`
+  /// samples at activation size e (what other layers keep of its output is theirs).
+  virtual double selective_dropped_bytes(const Layer&, double /*b*/, double /*e*/, const KernelContext&,
+                                         RecomputeModule) const {
     return 0.0;
   }
   /// Whether op-level recomputation (parallel.recompute "ops") runs forward kernel `k` again in backward: all

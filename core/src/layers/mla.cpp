@@ -89,17 +89,23 @@ class Mla : public LayerKind {
     const double s = d(st.in[0]), m = st.b * s, e = st.e;
     const bool fused = flash(st.context);
     const double q_width = x.H * x.dk, kv_up = x.H * (x.nope + x.dv), latent = x.rkv + x.rope;
-    // Forward: the query path, the key/value path, the core, the output projection.
+    // Forward: the query path, the key/value path, the core, the output projection. The latents' norms and
+    // up-projections (q_proj without a query latent) are the part Megatron-Core's mla_up_proj reruns.
     if (x.rq > 0) {
       kb.gemm(Phase::Forward, m, x.rq, x.D);  // q_a_proj
+      kb.set_part(KernelPart::LatentUp);
       kb.stream(KernelClass::Normalization, Phase::Forward, m * x.rq, 2, 8);
       kb.gemm(Phase::Forward, m, q_width, x.rq);  // q_b_proj
     } else {
+      kb.set_part(KernelPart::LatentUp);
       kb.gemm(Phase::Forward, m, q_width, x.D);  // q_proj
     }
+    kb.set_part(KernelPart::Other);
     kb.gemm(Phase::Forward, m, latent, x.D);  // kv_a_proj_with_mqa
+    kb.set_part(KernelPart::LatentUp);
     kb.stream(KernelClass::Normalization, Phase::Forward, m * x.rkv, 2, 8);
     kb.gemm(Phase::Forward, m, kv_up, x.rkv);  // kv_b_proj
+    kb.set_part(KernelPart::Other);
     // Hugging Face pads the values to the query width for FlashAttention-2 (qk_head_dim != v_head_dim).
     // Under context parallelism the keys are those of every block of the ring (context x s).
     const double t = s * d(st.a.context);
@@ -132,6 +138,7 @@ class Mla : public LayerKind {
     const double norms = (x.rq > 0 ? e * 2 * m * x.rq + 8 * m : 0) + e * 2 * m * x.rkv + 8 * m;
     lw.saved_activation_bytes = e * (m * x.D + 2 * m * q_width + 2 * m * x.H * x.dv) + norms +
                                 attention_score_bytes(st.a, probs, e, st.context) + (fused ? 4 * bh * s : 0);
+    lw.saved_input_bytes = e * m * x.D;
   }
 
   /// DeepseekV3Attention's projections (q_a_proj and q_b_proj, or q_proj; kv_a_proj_with_mqa; kv_b_proj; o_proj).
@@ -183,14 +190,30 @@ class Mla : public LayerKind {
     return attention_ops_kept_bytes(k, e, context);
   }
 
-  /// Selective recomputation: the attention core only, as for attention.
-  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context) const override {
-    return !flash(context) && k.cls != KernelClass::Gemm && k.cls != KernelClass::Normalization;
+  /// Selective recomputation: core_attn the attention core only, as for attention; mla_up_proj the latents'
+  /// norms and up-projections (Megatron-Core's qkv_up_proj_and_rope_apply under CheckpointWithoutOutput, with
+  /// Transformer Engine's norms fused into linear_q_up_proj and linear_kv_up_proj).
+  bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context,
+                              RecomputeModule module) const override {
+    if (module == RecomputeModule::MlaUpProj) return k.part == KernelPart::LatentUp;
+    return module == RecomputeModule::CoreAttn && !flash(context) && k.cls != KernelClass::Gemm &&
+           k.cls != KernelClass::Normalization;
   }
 
-  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context) const override {
-    const double s = d(layer.input_shapes.front()[0]);
-    return attention_score_bytes(layer.attrs, b * d(layer.attrs.num_heads) * s * s, e, context);
+  /// core_attn: the scores. mla_up_proj: the up-projections' outputs Q, K and V (its checkpoint's discarded
+  /// outputs, which the core kept), and, as the checkpoint runs without autograd, what the norms and the
+  /// up-projections saved: each norm's output (the up-projection's input) and its row statistics. The latents
+  /// themselves stay, the checkpoint's inputs.
+  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context,
+                                 RecomputeModule module) const override {
+    const MlaDims x = mla_dims(layer);
+    const double s = d(layer.input_shapes.front()[0]), m = b * s;
+    if (module == RecomputeModule::MlaUpProj) {
+      const double q_norm = x.rq > 0 ? e * m * x.rq + 8 * m : 0;
+      return q_norm + e * m * x.rkv + 8 * m + e * m * x.H * (2 * x.dk + x.dv);
+    }
+    if (module != RecomputeModule::CoreAttn) return 0.0;
+    return attention_score_bytes(layer.attrs, b * x.H * s * s, e, context);
   }
 };
 

@@ -58,6 +58,7 @@ class RowNorm : public LayerKind {
     kb.stream(KernelClass::Normalization, Phase::Forward, st.in_elems, 2, 8);
     kb.stream(KernelClass::Normalization, Phase::Backward, st.in_elems, 3, 12);
     lw.saved_activation_bytes = st.e * st.in_elems + 8 * rows(st.in, st.b);
+    lw.saved_input_bytes = st.e * st.in_elems;
   }
 
   bool token_wise() const override { return true; }

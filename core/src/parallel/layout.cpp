@@ -68,7 +68,8 @@ MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const Para
 }
 
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
-                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every) {
+                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every,
+                                 RecomputeModules modules) {
   const std::size_t n = shard.net.layers.size();
   std::vector<double> extra(n, 0.0);
   if (mode == Recompute::Full) {
@@ -87,7 +88,7 @@ std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& wo
       if (k.phase == Phase::Forward) again.kernels.push_back(k);
     }
     const std::size_t forward = again.kernels.size();
-    add_recompute_kernels(again, shard, mode, every);
+    add_recompute_kernels(again, shard, mode, every, modules);
     for (std::size_t i = forward; i < again.kernels.size(); ++i) {
       const Kernel& k = again.kernels[i];
       extra[static_cast<std::size_t>(k.layer)] += kernel_time(k, acc, precision).total_ms();
@@ -160,7 +161,8 @@ const std::vector<double>& LayoutEvaluator::saved(const ParallelConfig& cfg, Rec
   std::optional<Key>& slot_key = mode == Recompute::None ? none_key_ : saved_key_;
   std::vector<double>& slot = mode == Recompute::None ? none_ : saved_;
   if (slot_key != key) {
-    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size);
+    // The modules are the request's in every layout an evaluator sees: no part of the key.
+    slot = saved_activation_bytes(*shard(c), work(c), mode, c.micro_batch_size, 1, c.recompute_modules);
     slot_key = key;
   }
   return slot;

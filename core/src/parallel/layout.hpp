@@ -37,9 +37,10 @@ MemoryEstimate fullest_memory(const std::vector<StageInputs>& stages, const Para
 
 /// Per layer of `shard`, the time (ms) on `acc` of the forward kernels that recomputation `mode` runs
 /// again in backward (`timing`: the roofline of `work`, which has no recomputation kernels yet); with full,
-/// those of every `every`-th block.
+/// those of every `every`-th block; with selective, those of `modules`.
 std::vector<double> recompute_ms(const ShardedNetwork& shard, const StepWork& work, const Timing& timing,
-                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every = 1);
+                                 Recompute mode, const Accelerator& acc, Precision precision, std::int64_t every = 1,
+                                 RecomputeModules modules = kDefaultRecomputeModules);
 
 class LayoutEvaluator {
  public:

@@ -44,6 +44,24 @@ std::vector<std::string> parallel_keys() {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
+/// parallel.recompute_modules (Megatron-Core's recompute_modules) as a set; only beside recompute "selective",
+/// whose default it otherwise is. The row lists the modules in the enum's order.
+RecomputeModules parse_recompute_modules(const Json& p, Recompute recompute) {
+  const std::optional<OptionValue> v = read_parallel_field(p, "recompute_modules", "parallel");
+  if (!v) return kDefaultRecomputeModules;
+  if (recompute != Recompute::Selective) {
+    throw InputError("parallel.recompute_modules", "chooses what recompute \"selective\" reruns; recompute is \"" +
+                                                       std::string(to_string(recompute)) + "\"");
+  }
+  const std::vector<std::string>& names = recompute_module_names();
+  RecomputeModules modules = 0;
+  for (const std::string& name : v->names) {
+    const auto at = std::find(names.begin(), names.end(), name);
+    modules |= module_bit(static_cast<RecomputeModule>(at - names.begin()));
+  }
+  return modules;
+}
+
 /// Link from the catalogue record `rec[key]` ({kind, bandwidth_gbs, latency_us}); `halve` turns the
 /// catalogue's bidirectional intra-node figure into one direction.
 Link catalogue_link(const Json& rec, const char* key, bool halve, const Link& fallback) {
@@ -144,6 +162,9 @@ void parse_overlaps(const Json& p, ParallelConfig& c) {
     if (c.recompute == Recompute::Full) {
       throw InputError(field, "Megatron-Core's expert overlap does not run with full recomputation");
     }
+    if (c.recompute == Recompute::Selective && (c.recompute_modules & module_bit(RecomputeModule::Moe)) != 0) {
+      throw InputError(field, "Megatron-Core's expert overlap does not run with recompute_modules moe");
+    }
     if (c.pipeline > 1 && c.virtual_stages <= 1) {
       throw InputError(field,
                        "with a pipeline, Megatron-Core's expert overlap needs the interleaved schedule "
@@ -159,6 +180,8 @@ void parse_overlaps(const Json& p, ParallelConfig& c) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& recompute_module_names() { return parallel_option("recompute_modules").values; }
 
 const char* to_string(Recompute r) {
   switch (r) {
@@ -268,6 +291,7 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
                      "checkpoints every n-th block under recompute \"full\" only; recompute is \"" +
                          std::string(to_string(c.recompute)) + "\"");
   }
+  c.recompute_modules = parse_recompute_modules(p, c.recompute);
   parse_expert(p, c);
   c.gpus_per_node = opt_int(p, "gpus_per_node").value_or(0);
   c.intra_node = parse_link(p, "intra_node");

@@ -211,7 +211,7 @@ class AcceleratorSearch {
     const Timing& timing = layouts_.roofline(cfg);
     const ShardedNetwork& shard = *layouts_.shard(cfg);
     const std::vector<double> extra =
-        recompute_ms(shard, layouts_.work(cfg), timing, cfg.recompute, acc_, tr_.precision);
+        recompute_ms(shard, layouts_.work(cfg), timing, cfg.recompute, acc_, tr_.precision, 1, cfg.recompute_modules);
     layer_ms_.resize(timing.layers.size());
     for (std::size_t l = 0; l < layer_ms_.size(); ++l) {
       const auto& ms = timing.layers[l].ms;

@@ -216,16 +216,17 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   const Communicator tp_comm = communicator(cfg, fabric, Group::Tensor);
   const Communicator ep_comm = communicator(cfg, fabric, Group::Expert);
   std::vector<double> tp_ms(n, 0.0), ep_ms(n, 0.0), cost(n, 0.0);
+  // A layer whose forward runs again in backward (a checkpointed block, a checkpointed MLP or mixture of experts)
+  // repeats its forward collectives.
+  const std::vector<int> reruns = whole_layer_reruns(shard, cfg.recompute, cfg.recompute_every, cfg.recompute_modules);
   for (std::size_t l = 0; l < n; ++l) {
     const ShardLayer& sl = shard.layers[l];
-    int count = sl.forward_allreduces + sl.backward_allreduces;
-    const bool recomputed = checkpointed_block(sl, cfg.recompute, cfg.recompute_every);
-    if (recomputed) count += sl.forward_allreduces;
+    const int count = sl.forward_allreduces * (1 + reruns[l]) + sl.backward_allreduces;
     if (t > 1 && count > 0) tp_ms[l] = count * allreduce_ms(mbs * sl.allreduce_bytes_per_sample * e, tp_comm, fabric);
     // Userbuffers overlap: each collective runs behind the layer's own GEMMs (the forward all-gather or reduce-
     // scatter in chunks beside its GEMM, backward's behind the other gradient GEMM); what sticks out is exposed.
     if (cfg.tensor_overlap) tp_ms[l] = std::max(0.0, tp_ms[l] - (layer_ms[l][0] + layer_ms[l][1]));
-    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, recomputed, ep_comm, fabric);
+    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, reruns[l] > 0, ep_comm, fabric);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l] + (context_ms.empty() ? 0.0 : context_ms[l]);
   }
   StagePlan sp;

@@ -436,6 +436,13 @@ std::vector<TrainingOption> build_parallel_options() {
        "feeds or follows (TransformerEngine's userbuffers, Megatron's tp_comm_overlap); needs tensor > 1 and "
        "sequence_parallel",
        {"tensor_overlap"}, "tensor-overlap", nullptr, Echo::Never, nullptr, nullptr},
+      // No link name or flag: the page, links and CLI carry no lists in the parallel section (docs/API.md).
+      {"recompute_modules", K::Names, {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"},
+       {}, 0, 0, Json::array({"core_attn"}),
+       "Recompute modules", "with recompute selective, what Megatron-Core reruns (TransformerConfig recompute_modules): "
+       "attention's core, the experts' activation, the norms before MLA and mixture-of-experts layers, MLA's "
+       "up-projections, dense MLPs, mixture-of-experts layers, shared experts",
+       {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }
@@ -460,6 +467,20 @@ std::vector<std::string> names_of(const Json& value, const std::string& field) {
   return names;
 }
 
+/// Refuses a name of `names` (the value `value` of Names option `o`) that is not among the row's values, when it
+/// lists them; errors name the field, or the element of a list.
+void check_names(const TrainingOption& o, const Json& value, const std::vector<std::string>& names,
+                 const std::string& field) {
+  if (o.values.empty()) return;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::find(o.values.begin(), o.values.end(), names[i]) != o.values.end()) continue;
+    std::string accepted;
+    for (const std::string& v : o.values) accepted += (accepted.empty() ? "" : ", ") + v;
+    throw InputError(value.is_string() ? field : field + "[" + std::to_string(i) + "]",
+                     "\"" + printable(names[i]) + "\" is not one of " + accepted);
+  }
+}
+
 /// Validates the value `v` of option `o` at `path` (the object holding it) as its kind; errors name the field.
 OptionValue validate(const TrainingOption& o, const Json& obj, const std::string& member, const std::string& path) {
   OptionValue v;
@@ -474,7 +495,10 @@ OptionValue validate(const TrainingOption& o, const Json& obj, const std::string
       break;
     }
     case OptionKind::Boolean: v.boolean = get_bool(obj, member, path, false); break;
-    case OptionKind::Names: v.names = names_of(obj[member], join(path, member)); break;
+    case OptionKind::Names:
+      v.names = names_of(obj[member], join(path, member));
+      check_names(o, obj[member], v.names, join(path, member));
+      break;
   }
   return v;
 }
@@ -552,6 +576,8 @@ Json option_json(const TrainingOption& o, const char* section) {
   if (o.kind == OptionKind::Choice) {
     j["values"] = o.values;
     j["labels"] = o.labels;
+  } else if (o.kind == OptionKind::Names && !o.values.empty()) {
+    j["values"] = o.values;  // the names it accepts
   } else if (o.kind == OptionKind::Integer) {
     j["min"] = static_cast<std::int64_t>(o.min);
     j["max"] = static_cast<std::int64_t>(o.max);

@@ -34,7 +34,7 @@ enum class Echo { Never, Always, WhenGiven };
 struct TrainingOption {
   const char* key;  // member of the request's "training" (or "parallel") object; "a.b": member b of object a
   OptionKind kind;
-  std::vector<std::string> values;  // Choice: the names, in the order of the C++ enum
+  std::vector<std::string> values;  // Choice: the names, in the C++ enum's order; Names: those accepted (empty: any)
   std::vector<std::string> labels;  // Choice: how each value reads in the page's select
   double min = 0, max = 0;          // Integer and Number: the accepted range
   Json fallback;                    // the default when absent; null: none (derived, or the model's own)

@@ -87,6 +87,14 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   if (cfg.overlap_param_gather) px.parallel["overlap_param_gather"] = true;  // the overlaps, likewise
   if (cfg.expert_overlap) px.parallel["expert_overlap"] = true;
   if (cfg.tensor_overlap) px.parallel["tensor_overlap"] = true;
+  if (cfg.recompute == Recompute::Selective && cfg.recompute_modules != kDefaultRecomputeModules) {
+    Json modules = Json::array();  // echoed off its default only, in the row's order
+    const std::vector<std::string>& names = recompute_module_names();
+    for (std::size_t m = 0; m < names.size(); ++m) {
+      if (cfg.recompute_modules & module_bit(static_cast<RecomputeModule>(m))) modules.push_back(names[m]);
+    }
+    px.parallel["recompute_modules"] = modules;
+  }
   if (mem.total_gb() > acc.memory_gb) {
     std::vector<double> cost(main[h].layers.size());
     for (std::size_t l = 0; l < cost.size(); ++l) cost[l] = main[h].layers[l].ms[0] + main[h].layers[l].ms[1];
