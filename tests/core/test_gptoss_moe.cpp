@@ -174,26 +174,35 @@ TEST_CASE("expert biases under Megatron: fc1's fused, fc2's added one local expe
     const StepWork wb = work_of(biased, megatron()), wu = work_of(unbiased, megatron());
     const double r = E / shards;  // local experts: kernels per layer per op
     // The busiest GPU's rows: with balanced routing each GPU runs the routed rows of its own tokens.
-    const double rows = kRouted, out = rows * H;
+    const double rows = kRouted, out = rows * H, each = out / r;  // each expert's share of the output
     CHECK(rows_of(biased, wb, "up") == rows_of(unbiased, wu, "up"));
-    const std::vector<Row> added = {
-        // Forward: b * p (writes one expert's rows), t + b * p (reads two, writes one), the cat.
-        row(Phase::Forward, e * out, r), row(Phase::Forward, 3 * e * out, r), row(Phase::Forward, 2 * e * out),
-        // Backward of each b * p: grad * p and its sum into b's gradient, grad * b and its sum into p's.
-        row(Phase::Backward, 2 * e * out, r), row(Phase::Backward, e * out, r), row(Phase::Backward, 2 * e * out, r),
-        row(Phase::Backward, e * out, r),
-        // The split's backward: a cat of the experts' output gradients, and of the probabilities' gradients, which
-        // are then added to the fused activation's gradient of the same probabilities.
-        row(Phase::Backward, 2 * e * out), row(Phase::Backward, 2 * e * rows), row(Phase::Backward, 3 * e * rows)};
+    // The split's backward: a cat of the experts' output gradients, and of the probabilities' gradients, which
+    // are then added to the fused activation's gradient of the same probabilities.
+    std::vector<Row> added = {row(Phase::Forward, 2 * e * out), row(Phase::Backward, 2 * e * out),
+                              row(Phase::Backward, 2 * e * rows), row(Phase::Backward, 3 * e * rows)};
+    for (double x = 0; x < r; ++x) {
+      // Forward, one kernel each per local expert: b * p (writes the expert's rows), t + b * p (reads two,
+      // writes one). Backward of b * p: grad * p and its sum into b's gradient, grad * b and its sum into p's.
+      for (const Row& k : {row(Phase::Forward, e * each * 1), row(Phase::Forward, e * each * 3),
+                           row(Phase::Backward, e * each * 2), row(Phase::Backward, e * each * 1),
+                           row(Phase::Backward, e * each * 2), row(Phase::Backward, e * each * 1)}) {
+        added.push_back(k);
+      }
+    }
     CHECK(rows_of(biased, wb, "down") == edited(rows_of(unbiased, wu, "down"), added));
     CHECK(saved(biased, wb, "down") == saved(unbiased, wu, "down"));
-    // Each of the r launches pays the roofline's launch overhead.
+    // So the launches grow with the local experts: 6 per expert and 4 more, each paying the launch overhead.
+    const std::size_t down = layer_index(biased, "down");
+    CHECK(wb.layers[down].kernels - wu.layers[down].kernels == static_cast<int>(6 * r + 4));
     const Accelerator* h100 = find_hardware("h100-sxm");
     REQUIRE(h100 != nullptr);
-    Kernel k;
-    k.bytes = e * out;
-    k.repeats = r;
-    CHECK(kernel_time(k, *h100, Precision::BF16).overhead_ms == Approx(r * RooflineParams().launch_overhead_ms));
+    const Timing tb = roofline_times(wb, {*h100}, Precision::BF16).front();
+    const Timing tu = roofline_times(wu, {*h100}, Precision::BF16).front();
+    double bytes = 2 * e * out + 2 * e * out + 2 * e * rows + 3 * e * rows + r * e * each * (1 + 3 + 2 + 1 + 2 + 1);
+    const RooflineParams params;
+    const double ms = bytes / (h100->memory_bandwidth_gbs * 1e9 * params.memory_efficiency) * 1e3;
+    CHECK(tb.layers[down].ms[0] + tb.layers[down].ms[1] - tu.layers[down].ms[0] - tu.layers[down].ms[1] ==
+          Approx(ms + (6 * r + 4) * params.launch_overhead_ms));
   }
 }
 

@@ -255,24 +255,25 @@ class Dense : public LayerKind {
     kb.stream(KernelClass::Elementwise, Phase::Backward, 2 * hidden, 3, 1);
   }
   /// Megatron's fc2 bias (experts.py TEGroupedMLP._apply_bias; linear_fc2 has skip_bias_add): for each local
-  /// expert, `t + b * p` on its rows (p its routing probabilities), then torch.cat. Each per-expert op is one
-  /// launch per local expert (`repeats`); `out` elements in all over `rows` routed rows.
+  /// expert, `t + b * p` on its rows (p its routing probabilities), then torch.cat. Each per-expert op is a kernel
+  /// per local expert over its share of the `out` elements (so launches grow with the local experts, and the
+  /// learned path times each as the small kernel it is); `rows` routed rows in all.
   static void megatron_expert_bias(KernelBuilder& kb, double out, double rows, double local_experts, double e) {
-    auto per_expert = [&](Phase phase, double passes) {
-      Kernel kn = stream_kernel(KernelClass::Elementwise, phase, out, passes, 1, e);
-      kn.repeats = local_experts;
-      return kn;
-    };
-    kb.add(per_expert(Phase::Forward, 1));                           // b * p, written
-    kb.add(per_expert(Phase::Forward, 3));                           // t + b * p
+    const double each = out / local_experts;
+    for (double x = 0; x < local_experts; ++x) {
+      kb.stream(KernelClass::Elementwise, Phase::Forward, each, 1, 1);  // b * p, written
+      kb.stream(KernelClass::Elementwise, Phase::Forward, each, 3, 1);  // t + b * p
+    }
     kb.stream(KernelClass::Elementwise, Phase::Forward, out, 2, 0);  // cat
     // Backward of b * p: grad * p and its sum over the rows (b's gradient), grad * b and its sum over the width
     // (p's); the split's backward, a cat of the experts' gradients and one of p's, which autograd then adds to
     // the fused activation's gradient of the same probabilities.
-    kb.add_weight_gradient(per_expert(Phase::Backward, 2));
-    kb.add_weight_gradient(per_expert(Phase::Backward, 1));
-    kb.add(per_expert(Phase::Backward, 2));
-    kb.add(per_expert(Phase::Backward, 1));
+    for (double x = 0; x < local_experts; ++x) {
+      kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, each, 2, 1, e));
+      kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, each, 1, 1, e));
+      kb.stream(KernelClass::Elementwise, Phase::Backward, each, 2, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, each, 1, 1);
+    }
     kb.stream(KernelClass::Elementwise, Phase::Backward, out, 2, 0);
     kb.stream(KernelClass::Elementwise, Phase::Backward, rows, 2, 0);
     kb.stream(KernelClass::Elementwise, Phase::Backward, rows, 3, 1);
