@@ -71,10 +71,10 @@ struct ZooRow {
 };
 
 /// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's multi-token
-/// prediction layer (not built by transformers), gpt-oss's clamped SwiGLU (costed as SiLU-gated), Gemma 3's
-/// vision tower (held, not costed), Whisper's fixed decoder length and frozen encoder positions.
-const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",    "gemma-3-4b",
-                                                "gemma-3-12b", "gemma-3-27b", "whisper-large-v3"};
+/// prediction layer (not built by transformers), Gemma 3's vision tower (held, not costed), Whisper's fixed
+/// decoder length and frozen encoder positions.
+const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b",
+                                                "whisper-large-v3"};
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
 

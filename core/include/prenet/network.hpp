@@ -116,6 +116,9 @@ struct LayerAttrs {
   bool bias = true;
   bool out_bias = true;  // attention: bias of the output projection (Qwen2 has QKV bias only)
   bool gated = false;    // dense: GLU-style, act(x W_gate) * (x W_up), two matrices
+  // dense, gated: gpt-oss's GLU, act(min(gate, glu_limit)) * (clamp(up, -glu_limit, glu_limit) + glu_offset);
+  // glu_limit 0 = no clamp
+  double glu_limit = 0.0, glu_offset = 0.0;
   bool bidirectional = false;
   bool return_sequences = true;
   bool causal = false;

@@ -34,7 +34,8 @@ class Dense : public LayerKind {
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
     reject_unknown_keys(spec, path,
-                        common_keys({"units", "bias", "activation", "tied_to", "gated", "experts", "top_k"}));
+                        common_keys({"units", "bias", "activation", "tied_to", "gated", "experts", "top_k", "glu_limit",
+                                     "glu_offset"}));
     LayerAttrs a;
     a.units = require_int(spec, "units", path, 1, Limits::kMaxDim);
     a.bias = get_bool(spec, "bias", path, true);
@@ -43,6 +44,13 @@ class Dense : public LayerKind {
     a.gated = get_bool(spec, "gated", path, false);
     a.experts = get_int(spec, "experts", path, 1, 1, 1 << 16);
     a.top_k = get_int(spec, "top_k", path, 1, 1, a.experts);
+    a.glu_limit = get_number(spec, "glu_limit", path, 0.0, 0.0, 1e9);
+    a.glu_offset = get_number(spec, "glu_offset", path, 0.0, -1e9, 1e9);
+    for (const char* key : {"glu_limit", "glu_offset"}) {
+      if (!a.gated && spec.contains(key) && !spec[key].is_null()) {
+        throw InputError(join(path, key), "belongs to a gated (GLU) layer; set \"gated\": true");
+      }
+    }
     if (!a.tied_to.empty() && (a.gated || a.experts > 1)) {
       throw InputError(join(path, "tied_to"), "a gated or mixture-of-experts dense layer cannot be tied");
     }
@@ -87,9 +95,17 @@ class Dense : public LayerKind {
     // output chunks to CEWithChunkedOutputLoss): the same FLOPs in loss_chunks GEMMs, each reading the weight.
     const double chunks = st.feeds_loss ? st.context.loss_chunks : 1;
     for (double c = 0; c < chunks; ++c) kb.gemm(Phase::Forward, per_expert / chunks, mats * n, k, local_experts);
+    // Biased experts. Hugging Face's GptOssExperts writes `x @ W + b`: the add is a kernel of its own (Inductor
+    // fuses it into the next pointwise kernel). Megatron's grouped GEMM (TE GroupedLinear) adds fc1's in its
+    // epilogue and reduces its gradient in the weight-gradient GEMM; fc2's is added expert by expert after it.
+    const bool megatron = st.context.kernels == KernelSet::Megatron;
+    if (moe && a.bias && !megatron && !st.context.compiled) {
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden * mats, 3, 1);
+    }
     kb.set_part(KernelPart::Activation);
     activation_kernels(st, kb, hidden);
     kb.set_part(KernelPart::Other);
+    if (moe && a.bias && megatron && st.moe.combines) megatron_expert_bias(kb, hidden, local_rows, local_experts, e);
     if (st.moe.combines) {  // un-permute: weighted sum of each token's top_k expert outputs, and its gradient
       const double out_elems = st.out_elems, routed_out = routed * n;
       kb.stream(KernelClass::Elementwise, Phase::Forward, routed_out + out_elems, 1,
@@ -103,7 +119,7 @@ class Dense : public LayerKind {
       kb.stream(KernelClass::Elementwise, Phase::Backward, routed * k, 2, 1);  // scatter back
     // Weight gradient; tied layers accumulate into the embedding's.
     for (double c = 0; c < chunks; ++c) kb.weight_gradient(k, mats * n, per_expert / chunks, local_experts);
-    if (a.bias)
+    if (a.bias && !(moe && megatron))
       kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, hidden * mats, 1, 1, e));
     // Per element of hidden: what the activation saves, and for a gated layer the product's two factors,
     // up and the activation's output (in the chain's type for a chain); Megatron's fused GLU keeps only
@@ -114,6 +130,8 @@ class Dense : public LayerKind {
     lw.saved_activation_bytes = (st.frozen ? 0 : e * local_rows * k) + hidden * (act_saved + gate_saved);
     // A routing layer keeps the permuted copy of its tokens, not the tensor it reads.
     lw.saved_input_bytes = st.frozen || st.moe.dispatches ? 0 : e * local_rows * k;
+    // Clamped apart, gate and up are kept twice: the clamps save their input, the GLU its clamped copy.
+    if (clamps_apart(st)) lw.saved_activation_bytes += 2 * e * hidden;
     if (st.moe.dispatches) lw.saved_activation_bytes += e * m * d(a.experts);  // the router's scores, for its backward
     kb.set_misaligned(false);
     kb.set_grouped(false);
@@ -197,6 +215,16 @@ class Dense : public LayerKind {
                               RecomputeModule module) const override {
     return module == RecomputeModule::MoeAct && layer.attrs.experts > 1 && k.part == KernelPart::Activation;
   }
+  /// moe_act keeps the activation's input (fc1's output, counted as gate and up); what gpt-oss's separate clamps
+  /// save beside it, 2e per hidden element, is recomputed instead.
+  double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context,
+                                 RecomputeModule module) const override {
+    const LayerAttrs& a = layer.attrs;
+    if (module != RecomputeModule::MoeAct || a.experts <= 1 || !clamps_apart(a, context)) return 0.0;
+    const double routed = rows(layer.input_shapes.front(), b) * d(a.top_k);
+    const double per_expert = tokens_per_local_expert(routed, a.experts, a.expert_shards, context);
+    return 2 * e * per_expert * d(a.experts) / d(a.expert_shards) * d(a.units);
+  }
 
  private:
   /// Whether a GLU's activation and product run as one kernel each way saving only gate and up: Megatron's
@@ -205,12 +233,88 @@ class Dense : public LayerKind {
   static bool fused_glu(const KernelContext& context) {
     return context.kernels == KernelSet::Megatron || context.compiled;
   }
+  /// Whether gpt-oss's clamps (glu_limit) run as kernels of their own: before Megatron's fused quick-GEGLU
+  /// (fused_bias_geglu.py weighted_bias_quick_geglu_impl) and in PyTorch eager; torch.compile fuses them.
+  static bool clamps_apart(const LayerStep& st) { return clamps_apart(st.a, st.context); }
+  static bool clamps_apart(const LayerAttrs& a, const KernelContext& context) {
+    return a.gated && a.glu_limit > 0 && (context.kernels == KernelSet::Megatron || !context.compiled);
+  }
+  /// The two clamps over the `hidden` elements of gate and of up (the gate's from above, up's both sides).
+  static void clamp_forward(KernelBuilder& kb, double hidden) {
+    kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, 1);
+    kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, 2);
+  }
+  /// PyTorch's clamp_backward (torch/csrc/autograd/FunctionsManual.cpp) on each half: a 1-byte mask per bound
+  /// (`self <= max`; up's `self >= min` and `self <= max` joined by an in-place logical_and_), then
+  /// where(mask, grad, 0).
+  static void clamp_backward(KernelBuilder& kb, double hidden, double e) {
+    kb.chain(Phase::Backward, hidden, {e + 1, 2 * e + 1, e + 1, e + 1, 3, 2 * e + 1});
+  }
+  /// gpt-oss's GLU as Hugging Face's GptOssExperts writes it in training: gate and up strided views of the one
+  /// gate_up product (`[..., ::2]`, `[..., 1::2]`), each clamped, glu = the activation's chain on gate,
+  /// (up + offset) * glu; backward, the product's two terms, the chain's, the clamps' and each slice's
+  /// (slice_backward: zeros over gate_up and the gradient copied into its half), the two summed.
+  static void eager_clamped_glu(const LayerStep& st, KernelBuilder& kb, double hidden) {
+    const LayerAttrs& a = st.a;
+    const double e = st.e, act = st.act;
+    const std::optional<OpChain>& composed = st.composed;
+    const double product = composed ? 2 * composed->output + e : 3 * e;
+    if (a.glu_limit > 0) clamp_forward(kb, hidden);
+    if (composed) kb.chain(Phase::Forward, hidden, composed->forward);
+    if (!composed) kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, act);
+    if (a.glu_offset != 0) kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 2, 1);
+    kb.chain(Phase::Forward, hidden, {product});
+    kb.chain(Phase::Backward, hidden, {product, product});
+    if (composed) kb.chain(Phase::Backward, hidden, composed->backward);
+    if (!composed) kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 3, 2 * act);
+    if (a.glu_limit > 0) clamp_backward(kb, hidden, e);
+    for (int half = 0; half < 2; ++half) {
+      kb.stream(KernelClass::Elementwise, Phase::Backward, 2 * hidden, 1, 0);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 2, 0);
+    }
+    kb.stream(KernelClass::Elementwise, Phase::Backward, 2 * hidden, 3, 1);
+  }
+  /// Megatron's fc2 bias (experts.py TEGroupedMLP._apply_bias; linear_fc2 has skip_bias_add): for each local
+  /// expert, `t + b * p` on its rows (p its routing probabilities), then torch.cat. Each per-expert op is a kernel
+  /// per local expert over its share of the `out` elements (so launches grow with the local experts, and the
+  /// learned path times each as the small kernel it is); `rows` routed rows in all.
+  static void megatron_expert_bias(KernelBuilder& kb, double out, double rows, double local_experts, double e) {
+    const double each = out / local_experts;
+    for (double x = 0; x < local_experts; ++x) {
+      kb.stream(KernelClass::Elementwise, Phase::Forward, each, 1, 1);  // b * p, written
+      kb.stream(KernelClass::Elementwise, Phase::Forward, each, 3, 1);  // t + b * p
+    }
+    kb.stream(KernelClass::Elementwise, Phase::Forward, out, 2, 0);  // cat
+    // Backward of b * p: grad * p and its sum over the rows (b's gradient), grad * b and its sum over the width
+    // (p's); the split's backward, a cat of the experts' gradients and one of p's, which autograd then adds to
+    // the fused activation's gradient of the same probabilities.
+    for (double x = 0; x < local_experts; ++x) {
+      kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, each, 2, 1, e));
+      kb.add_weight_gradient(stream_kernel(KernelClass::Elementwise, Phase::Backward, each, 1, 1, e));
+      kb.stream(KernelClass::Elementwise, Phase::Backward, each, 2, 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, each, 1, 1);
+    }
+    kb.stream(KernelClass::Elementwise, Phase::Backward, out, 2, 0);
+    kb.stream(KernelClass::Elementwise, Phase::Backward, rows, 2, 0);
+    kb.stream(KernelClass::Elementwise, Phase::Backward, rows, 3, 1);
+  }
   /// The fused activation over the `hidden` outputs (and a gated layer's product with up), both passes.
   static void activation_kernels(const LayerStep& st, KernelBuilder& kb, double hidden) {
     const LayerAttrs& a = st.a;
     const double e = st.e, act = st.act;
     const std::optional<OpChain>& composed = st.composed;
-    if (a.gated && composed) {
+    if (a.gated && a.glu_limit > 0 && st.context.kernels == KernelSet::Megatron) {
+      // chunk (a view), the clamps, torch.cat, the fused kernel on the cat; backward the fused kernel, the clamps'
+      // (the cat's backward is two views) and the chunk's: a cat of the two gradients.
+      clamp_forward(kb, hidden);
+      kb.stream(KernelClass::Elementwise, Phase::Forward, 2 * hidden, 2, 0);
+      kb.stream(KernelClass::Elementwise, Phase::Forward, hidden, 3, act + 1);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, hidden, 5, 2 * act + 2);
+      clamp_backward(kb, hidden, e);
+      kb.stream(KernelClass::Elementwise, Phase::Backward, 2 * hidden, 2, 0);
+    } else if (a.gated && (a.glu_limit > 0 || a.glu_offset != 0) && !fused_glu(st.context)) {
+      eager_clamped_glu(st, kb, hidden);
+    } else if (a.gated && composed) {
       // The chain on the gate, then its product with up (both saved), in the chain's output type;
       // backward, the product's two terms, then the chain.
       const double product = 2 * composed->output + e;

@@ -391,6 +391,7 @@ std::vector<double> selective_saved(const ShardedNetwork& shard, const StepWork&
     if (!sl.in_block) continue;
     if (has(modules, RecomputeModule::MlaUpProj))
       bytes[l] -= kind.selective_dropped_bytes(L, b, e, context, RecomputeModule::MlaUpProj);
+    if (act) bytes[l] -= kind.selective_dropped_bytes(L, b, e, context, RecomputeModule::MoeAct);
     const LayerWork& lw = work.layers[l];
     if (norms && ml.role[l] == ModuleLayout::Norm) bytes[l] = lw.saved_input_bytes;
     const int producer = L.inputs.empty() ? kNetworkInput : L.inputs.front();

@@ -79,6 +79,7 @@ struct Arch : SsmArch, EncoderArch, Seq2SeqArch, VisionArch {
   std::int64_t shared_inner = 0;   // the shared expert's width beside the routed ones (0: none)
   bool shared_gate = false;        // the shared expert's output scaled by sigmoid(x·w) (Qwen2-MoE)
   bool expert_bias = false;        // biases in the routed experts (gpt-oss)
+  double swiglu_limit = 0;         // gpt-oss's clamped GLU in the routed experts, (up + 1) * act(gate) (0: none)
   std::string qk_norm = "none";    // the attention kind's qk_norm: none | head | full | head_weightless
   bool qk_norm_rope_only = false;  // QK-norm only in the layers with rotary positions (Llama 4)
   bool sinks = false;              // a learned sink logit per head (gpt-oss)

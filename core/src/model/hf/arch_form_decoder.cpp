@@ -47,6 +47,9 @@ const std::vector<Field>& decoder_fields() {
                    "none"),
         flag_field("shared_expert_gate", at<&Arch::shared_gate>, "the shared expert's output scaled by sigmoid(x·w)"),
         flag_field("expert_bias", at<&Arch::expert_bias>, "biases in the routed experts (gpt-oss)"),
+        real_field("swiglu_limit", Kind::Number, at<&Arch::swiglu_limit>, 0, 1e6, "",
+                   "gpt-oss's clamped GLU in the routed experts: gate clamped at most this, up to ±this, then "
+                   "(up + 1) · act(gate); 0: a plain GLU"),
         flag_field("router_bias", at<&Arch::router_bias>, "a bias in the router"),
         flag_field("latent_attention", at<&Arch::mla>, "multi-head latent attention (DeepSeek-V2/V3) in every layer"),
         size_field("q_lora_rank", at<&Arch::q_lora_rank>, 0, 0, kMaxWidth, "features",
@@ -179,6 +182,9 @@ void check_consistency(const Json& j, const std::string& path, const Arch& a) {
   if (a.experts > 0 && a.top_k > a.experts) {
     throw InputError(join(path, "num_experts_per_tok"),
                      "is " + std::to_string(a.top_k) + ", above num_experts (" + std::to_string(a.experts) + ")");
+  }
+  if (a.swiglu_limit > 0 && !a.gated) {
+    throw InputError(join(path, "swiglu_limit"), "clamps a gated MLP's gate and up; set gated_mlp: true");
   }
   if (a.mla) {
     if (a.kv_lora_rank < 1) throw InputError(join(path, "kv_lora_rank"), "latent attention needs at least 1");

@@ -20,15 +20,20 @@ Json norm(const Arch& a, const std::string& name, const std::string& input) {
 std::string experts_mlp(const Arch& a, Seq& s, const std::string& input) {
   const bool bias = a.mlp_bias || a.expert_bias;
   s.push({{"type", "dense"}, {"name", "router"}, {"units", a.experts}, {"bias", a.router_bias}, {"inputs", {input}}});
-  s.push({{"type", "dense"},
-          {"name", "experts_up"},
-          {"units", a.moe_inner > 0 ? a.moe_inner : a.inner},
-          {"activation", a.act},
-          {"gated", a.gated},
-          {"bias", bias},
-          {"experts", a.experts},
-          {"top_k", a.top_k},
-          {"inputs", {input}}});
+  Json experts_up = {{"type", "dense"},
+                     {"name", "experts_up"},
+                     {"units", a.moe_inner > 0 ? a.moe_inner : a.inner},
+                     {"activation", a.act},
+                     {"gated", a.gated},
+                     {"bias", bias},
+                     {"experts", a.experts},
+                     {"top_k", a.top_k},
+                     {"inputs", {input}}};
+  if (a.swiglu_limit > 0) {  // gpt-oss: (clamp(up) + 1) * act(clamp(gate))
+    experts_up["glu_limit"] = a.swiglu_limit;
+    experts_up["glu_offset"] = 1.0;
+  }
+  s.push(experts_up);
   std::string routed = s.push({{"type", "dense"},
                                {"name", "experts_down"},
                                {"units", a.hidden},

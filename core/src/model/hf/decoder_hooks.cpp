@@ -194,11 +194,13 @@ void all_moe_layers(const Cfg&, Arch& a, std::vector<std::string>&) {
   for (std::size_t i = 0; i < a.plan.size(); ++i) route(a, i);
 }
 
-void gpt_oss_activation(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
-  number(c, "swiglu_limit", 7.0, 0.0, 1e6, 0.0);
-  warnings.push_back(
-      "gpt-oss's experts compute (up + 1) * gate * sigmoid(1.702 * gate), clamped at swiglu_limit; "
-      "costed as a SiLU-gated MLP (the same matrices and parameters)");
+void gpt_oss_activation(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  // GptOssExperts (modeling_gpt_oss.py) computes (clamp(up, -limit, limit) + 1) * gate * sigmoid(1.702 * gate),
+  // gate clamped at most limit, whatever hidden_act says: quick_gelu's 1.702 (Megatron-Bridge's GPTOSSProvider
+  // likewise: activation_func quick_gelu, glu_linear_offset 1, activation_func_clamp_value 7).
+  a.act = "quick_gelu";
+  a.swiglu_limit = number(c, "swiglu_limit", 7.0, 0.0, 1e6, 7.0);
+  if (!(a.swiglu_limit > 0)) throw InputError(c.field("swiglu_limit"), "must be above 0 (the experts clamp at it)");
 }
 
 void gemma2_softcaps(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
