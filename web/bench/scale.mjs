@@ -191,7 +191,7 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  * - expertOverlap: `overlap_moe_expert_parallel_comm` (the preset's moe_a2a_overlap, with delayed weight
  *   gradients) → `parallel.expert_overlap`.
  * - recompute: `full` (recomputeEvery: the request's `recompute_every`) or `selective` with Megatron-Core's
- *   `recompute_modules`, which the request cannot state yet (sent as no recomputation, noted per row; `[]`
+ *   `recompute_modules`, sent as parallel.recompute_modules (noted per row; `[]`
  *   recomputes nothing); modulesIgnored: modules the v0.2.0 GPT-OSS presets list while its recipe leaves
  *   recompute_granularity unset, so nothing is recomputed.
  * - graphs (CUDA graphs), dispatcher (MoE token dispatcher: alltoall, or the flex dispatcher with HybridEP or
@@ -521,7 +521,6 @@ const MB_FP8_RECIPE = /** @type {Record<string, string>} */ ({ 'fp8-cs': 'curren
 function mbNote(f) {
   const name = f.recipe ? f.recipe.split(' ').pop() : '';
   const unstated = [
-    f.recompute === 'selective' && f.modules?.length ? `selective recomputation of ${f.modules.join(', ')}` : '',
     f.modulesIgnored ? `${f.modulesIgnored.join(', ')} listed for recomputation, not enabled` : '',
     f.graphs ? `CUDA graphs (${f.graphs})` : '',
     f.dispatcher && f.dispatcher !== 'alltoall' ? `${f.dispatcher} dispatcher` : '',
@@ -530,7 +529,8 @@ function mbNote(f) {
     f.mtp ? `${f.mtp} MTP layer` : '',
     f.other ?? '',
   ].filter(Boolean);
-  return [`${f.tag} ${name}`, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
+  const stated = f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '';
+  return [`${f.tag} ${name}`, stated, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
     unstated.length ? `not stated: ${unstated.join('; ')}` : ''].filter(Boolean).join('. ');
 }
 
@@ -551,6 +551,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
     : task === 'lora' ? { finetune: { method: 'lora', rank: 16, alpha: 32, dropout: 0, targets: ['qkv_proj'] }, packing: true } : {};
   const muon = model === 'kimi-k2';
   const zero = f.zero ?? 1;
+  const selective = f.recompute === 'selective' && (f.modules?.length ?? 0) > 0;
   return {
     source: `Megatron-Bridge performance summary, ${release}`,
     run: `${model}${what}, ${gpus}× ${hw.toUpperCase()} (${layout.join(' + ') || 'DP'}), ${precision.toUpperCase()}, sequence ${seq}, micro-batch ${mbs}, global batch ${gbs}`,
@@ -567,8 +568,10 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
       hardware: [hw],
       options: { per_layer: false },
       parallel: {
-        // Selective recomputation of named modules is not statable yet: sent as none, listed in the note.
-        gpus, tensor, pipeline, micro_batch_size: mbs, recompute: f.recompute === 'full' ? 'full' : 'none',
+        // Megatron's selective recomputation of named modules: parallel.recompute_modules.
+        gpus, tensor, pipeline, micro_batch_size: mbs,
+        recompute: f.recompute === 'full' ? 'full' : selective ? 'selective' : 'none',
+        ...(selective ? { recompute_modules: f.modules } : {}),
         ...(f.recomputeEvery ? { recompute_every: f.recomputeEvery } : {}),
         ...(fsdp ? { fsdp: true } : zero ? { zero_stage: zero } : {}),
         ...(tensor > 1 ? { sequence_parallel: true } : {}),
