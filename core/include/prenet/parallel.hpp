@@ -281,6 +281,9 @@ struct StagePlan {
   // expert parameters, trainable ones and their optimizer time (sharded over the expert-data group).
   std::vector<double> expert, expert_params, expert_trainable, expert_optimizer;
   std::vector<double> context;  // ms, exposed context-parallel ring (part of busy)
+  // parallel.expert_overlap: per stage, the all-to-all one merged forward-backward pair of micro-batches exposes
+  // (paired_expert_exposure over its blocks); empty without the overlap.
+  std::vector<double> expert_paired;
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
@@ -289,10 +292,19 @@ struct StagePlan {
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                       const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
                       const std::vector<double>& context_ms = {});
+/// The all-to-all time (ms) one merged pair of micro-batches exposes over layers [first, last) of `shard` under
+/// Megatron-Core's combined 1F1B (parallel.expert_overlap): per block, max(0, combine - attention forward) +
+/// max(0, 2 dispatch - (MLP backward + forward)) + max(0, combine - attention backward), the expert layers being the
+/// MLP side and `layer_ms` their forward and backward; each all-to-all of `bytes_per_element` x its elements.
+double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std::array<double, 3>>& layer_ms,
+                              double bytes_per_element, const Communicator& ep, const Fabric& fabric, std::size_t first,
+                              std::size_t last);
+
 /// Exposed expert all-to-all time (ms) of a step under Megatron-Core's expert overlap (parallel.expert_overlap): the
 /// forward of one micro-batch and the backward of another run merged, each one's all-to-alls behind the other's
 /// compute; the micro-batches the critical stage runs alone (warm-up and cool-down, micro_batches_in_flight) expose
-/// theirs: alone x a2a + (m - alone) x max(0, a2a - (forward + backward)), per micro-batch sums of the stage.
+/// theirs: alone x a2a + (m - alone) x paired, `paired` the stage's expert_paired (a plan without it: the bound
+/// max(0, a2a - (forward + backward)) of its per micro-batch sums).
 double overlapped_expert_ms(const StagePlan& sp, const ParallelConfig& cfg);
 
 /// The step of `cfg` from its stage sums.
