@@ -402,6 +402,20 @@ export const CASES = [
   { group: 'parallel', name: 'context 2 with eager attention (the ring needs a fused kernel)', input: () => par({ context: 2 }) },
   { group: 'parallel', name: 'context 2 on a network without attention', input: () => req({ preset: 'resnet50' }, { training: { batch_size: 8 }, parallel: { context: 2 } }) },
   { group: 'parallel', name: 'gpus 6 with context 4 (not a multiple of the replica)', input: () => par({ gpus: 6, context: 4 }) },
+  { group: 'parallel', name: 'pipeline_layout placing 11 blocks of GPT-2\'s 12', input: () => par({ pipeline: 4, micro_batches: 4, pipeline_layout: 'Et*3|t*3|t*3|t*2L' }) },
+  { group: 'parallel', name: 'pipeline_layout with a symbol Megatron does not know ("x")', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 'Et*6|x*6L' }) },
+  { group: 'parallel', name: 'pipeline_layout of 2 chunks over pipeline 4', input: () => par({ pipeline: 4, micro_batches: 4, pipeline_layout: 'Et*6|t*6L' }) },
+  { group: 'parallel', name: 'pipeline_layout with the loss first', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 'Lt*6|t*6E' }) },
+  { group: 'parallel', name: 'pipeline_layout with an MTP layer "m" but no training.mtp_layers', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 'Et*6|t*6mL' }) },
+  { group: 'parallel', name: 'pipeline_layout beside pipeline_embedding_loss', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 'Et*6|t*6L', pipeline_embedding_loss: true }) },
+  { group: 'parallel', name: 'pipeline_layout of 16 chunks with virtual_stages 4 over pipeline 2', input: () => par({ pipeline: 2, micro_batches: 2, virtual_stages: 4, pipeline_layout: 'E|(t|)*12L||' }) },
+  { group: 'parallel', name: 'pipeline_layout "t*99999999999" (unrolls past any network)', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 'Et*99999999999|L' }) },
+  { group: 'parallel', name: 'pipeline_layout 5000 characters', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: `E${'t'.repeat(4998)}L` }) },
+  { group: 'parallel', name: 'pipeline_layout 16 (a number)', input: () => par({ pipeline: 2, micro_batches: 2, pipeline_layout: 16 }) },
+  { group: 'parallel', name: 'mtp_layers 1 on ResNet-50 (no tokens)', input: () => req({ preset: 'resnet50' }, { training: { batch_size: 8, mtp_layers: 1 } }) },
+  { group: 'parallel', name: 'mtp_layers 65', input: () => train({ batch_size: 8, mtp_layers: 65 }) },
+  { group: 'parallel', name: 'mtp_layers "1" (text)', input: () => train({ batch_size: 8, mtp_layers: '1' }) },
+  { group: 'parallel', name: 'mtp_layers 1 beside finetune method lora', input: () => train({ batch_size: 8, precision: 'bf16', mtp_layers: 1, finetune: { method: 'lora' } }) },
 ];
 
 /** GPT-2 (12 heads) on a parallel layout; `seq` sets training.seq_len. @param {unknown} parallel @param {number} [seq] */

@@ -43,6 +43,7 @@ TEST_CASE("every option's default is what an empty training object parses to", "
       case prenet::OptionKind::Choice: CHECK(Json(o.values.at(v->choice)) == o.fallback); break;
       case prenet::OptionKind::Boolean: CHECK(Json(v->boolean) == o.fallback); break;
       case prenet::OptionKind::Names: CHECK(Json(v->names) == o.fallback); break;
+      case prenet::OptionKind::Text: CHECK(Json(v->text) == o.fallback); break;
     }
   }
 }

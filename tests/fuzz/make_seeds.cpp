@@ -171,6 +171,37 @@ int main(int argc, char** argv) {
                 {"recompute_modules", {"layernorm", "mla_up_proj", "moe_act", "mlp", "shared_experts"}}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // Multi-token prediction placed by a Megatron pipeline layout (the module 'm' with the loss) on a small DeepSeek-V3.
+  write(out / "request", "pipeline-layout-mtp.json",
+        Json({{"model",
+               {{"hf_config",
+                 {{"model_type", "deepseek_v3"},
+                  {"hidden_size", 64},
+                  {"intermediate_size", 128},
+                  {"moe_intermediate_size", 32},
+                  {"num_hidden_layers", 4},
+                  {"first_k_dense_replace", 1},
+                  {"num_attention_heads", 2},
+                  {"n_routed_experts", 4},
+                  {"num_experts_per_tok", 2},
+                  {"n_shared_experts", 1},
+                  {"q_lora_rank", 16},
+                  {"kv_lora_rank", 16},
+                  {"qk_nope_head_dim", 16},
+                  {"qk_rope_head_dim", 8},
+                  {"v_head_dim", 16},
+                  {"vocab_size", 100},
+                  {"max_position_embeddings", 64},
+                  {"num_nextn_predict_layers", 1}}}}},
+              {"training", {{"batch_size", 8}, {"precision", "bf16"}, {"kernels", "megatron"}, {"mtp_layers", 1}}},
+              {"parallel",
+               {{"gpus", 2},
+                {"pipeline", 2},
+                {"micro_batches", 4},
+                {"pipeline_layout", "Et|t|t|tmL"},
+                {"recompute", "full"}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
   // patterns included, also wrapped in requests.
   for (const auto& entry : fs::recursive_directory_iterator(root / "tests/fixtures/hf")) {

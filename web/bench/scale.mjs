@@ -159,8 +159,8 @@ const TORCHTITAN = /** @type {TitanRun[]} */ ([
  * Models whose base recipes set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
  * (src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config and recipes/qwen/qwen3_moe.py
  * qwen3_235b_a22b_pretrain_config at every tag from v0.2.0 to v0.5.1; recipes/llama/h100/llama3.py and
- * recipes/qwen/h100/qwen3_moe.py at 067f987d): `parallel.pipeline_embedding_loss`. DeepSeek-V3's recipes place
- * embedding, loss and the MTP layer with layout strings instead, which the request cannot state.
+ * recipes/qwen/h100/qwen3_moe.py at 067f987d): `parallel.pipeline_embedding_loss`. DeepSeek-V3's and Kimi K2's recipes
+ * place embedding, loss and the MTP layer with layout strings instead (`parallel.pipeline_layout`, MB_LAYOUT_MAPS).
  */
 const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
 
@@ -194,10 +194,12 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  *   `recompute_modules`, sent as parallel.recompute_modules (noted per row; `[]`
  *   recomputes nothing); modulesIgnored: modules the v0.2.0 GPT-OSS presets list while its recipe leaves
  *   recompute_granularity unset, so nothing is recomputed.
+ * - layout: the preset's Megatron pipeline layout string → `parallel.pipeline_layout`; without one, DeepSeek-V3's
+ *   and Kimi K2's recipes take it from their (PP, VP) map (MB_LAYOUT_MAPS), sent where the map has the table's
+ *   PP and VP. mtp: DeepSeek-V3's multi-token-prediction layers → `training.mtp_layers` (absent: none, as the
+ *   25.11 table's "w/o MTP" rows).
  * - graphs (CUDA graphs), dispatcher (MoE token dispatcher: alltoall, or the flex dispatcher with HybridEP or
- *   DeepEP), offload (activation offload, layers), layout (Megatron pipeline layout string), mtp (DeepSeek-V3's
- *   multi-token-prediction layers; the recipes without a string place them with a (PP, VP) layout map), other:
- *   not statable in the request, listed in the row's note.
+ *   DeepEP), offload (activation offload, layers), other: not statable in the request, listed in the row's note.
  * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
  *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
  *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
@@ -510,26 +512,62 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
     { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb200/deepseek_v4.py deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config' }],
 ]);
 
+/**
+ * The pipeline layouts Megatron-Bridge's recipes give DeepSeek-V3 and Kimi K2 where the preset names no string, by
+ * "PP,VP": `layout_map` of set_deepseek_v3_pipeline_model_parallel_layout (src/megatron/bridge/recipes/deepseek/
+ * deepseek_v3.py, the same entries at v0.2.0, v0.4.0, v0.4.1 and v0.5.0, and as recipes/deepseek/h100/
+ * deepseek_v3.py at v0.6.0) and `map_pp_vp_to_layout` of _get_kimi_k2_pipeline_layout (recipes/kimi/kimi_k2.py,
+ * v0.5.0), written as Megatron layout strings without their last symbols: DeepSeek-V3's last chunk ends with one
+ * 'm' per MTP layer, then 'L' (`last_layer = ["mtp"] * mtp_layers + ["loss"]`), Kimi K2's with 'L'. The perf
+ * scripts apply them (scripts/performance/configs/deepseek/deepseek_llm_pretrain.py where the preset has no
+ * pp_layout, configs/kimi/kimi_llm_pretrain.py, and utils/overrides.py for a PP or VP given on the launcher's
+ * command line, from v0.4.1), as the v0.6.0 perf_recipes do; a (PP, VP) not in a map gets no layout (Megatron's
+ * even split, which 61 blocks refuse).
+ */
+const MB_LAYOUT_MAPS = /** @type {Record<string, Record<string, string>>} */ ({
+  'deepseek-v3': {
+    '4,1': 'Et*16|t*16|t*16|t*13', '8,1': 'Et*8|(t*8|)*6t*5', '4,2': 'Et*8|(t*8|)*6t*5',
+    '16,1': 'Et*4|(t*4|)*14t', '8,2': 'Et*4|(t*4|)*14t', '4,4': 'Et*4|(t*4|)*14t',
+  },
+  'kimi-k2': {
+    '4,1': 'Et*16|t*16|t*16|t*13', '8,1': 'Et*8|(t*8|)*6t*5', '4,2': 'Et*8|(t*8|)*6t*5',
+    '16,1': 'Et*4|(t*4|)*14t', '8,2': 'Et*4|(t*4|)*14t', '4,4': 'Et*4|(t*4|)*14t', '2,8': 'Et*4|(t*4|)*14t',
+  },
+});
+
+/**
+ * The pipeline layout a row's recipe ran: its preset's string, else its model's map at the table's PP and VP with
+ * the row's MTP layers; undefined for none.
+ * @param {string} model @param {number} pipeline @param {number} virtual @param {MbFacts} f
+ */
+function mbLayout(model, pipeline, virtual, f) {
+  if (f.layout) return f.layout;
+  const head = MB_LAYOUT_MAPS[model]?.[`${pipeline},${virtual}`];
+  return head === undefined ? undefined : `${head}${'m'.repeat(f.mtp ?? 0)}L`;
+}
+
 /** The request's FP8 recipe for each precision label of the tables (absent: BF16). */
 const MB_FP8_RECIPE = /** @type {Record<string, string>} */ ({ 'fp8-cs': 'current', FP8: 'current', 'fp8-mx': 'mxfp8', MXFP8: 'mxfp8', NVFP4: 'nvfp4' });
 
 /**
- * The row's note: the recipe it was read from, where the recipe's preset differs from the published layout, and
- * what the recipe ran that the request cannot state.
- * @param {MbFacts} f
+ * The row's note: the recipe it was read from, where the recipe's preset differs from the published layout, the
+ * pipeline layout sent (`layout`), and what the recipe ran that the request cannot state.
+ * @param {MbFacts} f @param {string | undefined} layout
  */
-function mbNote(f) {
+function mbNote(f, layout) {
   const name = f.recipe ? f.recipe.split(' ').pop() : '';
   const unstated = [
     f.modulesIgnored ? `${f.modulesIgnored.join(', ')} listed for recomputation, not enabled` : '',
     f.graphs ? `CUDA graphs (${f.graphs})` : '',
     f.dispatcher && f.dispatcher !== 'alltoall' ? `${f.dispatcher} dispatcher` : '',
     f.offload ? `activation offload of ${f.offload} layers` : '',
-    f.layout ? `layout ${f.layout}` : '',
-    f.mtp ? `${f.mtp} MTP layer` : '',
     f.other ?? '',
   ].filter(Boolean);
-  const stated = f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '';
+  const stated = [
+    f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '',
+    layout ? `layout ${layout}` : '',
+    f.mtp ? `${f.mtp} MTP layer` : '',
+  ].filter(Boolean).join(', ');
   return [`${f.tag} ${name}`, stated, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
     unstated.length ? `not stated: ${unstated.join('; ')}` : ''].filter(Boolean).join('. ');
 }
@@ -552,18 +590,19 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
   const muon = model === 'kimi-k2';
   const zero = f.zero ?? 1;
   const selective = f.recompute === 'selective' && (f.modules?.length ?? 0) > 0;
+  const pipelineLayout = mbLayout(model, pipeline, virtual, f);
   return {
     source: `Megatron-Bridge performance summary, ${release}`,
     run: `${model}${what}, ${gpus}× ${hw.toUpperCase()} (${layout.join(' + ') || 'DP'}), ${precision.toUpperCase()}, sequence ${seq}, micro-batch ${mbs}, global batch ${gbs}`,
     unit: 'tokens/s/GPU',
     published: tps,
-    note: mbNote(f),
+    note: mbNote(f, pipelineLayout),
     refusedWhy: NOT_IN_CATALOGUE[model],
     request: {
       model: muon ? { hf_config: KIMI_K2, name: 'Kimi K2' } : { preset: model },
       training: {
         batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: muon ? 'muon' : 'adamw', attention: 'flash', kernels: 'megatron',
-        state_accounting: 'megatron_bf16', ...fp8, ...finetune,
+        state_accounting: 'megatron_bf16', ...fp8, ...finetune, ...(f.mtp ? { mtp_layers: f.mtp } : {}),
       },
       hardware: [hw],
       options: { per_layer: false },
@@ -579,6 +618,8 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
         ...(context > 1 ? { context } : {}),
         ...(expert > 1 ? { expert } : {}),
         ...(pipeline > 1 && EMBEDDING_LOSS_SPLIT.has(model) ? { pipeline_embedding_loss: true } : {}),
+        // The recipe's Megatron layout: which chunk holds which blocks, the MTP module and the loss.
+        ...(pipelineLayout ? { pipeline_layout: pipelineLayout } : {}),
         ...(f.paramGather ? { overlap_param_gather: true } : {}),
         ...(f.tensorOverlap ? { tensor_overlap: true } : {}),
         ...(f.expertOverlap ? { expert_overlap: true } : {}),
@@ -750,7 +791,11 @@ export async function main() {
     '  parallelism with TP > 1, fused attention (`kernels: "megatron"`: cuDNN, timed from the catalogue\'s measured',
     '  `fused_attention`), FP8-CS / "FP8" = `fp8_recipe: "current"`, FP8-MX / MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"`',
     '  (refused: no FP4 peak in the catalogue); the 405B and Qwen3-235B recipes count embedding and loss as',
-    '  pipeline layers (`pipeline_embedding_loss`); MoE routing balanced and dropless as the page says. SFT: full',
+    '  pipeline layers (`pipeline_embedding_loss`), DeepSeek-V3\'s and Kimi K2\'s recipes place them with Megatron',
+    '  pipeline layout strings (`pipeline_layout`: the preset\'s, else the recipe\'s (PP, VP) map, MB_LAYOUT_MAPS;',
+    '  none for a PP and VP outside the map, which 61 blocks then refuse), and DeepSeek-V3\'s multi-token',
+    '  prediction layer (`mtp_layers: 1`, the rows from 26.02 on; the 25.11 rows are "w/o MTP"); MoE routing',
+    '  balanced and dropless as the page says. SFT: full',
     '  fine-tuning on sequences packed to 4096 (`packing: true`). LoRA: rank 16, alpha 32, dropout 0 on Megatron\'s',
     '  fused linear_qkv (`targets: ["qkv_proj"]`), packed; the H100 LoRA row runs TP 2, which the core refuses for',
     '  LoRA. Kimi K2 (no preset): a `deepseek_v3` config of Megatron-Bridge\'s KimiK2Provider',
@@ -759,9 +804,8 @@ export async function main() {
     '  recomputation of named modules (MLA up-projections, expert activations, norms; the request has no field for',
     '  the module list yet, so these rows are sent without recomputation), CUDA graphs (TransformerEngine per-module',
     '  graphs or full-iteration graphs, the latter with experts padded to 1.5x capacity), the HybridEP / DeepEP',
-    '  flex dispatchers, activation offload of 5 to 40 layers, explicit pipeline layout strings and DeepSeek-V3\'s',
-    '  MTP layer (not built; rows without VP are split by cost over whole blocks, rows with VP are refused, 61',
-    '  blocks not dividing), BF16 Adam moments and main gradients in the DeepSeek-V3 recipes, FP8 attention,',
+    '  flex dispatchers, activation offload of 5 to 40 layers, BF16 Adam moments and main gradients in the',
+    '  DeepSeek-V3 recipes, FP8 attention,',
     '  cuteDSL / TE-op-fuser grouped MLPs, delayed weight gradients, the FP8 parameter all-gather of the FP8 and',
     '  MXFP8 recipes, and the param gather overlapped with the optimizer step (DP > 1, PP > 1, VP > 1). Where a',
     '  preset disagrees with the published layout (20 of the 31 25.11 rows, 2 of them in the global batch only;',

@@ -45,6 +45,8 @@ export interface TrainingSpec {
   dataset_size?: number;
   epochs?: number;
   finetune?: FinetuneSpec;
+  /** Multi-token prediction depths (DeepSeek-V3; Megatron-Core's mtp_num_layers); absent: none. */
+  mtp_layers?: number;
 }
 
 /** The request's `training.finetune` (docs/API.md): what trains, and the adapters' shape. */
@@ -106,6 +108,8 @@ export interface ParallelSpec {
   accumulate_unsharded?: boolean;
   /** Megatron's pipeline split counting the embedding and the loss as one layer each (pipeline > 1). */
   pipeline_embedding_loss?: boolean;
+  /** Megatron-Core's pipeline_model_parallel_layout, e.g. "Et*4|(t*4|)*14tmL": each chunk's layers (E, t, m, L). */
+  pipeline_layout?: string;
   /** ZeRO 1/2: the updated weights' gather behind the next step's first forward (Megatron --overlap-param-gather). */
   overlap_param_gather?: boolean;
   /** Megatron-Core's --overlap-moe-expert-parallel-comm: expert all-to-alls behind another micro-batch's compute. */
@@ -296,6 +300,8 @@ export interface Layout {
 export interface ParallelResult extends Layout {
   /** With recompute selective, when not ["core_attn"]: the modules recomputed, in the core's order. */
   recompute_modules?: RecomputeModule[];
+  /** parallel.pipeline_layout as given, when given. */
+  pipeline_layout?: string;
   compute_ms: number;
   /** Exposed communication by kind; `context` and `expert` where the layout has them. */
   communication_ms: { data: number; tensor: number; pipeline: number; zero: number } & Record<string, number>;
@@ -448,8 +454,8 @@ export interface CatalogOption {
   key: keyof TrainingSpec|`finetune.${keyof FinetuneSpec}`|(string & {});
   /** Its path in errors, e.g. "training.memory_format". */
   field: string;
-  /** names: one name or a list of them (comma-separated in boxes, links and flags); boolean: a switch. */
-  kind: 'integer'|'number'|'choice'|'names'|'boolean';
+  /** names: one name or a list of them (comma-separated in boxes, links and flags); boolean: a switch; text: one string. */
+  kind: 'integer'|'number'|'choice'|'names'|'boolean'|'text';
   /** Choices: the accepted names, and how each reads in the page's select. */
   values?: string[];
   labels?: string[];
@@ -473,7 +479,8 @@ export interface CatalogParallelOption {
   key: string;
   /** Its path in errors, e.g. "parallel.tensor". */
   field: string;
-  kind: 'integer' | 'number' | 'choice' | 'boolean' | 'names';
+  /** text (pipeline_layout): one string, in no link, box or flag. */
+  kind: 'integer' | 'number' | 'choice' | 'boolean' | 'names' | 'text';
   /** Choices: the accepted names, and how each reads in the page's select; names (recompute_modules): those accepted. */
   values?: string[];
   labels?: string[];

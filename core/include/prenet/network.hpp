@@ -123,7 +123,9 @@ struct LayerAttrs {
   bool return_sequences = true;
   bool causal = false;
   bool positional = false;  // embedding indexed by position, not by token id
-  std::string tied_to;      // dense: name of the embedding whose matrix it reuses
+  // dense: name of the embedding whose matrix it reuses (multi-token prediction's heads: of the head they share);
+  // embedding (multi-token prediction's, model/mtp.cpp): of the embedding it shares
+  std::string tied_to;
   std::string activation;   // fused activation (dense, conv2d) or the function of an activation layer
   double rate = 0.0;        // dropout probability
   bool scale = true;        // layernorm, rmsnorm: a learned scale (false with bias false: no parameters, OLMo)
@@ -172,6 +174,9 @@ struct Layer {
   /// Frozen, yet its weights get gradients (training.finetune.frozen_gradients: an FSDP1 unit mixing trained and
   /// frozen weights under use_orig_params): their weight-gradient kernels and gradient memory, no optimizer states.
   bool frozen_gradient = false;
+  /// Multi-token prediction (training.mtp_layers, model/mtp.cpp): the depth, from 1, whose module this layer is
+  /// (what Megatron's pipeline layout places as 'm'); 0: the main network, the shared head and the losses included.
+  int mtp_depth = 0;
 };
 
 /// Parameters the optimizer updates in `layer`: its own when trainable, plus its adapters'.

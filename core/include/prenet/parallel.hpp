@@ -40,6 +40,21 @@ constexpr RecomputeModules kDefaultRecomputeModules = module_bit(RecomputeModule
 /// The module names, in RecomputeModule order (the row's values).
 const std::vector<std::string>& recompute_module_names();
 
+/// Megatron-Core's pipeline_model_parallel_layout (parallel.pipeline_layout; PipelineParallelLayerLayout): what each
+/// model chunk holds, chunk j on pipeline stage j mod pipeline (virtual stage j / pipeline), as symbols in order:
+/// 'E' the embedding (the layers before the first block), 't' one decoder block, 'm' one multi-token prediction
+/// depth (training.mtp_layers), 'L' the loss (the final norm, head and losses).
+struct PipelineLayout {
+  std::string text;                 // as the request gave it
+  std::vector<std::string> chunks;  // per model chunk, its symbols (repetitions unrolled; may be empty)
+};
+
+/// Parses a layout string as Megatron-Core's parse_str_to_list does: commas dropped, "(...)*N" then "x*N" unrolled,
+/// '|' between chunks; then the checks of validate_layer_layout that need no network: 'E' first and 'L' last, each
+/// exactly once, no 't' after an 'm', and all 'm' in one chunk of the last virtual stage. `pipeline` fixes the
+/// virtual stages (chunks / pipeline). Errors name parallel.pipeline_layout.
+PipelineLayout parse_pipeline_layout(const std::string& text, std::int64_t pipeline);
+
 /// One kind of link between accelerators: per-GPU bandwidth in one direction and the latency of one hop.
 struct Link {
   std::string kind;
@@ -71,6 +86,9 @@ struct ParallelConfig {
   // Megatron-LM's pipeline split that counts the embedding and the loss as one layer each
   // (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split): blocks + 2 over the chunks.
   bool pipeline_embedding_loss = false;
+  // Megatron-Core's explicit layout of the layers over the pipeline x virtual_stages chunks (parallel.pipeline_layout);
+  // absent: the cost-balanced split, or the even one with virtual stages or pipeline_embedding_loss.
+  std::optional<PipelineLayout> pipeline_layout;
   // Communication hidden behind compute as Megatron-Core runs it (docs/PREDICTION.md, "Overlapped communication"):
   // ZeRO-1/2's gather of updated weights behind the next step's first forward (--overlap-param-gather), the expert
   // all-to-alls of one micro-batch behind another's compute (--overlap-moe-expert-parallel-comm), and the tensor-
@@ -238,6 +256,20 @@ std::int64_t block_count(const ShardedNetwork& shard);
 /// virtual_stages does not divide the blocks per stage.
 std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const ShardedNetwork& shard,
                                       std::int64_t pipeline, std::int64_t virtual_stages, bool embedding_loss = false);
+
+/// The chunk bounds of `cfg`'s layers, in their one home: parallel.pipeline_layout's chunks as the string places
+/// them; else, with pipeline > 1, split_chunks's; else one chunk. Throws naming parallel.pipeline_layout when the
+/// layout's blocks or multi-token prediction depths differ from the network's or its chunks from pipeline x
+/// virtual_stages.
+std::vector<std::size_t> chunk_bounds(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      const ParallelConfig& cfg);
+
+/// Per model chunk of `bounds`, the layers whose parameters it holds a copy of: the embedding a tied embedding in it
+/// shares, when that one lies in another chunk (multi-token prediction's, model/mtp.cpp: Megatron-Core's
+/// LanguageModule keeps a duplicate of the word embeddings in every model chunk that uses them but the first, its
+/// gradient all-reduced with the first's).
+std::vector<std::vector<std::size_t>> embedding_copies(const ShardedNetwork& shard,
+                                                       const std::vector<std::size_t>& bounds);
 
 /// Checks cfg.virtual_stages against the layout: it needs pipeline > 1, and Megatron-Core's interleaved
 /// schedule needs micro_batches a multiple of pipeline. Throws InputError naming the field.

@@ -166,6 +166,9 @@ struct TrainingConfig {
   // of the request runs FP8 GEMMs in any layout (Blackwell B200/B300: no transposed copies; resolve_fp8_recipe).
   std::optional<Fp8Recipe> fp8_recipe;
   bool fp8_any_layout = false;
+  // issue 18, multi-token prediction (Megatron-Core's mtp_num_layers): depths appended to a decoder
+  // (model/mtp.cpp, run by resolve_model); 0: none.
+  std::int64_t mtp_layers = 0;
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.

@@ -7,6 +7,7 @@
 
 #include "model/finetune.hpp"
 #include "model/hf/arch_json.hpp"
+#include "model/mtp.hpp"
 #include "prenet/embedded_data.hpp"
 #include "prenet/hardware.hpp"
 #include "prenet/hf_config.hpp"
@@ -204,6 +205,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
       }
     }
   }
+  apply_mtp(net, training);
   apply_finetune(net, training);
   return net;
 }

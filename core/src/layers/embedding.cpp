@@ -1,5 +1,5 @@
-// embedding: a table of vocab_size rows of width dim, indexed by token id or (positional) by position;
-// token tables shard by vocabulary rows over the tensor group.
+// embedding: a table of vocab_size rows of width dim, indexed by token id or (positional) by position, or
+// (tied_to) another embedding's table; token tables shard by vocabulary rows over the tensor group.
 #include "layers/kind_helpers.hpp"
 
 namespace prenet {
@@ -30,7 +30,8 @@ class Embedding : public LayerKind {
                                  std::to_string(a.vocab_size) + " positions this embedding holds");
     }
     layer.output_shape = {in[0], a.dim};
-    layer.parameters = params_of({a.vocab_size, a.dim}, path);
+    // A tied table (multi-token prediction's lookup, model/mtp.cpp) is its embedding's: no parameters of its own.
+    layer.parameters = a.tied_to.empty() ? params_of({a.vocab_size, a.dim}, path) : 0;
   }
 
   void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
@@ -53,7 +54,7 @@ class Embedding : public LayerKind {
     LayerAttrs& a = L.attrs;
     if (a.positional || a.vocab_size < 1000) return;
     a.vocab_size = ceil_div(a.vocab_size, s.t);
-    L.parameters = a.vocab_size * a.dim;
+    L.parameters = a.tied_to.empty() ? a.vocab_size * a.dim : 0;
     ShardLayer& sl = s.shard.layers[s.l];
     sl.forward_allreduces = 1;
     sl.allreduce_bytes_per_sample = d(elements(L.output_shape));

@@ -47,6 +47,10 @@ bool splits_by_position(const Layer& L) {
     case LayerType::Softmax:
     case LayerType::Attention:
     case LayerType::Mla: return true;
+    // Along the features (multi-token prediction's torch.cat of embedding and hidden state) a concatenation is too.
+    case LayerType::Concat:
+      return !L.input_shapes.empty() && L.input_shapes.front().size() >= 2 &&
+             L.attrs.axis == static_cast<std::int64_t>(L.input_shapes.front().size()) - 1;
     default: return kind_of(L.type).token_wise();
   }
 }

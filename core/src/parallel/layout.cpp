@@ -39,9 +39,19 @@ std::vector<StageInputs> stage_inputs_of(const ShardedNetwork& shard, const Shar
   const std::size_t chunks = bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(std::max<std::int64_t>(virtual_stages, 1));
   std::vector<StageInputs> out(stages);
+  const std::vector<std::vector<std::size_t>> copies = embedding_copies(shard, bounds);
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
   for (std::size_t j = 0; j < chunks; ++j) {
-    add_chunk(out[j % stages], stage_inputs(shard, facts, saved, saved_none, bounds[j], bounds[j + 1]));
+    StageInputs& in = out[j % stages];
+    add_chunk(in, stage_inputs(shard, facts, saved, saved_none, bounds[j], bounds[j + 1]));
+    // A copy of the word embeddings (multi-token prediction's in a later chunk): its weights and their states.
+    for (std::size_t src : copies[j]) {
+      const Layer& layer = shard.net.layers[src];
+      in.params += static_cast<double>(layer.parameters);
+      in.trainable += static_cast<double>(trainable_parameters(layer));
+      in.tensors += trained_tensors(layer);
+      in.largest_param = std::max(in.largest_param, static_cast<double>(layer.parameters));
+    }
   }
   return out;
 }

@@ -82,10 +82,7 @@ std::optional<MemoryEstimate> memory_of(LayoutEvaluator& layouts, const Parallel
       const Timing& t = layouts.roofline(c);
       for (std::size_t l = 0; l < n; ++l) cost[l] = t.layers[l].ms[0] + t.layers[l].ms[1];
     }
-    std::vector<std::size_t> bounds =
-        c.pipeline > 1 ? split_chunks(cost, *shard, c.pipeline, c.virtual_stages, c.pipeline_embedding_loss)
-                       : std::vector<std::size_t>{0, n};
-    return layouts.fullest(c, bounds);
+    return layouts.fullest(c, chunk_bounds(cost, *shard, c));
   } catch (const InputError&) {
     return std::nullopt;
   }

@@ -146,6 +146,26 @@ bool flag(const Json& p, const char* key) {
   return v && v->boolean;
 }
 
+/// Reads parallel.pipeline_layout into `c` (its pipeline and virtual_stages read): Megatron-Core derives the virtual
+/// stages from the layout's chunks (chunks / pipeline), and refuses a virtual_stages given otherwise.
+void parse_layout(const Json& p, ParallelConfig& c) {
+  auto layout = read_parallel_field(p, "pipeline_layout", "parallel");
+  if (!layout) return;
+  c.pipeline_layout = parse_pipeline_layout(layout->text, c.pipeline);
+  const auto chunks = static_cast<std::int64_t>(c.pipeline_layout->chunks.size());
+  if (c.pipeline <= 1 && chunks > 1) {
+    throw InputError("parallel.pipeline_layout", "its " + str(chunks) + " chunks need a pipeline: pipeline is " +
+                                                     str(c.pipeline) + " (one chunk per stage and virtual stage)");
+  }
+  const std::int64_t v = chunks / c.pipeline;
+  if (opt_int(p, "virtual_stages") && c.virtual_stages != v) {
+    throw InputError("parallel.pipeline_layout", "its " + str(chunks) + " chunks are " + str(v) +
+                                                     " virtual stages of pipeline " + str(c.pipeline) +
+                                                     "; virtual_stages is " + str(c.virtual_stages));
+  }
+  c.virtual_stages = v;
+}
+
 /// Reads the overlap switches into `c` (its degrees, ZeRO stage and recomputation resolved) and refuses them where
 /// Megatron-Core cannot run them, naming the field.
 void parse_overlaps(const Json& p, ParallelConfig& c) {
@@ -298,12 +318,18 @@ ParallelConfig parse_parallel(const Json& section, std::optional<std::int64_t> b
   c.inter_node = parse_link(p, "inter_node");
   // Interleaved 1F1B: model chunks per stage (schedule.cpp checks it against the pipeline and micro-batches).
   c.virtual_stages = opt_int(p, "virtual_stages").value_or(1);
+  parse_layout(p, c);
   check_virtual_stages(c);
   auto embedding_loss = read_parallel_field(p, "pipeline_embedding_loss", path);
   c.pipeline_embedding_loss = embedding_loss && embedding_loss->boolean;
   if (c.pipeline_embedding_loss && c.pipeline <= 1) {
     throw InputError("parallel.pipeline_embedding_loss",
                      "splits a pipeline: it needs pipeline > 1 (pipeline is " + str(c.pipeline) + ")");
+  }
+  if (c.pipeline_embedding_loss && c.pipeline_layout) {
+    throw InputError("parallel.pipeline_layout",
+                     "places the embedding and the loss itself; Megatron-Core refuses it "
+                     "beside pipeline_embedding_loss (account_for_*_in_pipeline_split)");
   }
   parse_overlaps(p, c);
   return c;

@@ -75,23 +75,29 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, std::int6
 
 namespace {
 
-/// The first layer of each repeated block instance, in order.
+/// Whether layer `l` is in a decoder block: a repeated block instance outside multi-token prediction's modules
+/// (Megatron-Core counts those apart from num_layers and places them on the last stage, or as a layout's 'm').
+bool decoder_layer(const ShardedNetwork& shard, std::size_t l) {
+  return shard.layers[l].in_block && shard.net.layers[l].mtp_depth == 0;
+}
+
+/// The first layer of each decoder block instance, in order.
 std::vector<std::size_t> block_starts(const ShardedNetwork& shard) {
   std::vector<std::size_t> starts;
   for (std::size_t l = 0; l < shard.layers.size(); ++l) {
     const ShardLayer& sl = shard.layers[l];
-    if (sl.in_block && !(l > 0 && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block)) {
+    if (decoder_layer(shard, l) && !(l > 0 && decoder_layer(shard, l - 1) && shard.layers[l - 1].block == sl.block)) {
       starts.push_back(l);
     }
   }
   return starts;
 }
 
-/// The first layer inside a repeated block and the first layer after the last one (size and 0 without blocks).
+/// The first layer inside a decoder block and the first layer after the last one (size and 0 without blocks).
 std::pair<std::size_t, std::size_t> block_extent(const ShardedNetwork& shard) {
   std::size_t first = shard.layers.size(), after_last = 0;
   for (std::size_t l = 0; l < shard.layers.size(); ++l) {
-    if (!shard.layers[l].in_block) continue;
+    if (!decoder_layer(shard, l)) continue;
     first = std::min(first, l);
     after_last = l + 1;
   }
@@ -104,12 +110,13 @@ std::vector<std::size_t> split_stages(const std::vector<double>& cost, const Sha
                                       std::int64_t stages) {
   // Units: each repeated block instance, each layer outside blocks between them, and the layers before the first
   // block and after the last as one unit each: a pipeline never cuts the embedding from its position encoding, nor
-  // the head from its loss (which would send the logits between stages); frameworks keep them on one stage.
+  // the head from its loss (which would send the logits between stages); frameworks keep them on one stage. Multi-
+  // token prediction's modules, after the last decoder block, stay with the loss (Megatron-Core's last stage).
   const auto [first_block, after_last] = block_extent(shard);
   std::vector<std::size_t> starts;
   for (std::size_t l = 0; l < cost.size(); ++l) {
     const ShardLayer& sl = shard.layers[l];
-    const bool edge = l > 0 && !sl.in_block && (l < first_block || l > after_last);
+    const bool edge = l > 0 && (l > after_last || (!sl.in_block && l < first_block));
     bool continues =
         edge || (l > 0 && sl.in_block && shard.layers[l - 1].in_block && shard.layers[l - 1].block == sl.block);
     if (!continues) starts.push_back(l);
@@ -189,6 +196,101 @@ std::vector<std::size_t> split_chunks(const std::vector<double>& cost, const Sha
   return split_whole_blocks(shard, p * v, false, "parallel.virtual_stages");
 }
 
+namespace {
+
+/// The first layer of each multi-token prediction module (Layer::mtp_depth), in order, then the first layer after
+/// the last (an empty list without them).
+std::vector<std::size_t> mtp_starts(const ShardedNetwork& shard) {
+  std::vector<std::size_t> starts;
+  std::size_t after = 0;
+  for (std::size_t l = 0; l < shard.net.layers.size(); ++l) {
+    const int depth = shard.net.layers[l].mtp_depth;
+    if (depth == 0) continue;
+    if (l == 0 || shard.net.layers[l - 1].mtp_depth != depth) starts.push_back(l);
+    after = l + 1;
+  }
+  if (!starts.empty()) starts.push_back(after);
+  return starts;
+}
+
+/// The chunk bounds parallel.pipeline_layout gives over `chunks` chunks: each 't' one decoder block (with any layers
+/// between it and the next), each 'm' one multi-token prediction module. The embedding side stays on the first
+/// chunk and the loss side (final norm, head, losses) on the last wherever the string puts 'E' and 'L': Megatron-Core
+/// builds them on its pre_process and post_process chunks and counts only 't' and 'm' per chunk
+/// (get_num_layers_to_build). Errors name parallel.pipeline_layout.
+std::vector<std::size_t> layout_bounds(const ShardedNetwork& shard, const PipelineLayout& layout, std::int64_t chunks) {
+  const std::string field = "parallel.pipeline_layout";
+  if (static_cast<std::int64_t>(layout.chunks.size()) != chunks) {
+    throw InputError(field, "its " + str(static_cast<std::int64_t>(layout.chunks.size())) +
+                                " chunks are not pipeline x virtual_stages = " + str(chunks));
+  }
+  std::vector<std::size_t> blocks = block_starts(shard);
+  std::vector<std::size_t> mtp = mtp_starts(shard);
+  std::size_t t = 0, m = 0;
+  for (const std::string& c : layout.chunks) {
+    t += static_cast<std::size_t>(std::count(c.begin(), c.end(), 't'));
+    m += static_cast<std::size_t>(std::count(c.begin(), c.end(), 'm'));
+  }
+  if (blocks.empty()) throw InputError(field, "the network has no repeated decoder blocks to place");
+  if (t != blocks.size()) {
+    throw InputError(
+        field, "places " + std::to_string(t) + " decoder blocks 't'; the network has " + std::to_string(blocks.size()));
+  }
+  const std::size_t depths = mtp.empty() ? 0 : mtp.size() - 1;
+  if (m != depths) {
+    throw InputError(field, "places " + std::to_string(m) + " multi-token prediction layers 'm'; training.mtp_layers " +
+                                "gives " + std::to_string(depths));
+  }
+  // Each 't' ends where the next block starts; the last where the modules start, or after the last block.
+  blocks.push_back(depths > 0 ? mtp.front() : block_extent(shard).second);
+  std::vector<std::size_t> bounds{0};
+  std::size_t cursor = blocks.front(), next_t = 1, next_m = 1;
+  for (std::size_t j = 0; j < layout.chunks.size(); ++j) {
+    if (j > 0) bounds.push_back(cursor);
+    for (char c : layout.chunks[j]) {
+      if (c == 't') cursor = blocks[next_t++];
+      if (c == 'm') cursor = mtp[next_m++];
+    }
+  }
+  bounds.push_back(shard.net.layers.size());
+  return bounds;
+}
+
+}  // namespace
+
+std::vector<std::size_t> chunk_bounds(const std::vector<double>& cost, const ShardedNetwork& shard,
+                                      const ParallelConfig& cfg) {
+  const std::int64_t v = std::max<std::int64_t>(cfg.virtual_stages, 1);
+  if (cfg.pipeline_layout)
+    return layout_bounds(shard, *cfg.pipeline_layout, std::max<std::int64_t>(cfg.pipeline, 1) * v);
+  if (cfg.pipeline > 1) return split_chunks(cost, shard, cfg.pipeline, v, cfg.pipeline_embedding_loss);
+  return {0, shard.net.layers.size()};
+}
+
+std::vector<std::vector<std::size_t>> embedding_copies(const ShardedNetwork& shard,
+                                                       const std::vector<std::size_t>& bounds) {
+  const std::size_t chunks = bounds.size() - 1;
+  std::vector<std::vector<std::size_t>> copies(chunks);
+  auto chunk_of = [&bounds, chunks](std::size_t l) {
+    std::size_t j = 0;
+    while (j + 1 < chunks && bounds[j + 1] <= l) ++j;
+    return j;
+  };
+  for (std::size_t l = 0; l < shard.net.layers.size(); ++l) {
+    const Layer& layer = shard.net.layers[l];
+    if (layer.type != LayerType::Embedding || layer.attrs.tied_to.empty()) continue;
+    for (std::size_t src = 0; src < l; ++src) {
+      if (shard.net.layers[src].name != layer.attrs.tied_to) continue;
+      const std::size_t j = chunk_of(l);
+      if (j != chunk_of(src) && std::find(copies[j].begin(), copies[j].end(), src) == copies[j].end()) {
+        copies[j].push_back(src);
+      }
+      break;
+    }
+  }
+  return copies;
+}
+
 void check_virtual_stages(const ParallelConfig& cfg) {
   const std::int64_t v = cfg.virtual_stages, p = cfg.pipeline;
   if (v <= 1) return;
@@ -231,8 +333,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   }
   StagePlan sp;
   sp.virtual_stages = p > 1 ? std::max<std::int64_t>(cfg.virtual_stages, 1) : 1;
-  sp.bounds = p > 1 ? split_chunks(cost, shard, p, sp.virtual_stages, cfg.pipeline_embedding_loss)
-                    : std::vector<std::size_t>{0, n};
+  sp.bounds = chunk_bounds(cost, shard, cfg);
   const std::size_t chunks = sp.bounds.size() - 1;
   const std::size_t stages = chunks / static_cast<std::size_t>(sp.virtual_stages);
   for (auto* v :
@@ -240,6 +341,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
         &sp.expert, &sp.expert_params, &sp.expert_trainable, &sp.expert_optimizer, &sp.context}) {
     v->assign(stages, 0.0);
   }
+  const std::vector<std::vector<std::size_t>> copies = embedding_copies(shard, sp.bounds);
   // Chunk j runs on stage j mod stages (the interleaved assignment; one chunk per stage without it).
   for (std::size_t j = 0; j < chunks; ++j) {
     const std::size_t s = j % stages;
@@ -261,7 +363,16 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
         sp.expert_optimizer[s] += layer_ms[l][2];
       }
     }
-    if (j > 0) {
+    // The word embeddings a later chunk copies (multi-token prediction's): the copy's weights, gradients and step.
+    for (std::size_t src : copies[j]) {
+      const double params = d(shard.net.layers[src].parameters);
+      sp.params[s] += params;
+      sp.trainable[s] += d(trainable_parameters(shard.net.layers[src]));
+      sp.reduced[s] += d(gradient_parameters(shard.net.layers[src]));
+      sp.largest_param[s] = std::max(sp.largest_param[s], params);
+      sp.optimizer[s] += layer_ms[src][2];
+    }
+    if (j > 0 && sp.bounds[j] > 0) {
       const Layer& last = shard.net.layers[sp.bounds[j] - 1];
       const double split = d(shard.layers[sp.bounds[j] - 1].output_split);
       sp.boundary_elements = std::max(sp.boundary_elements, d(elements(last.output_shape)) / split);

@@ -37,6 +37,8 @@ OptionValue option_value(const T& value) {
     v.integer = value;
   } else if constexpr (std::is_floating_point_v<T>) {
     v.number = value;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v.text = value;
   } else {
     v.names = value;
   }
@@ -55,6 +57,8 @@ void assign(F& field, const OptionValue& v) {
     field = v.integer;
   } else if constexpr (std::is_floating_point_v<T>) {
     field = v.number;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    field = v.text;
   } else {
     field = v.names;
   }
@@ -324,6 +328,12 @@ std::vector<TrainingOption> recipe_rows() {
        "later; nvfp4 is refused; absent: delayed",
        {"fp8_recipe"}, "fp8-recipe", "R", Echo::WhenGiven,
        store_member<&TC::fp8_recipe>, read_member<&TC::fp8_recipe>},
+      {"mtp_layers", K::Integer, {}, {}, 0, 64, nullptr,
+       "MTP depths", "multi-token prediction (DeepSeek-V3; Megatron-Core's mtp_num_layers): each depth adds two "
+       "norms, a projection of the concatenated hidden state and embedding of the next token, a copy of the last "
+       "block and a loss through the shared head; absent: none",
+       {"mtp_layers"}, "mtp-layers", "N", Echo::WhenGiven,
+       store_member<&TC::mtp_layers>, read_unless<&TC::mtp_layers, std::int64_t{0}>},
   };
   // clang-format on
 }
@@ -443,6 +453,13 @@ std::vector<TrainingOption> build_parallel_options() {
        "attention's core, the experts' activation, the norms before MLA and mixture-of-experts layers, MLA's "
        "up-projections, dense MLPs, mixture-of-experts layers, shared experts",
        {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+      // No link name or flag, like recompute_modules.
+      {"pipeline_layout", K::Text, {}, {}, 0, 0, nullptr,
+       "Pipeline layout", "Megatron-Core's pipeline_model_parallel_layout: the layers of each of the pipeline x "
+       "virtual_stages model chunks, chunks split by '|': E the embedding, t a decoder block, m a multi-token "
+       "prediction depth, L the loss; x*N and (...)*N repeat (DeepSeek-V3's \"Et*4|(t*4|)*14tmL\"); replaces the "
+       "balanced split; absent virtual_stages is derived from it",
+       {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }
@@ -499,6 +516,13 @@ OptionValue validate(const TrainingOption& o, const Json& obj, const std::string
       v.names = names_of(obj[member], join(path, member));
       check_names(o, obj[member], v.names, join(path, member));
       break;
+    case OptionKind::Text:
+      v.text = require_string(obj, member, path);
+      if (v.text.size() > kMaxOptionText) {
+        throw InputError(join(path, member), "expected at most " + std::to_string(kMaxOptionText) +
+                                                 " characters, got " + std::to_string(v.text.size()));
+      }
+      break;
   }
   return v;
 }
@@ -544,6 +568,7 @@ Json value_json(const TrainingOption& o, const OptionValue& v) {
     case OptionKind::Choice: return o.values.at(v.choice);
     case OptionKind::Boolean: return v.boolean;
     case OptionKind::Names: return v.names;
+    case OptionKind::Text: return v.text;
   }
   return nullptr;
 }
@@ -555,6 +580,7 @@ const char* kind_name(OptionKind kind) {
     case OptionKind::Choice: return "choice";
     case OptionKind::Boolean: return "boolean";
     case OptionKind::Names: return "names";
+    case OptionKind::Text: return "text";
   }
   return "choice";
 }

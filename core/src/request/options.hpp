@@ -13,17 +13,22 @@
 
 namespace prenet {
 
-/// Names: a list of strings (given as one string or an array of them), e.g. training.finetune.targets.
-enum class OptionKind { Integer, Number, Choice, Boolean, Names };
+/// Names: a list of strings (given as one string or an array of them), e.g. training.finetune.targets. Text: one
+/// string of at most kMaxOptionText characters, checked by whoever reads it (parallel.pipeline_layout).
+enum class OptionKind { Integer, Number, Choice, Boolean, Names, Text };
+
+/// The longest Text option value.
+constexpr std::size_t kMaxOptionText = 4096;
 
 /// A parsed option value: `integer` for Integer, `number` for Number, `choice` (an index into values) for Choice,
-/// `boolean` for Boolean, `names` for Names.
+/// `boolean` for Boolean, `names` for Names, `text` for Text.
 struct OptionValue {
   std::int64_t integer = 0;
   double number = 0;
   std::size_t choice = 0;
   bool boolean = false;
   std::vector<std::string> names;
+  std::string text;
 };
 
 /// Which options the training echo (options_echo) carries.

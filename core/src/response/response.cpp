@@ -84,6 +84,7 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   if (cfg.recompute_every > 1) px.parallel["recompute_every"] = cfg.recompute_every;  // echoed off its default only
   if (cfg.accumulate_unsharded) px.parallel["accumulate_unsharded"] = true;           // echoed off its default only
   if (cfg.pipeline_embedding_loss) px.parallel["pipeline_embedding_loss"] = true;
+  if (cfg.pipeline_layout) px.parallel["pipeline_layout"] = cfg.pipeline_layout->text;
   if (cfg.overlap_param_gather) px.parallel["overlap_param_gather"] = true;  // the overlaps, likewise
   if (cfg.expert_overlap) px.parallel["expert_overlap"] = true;
   if (cfg.tensor_overlap) px.parallel["tensor_overlap"] = true;
