@@ -229,6 +229,25 @@ describe('prenet parallel and plan', () => {
     assert.deepEqual(response, await engine.predict(request));
   });
 
+  test('--recompute-modules takes a list and --pipeline-layout a layout string, as the request does', async () => {
+    const run = prenet(['predict', '--preset', 'qwen3-30b-a3b', '--hardware', 'h100-sxm', '--batch', '16', '--seq-len', '1024', '--precision', 'bf16', '--gpus', '2', '--pipeline', '2', '--recompute', 'selective', '--recompute-modules', 'moe_act,layernorm', '--pipeline-layout', 'Et*24|t*24L', '--json']);
+    assert.equal(run.status, 0, run.stderr);
+    const response = JSON.parse(run.stdout);
+    /** @type {import('../../web/src/types').PredictRequest} */
+    const request = {
+      model: { preset: 'qwen3-30b-a3b' },
+      training: { batch_size: 16, seq_len: 1024, precision: 'bf16' },
+      hardware: ['h100-sxm'],
+      parallel: { gpus: 2, pipeline: 2, recompute: 'selective', recompute_modules: ['moe_act', 'layernorm'], pipeline_layout: 'Et*24|t*24L' },
+    };
+    assert.deepEqual(response, await engine.predict(request));
+    assert.deepEqual(response.results[0]?.parallel?.recompute_modules, ['moe_act', 'layernorm']);
+    // A bad layout is the core's one-line error naming the field.
+    const bad = prenet(['predict', '--preset', 'qwen3-30b-a3b', '--hardware', 'h100-sxm', '--gpus', '2', '--pipeline', '2', '--pipeline-layout', 'Et*24|t*23L']);
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /parallel\.pipeline_layout/);
+  });
+
   test('--sequence-parallel sets parallel.sequence_parallel; at tensor 2 the activations shrink, the tensor traffic stays', async () => {
     const args = ['predict', '--preset', 'gpt2', '--hardware', 'h100-sxm', '--batch', '32', '--precision', 'bf16', '--gpus', '8', '--tensor', '2', '--micro-batch-size', '2', '--json'];
     const off = prenet(args);

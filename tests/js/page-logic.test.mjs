@@ -490,3 +490,24 @@ describe('sorting, top layers and exports', () => {
     assert.equal(exportFileName('GPT-2 / large!', 'csv', new Date('2026-01-02T03:04:05Z')), 'prenet-gpt-2-large-2026-01-02.csv');
   });
 });
+
+test('a link carries the parallel table\'s lists and text (recompute_modules, pipeline_layout) as written', async () => {
+  const scenario = defaultScenario();
+  // Fields the form has no box for ride in `parallel` beside the typed ones, as readParallelOption stores them.
+  Object.assign(scenario.parallel, {
+    pipeline: 2,
+    recompute: 'selective',
+    recompute_modules: ['moe_act', 'layernorm'],
+    pipeline_layout: 'Et*24|t*24L',
+    expert_overlap: true,
+  });
+  const { params } = await scenarioToParams(scenario, KNOWN);
+  assert.equal(params.get('recompute_modules'), 'moe_act,layernorm');
+  assert.equal(params.get('pipeline_layout'), 'Et*24|t*24L');
+  const restored = await paramsToScenario(paramsFromLocation(new URL(`https://example.test/#${params}`)), KNOWN);
+  assert.deepEqual(restored.problems, []);
+  assert.deepEqual(restored.scenario.parallel, scenario.parallel);
+  // One name is a name, not a list of one (the core takes either).
+  const one = await paramsToScenario(new URLSearchParams('recompute=selective&recompute_modules=mla_up_proj'), KNOWN);
+  assert.equal(/** @type {Record<string, unknown>} */ (one.scenario.parallel).recompute_modules, 'mla_up_proj');
+});

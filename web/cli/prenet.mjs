@@ -90,7 +90,9 @@ function optionUsage(option) {
         ? 'true when given'
         : option.kind === 'names'
           ? 'names, comma-separated'
-          : `${option.min} to ${option.max}`;
+          : option.kind === 'text'
+            ? 'text, as written'
+            : `${option.min} to ${option.max}`;
   const fallback = option.default === null ? '' : ` (default ${option.kind === 'names' ? namesText(option.default) : option.default})`;
   const flag = (option.flag_value === null ? `${option.flag}` : `${option.flag} ${option.flag_value}`).padEnd(18);
   return `  ${flag} ${option.field}: ${accepted}${fallback}\n${' '.repeat(21)}${option.doc}\n`;
@@ -242,8 +244,8 @@ function trainingOverrides(values, options) {
 }
 
 /**
- * The parallel fields set by flags: numbers parsed, a switch true or false, choices as given (the core
- * validates them).
+ * The parallel fields set by flags: numbers parsed, a switch true or false, a list of names split at commas,
+ * choices and text as given (the core validates them).
  * @param {Map<string, string>} values
  * @param {Tables} tables
  * @returns {Record<string, unknown>}
@@ -255,7 +257,8 @@ function parallelOverrides(values, tables) {
     const text = values.get(flag);
     if (text === undefined) continue;
     if (option.kind === 'boolean') parallel[option.key] = text === 'true';
-    else parallel[option.key] = option.kind === 'choice' ? text : parseNumber(flag, text);
+    else if (option.kind === 'names') parallel[option.key] = parseNames(text) ?? text;
+    else parallel[option.key] = option.kind === 'choice' || option.kind === 'text' ? text : parseNumber(flag, text);
   }
   return parallel;
 }

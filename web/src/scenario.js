@@ -370,7 +370,8 @@ export async function scenarioToParams(scenario, known) {
     const value = parallel[field];
     const name = option.link[0];
     if (name === undefined || value === undefined || value === held[field]) continue;
-    if (option.kind !== 'boolean') params.set(name, String(value));
+    if (option.kind === 'names') params.set(name, namesText(value));
+    else if (option.kind !== 'boolean') params.set(name, String(value));
     else if (value === true) params.set(name, '1');
   }
   if (plan.budget !== undefined) {
@@ -608,7 +609,8 @@ function numberParam(params, names, problems) {
 /**
  * One parallel field of a link onto `parallel`. Numbers are kept even when out of range (the core names
  * the field beside its box) and a blank one is unset; the fields every scenario holds (the selects: ZeRO
- * stage, recomputation) must be one of their values; a switch reads 1 or 0 (true or false).
+ * stage, recomputation) must be one of their values; a switch reads 1 or 0 (true or false); a list of names
+ * is split at commas and text kept as written.
  * @param {URLSearchParams} params
  * @param {CatalogParallelOption} option
  * @param {Parallel} parallel
@@ -637,6 +639,15 @@ function readParallelOption(params, option, parallel, problems) {
     const values = option.values ?? [];
     if (values.includes(raw)) fields[field] = raw;
     else problems.push(`${name}: expected one of ${values.join(', ')}, got "${raw}"`);
+    return;
+  }
+  // A list of names (recompute_modules) and free text (pipeline_layout) go to the core as given, which names them.
+  if (option.kind === 'names') {
+    fields[field] = parseNames(raw);
+    return;
+  }
+  if (option.kind === 'text') {
+    fields[field] = raw;
     return;
   }
   const stages = Array.from({ length: (option.max ?? 0) - (option.min ?? 0) + 1 }, (_, i) => String((option.min ?? 0) + i));

@@ -479,7 +479,7 @@ export interface CatalogParallelOption {
   key: string;
   /** Its path in errors, e.g. "parallel.tensor". */
   field: string;
-  /** text (pipeline_layout): one string, in no link, box or flag. */
+  /** text (pipeline_layout): one string, in links and a CLI flag, no box on the page. */
   kind: 'integer' | 'number' | 'choice' | 'boolean' | 'names' | 'text';
   /** Choices: the accepted names, and how each reads in the page's select; names (recompute_modules): those accepted. */
   values?: string[];

@@ -452,14 +452,13 @@ std::vector<TrainingOption> build_parallel_options() {
        "Recompute modules", "with recompute selective, what Megatron-Core reruns (TransformerConfig recompute_modules): "
        "attention's core, the experts' activation, the norms before MLA and mixture-of-experts layers, MLA's "
        "up-projections, dense MLPs, mixture-of-experts layers, shared experts",
-       {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
-      // No link name or flag, like recompute_modules.
+       {"recompute_modules"}, "recompute-modules", "LIST", Echo::Never, nullptr, nullptr},
       {"pipeline_layout", K::Text, {}, {}, 0, 0, nullptr,
        "Pipeline layout", "Megatron-Core's pipeline_model_parallel_layout: the layers of each of the pipeline x "
        "virtual_stages model chunks, chunks split by '|': E the embedding, t a decoder block, m a multi-token "
        "prediction depth, L the loss; x*N and (...)*N repeat (DeepSeek-V3's \"Et*4|(t*4|)*14tmL\"); replaces the "
        "balanced split; absent virtual_stages is derived from it",
-       {}, nullptr, nullptr, Echo::Never, nullptr, nullptr},
+       {"pipeline_layout"}, "pipeline-layout", "S", Echo::Never, nullptr, nullptr},
   };
   // clang-format on
 }
@@ -713,7 +712,8 @@ const std::vector<ModelForm>& model_forms() {
   static const std::vector<ModelForm> forms = {
       {"preset", "a catalogue preset id"},
       {"hf_config", "a Hugging Face config.json object"},
-      {"architecture", "an architecture as data, its family naming the builder (docs/MODEL_FORMAT.md, \"Architecture form\")"},
+      {"architecture",
+       "an architecture as data, its family naming the builder (docs/MODEL_FORMAT.md, \"Architecture form\")"},
       {"keras", "a Keras model.to_json() object"},
       {"onnx_base64", "an .onnx file in base64 (the graph; weights may be left out)"},
       {"layers", "a layer list, with \"input\""},
