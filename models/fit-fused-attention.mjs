@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `node models/fit-fused-attention.mjs [--json]`: the fused-attention efficiencies of the hardware catalogue
 // (core/data/hardware.json, `fused_attention`), measured from NVIDIA's cuDNN frontend SDPA training
-// benchmarks (models/data/raw/cudnn-frontend, MIT; provenance in models/data/SOURCES.md).
+// benchmarks (their timings as the table models/data/found/cudnn-sdpa.csv.gz, made by
+// models/data-tools/cudnn-sdpa.mjs; MIT; provenance in models/data/SOURCES.md).
 //
 // The model the core applies (docs/PREDICTION.md, "Fused attention"): a fused attention pass takes
 //   time = work(G) / (efficiency[library][direction] x 16-bit dense peak) + overhead[library][direction]
@@ -18,10 +19,11 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildCudnnSdpa, makeAttentionTable } from './data-tools/cudnn-sdpa.mjs';
+import { gunzipSync } from 'node:zlib';
+import { parseCsvObjects } from './data-tools/csv.mjs';
+import { FOUND_TABLE } from './data-tools/cudnn-sdpa.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-export const RAW_DIR = `${ROOT}models/data/raw/cudnn-frontend`;
 /** The mask block sizes tried; the one with the lowest mean error over all timings is kept. */
 const BLOCK_GRID = [128, 256, 384, 512, 640, 768, 1024];
 /** Benchmark backends -> the library the core names. */
@@ -46,13 +48,13 @@ export function blockWork(/** @type {Timing} */ r, /** @type {number} */ g) {
   return 2 * r.batch * r.heads_q * r.seq_q * r.seq_kv * per * visibleBlocks(r.seq_q, r.seq_kv, r.causal === 1, r.window, g);
 }
 
-/** @returns {Timing[]} the BF16, non-deterministic timings of the raw copy. */
-export function readTimings(dir = RAW_DIR) {
-  const table = makeAttentionTable();
-  buildCudnnSdpa(dir, table);
-  const names = table.columns.map(([c]) => c);
-  return table.rows
-    .map((row) => /** @type {Record<string, any>} */ (Object.fromEntries(row.map((v, i) => [names[i], v]))))
+const TEXT_COLUMNS = new Set(['source', 'gpu', 'precision', 'direction']);
+
+/** @returns {Timing[]} the BF16, non-deterministic timings of the attention table at `path`. */
+export function readTimings(path = FOUND_TABLE) {
+  const { records } = parseCsvObjects(gunzipSync(readFileSync(path)).toString('utf8'), path);
+  return records
+    .map((rec) => /** @type {Record<string, any>} */ (Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, TEXT_COLUMNS.has(k) ? v : Number(v)]))))
     .filter((r) => r.precision === 'bf16' && r.deterministic === 0 && Object.hasOwn(LIBRARY, r.source))
     .map((r) => /** @type {Timing} */ ({ ...r, library: LIBRARY[r.source] }));
 }

@@ -15,12 +15,19 @@
 // pass, or `both` with fwd_time_ms and bwd_time_ms) and the older artifacts/*.csv (one row with
 // forward_time and backward_time; the device only in the file name, `..._NVIDIA_<GPU>.csv`).
 //
-// Opt-in: models/build-data.mjs --cudnn-sdpa DIR --out OUT (the table is not part of the committed set).
+// The project keeps the table, not NVIDIA's files (fetched data files are not committed): run
+//   node models/data-tools/cudnn-sdpa.mjs DIR [--out FILE]
+// on a checkout's `benchmark/` folder (commits and files in SOURCES.md) to rewrite FOUND_TABLE, which
+// models/fit-fused-attention.mjs reads. models/build-data.mjs --cudnn-sdpa DIR --out OUT does the same into OUT.
 
-import { readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readCsvObjects } from './csv.mjs';
 import { Table, parseDim, parseTime } from './table.mjs';
+
+/** The committed table of timings this converter made (facts: shapes and times, with the source per row). */
+export const FOUND_TABLE = fileURLToPath(new URL('../data/found/cudnn-sdpa.csv.gz', import.meta.url));
 
 /** `gpu_name` (or the file-name tag) -> catalogue id. @type {Readonly<Record<string, string>>} */
 export const CUDNN_SDPA_DEVICES = {
@@ -146,3 +153,20 @@ export function buildCudnnSdpa(dir, table) {
     });
   }
 }
+
+/** `node models/data-tools/cudnn-sdpa.mjs DIR [--out FILE]`: the table from the CSVs under DIR, written gzipped. */
+function main() {
+  const args = process.argv.slice(2);
+  const outAt = args.indexOf('--out');
+  const out = outAt >= 0 ? resolve(String(args[outAt + 1])) : FOUND_TABLE;
+  const dir = args.find((a, i) => !a.startsWith('--') && (outAt < 0 || i !== outAt + 1));
+  if (!dir) throw new Error('usage: node models/data-tools/cudnn-sdpa.mjs DIR [--out FILE]');
+  const table = makeAttentionTable();
+  buildCudnnSdpa(resolve(dir), table);
+  const gz = table.build();
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, gz);
+  console.log(`${table.outputRows} timings -> ${out} (${gz.length} bytes)`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) main();
