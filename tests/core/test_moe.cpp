@@ -179,8 +179,10 @@ TEST_CASE("moe: expert parallelism shards the experts and all-to-alls the routed
   const Communicator ep = communicator(cfg, fabric, Group::Expert);
   CHECK(ep.size == 4);
   const double mbs = 2, e = 2, bytes = mbs * S * K * H * e;
-  CHECK(expert_alltoall_ms(shard.layers[up], mbs, e, false, ep, fabric) == Approx(2 * alltoall_ms(bytes, ep, fabric)));
-  CHECK(expert_alltoall_ms(shard.layers[down], mbs, e, true, ep, fabric) == Approx(3 * alltoall_ms(bytes, ep, fabric)));
+  CHECK(expert_alltoall_ms(shard.layers[up], mbs, e, false, ep, fabric, ExpertDispatch::AllToAll) ==
+        Approx(2 * alltoall_ms(bytes, ep, fabric)));
+  CHECK(expert_alltoall_ms(shard.layers[down], mbs, e, true, ep, fabric, ExpertDispatch::AllToAll) ==
+        Approx(3 * alltoall_ms(bytes, ep, fabric)));
   // The all-to-all bytes follow the critical GPU's load: a capacity factor of 1.25 sends 1.25 x.
   KernelContext capped(Precision::BF16);
   capped.moe_capacity_factor = 1.25;

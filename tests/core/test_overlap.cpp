@@ -242,7 +242,8 @@ TEST_CASE("overlap: a merged pair hides each all-to-all behind its own slot of t
   for (double k : {0.0, 1e-4, 1e-3, 1.0}) {
     std::vector<std::array<double, 3>> ms(n, {k, 2 * k, 0.0});
     INFO("k " << k);
-    CHECK(paired_expert_exposure(shard, ms, 2, ep, f, 0, n) == Approx(expected(k)).margin(1e-12));
+    CHECK(paired_expert_exposure(shard, ms, 2, ep, f, ExpertDispatch::AllToAll, 0, n) ==
+          Approx(expected(k)).margin(1e-12));
   }
   // Through plan_stages: the stage's pairs as the function gives them, only with the overlap.
   std::vector<std::array<double, 3>> ms(n, {1e-4, 2e-4, 0.0});
@@ -251,7 +252,7 @@ TEST_CASE("overlap: a merged pair hides each all-to-all behind its own slot of t
   cfg.expert_overlap = true;
   const StagePlan sp = plan_stages(ms, shard, cfg, f, Precision::BF16);
   REQUIRE(sp.expert_paired.size() == 1);
-  CHECK(sp.expert_paired[0] == Approx(paired_expert_exposure(shard, ms, 2, ep, f, 0, n)));
+  CHECK(sp.expert_paired[0] == Approx(paired_expert_exposure(shard, ms, 2, ep, f, ExpertDispatch::AllToAll, 0, n)));
   // Never more than the pair's all-to-alls, never less than the bulk bound.
   CHECK(sp.expert_paired[0] <= sp.expert[0] + 1e-12);
   CHECK(sp.expert_paired[0] >= std::max(0.0, sp.expert[0] - (sp.forward[0] + sp.backward[0])) - 1e-12);

@@ -30,13 +30,18 @@ std::string read(const fs::path& file) {
 std::string mlp_graph() {
   onnxw::Graph g;
   g.inputs.push_back(onnxw::value_info("x", {-1, 8, 32}));
-  g.initializers = {onnxw::tensor("w1", {32, 64}, onnxw::kFloat, false), onnxw::tensor("b1", {64}),
-                    onnxw::tensor("ln.scale", {64}), onnxw::tensor("ln.bias", {64}), onnxw::tensor("w2", {64, 32}),
+  g.initializers = {onnxw::tensor("w1", {32, 64}, onnxw::kFloat, false),
+                    onnxw::tensor("b1", {64}),
+                    onnxw::tensor("ln.scale", {64}),
+                    onnxw::tensor("ln.bias", {64}),
+                    onnxw::tensor("w2", {64, 32}),
                     onnxw::int64s("shape", {0, -1})};
-  g.nodes = {onnxw::node("MatMul", {"x", "w1"}, {"h"}, "fc1"), onnxw::node("Add", {"h", "b1"}, {"hb"}, "fc1_bias"),
+  g.nodes = {onnxw::node("MatMul", {"x", "w1"}, {"h"}, "fc1"),
+             onnxw::node("Add", {"h", "b1"}, {"hb"}, "fc1_bias"),
              onnxw::node("Relu", {"hb"}, {"hr"}, "relu"),
              onnxw::node("LayerNormalization", {"hr", "ln.scale", "ln.bias"}, {"n"}, "ln"),
-             onnxw::node("Erf", {"n"}, {"e"}, "erf"), onnxw::node("MatMul", {"e", "w2"}, {"y"}, "fc2"),
+             onnxw::node("Erf", {"n"}, {"e"}, "erf"),
+             onnxw::node("MatMul", {"e", "w2"}, {"y"}, "fc2"),
              onnxw::node("Reshape", {"y", "shape"}, {"flat"}, "flatten_all"),
              onnxw::node("Softmax", {"flat"}, {"p"}, "softmax")};
   return g.model();
@@ -117,8 +122,8 @@ int main(int argc, char** argv) {
   // Megatron's overlaps and folded experts: Qwen3-30B-A3B, tensor 2 with whole experts over 4 ranks, ZeRO 1.
   write(out / "request", "overlaps.json",
         Json({{"model", {{"preset", "qwen3-30b-a3b"}}},
-              {"training", {{"batch_size", 8}, {"seq_len", 512}, {"precision", "bf16"},
-                            {"state_accounting", "megatron_bf16"}}},
+              {"training",
+               {{"batch_size", 8}, {"seq_len", 512}, {"precision", "bf16"}, {"state_accounting", "megatron_bf16"}}},
               {"parallel",
                {{"gpus", 4},
                 {"tensor", 2},
@@ -128,13 +133,20 @@ int main(int argc, char** argv) {
                 {"micro_batches", 4},
                 {"overlap_param_gather", true},
                 {"expert_overlap", true},
+                {"expert_dispatch", "hierarchical"},
                 {"tensor_overlap", true}}},
               {"options", {{"per_layer", false}}}})
             .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
-        Json({{"model_type", "switch_transformers"}, {"d_model", 64}, {"d_ff", 128}, {"num_heads", 4},
-              {"num_layers", 4}, {"num_experts", 4}, {"num_sparse_encoder_layers", 2}, {"vocab_size", 100}})
+        Json({{"model_type", "switch_transformers"},
+              {"d_model", 64},
+              {"d_ff", 128},
+              {"num_heads", 4},
+              {"num_layers", 4},
+              {"num_experts", 4},
+              {"num_sparse_encoder_layers", 2},
+              {"vocab_size", 100}})
             .dump());
   // Recomputation granularity and state accounting (issue 18): a parallel request the fuzzer mutates from.
   write(out / "request", "recompute-accounting.json",

@@ -491,7 +491,7 @@ describe('sorting, top layers and exports', () => {
   });
 });
 
-test('a link carries the parallel table\'s lists and text (recompute_modules, pipeline_layout) as written', async () => {
+test('a link carries the parallel table\'s lists, text and choices (recompute_modules, pipeline_layout, expert_dispatch) as written', async () => {
   const scenario = defaultScenario();
   // Fields the form has no box for ride in `parallel` beside the typed ones, as readParallelOption stores them.
   Object.assign(scenario.parallel, {
@@ -500,8 +500,10 @@ test('a link carries the parallel table\'s lists and text (recompute_modules, pi
     recompute_modules: ['moe_act', 'layernorm'],
     pipeline_layout: 'Et*24|t*24L',
     expert_overlap: true,
+    expert_dispatch: 'hierarchical',
   });
   const { params } = await scenarioToParams(scenario, KNOWN);
+  assert.equal(params.get('expert_dispatch'), 'hierarchical');
   assert.equal(params.get('recompute_modules'), 'moe_act,layernorm');
   assert.equal(params.get('pipeline_layout'), 'Et*24|t*24L');
   const restored = await paramsToScenario(paramsFromLocation(new URL(`https://example.test/#${params}`)), KNOWN);

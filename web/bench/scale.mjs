@@ -198,8 +198,10 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  *   and Kimi K2's recipes take it from their (PP, VP) map (MB_LAYOUT_MAPS), sent where the map has the table's
  *   PP and VP. mtp: DeepSeek-V3's multi-token-prediction layers → `training.mtp_layers` (absent: none, as the
  *   25.11 table's "w/o MTP" rows).
- * - graphs (CUDA graphs), dispatcher (MoE token dispatcher: alltoall, or the flex dispatcher with HybridEP or
- *   DeepEP), offload (activation offload, layers), other: not statable in the request, listed in the row's note.
+ * - dispatcher: the MoE token dispatcher, alltoall or the flex dispatcher with HybridEP or DeepEP (→
+ *   `parallel.expert_dispatch: "hierarchical"` where the row has expert parallelism).
+ * - graphs (CUDA graphs), offload (activation offload, layers), other: not statable in the request, listed in the
+ *   row's note.
  * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
  *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
  *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
@@ -546,6 +548,9 @@ function mbLayout(model, pipeline, virtual, f) {
   return head === undefined ? undefined : `${head}${'m'.repeat(f.mtp ?? 0)}L`;
 }
 
+/** The flex dispatcher's backends, which send a token once per destination node (`parallel.expert_dispatch`). */
+const HIERARCHICAL_DISPATCHERS = new Set(['HybridEP', 'DeepEP']);
+
 /** The request's FP8 recipe for each precision label of the tables (absent: BF16). */
 const MB_FP8_RECIPE = /** @type {Record<string, string>} */ ({ 'fp8-cs': 'current', FP8: 'current', 'fp8-mx': 'mxfp8', MXFP8: 'mxfp8', NVFP4: 'nvfp4' });
 
@@ -559,7 +564,7 @@ function mbNote(f, layout) {
   const unstated = [
     f.modulesIgnored ? `${f.modulesIgnored.join(', ')} listed for recomputation, not enabled` : '',
     f.graphs ? `CUDA graphs (${f.graphs})` : '',
-    f.dispatcher && f.dispatcher !== 'alltoall' ? `${f.dispatcher} dispatcher` : '',
+    f.dispatcher && f.dispatcher !== 'alltoall' && !HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher` : '',
     f.offload ? `activation offload of ${f.offload} layers` : '',
     f.other ?? '',
   ].filter(Boolean);
@@ -567,6 +572,7 @@ function mbNote(f, layout) {
     f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '',
     layout ? `layout ${layout}` : '',
     f.mtp ? `${f.mtp} MTP layer` : '',
+    f.dispatcher && HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher (expert_dispatch hierarchical)` : '',
   ].filter(Boolean).join(', ');
   return [`${f.tag} ${name}`, stated, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
     unstated.length ? `not stated: ${unstated.join('; ')}` : ''].filter(Boolean).join('. ');
@@ -623,6 +629,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
         ...(f.paramGather ? { overlap_param_gather: true } : {}),
         ...(f.tensorOverlap ? { tensor_overlap: true } : {}),
         ...(f.expertOverlap ? { expert_overlap: true } : {}),
+        ...(expert > 1 && HIERARCHICAL_DISPATCHERS.has(f.dispatcher ?? '') ? { expert_dispatch: 'hierarchical' } : {}),
       },
     },
     /** Predicted tokens per second per GPU. */
@@ -787,7 +794,9 @@ export async function main() {
     '  scripts turn it off, nor in the SFT runs), TransformerEngine\'s tensor-parallel overlap (`tensor_overlap`:',
     '  Llama 70B/405B and the fine-tuning runs with TP > 1, not NVFP4; the Qwen3 H100 scripts turn it off), the',
     '  MoE all-to-all overlap (`expert_overlap`, where the preset sets moe_a2a_overlap or the v0.6.0 recipe turns',
-    '  it on), full block recomputation (Llama 3 8B on H100: 5 of 32 layers, stated as every 6th block), sequence',
+    '  it on), the HybridEP / DeepEP flex dispatchers (`expert_dispatch: "hierarchical"`: one copy of a token per',
+    '  destination node), Megatron-Core\'s selective recomputation of named modules (`recompute_modules`: MLA',
+    '  up-projections, expert activations, norms; per row), full block recomputation (Llama 3 8B on H100: 5 of 32 layers, stated as every 6th block), sequence',
     '  parallelism with TP > 1, fused attention (`kernels: "megatron"`: cuDNN, timed from the catalogue\'s measured',
     '  `fused_attention`), FP8-CS / "FP8" = `fp8_recipe: "current"`, FP8-MX / MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"`',
     '  (refused: no FP4 peak in the catalogue); the 405B and Qwen3-235B recipes count embedding and loss as',
@@ -800,11 +809,9 @@ export async function main() {
     '  fused linear_qkv (`targets: ["qkv_proj"]`), packed; the H100 LoRA row runs TP 2, which the core refuses for',
     '  LoRA. Kimi K2 (no preset): a `deepseek_v3` config of Megatron-Bridge\'s KimiK2Provider',
     '  (src/megatron/bridge/models/kimi/kimi_provider.py @ dc805f5c: 61 layers, 384 experts, 64 heads, first layer',
-    '  dense) trained with Muon (`optimizer: "muon"`). Not stated, listed per row: Megatron-Core\'s selective',
-    '  recomputation of named modules (MLA up-projections, expert activations, norms; the request has no field for',
-    '  the module list yet, so these rows are sent without recomputation), CUDA graphs (TransformerEngine per-module',
-    '  graphs or full-iteration graphs, the latter with experts padded to 1.5x capacity), the HybridEP / DeepEP',
-    '  flex dispatchers, activation offload of 5 to 40 layers, BF16 Adam moments and main gradients in the',
+    '  dense) trained with Muon (`optimizer: "muon"`). Not stated, listed per row: CUDA graphs (TransformerEngine',
+    '  per-module graphs or full-iteration graphs, the latter with experts padded to 1.5x capacity), activation',
+    '  offload of 5 to 40 layers, BF16 Adam moments and main gradients in the',
     '  DeepSeek-V3 recipes, FP8 attention,',
     '  cuteDSL / TE-op-fuser grouped MLPs, delayed weight gradients, the FP8 parameter all-gather of the FP8 and',
     '  MXFP8 recipes, and the param gather overlapped with the optimizer step (DP > 1, PP > 1, VP > 1). Where a',

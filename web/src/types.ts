@@ -116,6 +116,8 @@ export interface ParallelSpec {
   expert_overlap?: boolean;
   /** TransformerEngine userbuffers: tensor-parallel collectives behind their GEMMs (needs sequence_parallel). */
   tensor_overlap?: boolean;
+  /** Expert all-to-alls: NCCL's flat one, or DeepEP's / HybridEP's hierarchical (one copy per destination node). */
+  expert_dispatch?: 'alltoall' | 'hierarchical';
   zero_stage?: 0 | 1 | 2 | 3;
   fsdp?: boolean;
   recompute?: 'none' | 'selective' | 'full' | 'ops';
@@ -302,6 +304,8 @@ export interface ParallelResult extends Layout {
   recompute_modules?: RecomputeModule[];
   /** parallel.pipeline_layout as given, when given. */
   pipeline_layout?: string;
+  /** parallel.expert_dispatch, when hierarchical. */
+  expert_dispatch?: 'hierarchical';
   compute_ms: number;
   /** Exposed communication by kind; `context` and `expert` where the layout has them. */
   communication_ms: { data: number; tensor: number; pipeline: number; zero: number } & Record<string, number>;

@@ -22,6 +22,9 @@ namespace prenet {
 /// outputs kept, the rest of each block recomputed).
 /// Ops: op-level checkpointing keeping every matmul output; TorchtitanOp: torchtitan's `op` policy, which also
 /// recomputes every second matmul of a block (docs/PREDICTION.md, "Recomputation granularity").
+/// parallel.expert_dispatch: NCCL's flat all-to-all or DeepEP's / HybridEP's hierarchical dispatch.
+enum class ExpertDispatch { AllToAll, Hierarchical };
+
 enum class Recompute { None, Selective, Full, Ops, TorchtitanOp };
 /// Whether `mode` is one of the op-level policies (a block keeps its input and some op outputs).
 inline bool op_level(Recompute mode) { return mode == Recompute::Ops || mode == Recompute::TorchtitanOp; }
@@ -94,6 +97,10 @@ struct ParallelConfig {
   // all-to-alls of one micro-batch behind another's compute (--overlap-moe-expert-parallel-comm), and the tensor-
   // parallel collectives behind their GEMMs (TransformerEngine's userbuffers, tp_comm_overlap).
   bool overlap_param_gather = false, expert_overlap = false, tensor_overlap = false;
+  // How the expert all-to-alls cross domains (parallel.expert_dispatch): NCCL's flat all-to-all sends every routed
+  // copy of a token through the sender's network card; DeepEP's and HybridEP's hierarchical dispatch (Megatron's
+  // flex dispatcher) sends one copy per destination domain and fans it out there over the domain link.
+  ExpertDispatch expert_dispatch = ExpertDispatch::AllToAll;
   std::int64_t gpus_per_node = 0;  // 0: the accelerator's typical node
   LinkOverride intra_node, inter_node;
 };
@@ -163,6 +170,14 @@ double allreduce_ms(double bytes, const Communicator& c, const Fabric& fabric);
 double allgather_ms(double bytes, const Communicator& c, const Fabric& fabric);
 /// All-to-all in which each member holds `bytes` and sends (size-1)/size of it to the others.
 double alltoall_ms(double bytes, const Communicator& c, const Fabric& fabric);
+/// Expected domains other than the sender's that a token routed to `top_k` distinct experts of `experts` reaches,
+/// the experts spread evenly over `domains` domains and chosen uniformly (balanced routing).
+double remote_domains_per_token(double top_k, double experts, std::int64_t domains);
+/// Hierarchical expert all-to-all (DeepEP, HybridEP): each member holds `bytes` of `top_k` routed copies per token
+/// of `experts` experts; one copy per remote domain crosses the network, the domain link carries the local copies
+/// and the fan-out of what arrives; both run at once.
+double hierarchical_alltoall_ms(double bytes, double top_k, double experts, const Communicator& c,
+                                const Fabric& fabric);
 /// A point-to-point send between neighbours of the group (a pipeline boundary, a context-parallel ring step).
 double p2p_ms(double bytes, const Communicator& c, const Fabric& fabric);
 
@@ -184,6 +199,7 @@ struct ShardLayer {
   // its input and combine its output (backward sends the same again).
   bool expert_parameters = false;
   double dispatch_elements_per_sample = 0, combine_elements_per_sample = 0;
+  double routed_top_k = 0, routed_experts = 0;  // the copies per token those elements hold, over this many experts
 };
 
 struct ShardedNetwork {
@@ -327,10 +343,11 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
 /// The all-to-all time (ms) one merged pair of micro-batches exposes over layers [first, last) of `shard` under
 /// Megatron-Core's combined 1F1B (parallel.expert_overlap): per block, max(0, combine - attention forward) +
 /// max(0, 2 dispatch - (MLP backward + forward)) + max(0, combine - attention backward), the expert layers being the
-/// MLP side and `layer_ms` their forward and backward; each all-to-all of `bytes_per_element` x its elements.
+/// MLP side and `layer_ms` their forward and backward; each all-to-all of `bytes_per_element` x its elements, run
+/// as `dispatch` runs it.
 double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std::array<double, 3>>& layer_ms,
-                              double bytes_per_element, const Communicator& ep, const Fabric& fabric, std::size_t first,
-                              std::size_t last);
+                              double bytes_per_element, const Communicator& ep, const Fabric& fabric,
+                              ExpertDispatch dispatch, std::size_t first, std::size_t last);
 
 /// Exposed expert all-to-all time (ms) of a step under Megatron-Core's expert overlap (parallel.expert_overlap): the
 /// forward of one micro-batch and the backward of another run merged, each one's all-to-alls behind the other's

@@ -66,6 +66,8 @@ void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelConte
     const Shape& in = L.input_shapes.front();
     if (roles[l].dispatches) sl.dispatch_elements_per_sample = load * k * d(elements(in));
     if (roles[l].combines) sl.combine_elements_per_sample = load * k * d(elements(L.output_shape));
+    sl.routed_top_k = k;
+    sl.routed_experts = d(a.experts);
   }
   if (expert > 1 && !any) {
     throw InputError("parallel.expert", "expert degree " + str(expert) +
@@ -73,11 +75,18 @@ void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelConte
   }
 }
 
+double expert_exchange_ms(double bytes, const ShardLayer& sl, const Communicator& ep, const Fabric& fabric,
+                          ExpertDispatch dispatch) {
+  return dispatch == ExpertDispatch::Hierarchical
+             ? hierarchical_alltoall_ms(bytes, sl.routed_top_k, sl.routed_experts, ep, fabric)
+             : alltoall_ms(bytes, ep, fabric);
+}
+
 double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed, const Communicator& ep,
-                          const Fabric& fabric) {
+                          const Fabric& fabric, ExpertDispatch dispatch) {
   if (ep.size <= 1) return 0;
-  const double pair = alltoall_ms(micro_batch * sl.dispatch_elements_per_sample * e, ep, fabric) +
-                      alltoall_ms(micro_batch * sl.combine_elements_per_sample * e, ep, fabric);
+  const double pair = expert_exchange_ms(micro_batch * sl.dispatch_elements_per_sample * e, sl, ep, fabric, dispatch) +
+                      expert_exchange_ms(micro_batch * sl.combine_elements_per_sample * e, sl, ep, fabric, dispatch);
   return (recomputed ? 3.0 : 2.0) * pair;
 }
 

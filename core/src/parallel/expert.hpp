@@ -21,12 +21,17 @@ void parse_expert(const Json& section, ParallelConfig& c);
 /// network has none and expert > 1.
 void shard_experts(ShardedNetwork& shard, std::int64_t expert, const KernelContext& context);
 
+/// Time (ms) of one dispatch or combine of `bytes` (per member) of layer `sl` over `ep` as `dispatch` runs it.
+double expert_exchange_ms(double bytes, const ShardLayer& sl, const Communicator& ep, const Fabric& fabric,
+                          ExpertDispatch dispatch);
+
 /// Time (ms) of layer `sl`'s all-to-alls for one micro-batch of `micro_batch` samples at `e` bytes per element
 /// over `ep` (Group::Expert): dispatch and combine forward, their gradients backward, and the forward pair again
-/// when full recomputation repeats the layer (`recomputed`). Exposed: Megatron-Core's alltoall dispatcher
-/// waits for them (its overlap of expert communication is an option, off by default).
+/// when full recomputation repeats the layer (`recomputed`), each as `dispatch` runs it (flat or hierarchical).
+/// Exposed: Megatron-Core's dispatchers wait for them (its overlap of expert communication is an option, off by
+/// default).
 double expert_alltoall_ms(const ShardLayer& sl, double micro_batch, double e, bool recomputed, const Communicator& ep,
-                          const Fabric& fabric);
+                          const Fabric& fabric, ExpertDispatch dispatch);
 
 /// The fewest experts of a mixture-of-experts layer of `net`; 0 when it has none (plan mode's expert degrees).
 std::int64_t fewest_experts(const Network& net);

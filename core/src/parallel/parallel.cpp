@@ -191,6 +191,15 @@ void parse_overlaps(const Json& p, ParallelConfig& c) {
                        "(virtual_stages > 1)");
     }
   }
+  // The row lists the dispatchers in the enum's order.
+  if (auto dispatch = read_parallel_field(p, "expert_dispatch", "parallel"); dispatch && dispatch->choice != 0) {
+    if (c.expert <= 1) {
+      throw InputError("parallel.expert_dispatch",
+                       "hierarchical dispatch sends tokens to sharded experts: it needs "
+                       "expert > 1");
+    }
+    c.expert_dispatch = static_cast<ExpertDispatch>(dispatch->choice);
+  }
   c.tensor_overlap = flag(p, "tensor_overlap");
   if (c.tensor_overlap && (c.tensor <= 1 || !c.sequence_parallel)) {
     throw InputError("parallel.tensor_overlap",
@@ -452,6 +461,28 @@ double alltoall_ms(double bytes, const Communicator& c, const Fabric& fabric) {
   const double intra = (k - 1) / n * bytes / (fabric.intra.bandwidth_gbs * 1e9 * kLinkEfficiency);
   const double inter = (n - k) / n * bytes / (fabric.inter.bandwidth_gbs * 1e9 * kLinkEfficiency);
   return std::max(intra, inter) * 1e3 + 2.0 * hop_ms(c, fabric);
+}
+
+double remote_domains_per_token(double top_k, double experts, std::int64_t domains) {
+  if (domains <= 1 || top_k <= 0 || experts <= 0) return 0;
+  // P(a given domain holds none of the token's experts) = C(E - E/N, k) / C(E, k).
+  const double outside = experts - experts / d(domains);
+  double miss = 1.0;
+  for (int i = 0; i < static_cast<int>(top_k) && miss > 0; ++i) miss *= std::max(0.0, outside - i) / (experts - i);
+  return d(domains - 1) * (1.0 - miss);
+}
+
+double hierarchical_alltoall_ms(double bytes, double top_k, double experts, const Communicator& c,
+                                const Fabric& fabric) {
+  if (c.size <= 1 || bytes <= 0 || top_k <= 0) return 0;
+  const double n = d(c.size), k = d(c.per_domain);
+  // Out of the domain: one copy of each token per remote domain it reaches. On the domain link: the copies for the
+  // sender's own domain, and each arriving token fanned out to the other members holding its experts.
+  const double inter = bytes / top_k * remote_domains_per_token(top_k, experts, c.domains);
+  const double intra = bytes * ((k - 1) / n + (n - k) / n * (k - 1) / k);
+  const double intra_ms = intra / (fabric.intra.bandwidth_gbs * 1e9 * kLinkEfficiency);
+  const double inter_ms = inter / (fabric.inter.bandwidth_gbs * 1e9 * kLinkEfficiency);
+  return std::max(intra_ms, inter_ms) * 1e3 + 2.0 * hop_ms(c, fabric);
 }
 
 double p2p_ms(double bytes, const Communicator& c, const Fabric& fabric) {

@@ -328,7 +328,7 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
     // Userbuffers overlap: each collective runs behind the layer's own GEMMs (the forward all-gather or reduce-
     // scatter in chunks beside its GEMM, backward's behind the other gradient GEMM); what sticks out is exposed.
     if (cfg.tensor_overlap) tp_ms[l] = std::max(0.0, tp_ms[l] - (layer_ms[l][0] + layer_ms[l][1]));
-    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, reruns[l] > 0, ep_comm, fabric);
+    ep_ms[l] = expert_alltoall_ms(sl, mbs, e, reruns[l] > 0, ep_comm, fabric, cfg.expert_dispatch);
     cost[l] = layer_ms[l][0] + layer_ms[l][1] + tp_ms[l] + ep_ms[l] + (context_ms.empty() ? 0.0 : context_ms[l]);
   }
   StagePlan sp;
@@ -381,8 +381,8 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
   if (cfg.expert_overlap) {
     sp.expert_paired.assign(stages, 0.0);
     for (std::size_t j = 0; j < chunks; ++j) {
-      sp.expert_paired[j % stages] +=
-          paired_expert_exposure(shard, layer_ms, mbs * e, ep_comm, fabric, sp.bounds[j], sp.bounds[j + 1]);
+      sp.expert_paired[j % stages] += paired_expert_exposure(shard, layer_ms, mbs * e, ep_comm, fabric,
+                                                             cfg.expert_dispatch, sp.bounds[j], sp.bounds[j + 1]);
     }
   }
   auto busy = [&sp](std::size_t s) {
@@ -396,8 +396,8 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
 }
 
 double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std::array<double, 3>>& layer_ms,
-                              double bytes_per_element, const Communicator& ep, const Fabric& fabric, std::size_t first,
-                              std::size_t last) {
+                              double bytes_per_element, const Communicator& ep, const Fabric& fabric,
+                              ExpertDispatch dispatch, std::size_t first, std::size_t last) {
   // Megatron-Core's combined 1F1B runs, per transformer layer, on the compute stream attention's forward, the
   // MLP's backward then forward, attention's backward; on the communication stream the backward's combine
   // behind the first, both dispatches behind the second, the forward's combine behind the third.
@@ -422,8 +422,8 @@ double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std
     // The expert layers are the MLP side; the rest of the block (norms, attention, router) the attention side.
     (sl.expert_parameters ? block.mlp_f : block.attn_f) += layer_ms[l][0];
     (sl.expert_parameters ? block.mlp_b : block.attn_b) += layer_ms[l][1];
-    block.dispatch += alltoall_ms(bytes_per_element * sl.dispatch_elements_per_sample, ep, fabric);
-    block.combine += alltoall_ms(bytes_per_element * sl.combine_elements_per_sample, ep, fabric);
+    block.dispatch += expert_exchange_ms(bytes_per_element * sl.dispatch_elements_per_sample, sl, ep, fabric, dispatch);
+    block.combine += expert_exchange_ms(bytes_per_element * sl.combine_elements_per_sample, sl, ep, fabric, dispatch);
   }
   return total + exposed(block);
 }

@@ -441,12 +441,17 @@ std::vector<TrainingOption> build_parallel_options() {
        "compute (Megatron's --overlap-moe-expert-parallel-comm, forward and backward of two micro-batches merged); "
        "needs expert > 1, no full recomputation, and virtual_stages > 1 with a pipeline",
        {"expert_overlap"}, "expert-overlap", nullptr, Echo::Never, nullptr, nullptr},
+      {"expert_dispatch", K::Choice, {"alltoall", "hierarchical"},
+       {"all-to-all (NCCL)", "hierarchical (DeepEP, HybridEP)"}, 0, 0, "alltoall",
+       "Expert dispatch", "how expert all-to-alls cross nodes: alltoall sends every routed copy of a token through "
+       "the sender's network card (Megatron's alltoall dispatcher); hierarchical sends one copy per destination node "
+       "and fans it out there over the node's link (DeepEP, HybridEP: Megatron's flex dispatcher); needs expert > 1",
+       {"expert_dispatch"}, "expert-dispatch", "D", Echo::Never, nullptr, nullptr},
       {"tensor_overlap", K::Boolean, {}, {}, 0, 0, false,
        "Overlap tensor collectives", "each tensor-parallel all-gather or reduce-scatter runs behind the GEMM it "
        "feeds or follows (TransformerEngine's userbuffers, Megatron's tp_comm_overlap); needs tensor > 1 and "
        "sequence_parallel",
        {"tensor_overlap"}, "tensor-overlap", nullptr, Echo::Never, nullptr, nullptr},
-      // No link name or flag: the page, links and CLI carry no lists in the parallel section (docs/API.md).
       {"recompute_modules", K::Names, {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"},
        {}, 0, 0, Json::array({"core_attn"}),
        "Recompute modules", "with recompute selective, what Megatron-Core reruns (TransformerConfig recompute_modules): "

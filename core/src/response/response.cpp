@@ -87,6 +87,7 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   if (cfg.pipeline_layout) px.parallel["pipeline_layout"] = cfg.pipeline_layout->text;
   if (cfg.overlap_param_gather) px.parallel["overlap_param_gather"] = true;  // the overlaps, likewise
   if (cfg.expert_overlap) px.parallel["expert_overlap"] = true;
+  if (cfg.expert_dispatch == ExpertDispatch::Hierarchical) px.parallel["expert_dispatch"] = "hierarchical";
   if (cfg.tensor_overlap) px.parallel["tensor_overlap"] = true;
   if (cfg.recompute == Recompute::Selective && cfg.recompute_modules != kDefaultRecomputeModules) {
     Json modules = Json::array();  // echoed off its default only, in the row's order
