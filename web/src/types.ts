@@ -69,6 +69,8 @@ export interface CustomAccelerator {
   memory_bandwidth_gbs: number;
   memory_gb: number;
   price_per_hour_usd?: number;
+  /** Measured achievable matrix TFLOP/s by precision, at most the peak (docs/HARDWARE.md). */
+  achievable_tflops?: Partial<Record<Precision, number>>;
 }
 
 /** A catalogue id (see `prenet hardware`) or a custom accelerator. */

@@ -51,8 +51,18 @@ struct Accelerator {
   FusedAttentionTiming fused_attention[3];
   Json record;  // the full catalogue record, returned by catalog()
 
+  /// Measured achievable matrix TFLOP/s by Precision (catalogue `achievable_tflops`: the best a matmul reaches
+  /// over a sweep of shapes); empty where none is measured.
+  std::optional<double> achievable_tflops[5];
+
   /// Peak for matrix work at `p`; nullopt when unsupported.
   std::optional<double> peak(Precision p) const { return peak_tflops[static_cast<int>(p)]; }
+  /// The share of the dense peak at `p` a matrix kernel can reach: achievable / peak, 1 where none is measured.
+  double achievable_fraction(Precision p) const {
+    const auto& achievable = achievable_tflops[static_cast<int>(p)];
+    const auto& dense = peak_tflops[static_cast<int>(p)];
+    return achievable && dense ? *achievable / *dense : 1.0;
+  }
 };
 
 /// The built-in catalogue, parsed once from the embedded JSON.

@@ -46,6 +46,9 @@ struct Timing {
   double calibration_share = 0.5;
 };
 
+/// The precision whose peak matrix kernels of class `cls` use in a `precision` step (FP8 steps keep
+/// convolutions and recurrent cells in 16-bit).
+Precision matmul_precision(const Accelerator& acc, Precision precision, KernelClass cls);
 /// The peak (TFLOP/s) used for matrix kernels of class `cls` at `precision`; throws InputError naming
 /// training.precision when the accelerator lacks it.
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls);
@@ -54,6 +57,9 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
 Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision precision);
 /// The peak (TFLOP/s) of matrix kernel `k` in a `precision` step: matmul_peak_tflops at kernel_precision.
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k);
+/// The share of that peak kernel `k` can reach: the catalogue's measured achievable matrix peak over the dense one
+/// (Accelerator::achievable_fraction), 1 where none is measured.
+double achievable_matmul_fraction(const Accelerator& acc, Precision precision, const Kernel& k);
 
 /// Fraction of peak a GEMM-like kernel can use once cut into output tiles of at most `max_tile` spread
 /// over `units` SMs/CUs (whole tiles, whole waves, split-K for small grids); 1 when unknown.

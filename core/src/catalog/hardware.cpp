@@ -76,6 +76,24 @@ void parse_fused_attention(const Json& record, const std::string& path, Accelera
   }
 }
 
+/// Reads `achievable_tflops` (docs/HARDWARE.md, "Fields") into `acc`, its peaks read: each figure above 0 and at
+/// most the dense peak of its precision; absent: none measured.
+void parse_achievable(const Json& record, const std::string& path, Accelerator& acc) {
+  if (!record.contains("achievable_tflops") || record["achievable_tflops"].is_null()) return;
+  const std::string at_path = join(path, "achievable_tflops");
+  const Json& at = require_object(record["achievable_tflops"], at_path);
+  std::vector<std::string> keys = precision_names();
+  keys.push_back("source");
+  reject_unknown_keys(at, at_path, keys);
+  for (const auto& name : precision_names()) {
+    if (!at.contains(name) || at[name].is_null()) continue;
+    const Precision p = precision_from_string(name);
+    const auto peak = acc.peak(p);
+    if (!peak) throw InputError(join(at_path, name), "the accelerator has no " + name + " peak to reach a share of");
+    acc.achievable_tflops[static_cast<int>(p)] = require_number(at, name, at_path, 1e-6, *peak);
+  }
+}
+
 }  // namespace
 
 Accelerator parse_accelerator(const Json& record, const std::string& path, bool custom) {
@@ -85,7 +103,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   if (custom) {
     reject_unknown_keys(record, path,
                         {"id", "name", "vendor", "peak_tflops", "memory_bandwidth_gbs", "memory_gb", "compute_units",
-                         "l2_cache_mb", "price_per_hour_usd", "host"});
+                         "l2_cache_mb", "price_per_hour_usd", "host", "achievable_tflops"});
     acc.name = get_string(record, "name", path, "Custom accelerator");
     acc.id = get_string(record, "id", path, "custom");
     acc.vendor = get_string(record, "vendor", path, "custom");
@@ -115,6 +133,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
     }
   }
   if (!acc.peak(Precision::FP32)) throw InputError(join(peaks_path, "fp32"), "required number is missing");
+  parse_achievable(record, path, acc);
   acc.record = record;
   if (custom) {
     acc.record["id"] = acc.id;

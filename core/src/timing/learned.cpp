@@ -230,6 +230,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     std::vector<double> f = item_features({k}, acc, precision, classes[c].feature_set);
     // Keyed before the clamp: kernels that differ only in a clamped input still differ in roofline time.
     std::vector<float> as_computed(f.begin(), f.end());
+    // The floor below also depends on the accelerator's measured achievable peak, which no feature carries.
+    const double achievable = achievable_matmul_fraction(acc, precision, k);
+    as_computed.push_back(static_cast<float>(achievable));
     std::string key(reinterpret_cast<const char*>(as_computed.data()), as_computed.size() * sizeof(float));
     auto [it, inserted] = seen[c].emplace(std::move(key), b.roofline_ms[c].size());
     if (inserted) {
@@ -239,10 +242,11 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       Kernel aligned = k;
       aligned.misaligned = false;
       b.roofline_ms[c].push_back(roofline_ms({aligned}, acc, precision));
-      // No kernel beats its nominal FLOPs at full peak or its bytes at full bandwidth. (cuDNN's Winograd
-      // convolutions can, by doing fewer multiplications; predictions stay at the nominal bound.)
+      // No kernel beats its nominal FLOPs at the accelerator's measured achievable matrix peak (the dense peak where
+      // none is measured) or its bytes at full bandwidth. (cuDNN's Winograd convolutions can, by doing fewer
+      // multiplications; predictions stay at the nominal bound.)
       RooflineParams ideal;
-      ideal.matmul_efficiency = 1.0;
+      ideal.matmul_efficiency = achievable;
       ideal.memory_efficiency = 1.0;
       ideal.launch_overhead_ms = 0.0;
       Kernel untiled = aligned;

@@ -1,5 +1,6 @@
 #include "prenet/roofline.hpp"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -7,14 +8,10 @@
 #include <cstring>
 #include <map>
 
-#include <Eigen/Core>
-
 #include "prenet/error.hpp"
 
 namespace prenet {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 /// Output tile side a GEMM library would pick for a dimension: the next power of two, 16 to `max_tile`.
 static double tile_for(double dim, double max_tile) {
@@ -45,12 +42,16 @@ const char* to_string(Bound b) {
   return "compute";
 }
 
-double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls) {
-  Precision effective = precision;
+Precision matmul_precision(const Accelerator& acc, Precision precision, KernelClass cls) {
   // FP8 training keeps convolutions and recurrent cells in 16-bit; only GEMMs run in FP8.
   if (precision == Precision::FP8 && (cls == KernelClass::Conv || cls == KernelClass::Recurrent)) {
-    effective = acc.peak(Precision::BF16) ? Precision::BF16 : Precision::FP16;
+    return acc.peak(Precision::BF16) ? Precision::BF16 : Precision::FP16;
   }
+  return precision;
+}
+
+double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelClass cls) {
+  const Precision effective = matmul_precision(acc, precision, cls);
   auto peak = acc.peak(effective);
   if (!peak && effective != precision) {
     throw InputError("training.precision", std::string(to_string(precision)) + " training runs convolutions and " +
@@ -77,6 +78,10 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Ker
   return matmul_peak_tflops(acc, kernel_precision(k, acc, precision), k.cls);
 }
 
+double achievable_matmul_fraction(const Accelerator& acc, Precision precision, const Kernel& k) {
+  return acc.achievable_fraction(matmul_precision(acc, kernel_precision(k, acc, precision), k.cls));
+}
+
 double misaligned_slowdown(const Accelerator& acc, Precision precision, const RooflineParams& params) {
   if (!acc.record.is_object() || acc.record.value("vendor", "") != "nvidia") return 1.0;
   if (precision == Precision::TF32) return params.misaligned_tf32_slowdown;
@@ -84,8 +89,7 @@ double misaligned_slowdown(const Accelerator& acc, Precision precision, const Ro
   return 1.0;
 }
 
-double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision,
-                           const RooflineParams& params) {
+double misaligned_slowdown(const Kernel& k, const Accelerator& acc, Precision precision, const RooflineParams& params) {
   return k.misaligned && is_matmul(k.cls) ? misaligned_slowdown(acc, kernel_precision(k, acc, precision), params) : 1.0;
 }
 
