@@ -623,11 +623,11 @@ ${openProblems}
   layer gets "no earlier layer is named …" (a clear error, but it does not say "cycle").
 - **The 12 MiB ONNX limit is shadowed by the 16 MiB request limit**: 12 MiB of base64 is exactly 16 MiB of
   text, so any ONNX file near the limit fails first as \`request: input is … bytes\`.
-- **A 100 MiB input is rejected by its size, but only after the text is copied into wasm memory** (embind's
-  UTF-8 copy of the whole string before the core sees it): ${hundredRange} in this run, depending on the load
-  of this shared machine; over the one-second bar when it is busy. Callers can refuse it for the price of
-  \`text.length\` first (a string's UTF-16 length never exceeds its UTF-8 size): the page does so for pastes
-  and files; \`web/src/engine.js\` (\`requestText\`) and the CLI do not yet.
+- **A 100 MiB input is refused by its length, before any copy**: the wasm binding (\`wasm/bindings.cpp\`,
+  \`text_call\`) reads the string's UTF-16 length, which never exceeds its UTF-8 size, and answers the core's
+  \`oversize_request_json\` without converting the text into wasm memory (embind's copy had taken 1.2–1.8 s
+  on this machine): ${hundredRange} in this run. A text under the limit in characters but over it in bytes
+  (multi-byte characters) is still copied, and the core counts its bytes.
 - **ONNX: nodes off the input's path are not costed, silently.** Two nodes reading each other's output (a
   cycle) but not the input, a branch nobody reads (a \`Relu\` of the input into nothing) and a graph output
   no node makes all give the same answer as the graph without them, with no warning. On the input's path, a

@@ -23,13 +23,24 @@ std::string learned_finish(unsigned session, const emscripten::val& outputs) {
 
 void learned_release(unsigned session) { prenet::learned_release(session); }
 
+/// `call` on `text`, except that a string whose characters alone exceed the request limit (UTF-8 takes at least a
+/// byte per UTF-16 unit) is refused before embind copies it into wasm memory: a 100 MiB paste answers at once.
+template <std::string (*call)(const std::string&)>
+std::string text_call(const emscripten::val& text) {
+  if (text.isString()) {
+    std::string refused = prenet::oversize_request_json(text["length"].as<double>());
+    if (!refused.empty()) return refused;
+  }
+  return call(text.as<std::string>());
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(prenet_core) {
-  emscripten::function("predict", &prenet::predict_json);
+  emscripten::function("predict", &text_call<&prenet::predict_json>);
   emscripten::function("catalog", &prenet::catalog_json);
-  emscripten::function("plan", &prenet::plan_json);
-  emscripten::function("learnedPrepare", &prenet::learned_prepare);
+  emscripten::function("plan", &text_call<&prenet::plan_json>);
+  emscripten::function("learnedPrepare", &text_call<&prenet::learned_prepare>);
   emscripten::function("learnedFeatures", &learned_features);
   emscripten::function("learnedFinish", &learned_finish);
   emscripten::function("learnedRelease", &learned_release);

@@ -62,7 +62,9 @@ double num(const Json& v) {
   return v.get<double>();
 }
 
-std::string nested(int depth) { return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']'); }
+std::string nested(int depth) {
+  return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']');
+}
 
 }  // namespace
 
@@ -74,7 +76,8 @@ TEST_CASE("whole-document errors: malformed, too deep, not an object, unknown ke
   check_error(call_text(nested(100)), "request", "nests deeper than 64 levels");
   check_error(call_text("{\"model\": " + nested(100) + "}"), "request", "deeper than 64");
   // Depth within the limit is parsed; the error is then the real one.
-  check_error(call_text("{\"model\": {\"preset\": \"gpt2\"}, \"extra\": " + nested(60) + "}"), "extra", "unknown field");
+  check_error(call_text("{\"model\": {\"preset\": \"gpt2\"}, \"extra\": " + nested(60) + "}"), "extra",
+              "unknown field");
   check_error(call_text("[1, 2]"), "request", "expected an object, got an array");
   check_error(call_text("\"gpt2\""), "request", "expected an object, got a string");
   check_error(call_text("42"), "request", "expected an object");
@@ -91,6 +94,17 @@ TEST_CASE("whole-document errors: malformed, too deep, not an object, unknown ke
               "unknown field");
   check_error(call({{"model", {{"preset", "gpt2"}}}, {"options", {{"per_layer", "no"}}}}), "options.per_layer",
               "expected true or false");
+}
+
+TEST_CASE("a text known to be over the size limit is refused by its length alone", "[api][errors]") {
+  const double limit = 16.0 * 1024 * 1024;
+  CHECK(prenet::oversize_request_json(limit).empty());
+  CHECK(prenet::oversize_request_json(12).empty());
+  CHECK(prenet::oversize_request_json(std::nan("")).empty());
+  check_error(Json::parse(prenet::oversize_request_json(limit + 1)), "request",
+              "input is at least 16777217 bytes (one per character at the least); the limit is 16777216 bytes");
+  // The same limit the core applies to a text it has: one byte over is refused either way.
+  check_error(call_text(std::string(static_cast<std::size_t>(limit) + 1, ' ')), "request", "the limit is 16777216");
 }
 
 TEST_CASE("hardware list errors", "[api][errors]") {
@@ -141,10 +155,11 @@ TEST_CASE("hardware list errors", "[api][errors]") {
 }
 
 TEST_CASE("training.batch_size must be an integer from 1 to 2^20", "[api][errors]") {
-  for (const Json& bad : {Json(-4), Json(0), Json(1.5), Json("32"), Json(1e12), Json(true), Json::array({32}),
-                          Json(1048577)}) {
+  for (const Json& bad :
+       {Json(-4), Json(0), Json(1.5), Json("32"), Json(1e12), Json(true), Json::array({32}), Json(1048577)}) {
     INFO("batch_size " << bad.dump());
-    check_error(call(small_request({{"batch_size", bad}})), "training.batch_size", "expected an integer in [1, 1048576]");
+    check_error(call(small_request({{"batch_size", bad}})), "training.batch_size",
+                "expected an integer in [1, 1048576]");
   }
   check_error(call(small_request({{"batch_size", -4}})), "training.batch_size", "got -4");
   check_error(call(small_request({{"batch_size", "32"}})), "training.batch_size", "got a string");
@@ -157,11 +172,10 @@ TEST_CASE("training.batch_size must be an integer from 1 to 2^20", "[api][errors
               "expected an integer");
 }
 
-// Regression test (fixed): a number that overflows a double while parsing (1e400) makes nlohmann throw out_of_range.406,
-// which parse_json_text does not catch (it catches only parse_error). predict_json's last-resort handler
-// returns {"field": "request", "message": "internal error: [json.exception.out_of_range.406] number
-// overflow parsing '1e400'"}: the message does not start with the field and calls the user's input an
-// internal error.
+// Regression test (fixed): a number that overflows a double while parsing (1e400) makes nlohmann throw
+// out_of_range.406, which parse_json_text does not catch (it catches only parse_error). predict_json's last-resort
+// handler returns {"field": "request", "message": "internal error: [json.exception.out_of_range.406] number overflow
+// parsing '1e400'"}: the message does not start with the field and calls the user's input an internal error.
 TEST_CASE("a number too large for a double gives a clean error", "[api][errors]") {
   Json response = call_text(R"J({"model": {"preset": "gpt2"}, "training": {"batch_size": 1e400}})J");
   INFO(response.dump());
@@ -203,12 +217,23 @@ TEST_CASE("precision, optimizer, sizes and epochs are validated", "[api][errors]
 
 TEST_CASE("success responses obey the documented identities", "[api]") {
   Json request = {{"model", {{"preset", "bert-base"}}},
-                  {"training", {{"batch_size", 16}, {"seq_len", 128}, {"dataset_size", 1000}, {"epochs", 2.5},
-                                {"precision", "fp32"}, {"optimizer", "adamw"}}},
-                  {"hardware", {"h100-sxm", "t4", "k80", {{"name", "Mine"}, {"id", "mine"},
-                                                          {"peak_tflops", {{"fp32", 40}}},
-                                                          {"memory_bandwidth_gbs", 1500}, {"memory_gb", 32},
-                                                          {"price_per_hour_usd", 1.25}}}}};
+                  {"training",
+                   {{"batch_size", 16},
+                    {"seq_len", 128},
+                    {"dataset_size", 1000},
+                    {"epochs", 2.5},
+                    {"precision", "fp32"},
+                    {"optimizer", "adamw"}}},
+                  {"hardware",
+                   {"h100-sxm",
+                    "t4",
+                    "k80",
+                    {{"name", "Mine"},
+                     {"id", "mine"},
+                     {"peak_tflops", {{"fp32", 40}}},
+                     {"memory_bandwidth_gbs", 1500},
+                     {"memory_gb", 32},
+                     {"price_per_hour_usd", 1.25}}}}};
   Json r = call(request);
   INFO(r.dump().substr(0, 1000));
   REQUIRE_FALSE(r.contains("error"));
@@ -352,14 +377,17 @@ TEST_CASE("defaults: a100, batch 32, 100 steps, adam, fp32, per-layer on", "[api
 }
 
 TEST_CASE("fits: gpt2-large at batch 64 does not fit a 16 GB T4, and a small model does", "[api]") {
-  Json big = call({{"model", {{"preset", "gpt2-large"}}}, {"training", {{"batch_size", 64}}},
-                   {"hardware", {"t4", "b200"}}, {"options", {{"per_layer", false}}}});
+  Json big = call({{"model", {{"preset", "gpt2-large"}}},
+                   {"training", {{"batch_size", 64}}},
+                   {"hardware", {"t4", "b200"}},
+                   {"options", {{"per_layer", false}}}});
   REQUIRE_FALSE(big.contains("error"));
   CHECK(big["results"][0]["fits"] == false);
   CHECK(num(big["results"][0]["memory_gb"]) > 16);
   // The weights alone with Adam: 774M x 16 bytes = 12.4 GB; activations add far more at batch 64 x 1024.
   const Json& m = big["results"][0]["memory"];
-  CHECK(num(m["weights_gb"]) + num(m["gradients_gb"]) + num(m["optimizer_gb"]) == Approx(774030080.0 * 16 / 1e9).epsilon(1e-4));
+  CHECK(num(m["weights_gb"]) + num(m["gradients_gb"]) + num(m["optimizer_gb"]) ==
+        Approx(774030080.0 * 16 / 1e9).epsilon(1e-4));
   // Memory does not depend on the accelerator.
   CHECK(big["results"][1]["memory_gb"] == big["results"][0]["memory_gb"]);
 
@@ -420,13 +448,13 @@ TEST_CASE("predict_json never throws on truncated or mutated requests", "[api]")
   }
 }
 
-// Regression test (fixed): predict_json throws nlohmann::type_error 316 on request text that is not valid UTF-8. The parse
-// error's message quotes the offending bytes ("last read: ..."), and api.cpp's catch block serialises it
-// with Json::dump(), whose default strict UTF-8 handler throws from inside the handler, so the
-// exception escapes predict_json (and the wasm boundary) despite the "never throws" contract.
+// Regression test (fixed): predict_json throws nlohmann::type_error 316 on request text that is not valid UTF-8. The
+// parse error's message quotes the offending bytes ("last read: ..."), and api.cpp's catch block serialises it with
+// Json::dump(), whose default strict UTF-8 handler throws from inside the handler, so the exception escapes
+// predict_json (and the wasm boundary) despite the "never throws" contract.
 TEST_CASE("predict_json never throws on invalid UTF-8", "[api][errors]") {
   for (const std::string& text : {std::string("{\"model\": {\"preset\": \"\xff\"}}"), std::string("\xff\xfe"),
-                                 std::string("{\"model\": {\"preset\": \"gpt2\"}, \"\xc3\x28\": 1}")}) {
+                                  std::string("{\"model\": {\"preset\": \"gpt2\"}, \"\xc3\x28\": 1}")}) {
     std::string out;
     CHECK_NOTHROW(out = predict_json(text));
     if (!out.empty()) {
@@ -436,7 +464,8 @@ TEST_CASE("predict_json never throws on invalid UTF-8", "[api][errors]") {
   }
 }
 
-TEST_CASE("catalog_json lists every documented accelerator (at least 37), the presets, precisions and optimizers", "[api][catalog]") {
+TEST_CASE("catalog_json lists every documented accelerator (at least 37), the presets, precisions and optimizers",
+          "[api][catalog]") {
   std::string text;
   REQUIRE_NOTHROW(text = prenet::catalog_json());
   Json c = Json::parse(text);
@@ -495,7 +524,8 @@ TEST_CASE("catalog_json lists every documented accelerator (at least 37), the pr
     CHECK(p["name"].is_string());
     CHECK(p["family"].is_string());
   }
-  for (const char* id : {"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"}) CHECK(preset_ids.count(id) == 1);
+  for (const char* id : {"bert-base", "bert-large", "gpt2", "gpt2-large", "resnet50", "vgg16"})
+    CHECK(preset_ids.count(id) == 1);
   CHECK(c["precisions"] == Json({"fp32", "tf32", "fp16", "bf16", "fp8"}));
   CHECK(c["optimizers"] == Json({"none", "sgd", "momentum", "adam", "adamw", "adagrad", "adadelta", "rmsprop",
                                  "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "adafactor", "lion", "muon"}));
@@ -537,7 +567,8 @@ TEST_CASE("remembered presets never change a response", "[api][presets]") {
 TEST_CASE("a dense layer with a misaligned width is named, with its slowdown and the padded width", "[api]") {
   auto warnings = [](const char* precision, const char* gpu) {
     const std::string request = std::string(R"J({"model": {"preset": "gpt2"}, "training": {"batch_size": 2,
-      "seq_len": 128, "precision": ")J") + precision + R"J("}, "hardware": [")J" + gpu + R"J("]})J";
+      "seq_len": 128, "precision": ")J") +
+                                precision + R"J("}, "hardware": [")J" + gpu + R"J("]})J";
     Json r = Json::parse(prenet::predict_json(request));
     REQUIRE_FALSE(r.contains("error"));
     return r["warnings"].get<std::vector<std::string>>();

@@ -222,3 +222,22 @@ describe('errors name the field', () => {
     });
   }
 });
+
+describe('the wasm module itself', () => {
+  test('a text whose characters alone pass the 16 MiB limit is refused by its length, for predict, plan and learnedPrepare', async () => {
+    const { loadNodeCore } = await import('../../web/cli/node-engine.mjs');
+    const core = /** @type {any} */ (await loadNodeCore());
+    const limit = 16 * 1024 * 1024;
+    const huge = `{"model": {"preset": "gpt2"}, "name": "${'x'.repeat(limit)}"}`;
+    for (const call of ['predict', 'plan', 'learnedPrepare']) {
+      const { error } = JSON.parse(core[call](huge));
+      assert.equal(error.field, 'request', call);
+      assert.match(error.message, new RegExp(`input is at least ${huge.length} bytes .*the limit is ${limit} bytes`), call);
+    }
+    // Under the limit in characters but over it in UTF-8 bytes (3 per "€"): the core counts the bytes itself.
+    const euros = `{"model": {"preset": "gpt2"}, "name": "${'€'.repeat(limit / 2)}"}`;
+    assert.match(JSON.parse(core.predict(euros)).error.message, /input is \d+ bytes; the limit is 16777216 bytes/);
+    // And the module still answers a good request afterwards.
+    assert.ok(JSON.parse(core.predict(JSON.stringify({ model: { preset: 'gpt2' }, hardware: ['t4'] }))).results);
+  });
+});

@@ -68,18 +68,13 @@ export function unwrap(text) {
 }
 
 /**
+ * The request as the core takes it. A text over the core's size limit needs no check here: the wasm binding refuses
+ * one whose characters alone pass the limit before copying it into wasm memory (wasm/bindings.cpp, text_call).
  * @param {PredictRequest | string} request an object, or JSON text passed to the core unchanged
  *   (so malformed text gets the core's own "request" error)
- * @param {number} maxRequestBytes the core's limit on request text (its catalogue's limits.request_bytes)
  */
-function requestText(request, maxRequestBytes) {
-  const text = typeof request === 'string' ? request : JSON.stringify(request);
-  // The core refuses the same text after copying it into wasm memory; refusing here saves a 100 MiB copy.
-  // UTF-16 length never exceeds the UTF-8 byte count, so this only catches texts the core would refuse.
-  if (text.length > maxRequestBytes) {
-    throw new PrenetError('request', `request: input is ${text.length} bytes or more; the limit is ${maxRequestBytes} bytes`);
-  }
-  return text;
+function requestText(request) {
+  return typeof request === 'string' ? request : JSON.stringify(request);
 }
 
 /**
@@ -166,13 +161,12 @@ export function createEngine(load, loadModels, options = {}) {
   }
 
   /**
-   * The request text, refused here when over the core's limit; a stand-in core without `limits` in its
-   * catalogue (tests) leaves the check to the core.
+   * The request text, once the catalogue is loaded (the core is then ready for it).
    * @param {PredictRequest | string} request
    */
   async function checkedText(request) {
-    const { limits } = await catalog();
-    return requestText(request, limits?.request_bytes ?? Infinity);
+    await catalog();
+    return requestText(request);
   }
 
   return {

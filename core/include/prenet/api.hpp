@@ -36,4 +36,9 @@ std::string plan_json(const std::string& request_text);
 /// The hardware catalogue, presets, precisions, optimizers and version.
 std::string catalog_json();
 
+/// For a caller that can count a text's characters without copying it: the error answer for a request text of at
+/// least `at_least_bytes` bytes when that is over the request limit, else an empty string (then the text goes to the
+/// call as usual). Lets the wasm binding refuse a 100 MiB text before converting it into wasm memory.
+std::string oversize_request_json(double at_least_bytes);
+
 }  // namespace prenet

@@ -2,13 +2,17 @@
 #include "prenet/api.hpp"
 
 #include <array>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "api/guard.hpp"
 #include "api/learned_sessions.hpp"
 #include "api/prepare.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/error.hpp"
+#include "prenet/json_util.hpp"
 #include "prenet/learned.hpp"
 #include "response/json_text.hpp"
 #include "response/plan_document.hpp"
@@ -95,6 +99,15 @@ std::string plan_json(const std::string& request_text) {
 
 std::string catalog_json() {
   return guarded("catalog", [] { return dump(catalog_document()); });
+}
+
+std::string oversize_request_json(double at_least_bytes) {
+  if (!(at_least_bytes > static_cast<double>(kMaxRequestBytes))) return "";
+  return guarded("request", [&]() -> std::string {
+    throw InputError("request", "input is at least " + std::to_string(static_cast<std::uint64_t>(at_least_bytes)) +
+                                    " bytes (one per character at the least); the limit is " +
+                                    std::to_string(kMaxRequestBytes) + " bytes");
+  });
 }
 
 }  // namespace prenet
