@@ -22,13 +22,13 @@ namespace prenet {
 /// outputs kept, the rest of each block recomputed).
 /// Ops: op-level checkpointing keeping every matmul output; TorchtitanOp: torchtitan's `op` policy, which also
 /// recomputes every second matmul of a block (docs/PREDICTION.md, "Recomputation granularity").
-/// parallel.expert_dispatch: NCCL's flat all-to-all or DeepEP's / HybridEP's hierarchical dispatch.
-enum class ExpertDispatch { AllToAll, Hierarchical };
-
 enum class Recompute { None, Selective, Full, Ops, TorchtitanOp };
 /// Whether `mode` is one of the op-level policies (a block keeps its input and some op outputs).
 inline bool op_level(Recompute mode) { return mode == Recompute::Ops || mode == Recompute::TorchtitanOp; }
 const char* to_string(Recompute r);
+
+/// parallel.expert_dispatch: NCCL's flat all-to-all or DeepEP's / HybridEP's hierarchical dispatch.
+enum class ExpertDispatch { AllToAll, Hierarchical };
 
 /// Megatron-Core's modules of selective recomputation (parallel.recompute_modules; TransformerConfig
 /// recompute_modules), in the order of the row's values: attention's core, a mixture of experts' activation, the

@@ -11,7 +11,6 @@
 #include "prenet/error.hpp"
 
 namespace prenet {
-namespace {}  // namespace
 
 /// Output tile side a GEMM library would pick for a dimension: the next power of two, 16 to `max_tile`.
 static double tile_for(double dim, double max_tile) {
