@@ -10,6 +10,7 @@
 #include "prenet/json_util.hpp"
 #include "prenet/layer_list.hpp"
 #include "prenet/network.hpp"
+#include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
 
 namespace testutil {
@@ -17,6 +18,15 @@ namespace testutil {
 using prenet::Json;
 
 inline double d(std::int64_t v) { return static_cast<double>(v); }
+
+/// An HGX-like two-level fabric: 8 GPUs per node on 450 GB/s links (3 us), 50 GB/s per GPU between nodes (5 us).
+inline prenet::Fabric eight_per_node() {
+  prenet::Fabric f;
+  f.intra = {"nvlink", 450, 3};
+  f.inter = {"ib", 50, 5};
+  f.gpus_per_node = 8;
+  return f;
+}
 
 /// A small GPT-2 config: 8 blocks of 8 heads of width 64, vocabulary 8000, 256 positions, dropout 0.1.
 inline Json gpt_config() {

@@ -12,16 +12,9 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::eight_per_node;
 
 namespace {
-
-Fabric eight_per_node() {
-  Fabric f;
-  f.intra = {"nvlink", 450, 3};
-  f.inter = {"ib", 50, 5};
-  f.gpus_per_node = 8;
-  return f;
-}
 
 /// C(n, k) as a double (small k).
 double choose(double n, int k) {

@@ -13,6 +13,7 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::eight_per_node;
 using testutil::layer_index;
 using testutil::net_of;
 
@@ -31,14 +32,6 @@ const char* kFolded = R"({"input": {"kind": "sequence", "seq_len": 8, "features"
     {"type": "dense", "name": "down", "units": 64, "bias": false, "experts": 8, "top_k": 2}]})";
 
 constexpr double S = 8, H = 64, K = 2;
-
-Fabric eight_per_node() {
-  Fabric f;
-  f.intra = {"nvlink", 450, 3};
-  f.inter = {"ib", 50, 5};
-  f.gpus_per_node = 8;
-  return f;
-}
 
 ParallelConfig layout(std::int64_t tensor, std::int64_t data, std::int64_t expert, std::int64_t context = 1) {
   ParallelConfig c;

@@ -15,16 +15,9 @@
 
 using namespace prenet;
 using testutil::d;
+using testutil::eight_per_node;
 
 namespace {
-
-Fabric eight_per_node() {
-  Fabric f;
-  f.intra = {"nvlink", 450, 3};
-  f.inter = {"ib", 50, 5};
-  f.gpus_per_node = 8;
-  return f;
-}
 
 /// One stage doing `forward` and `backward` ms per micro-batch over 1e9 trained parameters.
 StagePlan one_stage(double forward, double backward) {
