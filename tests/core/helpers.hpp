@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "prenet/api.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/error.hpp"
 #include "prenet/features.hpp"
 #include "prenet/json_util.hpp"
@@ -35,6 +37,27 @@ inline Json gpt_config() {
           {"vocab_size", 8000},   {"n_positions", 256},
           {"attn_pdrop", 0.1},    {"resid_pdrop", 0.1},
           {"embd_pdrop", 0.1},    {"activation_function", "gelu_new"}};
+}
+
+/// The core's answer to request `r` (predict_json), parsed.
+inline Json call(const Json& r) { return Json::parse(prenet::predict_json(r.dump())); }
+
+/// The answer to request `r` is an error naming `field`, its message containing `text`.
+inline void require_error(const Json& r, const std::string& field, const std::string& text) {
+  Json out = call(r);
+  INFO(out.dump());
+  REQUIRE(out.contains("error"));
+  CHECK(out["error"]["field"] == field);
+  CHECK_THAT(out["error"]["message"].get<std::string>(), Catch::Contains(text));
+}
+
+/// gpt_config() with `layers` blocks at sequence 256, sharded over no tensor group.
+inline prenet::ShardedNetwork gpt_shard(std::int64_t layers) {
+  prenet::TrainingConfig tr;
+  tr.seq_len = 256;
+  Json config = gpt_config();
+  config["n_layer"] = layers;
+  return prenet::shard_network(prenet::resolve_model({{"hf_config", config}}, tr), 1);
 }
 
 /// A training section with only a precision and an optimizer set (what the memory rules read).

@@ -14,6 +14,7 @@
 #include "prenet/roofline.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 
 namespace {
@@ -50,8 +51,6 @@ Json request(const Json& parallel, std::int64_t seq = kSeq) {
           {"parallel", parallel},
           {"options", {{"per_layer", false}}}};
 }
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
 
 /// The fused attention kernel of layer l in `phase` (the only batched GEMM of a flash attention layer).
 const Kernel& attention_kernel(const StepWork& w, std::size_t l, Phase phase) {

@@ -12,6 +12,7 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 using testutil::eight_per_node;
 using testutil::layer_index;
@@ -64,8 +65,6 @@ Json request(const Json& parallel) {
           {"options", {{"per_layer", false}}},
           {"parallel", parallel}};
 }
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
 
 void require_error(const Json& r, const std::string& field, const std::string& part) {
   const Json out = call(r);

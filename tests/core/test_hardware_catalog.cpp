@@ -16,6 +16,7 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 
 namespace {
@@ -33,8 +34,6 @@ std::optional<double> peak_of(const Json& record, const char* precision) {
   if (!p.contains(precision) || p[precision].is_null()) return std::nullopt;
   return p[precision].get<double>();
 }
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
 
 }  // namespace
 

@@ -15,8 +15,10 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 using testutil::gpt_config;
+using testutil::require_error;
 
 namespace {
 
@@ -32,17 +34,6 @@ Json request(const Json& parallel, std::int64_t batch = 16) {
           {"hardware", {"a100-sxm4-80gb"}},
           {"options", {{"per_layer", false}}},
           {"parallel", parallel}};
-}
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
-
-/// The error of request `r`: its field, and its message containing `text`.
-void require_error(const Json& r, const std::string& field, const std::string& text) {
-  Json out = call(r);
-  INFO(out.dump());
-  REQUIRE(out.contains("error"));
-  CHECK(out["error"]["field"] == field);
-  CHECK_THAT(out["error"]["message"].get<std::string>(), Catch::Contains(text));
 }
 
 /// Per layer: forward 1 ms and backward 2 ms inside blocks, nothing outside (every chunk of whole blocks

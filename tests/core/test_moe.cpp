@@ -16,6 +16,7 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 using testutil::layer_index;
 using testutil::net_of;
@@ -71,8 +72,6 @@ Json request(const Json& config, const Json& parallel, Json training = {{"batch_
   if (!parallel.is_null()) r["parallel"] = parallel;
   return r;
 }
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
 
 void require_error(const Json& r, const std::string& field, const std::string& part) {
   const Json out = call(r);

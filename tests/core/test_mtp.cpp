@@ -14,8 +14,10 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::layer;
 using testutil::layer_index;
+using testutil::require_error;
 
 namespace {
 
@@ -82,16 +84,6 @@ Json request(const Json& training, const Json& parallel = nullptr) {
             {"options", {{"per_layer", false}}}};
   if (!parallel.is_null()) r["parallel"] = parallel;
   return r;
-}
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
-
-void require_error(const Json& r, const std::string& field, const std::string& text) {
-  Json out = call(r);
-  INFO(out.dump());
-  REQUIRE(out.contains("error"));
-  CHECK(out["error"]["field"] == field);
-  CHECK_THAT(out["error"]["message"].get<std::string>(), Catch::Contains(text));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "prenet/parallel.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::d;
 using testutil::gpt_config;
 
@@ -25,8 +26,6 @@ Json request(const Json& parallel, const Json& training = {{"batch_size", 16}, {
   if (!parallel.is_null()) r["parallel"] = parallel;
   return r;
 }
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
 
 void require_error(const Json& r, const std::string& field) {
   Json out = call(r);

@@ -14,17 +14,9 @@
 
 using namespace prenet;
 using testutil::gpt_config;
+using testutil::gpt_shard;
 
 namespace {
-
-/// gpt_config() with `layers` blocks, sequence 256.
-ShardedNetwork gpt_shard(std::int64_t layers) {
-  TrainingConfig tr;
-  tr.seq_len = 256;
-  Json config = gpt_config();
-  config["n_layer"] = layers;
-  return shard_network(resolve_model({{"hf_config", config}}, tr), 1);
-}
 
 /// Block instances whose first layer lies in [begin, end).
 std::int64_t blocks_in(const ShardedNetwork& shard, std::size_t begin, std::size_t end) {

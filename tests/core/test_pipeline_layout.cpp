@@ -12,18 +12,12 @@
 #include "request/options.hpp"
 
 using namespace prenet;
+using testutil::call;
 using testutil::gpt_config;
+using testutil::gpt_shard;
+using testutil::require_error;
 
 namespace {
-
-/// gpt_config() with `layers` blocks, sequence 256, split over no tensor group.
-ShardedNetwork gpt_shard(std::int64_t layers) {
-  TrainingConfig tr;
-  tr.seq_len = 256;
-  Json config = gpt_config();
-  config["n_layer"] = layers;
-  return shard_network(resolve_model({{"hf_config", config}}, tr), 1);
-}
 
 /// The first layer of each block instance of `shard`, then the first layer after the last block.
 std::vector<std::size_t> block_starts(const ShardedNetwork& shard) {
@@ -47,17 +41,6 @@ Json request(std::int64_t layers, const Json& parallel) {
           {"hardware", {"a100-sxm4-80gb"}},
           {"options", {{"per_layer", false}}},
           {"parallel", parallel}};
-}
-
-Json call(const Json& r) { return Json::parse(predict_json(r.dump())); }
-
-/// The error of request `r`: its field, and its message containing `text`.
-void require_error(const Json& r, const std::string& field, const std::string& text) {
-  Json out = call(r);
-  INFO(out.dump());
-  REQUIRE(out.contains("error"));
-  CHECK(out["error"]["field"] == field);
-  CHECK_THAT(out["error"]["message"].get<std::string>(), Catch::Contains(text));
 }
 
 /// The parse error of `text` over `pipeline` stages: parallel.pipeline_layout, with `message` in it.
