@@ -13,6 +13,7 @@
 
 using namespace prenet;
 using testutil::call;
+using testutil::require_error;
 using testutil::d;
 using testutil::eight_per_node;
 using testutil::layer_index;
@@ -64,14 +65,6 @@ Json request(const Json& parallel) {
           {"hardware", {"h100-sxm"}},
           {"options", {{"per_layer", false}}},
           {"parallel", parallel}};
-}
-
-void require_error(const Json& r, const std::string& field, const std::string& part) {
-  const Json out = call(r);
-  INFO(out.dump());
-  REQUIRE(out.contains("error"));
-  CHECK(out["error"]["field"] == field);
-  CHECK(out["error"]["message"].get<std::string>().find(part) != std::string::npos);
 }
 
 bool warns(const Json& out, const std::string& part) {

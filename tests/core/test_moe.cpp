@@ -17,6 +17,7 @@
 
 using namespace prenet;
 using testutil::call;
+using testutil::require_error;
 using testutil::d;
 using testutil::layer_index;
 using testutil::net_of;
@@ -71,14 +72,6 @@ Json request(const Json& config, const Json& parallel, Json training = {{"batch_
             {"options", {{"per_layer", false}}}};
   if (!parallel.is_null()) r["parallel"] = parallel;
   return r;
-}
-
-void require_error(const Json& r, const std::string& field, const std::string& part) {
-  const Json out = call(r);
-  INFO(out.dump());
-  REQUIRE(out.contains("error"));
-  CHECK(out["error"]["field"] == field);
-  CHECK(out["error"]["message"].get<std::string>().find(part) != std::string::npos);
 }
 
 Json fixture(const std::string& file) {
