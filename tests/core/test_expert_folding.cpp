@@ -13,11 +13,11 @@
 
 using namespace prenet;
 using testutil::call;
-using testutil::require_error;
 using testutil::d;
 using testutil::eight_per_node;
 using testutil::layer_index;
 using testutil::net_of;
+using testutil::require_error;
 
 namespace {
 

@@ -17,10 +17,10 @@
 
 using namespace prenet;
 using testutil::call;
-using testutil::require_error;
 using testutil::d;
 using testutil::layer_index;
 using testutil::net_of;
+using testutil::require_error;
 
 namespace {
 
