@@ -4,6 +4,7 @@
 
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import type { Job, JobResult, PlanJob, PlanResult } from './jobs.js';
+import { openResultStore, type ResultStore } from './result-store';
 import type { Catalog } from './types';
 
 export type EngineMode = 'worker' | 'main';
@@ -53,20 +54,55 @@ function unwrapResult(reply: HostReply): JobResult {
   return reply.result;
 }
 
-function clientOver(mode: EngineMode, send: (ask: Ask) => Promise<HostReply>, catalog: Catalog): EngineClient {
+/**
+ * Keeps the latest learned result in the store, once the current task (drawing it) is done: results
+ * that arrive together, while typing, are kept as one, the last.
+ */
+function keeper(store: ResultStore | null): (job: Job, result: JobResult) => void {
+  let queued: { job: Job; result: JobResult } | null = null;
+  return (job, result) => {
+    if (store === null) return;
+    const idle = queued === null;
+    queued = { job, result };
+    if (!idle) return;
+    setTimeout(() => {
+      const latest = queued;
+      queued = null;
+      if (latest !== null) void store.put(latest.job, latest.result);
+    }, 0);
+  };
+}
+
+function clientOver(mode: EngineMode, send: (ask: Ask) => Promise<HostReply>, catalog: Catalog, store: ResultStore | null): EngineClient {
   let problem: string | null = null;
   let pending = false;
+  /** Whether the engine has answered with the learned predictors yet; until then, stored results are asked first. */
+  let learnedSeen = false;
+  const keep = keeper(store);
   return {
     mode,
     catalog: () => Promise.resolve(catalog),
-    compute: (job) =>
-      send({ kind: 'compute', job }).then((reply) => {
-        if (reply.ok && reply.kind === 'compute') {
-          problem = reply.learnedProblem ?? null;
-          pending = reply.learnedPending ?? false;
+    async compute(job) {
+      if (store !== null && !learnedSeen) {
+        const stored = await store.get(job);
+        if (stored !== null) {
+          problem = null;
+          pending = false;
+          return stored;
         }
-        return unwrapResult(reply);
-      }),
+      }
+      const reply = await send({ kind: 'compute', job });
+      if (reply.ok && reply.kind === 'compute') {
+        problem = reply.learnedProblem ?? null;
+        pending = reply.learnedPending ?? false;
+      }
+      const result = unwrapResult(reply);
+      if (result.ok && problem === null && !pending) {
+        learnedSeen = true;
+        keep(job, result);
+      }
+      return result;
+    },
     plan: (job) =>
       send({ kind: 'plan', job }).then((reply) => {
         if (!reply.ok) throw new Error(`engine failed: ${reply.message}`);
@@ -84,7 +120,7 @@ function clientOver(mode: EngineMode, send: (ask: Ask) => Promise<HostReply>, ca
 }
 
 /** Starts a worker and waits for its catalogue, proving the core loaded there. */
-async function startWorker(url: string, kind: 'classic' | 'module'): Promise<EngineClient> {
+async function startWorker(url: string, kind: 'classic' | 'module', store: ResultStore | null): Promise<EngineClient> {
   const worker = new Worker(url, { name: 'prenet-engine', type: kind });
   const pending = new Map<number, (reply: HostReply) => void>();
   let nextId = 1;
@@ -120,7 +156,7 @@ async function startWorker(url: string, kind: 'classic' | 'module'): Promise<Eng
   });
   try {
     const catalog = unwrapCatalog(await Promise.race([send({ kind: 'catalog' }), timeout]));
-    return clientOver('worker', send, catalog);
+    return clientOver('worker', send, catalog, store);
   } catch (error) {
     worker.terminate();
     throw error;
@@ -130,7 +166,7 @@ async function startWorker(url: string, kind: 'classic' | 'module'): Promise<Eng
 }
 
 /** Runs the engine bundle as a classic script on this thread and takes the host it registers. */
-async function startOnPage(url: string, kind: 'classic' | 'module'): Promise<EngineClient> {
+async function startOnPage(url: string, kind: 'classic' | 'module', store: ResultStore | null): Promise<EngineClient> {
   const registry = globalThis as Record<symbol, unknown>;
   if (registry[HOST_KEY] === undefined) {
     await new Promise<void>((resolve, reject) => {
@@ -146,7 +182,7 @@ async function startOnPage(url: string, kind: 'classic' | 'module'): Promise<Eng
   if (host === undefined) throw new Error('the engine script loaded but registered no engine');
   let nextId = 1;
   const send = (ask: Ask): Promise<HostReply> => host.handle({ ...ask, id: nextId++ });
-  return clientOver('main', send, unwrapCatalog(await send({ kind: 'catalog' })));
+  return clientOver('main', send, unwrapCatalog(await send({ kind: 'catalog' })), store);
 }
 
 /**
@@ -155,14 +191,16 @@ async function startOnPage(url: string, kind: 'classic' | 'module'): Promise<Eng
 export async function connectEngine(source: EngineSource, onFallback?: (reason: string) => void): Promise<EngineClient> {
   const url = source.scriptUrl();
   const kind = source.kind ?? 'classic';
+  // Opened now, so that its cache is open by the time the engine answers (result-store.ts).
+  const store = openResultStore(url);
   if (typeof Worker === 'function') {
     try {
-      return await startWorker(url, kind);
+      return await startWorker(url, kind, store);
     } catch (error) {
       onFallback?.(error instanceof Error ? error.message : String(error));
     }
   } else {
     onFallback?.('this browser has no Web Workers');
   }
-  return startOnPage(url, kind);
+  return startOnPage(url, kind, store);
 }
