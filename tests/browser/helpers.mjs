@@ -80,12 +80,13 @@ export function startServer() {
 }
 
 /**
- * A fresh Chromium profile. With `offline`, the network is off and any http(s) request is aborted
- * and recorded in `blocked`, so "works offline" is proven rather than assumed.
- * @param {{ offline?: boolean, viewport?: { width: number, height: number }, colorScheme?: 'light' | 'dark' }} [options]
+ * A fresh Chromium profile, or the folder `profile` names (kept on close: a later launch with it is a
+ * visit by the same browser after a restart). With `offline`, the network is off and any http(s)
+ * request is aborted and recorded in `blocked`, so "works offline" is proven rather than assumed.
+ * @param {{ offline?: boolean, viewport?: { width: number, height: number }, colorScheme?: 'light' | 'dark', profile?: string }} [options]
  */
 export async function launch(options = {}) {
-  const profile = mkdtempSync(join(tmpdir(), 'prenet-chromium-'));
+  const profile = options.profile ?? mkdtempSync(join(tmpdir(), 'prenet-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
@@ -125,7 +126,7 @@ export async function launch(options = {}) {
     problems,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      if (options.profile === undefined) rmSync(profile, { recursive: true, force: true });
     },
   };
 }
