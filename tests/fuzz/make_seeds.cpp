@@ -27,6 +27,30 @@ std::string read(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+/// A small DeepSeek-V3 Hugging Face config (MLA, one dense block, then experts with a shared one) of `layers` blocks
+/// and `mtp_layers` multi-token-prediction modules (none: the key left out, as in configs without MTP).
+Json small_deepseek_v3(int layers, int mtp_layers = 0) {
+  Json config{{"model_type", "deepseek_v3"},
+              {"hidden_size", 64},
+              {"intermediate_size", 128},
+              {"moe_intermediate_size", 32},
+              {"num_hidden_layers", layers},
+              {"first_k_dense_replace", 1},
+              {"num_attention_heads", 2},
+              {"n_routed_experts", 4},
+              {"num_experts_per_tok", 2},
+              {"n_shared_experts", 1},
+              {"q_lora_rank", 16},
+              {"kv_lora_rank", 16},
+              {"qk_nope_head_dim", 16},
+              {"qk_rope_head_dim", 8},
+              {"v_head_dim", 16},
+              {"vocab_size", 100},
+              {"max_position_embeddings", 64}};
+  if (mtp_layers > 0) config["num_nextn_predict_layers"] = mtp_layers;
+  return config;
+}
+
 std::string mlp_graph() {
   onnxw::Graph g;
   g.inputs.push_back(onnxw::value_info("x", {-1, 8, 32}));
@@ -157,25 +181,7 @@ int main(int argc, char** argv) {
             .dump());
   // Megatron-Core's recompute modules on a small DeepSeek-V3 (MLA, a dense block, experts with a shared one).
   write(out / "request", "recompute-modules.json",
-        Json({{"model",
-               {{"hf_config",
-                 {{"model_type", "deepseek_v3"},
-                  {"hidden_size", 64},
-                  {"intermediate_size", 128},
-                  {"moe_intermediate_size", 32},
-                  {"num_hidden_layers", 2},
-                  {"first_k_dense_replace", 1},
-                  {"num_attention_heads", 2},
-                  {"n_routed_experts", 4},
-                  {"num_experts_per_tok", 2},
-                  {"n_shared_experts", 1},
-                  {"q_lora_rank", 16},
-                  {"kv_lora_rank", 16},
-                  {"qk_nope_head_dim", 16},
-                  {"qk_rope_head_dim", 8},
-                  {"v_head_dim", 16},
-                  {"vocab_size", 100},
-                  {"max_position_embeddings", 64}}}}},
+        Json({{"model", {{"hf_config", small_deepseek_v3(2)}}},
               {"training", {{"batch_size", 4}, {"precision", "bf16"}, {"kernels", "megatron"}}},
               {"parallel",
                {{"gpus", 2},
@@ -185,26 +191,7 @@ int main(int argc, char** argv) {
             .dump());
   // Multi-token prediction placed by a Megatron pipeline layout (the module 'm' with the loss) on a small DeepSeek-V3.
   write(out / "request", "pipeline-layout-mtp.json",
-        Json({{"model",
-               {{"hf_config",
-                 {{"model_type", "deepseek_v3"},
-                  {"hidden_size", 64},
-                  {"intermediate_size", 128},
-                  {"moe_intermediate_size", 32},
-                  {"num_hidden_layers", 4},
-                  {"first_k_dense_replace", 1},
-                  {"num_attention_heads", 2},
-                  {"n_routed_experts", 4},
-                  {"num_experts_per_tok", 2},
-                  {"n_shared_experts", 1},
-                  {"q_lora_rank", 16},
-                  {"kv_lora_rank", 16},
-                  {"qk_nope_head_dim", 16},
-                  {"qk_rope_head_dim", 8},
-                  {"v_head_dim", 16},
-                  {"vocab_size", 100},
-                  {"max_position_embeddings", 64},
-                  {"num_nextn_predict_layers", 1}}}}},
+        Json({{"model", {{"hf_config", small_deepseek_v3(4, 1)}}},
               {"training", {{"batch_size", 8}, {"precision", "bf16"}, {"kernels", "megatron"}, {"mtp_layers", 1}}},
               {"parallel",
                {{"gpus", 2},
