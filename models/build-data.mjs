@@ -29,7 +29,7 @@ import { buildMeasured } from './data-tools/measured.mjs';
 import { buildNeusight } from './data-tools/neusight.mjs';
 import { makeTables } from './data-tools/table.mjs';
 import { buildVidur } from './data-tools/vidur.mjs';
-import { buildXlaPtable, loadPeaks } from './data-tools/xla-ptable.mjs';
+import { addXlaTf32Found, buildXlaPtable, loadPeaks } from './data-tools/xla-ptable.mjs';
 import { buildCudnnSdpa, makeAttentionTable } from './data-tools/cudnn-sdpa.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -159,7 +159,10 @@ function main() {
   buildJustus(args.shared, tables);
   buildVidur(args.shared, tables, notes);
   const measured = buildMeasured(join(here, 'measured'), tables, catalogueIds);
+  // XLA's TF32 rows (committed as a found table; calibration only, see xla-ptable.mjs); the whole sweep,
+  // TF32 included, with --xla-ptable.
   if (args.xlaPtable) buildXlaPtable(args.xlaPtable, tables, loadPeaks(join(repoRoot, 'core', 'data', 'hardware.json')));
+  else addXlaTf32Found(tables);
   if (args.cudnnSdpa) {
     const attention = makeAttentionTable();
     buildCudnnSdpa(args.cudnnSdpa, attention);

@@ -17,9 +17,11 @@
 // refuses to write into models/data (pass --out DIR), so the committed tables never change by accident.
 // `node models/data-tools/xla-ptable.mjs FILE [--csv]` prints the per-device summary (or the rows).
 
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { parseCsvObjects } from './csv.mjs';
 
 /** XLA device key -> catalogue id (devices left out are in XLA_EXCLUDED). @type {Readonly<Record<string, string>>} */
 export const XLA_DEVICES = {
@@ -34,6 +36,16 @@ export const XLA_EXCLUDED = {
 };
 
 /**
+ * The TF32 rows' source name. These rows are the one part of the table the product uses: the trainer
+ * computes H100's and B200's TF32 levels from them (calibration only, never fitted on; trainer/datasets.cpp),
+ * because no other row times a TF32 kernel. models/build-data.mjs reads them from XLA_TF32_FOUND.
+ */
+export const XLA_TF32_SOURCE = 'xla-ptable-tf32';
+
+/** The committed table of the sweep's TF32 timings (facts: shapes and times), written by `--found`. */
+export const XLA_TF32_FOUND = fileURLToPath(new URL('../data/found/xla-tf32-gemm.csv.gz', import.meta.url));
+
+/**
  * dtype key -> {precision, source} for the rows kept; anything else is skipped with a reason.
  * `f32xf32->f32` on NVIDIA runs on TF32 tensor cores (XLA's DEFAULT precision; the table's f32 rates,
  * up to 403 TFLOP/s on sm_90 and 870 on sm_100, are far above the strict-FP32 peaks of 67 and 75).
@@ -41,7 +53,7 @@ export const XLA_EXCLUDED = {
 /** @type {Readonly<Record<string, {precision: string, source: string}>>} */
 const NVIDIA_DTYPES = {
   'bf16xbf16->bf16': { precision: 'bf16', source: 'xla-ptable' },
-  'f32xf32->f32': { precision: 'tf32', source: 'xla-ptable' },
+  'f32xf32->f32': { precision: 'tf32', source: XLA_TF32_SOURCE },
   'f8e4m3fnxf8e4m3fn->bf16': { precision: 'fp8', source: 'xla-ptable' },
   'f8e4m3fnxf8e5m2->bf16': { precision: 'fp8', source: 'xla-ptable-e4m3xe5m2' },
   'f8e5m2xf8e4m3fn->bf16': { precision: 'fp8', source: 'xla-ptable-e5m2xe4m3' },
@@ -189,6 +201,23 @@ export function buildXlaPtable(file, tables, peaks) {
 }
 
 /**
+ * Adds the committed TF32 rows (XLA_TF32_FOUND, gemm.csv's columns) to `tables.gemm`, counted as read.
+ * @param {ReturnType<import('./table.mjs').makeTables>} tables
+ * @param {string} [path]
+ */
+export function addXlaTf32Found(tables, path = XLA_TF32_FOUND) {
+  const { records } = parseCsvObjects(gunzipSync(readFileSync(path)).toString('utf8'), path);
+  for (const r of records) {
+    if (r.source !== XLA_TF32_SOURCE || r.precision !== 'tf32') throw new Error(`${path}: only ${XLA_TF32_SOURCE} tf32 rows belong here, got ${r.source} ${r.precision}`);
+    tables.gemm.countRaw(r.source, r.gpu);
+    tables.gemm.add({
+      source: r.source, gpu: r.gpu, precision: r.precision, batch: Number(r.batch), m: Number(r.m), n: Number(r.n), k: Number(r.k),
+      trans_a: Number(r.trans_a), trans_b: Number(r.trans_b), time_ms: Number(r.time_ms),
+    });
+  }
+}
+
+/**
  * catalogue id -> peak_tflops, from core/data/hardware.json.
  * @param {string} path
  * @returns {Map<string, Record<string, number>>}
@@ -199,19 +228,28 @@ export function loadPeaks(path) {
 }
 
 // Preview: node models/data-tools/xla-ptable.mjs FILE [--csv]
+// The committed TF32 table: node models/data-tools/xla-ptable.mjs FILE --found (rewrites XLA_TF32_FOUND)
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { makeTables } = await import('./table.mjs');
   const file = process.argv[2];
   if (!file) {
-    console.error('usage: node models/data-tools/xla-ptable.mjs PATH/matmul_interpolator_data.h [--csv]');
+    console.error('usage: node models/data-tools/xla-ptable.mjs PATH/matmul_interpolator_data.h [--csv | --found]');
     process.exit(2);
   }
   const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const tables = makeTables();
   buildXlaPtable(file, tables, loadPeaks(join(repoRoot, 'core', 'data', 'hardware.json')));
   const t = tables.gemm;
+  if (process.argv.includes('--found')) {
+    const si = t.columns.findIndex(([c]) => c === 'source');
+    t.rows = t.rows.filter((row) => row[si] === XLA_TF32_SOURCE);
+  }
   const gz = t.build();
-  if (process.argv.includes('--csv')) {
+  if (process.argv.includes('--found')) {
+    mkdirSync(dirname(XLA_TF32_FOUND), { recursive: true });
+    writeFileSync(XLA_TF32_FOUND, gz);
+    console.log(`${t.outputRows} TF32 timings -> ${XLA_TF32_FOUND} (${gz.length} bytes)`);
+  } else if (process.argv.includes('--csv')) {
     process.stdout.write(t.csvText(t.rows));
   } else {
     for (const e of [...t.stats.values()].sort((a, b) => (a.source + a.gpu < b.source + b.gpu ? -1 : 1))) {

@@ -50,7 +50,8 @@ void gemm_rows(const Table& t, Dataset& gemm, Dataset& bmm) {
     s.item = {k};
     // Batched products are their own class (the product's attention GEMMs); NeuSight and measure_gpu.py name them.
     bool batched = s.source == "neusight-bmm" || s.source == "prenet-bmm";
-    (batched ? bmm : gemm).samples.push_back(std::move(s));
+    Dataset& d = batched ? bmm : gemm;
+    (calibration_only(s.source) ? d.calibration : d.samples).push_back(std::move(s));
   }
 }
 
@@ -228,6 +229,8 @@ void cap_per_gpu(Dataset& d, std::size_t cap) {
 
 }  // namespace
 
+bool calibration_only(const std::string& source) { return source == "xla-ptable-tf32"; }
+
 std::vector<std::string> Dataset::gpus() const {
   std::set<std::string> ids;
   for (const auto& s : samples) ids.insert(s.accelerator->id);
@@ -241,15 +244,15 @@ const prenet::Accelerator& accelerator_for(const std::string& id, const std::str
 }
 
 std::vector<Dataset> load_datasets(const LoadOptions& options) {
-  Dataset gemm{"gemm", "dense / linear GEMMs (NeuSight linear, DeepBench GEMM)", {}};
-  Dataset bmm{"bmm", "batched matrix multiplications (NeuSight bmm)", {}};
-  Dataset conv{"conv", "2-D convolutions, forward and backward (NeuSight conv, DeepBench conv)", {}};
-  Dataset elementwise{"elementwise", "elementwise ops (NeuSight add, mul, div, pow, relu, gelu, tanh)", {}};
-  Dataset norm{"normalization", "layer normalisation (NeuSight ln)", {}};
-  Dataset softmax{"softmax", "softmax (NeuSight softmax)", {}};
-  Dataset recurrent{"recurrent", "RNN / LSTM / GRU layers, forward and backward (DeepBench RNN)", {}};
-  Dataset layer_dense{"layer_dense", "whole dense layers, forward or full training step (Justus et al.)", {}};
-  Dataset layer_conv{"layer_conv", "whole conv layers, forward or full training step (Justus et al.)", {}};
+  Dataset gemm{"gemm", "dense / linear GEMMs (NeuSight linear, DeepBench GEMM)", {}, {}};
+  Dataset bmm{"bmm", "batched matrix multiplications (NeuSight bmm)", {}, {}};
+  Dataset conv{"conv", "2-D convolutions, forward and backward (NeuSight conv, DeepBench conv)", {}, {}};
+  Dataset elementwise{"elementwise", "elementwise ops (NeuSight add, mul, div, pow, relu, gelu, tanh)", {}, {}};
+  Dataset norm{"normalization", "layer normalisation (NeuSight ln)", {}, {}};
+  Dataset softmax{"softmax", "softmax (NeuSight softmax)", {}, {}};
+  Dataset recurrent{"recurrent", "RNN / LSTM / GRU layers, forward and backward (DeepBench RNN)", {}, {}};
+  Dataset layer_dense{"layer_dense", "whole dense layers, forward or full training step (Justus et al.)", {}, {}};
+  Dataset layer_conv{"layer_conv", "whole conv layers, forward or full training step (Justus et al.)", {}, {}};
 
   const std::string dir = options.data_dir + "/";
   struct Source {

@@ -21,8 +21,16 @@ struct Dataset {
   std::string name;
   std::string description;
   std::vector<Sample> samples;
-  std::vector<std::string> gpus() const;  // distinct accelerator ids, sorted
+  /// Rows of calibration-only sources (calibration_only): they set their GPU's level at their precision
+  /// (the manifest's gpu_levels) and nothing else; no model is fitted or scored on them.
+  std::vector<Sample> calibration;
+  std::vector<std::string> gpus() const;  // distinct accelerator ids of `samples`, sorted
 };
+
+/// Whether rows of `source` only calibrate levels: XLA's TF32 sweep (models/data/SOURCES.md), the one
+/// source of TF32 kernels, timed at boost clock by a tracer; fitted on, such rows taught the GEMM model that
+/// every tensor-core kernel is fast (models/README.md).
+bool calibration_only(const std::string& source);
 
 struct LoadOptions {
   std::string data_dir = "models/data";

@@ -266,6 +266,25 @@ GpuLevels gpu_levels(const Dataset& d, const std::vector<std::size_t>& rows, con
   return out;
 }
 
+GpuLevels shipped_levels(const Dataset& d, const Design& fit, FeatureSet set, const Model& model) {
+  std::vector<std::size_t> every_row(d.samples.size());
+  std::iota(every_row.begin(), every_row.end(), std::size_t{0});
+  GpuLevels levels = gpu_levels(d, every_row, fit.target, model.predict(fit.x));
+  Dataset calibration{d.name, d.description, {}, {}};
+  for (const Sample& s : d.calibration) {
+    if (s.time_ms >= kCalibrationMinMs) calibration.samples.push_back(s);
+  }
+  if (calibration.samples.empty()) return levels;
+  const Design c = build_design(calibration, set);
+  std::vector<std::size_t> rows(calibration.samples.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const Vector predicted = model.predict(fit_rows_to_range(set, fit.x, c.x));
+  for (const auto& [gpu, by_precision] : gpu_levels(calibration, rows, c.target, predicted)) {
+    for (const auto& [precision, level] : by_precision) levels[gpu].emplace(precision, level);
+  }
+  return levels;
+}
+
 Design build_design(const Dataset& d, FeatureSet set) {
   Design out;
   auto cols = static_cast<Eigen::Index>(prenet::feature_names(set).size());
@@ -361,10 +380,10 @@ std::map<std::string, std::map<int, double>> peak_fraction_by_decade(const Datas
 }
 
 std::pair<Dataset, Dataset> split_by_gpu(const Dataset& d, const std::vector<std::string>& gpus) {
-  Dataset in{d.name, d.description, {}}, out{d.name, d.description, {}};
-  for (const Sample& s : d.samples) {
-    (std::find(gpus.begin(), gpus.end(), s.accelerator->id) != gpus.end() ? in : out).samples.push_back(s);
-  }
+  Dataset in{d.name, d.description, {}, {}}, out{d.name, d.description, {}, {}};
+  auto listed = [&](const Sample& s) { return std::find(gpus.begin(), gpus.end(), s.accelerator->id) != gpus.end(); };
+  for (const Sample& s : d.samples) (listed(s) ? in : out).samples.push_back(s);
+  for (const Sample& s : d.calibration) (listed(s) ? in : out).calibration.push_back(s);
   return {in, out};
 }
 

@@ -44,6 +44,18 @@ using GpuLevels = prenet::Levels;
 GpuLevels gpu_levels(const Dataset& d, const std::vector<std::size_t>& rows, const Vector& target,
                      const Vector& predicted);
 
+/// Calibration rows shorter than this are left out of the levels: XLA's tracer times the kernel alone, every
+/// fitted row between CUDA events with PyTorch's dispatch inside (a floor of 19-27 us, models/README.md), so
+/// below it a residual measures the timing method. From 0.1 ms on it is flat: the H100's TF32 rows run at 0.38,
+/// 0.39 and 0.38 of the GEMM model's time at 0.05-0.1, 0.1-0.25 and over 0.25 ms (0.21 under 20 us).
+constexpr double kCalibrationMinMs = 0.1;
+
+/// The levels a shipped model carries (the manifest's gpu_levels): gpu_levels over the rows it was fitted on
+/// (`fit`, d's samples in feature set `set`), then, for the GPU and precision pairs those rows lack, over
+/// d.calibration's rows of at least kCalibrationMinMs, their features clamped into the fitted range as the
+/// product clamps them (prenet::fit_to_range).
+GpuLevels shipped_levels(const Dataset& d, const Design& fit, prenet::FeatureSet set, const Model& model);
+
 struct Experiment {
   std::string dataset;
   std::vector<std::string> gpus;

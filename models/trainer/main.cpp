@@ -244,11 +244,9 @@ std::pair<nlohmann::json, std::array<double, 2>> held_out_metrics(const trainer:
 /// One dataset's entry in the manifest's "classes": its ONNX file, features, ranges, metrics and levels.
 nlohmann::json class_entry(const trainer::Dataset& d, const trainer::Experiment& e, const Shipped& s,
                            const trainer::ExportedModel& x) {
-  std::vector<std::size_t> every_row(d.samples.size());
-  std::iota(every_row.begin(), every_row.end(), std::size_t{0});
-  const nlohmann::json levels =
-      serves(d.name).empty() ? nlohmann::json::object()
-                             : levels_json(trainer::gpu_levels(d, every_row, s.all.target, s.model->predict(s.all.x)));
+  const nlohmann::json levels = serves(d.name).empty()
+                                    ? nlohmann::json::object()
+                                    : levels_json(trainer::shipped_levels(d, s.all, s.set, *s.model));
 
   // What the product needs to stay inside what was measured: the training range of every input (it
   // clamps the free ones, layer constants such as the stride, into it) and the largest measured /

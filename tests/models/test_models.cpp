@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
@@ -25,7 +24,7 @@ Matrix features(std::size_t n, std::uint64_t seed) {
 
 /// `n` FP32 GEMM rows cycling through `gpus` and a few shapes, row i timed at factors[i % 3] x its roofline.
 trainer::Dataset gemm_rows(const std::array<const char*, 3>& gpus, int n, const std::array<double, 3>& factors) {
-  trainer::Dataset d{"gemm", "test", {}};
+  trainer::Dataset d{"gemm", "test", {}, {}};
   for (int i = 0; i < n; ++i) {
     trainer::Sample s;
     s.accelerator = &trainer::accelerator_for(gpus[static_cast<std::size_t>(i % 3)], "test");
@@ -38,7 +37,9 @@ trainer::Dataset gemm_rows(const std::array<const char*, 3>& gpus, int n, const 
   return d;
 }
 
-double rms(const Vector& a, const Vector& b) { return std::sqrt((a - b).squaredNorm() / static_cast<double>(a.size())); }
+double rms(const Vector& a, const Vector& b) {
+  return std::sqrt((a - b).squaredNorm() / static_cast<double>(a.size()));
+}
 
 }  // namespace
 
@@ -154,7 +155,7 @@ TEST_CASE("Validation GPUs are split off in order and scored as unseen: roofline
   CHECK(h200.at("roofline alone").mdape == Approx(100.0 / 3.0).epsilon(1e-6));  // 1 - 1/1.5 of the time
   CHECK(h200.at("shipped").mdape < 0.5);  // a constant ratio to the roofline carries over exactly
   CHECK(h200.count("mlp baseline") == 1);
-  CHECK(trainer::score_validation(train, trainer::Dataset{"gemm", "", {}}, fit, val, *shipped,
+  CHECK(trainer::score_validation(train, trainer::Dataset{"gemm", "", {}, {}}, fit, val, *shipped,
                                   prenet::FeatureSet::Roofline, x_fit, options)
             .empty());
 }
@@ -175,4 +176,41 @@ TEST_CASE("Seen GPUs are scored with their own level that a held-out GPU cannot 
   // Held out, the chosen model misses the T4 by its factor alone: removing the T4's own offset leaves ~0.
   CHECK(e.logo.at(e.chosen_model).at("roofline").at("t4").mdape > 30.0);
   CHECK(e.logo_own_level.at("t4").mdape < 1.0);
+}
+
+TEST_CASE("Calibration-only rows set the levels their GPU and precision lack, and nothing else", "[trainer][levels]") {
+  // Fitted: FP32 GEMMs at their roofline on two GPUs, so the model (Roofline set: log measured/roofline) predicts 0.
+  trainer::Dataset d = gemm_rows({"a100-pcie-40gb", "v100-pcie-32gb", "a100-pcie-40gb"}, 60, {1.0, 1.0, 1.0});
+  // Calibration: the H100's TF32 GEMMs at half their roofline, those under kCalibrationMinMs at a tenth (left out),
+  // and an A100 FP32 row at half (its level comes from the fitted rows).
+  const prenet::Accelerator& h100 = trainer::accelerator_for("h100-sxm", "test");
+  const prenet::Accelerator& a100 = trainer::accelerator_for("a100-pcie-40gb", "test");
+  auto calibration_row = [&](const prenet::Accelerator& acc, prenet::Precision precision, double size, double factor) {
+    trainer::Sample s;
+    s.accelerator = &acc;
+    s.precision = precision;
+    s.item = {prenet::gemm_kernel(prenet::Phase::Forward, size, size, size, 1, 4)};
+    s.time_ms = factor * prenet::roofline_ms(s.item, acc, precision);
+    s.source = "xla-ptable-tf32";
+    return s;
+  };
+  for (double size : {4096.0, 6144.0, 8192.0})
+    d.calibration.push_back(calibration_row(h100, prenet::Precision::TF32, size, 0.5));
+  for (double size : {256.0, 512.0}) d.calibration.push_back(calibration_row(h100, prenet::Precision::TF32, size, 0.1));
+  d.calibration.push_back(calibration_row(a100, prenet::Precision::FP32, 4096, 0.5));
+  CHECK(d.calibration[3].time_ms < trainer::kCalibrationMinMs);
+  CHECK(d.calibration[0].time_ms >= trainer::kCalibrationMinMs);
+
+  const trainer::Design fit = trainer::build_design(d, prenet::FeatureSet::Roofline);
+  auto model = trainer::make_model("linear", {});
+  model->fit(fit.x, fit.target, Matrix(), Vector());
+  const trainer::GpuLevels levels = trainer::shipped_levels(d, fit, prenet::FeatureSet::Roofline, *model);
+  CHECK(levels.at("h100-sxm").at("tf32") == Approx(std::log(0.5)).margin(1e-6));
+  CHECK(levels.at("a100-pcie-40gb").at("fp32") == Approx(0.0).margin(1e-6));
+  CHECK(levels.at("v100-pcie-32gb").at("fp32") == Approx(0.0).margin(1e-6));
+  CHECK(levels.size() == 3);
+  // Only the calibration sources are routed there.
+  CHECK(trainer::calibration_only("xla-ptable-tf32"));
+  CHECK_FALSE(trainer::calibration_only("xla-ptable"));
+  CHECK_FALSE(trainer::calibration_only("neusight-linear"));
 }

@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "trainer/datasets.hpp"
 #include "trainer/table.hpp"
@@ -38,7 +38,8 @@ TEST_CASE("CSV tables parse quoted fields and report ragged rows with their row 
 TEST_CASE("Cell errors name the file, the row and the column", "[trainer][table]") {
   Table t = Table::parse("gpu,m,time_ms\nt4,abc,1\nt4,5,-2\nt4,5,nan\n", "gemm.csv");
   CHECK(error_of([&] { t.number(0, "m"); }) == "gemm.csv: row 2, column m: expected a finite number, got \"abc\"");
-  CHECK(error_of([&] { t.positive(1, "time_ms"); }) == "gemm.csv: row 3, column time_ms: expected a positive number, got -2");
+  CHECK(error_of([&] { t.positive(1, "time_ms"); }) ==
+        "gemm.csv: row 3, column time_ms: expected a positive number, got -2");
   CHECK(error_of([&] { t.number(2, "time_ms"); }).find("row 4, column time_ms") != std::string::npos);
   CHECK(error_of([&] { t.number(0, "k"); }) == "gemm.csv: missing column \"k\"");
 }
@@ -46,11 +47,10 @@ TEST_CASE("Cell errors name the file, the row and the column", "[trainer][table]
 TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row and column", "[trainer][datasets]") {
   std::string dir = (std::filesystem::temp_directory_path() / "prenet-trainer-test-data").string();
   std::filesystem::create_directories(dir);
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream(dir + "/" + name) << text;
-  };
+  auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text; };
   const std::string header = "source,gpu,precision,batch,m,n,k,trans_a,trans_b,time_ms\n";
-  write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\nneusight-linear,gtx-9999,fp32,1,64,64,64,0,1,0.02\n");
+  write("gemm.csv.gz",
+        header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\nneusight-linear,gtx-9999,fp32,1,64,64,64,0,1,0.02\n");
   for (const char* other : {"conv.csv.gz", "elementwise.csv.gz", "normalization.csv.gz", "recurrent.csv.gz",
                             "layers_dense.csv.gz", "layers_conv.csv.gz"}) {
     write(other, "source,gpu,precision,time_ms\n");
@@ -66,10 +66,15 @@ TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row 
   CHECK(message.find("row 2, column precision") != std::string::npos);
   CHECK(message.find("not supported by k80") != std::string::npos);
 
-  write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\n");
+  write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\n" +
+                           "xla-ptable-tf32,h100-sxm,tf32,1,4096,4096,4096,0,0,0.35\n");
   auto datasets = trainer::load_datasets(options);
   REQUIRE(datasets.size() == 1);
   CHECK(datasets[0].name == "gemm");
   REQUIRE(datasets[0].samples.size() == 1);
   CHECK(datasets[0].samples[0].item.front().flops == Approx(2.0 * 64 * 64 * 64));
+  // XLA's TF32 rows only calibrate: kept beside the samples, never among them.
+  REQUIRE(datasets[0].calibration.size() == 1);
+  CHECK(datasets[0].calibration[0].accelerator->id == "h100-sxm");
+  CHECK(datasets[0].gpus() == std::vector<std::string>{"t4"});
 }

@@ -127,7 +127,7 @@ export async function main() {
   const seen = gpus.map((g) =>
     trainedOn.has(g)
       ? `\`${g}\`: its kernel measurements are in the models' training data.`
-      : `\`${g}\`: in no model's training data (\`models/measured/validation.json\` keeps a measured GPU out until its rows improve the benchmarks), so these are predictions for a GPU the models never saw.`,
+      : `\`${g}\`: in no model's training data (\`models/measured/validation.json\` keeps a measured GPU out until its rows improve the benchmarks), so these are predictions for a GPU the models never saw (TF32 GEMMs on a GH100 or GB100 chip take the TF32 level XLA's sweep measured on the H100 or B200, a calibration no model is fitted on: models/README.md).`,
   );
   const doc = [
     '# Training steps measured by the project',
