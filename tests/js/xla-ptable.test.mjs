@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildXlaPtable, parseMatmulPTable } from '../../models/data-tools/xla-ptable.mjs';
-import { makeTables } from '../../models/data-tools/table.mjs';
+import { addXlaTf32Found, buildXlaPtable, parseMatmulPTable, XLA_TF32_FOUND, XLA_TF32_SOURCE } from '../../models/data-tools/xla-ptable.mjs';
+import { gzip, makeTables } from '../../models/data-tools/table.mjs';
 
 /**
  * @param {string} key
@@ -64,7 +64,8 @@ test('FLOP/s become the measured time; dtypes map to precisions and sources', ()
   const byKey = new Map(gemm.rows.map((r) => [`${r[0]}|${r[1]}|${r[2]}`, r]));
   const bf16 = byKey.get('xla-ptable|b200|bf16');
   assert.deepEqual(bf16, ['xla-ptable', 'b200', 'bf16', 1, 256, 256, 256, 0, 0, 0.00496]);
-  assert.equal(byKey.get('xla-ptable|b200|tf32')?.[9], 0.006624);
+  // TF32 rows carry their own source: the trainer calibrates levels with them and fits nothing (trainer::calibration_only).
+  assert.equal(byKey.get('xla-ptable-tf32|b200|tf32')?.[9], 0.006624);
   assert.ok(byKey.has('xla-ptable-e4m3xe5m2|b200|fp8'));
   // 2*2*512*256*4096 / 170111188846641 s = 12.624 us
   assert.equal(byKey.get('xla-ptable|h100-sxm|bf16')?.[9], 0.012624);
@@ -80,4 +81,25 @@ test('FLOP/s become the measured time; dtypes map to precisions and sources', ()
 
 test('an unknown XLA device stops the build', () => {
   assert.throws(() => build(header(device('sm_120', [[1, 256, 256, 256, [['bf16xbf16->bf16', 1e12]]]]))), /unmapped XLA device "sm_120"/);
+});
+
+test('the committed TF32 table is read back into gemm, and refuses rows of any other kind', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'xla-found-'));
+  try {
+    const header = 'source,gpu,precision,batch,m,n,k,trans_a,trans_b,time_ms\n';
+    const good = join(dir, 'good.csv.gz');
+    writeFileSync(good, gzip(`${header}${XLA_TF32_SOURCE},h100-sxm,tf32,1,4096,4096,4096,0,0,0.34\n`));
+    const tables = makeTables();
+    addXlaTf32Found(tables, good);
+    assert.deepEqual(tables.gemm.rows, [[XLA_TF32_SOURCE, 'h100-sxm', 'tf32', 1, 4096, 4096, 4096, 0, 0, 0.34]]);
+    const bad = join(dir, 'bad.csv.gz');
+    writeFileSync(bad, gzip(`${header}xla-ptable,h100-sxm,bf16,1,4096,4096,4096,0,0,0.2\n`));
+    assert.throws(() => addXlaTf32Found(makeTables(), bad), /only xla-ptable-tf32 tf32 rows belong here/);
+    // The committed table holds the sweep's 750 TF32 rows (375 shapes on the H100 and on the B200).
+    const committed = makeTables();
+    addXlaTf32Found(committed, XLA_TF32_FOUND);
+    assert.equal(committed.gemm.rows.length, 750);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
