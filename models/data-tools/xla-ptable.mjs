@@ -209,9 +209,10 @@ export function addXlaTf32Found(tables, path = XLA_TF32_FOUND) {
   const { records } = parseCsvObjects(gunzipSync(readFileSync(path)).toString('utf8'), path);
   for (const r of records) {
     if (r.source !== XLA_TF32_SOURCE || r.precision !== 'tf32') throw new Error(`${path}: only ${XLA_TF32_SOURCE} tf32 rows belong here, got ${r.source} ${r.precision}`);
-    tables.gemm.countRaw(r.source, r.gpu);
+    const gpu = r.gpu ?? '';
+    tables.gemm.countRaw(r.source, gpu);
     tables.gemm.add({
-      source: r.source, gpu: r.gpu, precision: r.precision, batch: Number(r.batch), m: Number(r.m), n: Number(r.n), k: Number(r.k),
+      source: r.source, gpu, precision: r.precision, batch: Number(r.batch), m: Number(r.m), n: Number(r.n), k: Number(r.k),
       trans_a: Number(r.trans_a), trans_b: Number(r.trans_b), time_ms: Number(r.time_ms),
     });
   }
