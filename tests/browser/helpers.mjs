@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { after, before } from 'node:test';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,8 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+/** The names of the page's caches of learned results start so (web/src/result-store.ts RESULT_CACHE_PREFIX). */
+export const RESULT_CACHE_PREFIX = 'prenet-results ';
 /** The first screen's accelerators (web/src/scenario.js startScenario). */
 export const DEFAULT_HARDWARE = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
 /**
@@ -127,6 +130,37 @@ export async function launch(options = {}) {
     async close() {
       await context.close();
       if (options.profile === undefined) rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The served site and a fresh browser for the calling test file or suite: started by a `before` hook, closed by
+ * an `after` hook; read `server` and `browser` inside its tests (before the hook has run they throw).
+ */
+export function servedBrowser() {
+  /** @type {{ url: string, stop: () => void } | undefined} */
+  let server;
+  /** @type {Awaited<ReturnType<typeof launch>> | undefined} */
+  let browser;
+  before(async () => {
+    requireBuilt();
+    server = await startServer();
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
+  const notYet = () => new Error('servedBrowser(): read before its before() hook ran');
+  return {
+    get server() {
+      if (server === undefined) throw notYet();
+      return server;
+    },
+    get browser() {
+      if (browser === undefined) throw notYet();
+      return browser;
     },
   };
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { launch, requireBuilt, settled, startServer } from './helpers.mjs';
+import { servedBrowser, settled } from './helpers.mjs';
 
 /** A Llama-style config under a made-up model_type, trained in bfloat16. */
 const ZEBRA = {
@@ -15,30 +15,16 @@ const ZEBRA = {
 };
 const LLAMA = { ...ZEBRA, model_type: 'llama' };
 
-/** @type {{ url: string, stop: () => void }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let browser;
-
-before(async () => {
-  requireBuilt();
-  server = await startServer();
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const served = servedBrowser();
 
 /** @param {import('playwright-core').Page} page */
 const line = (page) => page.locator('#config-kind');
 
 describe('the page', () => {
   test('a generic reading is a caution with the relied-on fields; a table reading stays green', async () => {
-    const { page } = browser;
+    const { page } = served.browser;
     // Accelerators with bf16 (the default list's V100 has none: the config's precision would be refused there).
-    await page.goto(`${server.url}#preset=bert-base&hardware=h100-sxm,a100-sxm4-80gb&batch=32`);
+    await page.goto(`${served.server.url}#preset=bert-base&hardware=h100-sxm,a100-sxm4-80gb&batch=32`);
     await settled(page);
     const green = await line(page).evaluate((el) => getComputedStyle(el).color);
 
@@ -68,7 +54,7 @@ describe('the page', () => {
     await page.locator('#precision').selectOption('fp32');
     await settled(page);
     assert.match((await page.locator('#summary').textContent()) ?? '', /fp32/);
-    assert.deepEqual(browser.problems, []);
+    assert.deepEqual(served.browser.problems, []);
   });
 });
 
@@ -79,7 +65,7 @@ describe('the <prenet-calculator> element', () => {
   let origin;
 
   before(async () => {
-    const embed = `${new URL(server.url).origin}/embed.js`;
+    const embed = `${new URL(served.server.url).origin}/embed.js`;
     const page = `<!doctype html><html lang="en"><head><meta charset="utf-8" /><link rel="icon" href="data:," /><title>hf</title></head><body>
 <prenet-calculator id="generic" predictor="roofline" hardware="h100-sxm"><script type="application/json">${JSON.stringify(ZEBRA)}</script></prenet-calculator>
 <prenet-calculator id="table" predictor="roofline" hardware="h100-sxm"><script type="application/json">${JSON.stringify(LLAMA)}</script></prenet-calculator>
@@ -95,7 +81,7 @@ describe('the <prenet-calculator> element', () => {
   after(() => site?.close());
 
   test('shows a generic reading as a caution, a table reading without one', async () => {
-    const { page } = browser;
+    const { page } = served.browser;
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => ['generic', 'table'].every((id) => document.getElementById(id)?.dataset.state === 'ready'));
     /** @param {string} id */

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CSP_HEADER } from '../../web/csp.mjs';
-import { ARTIFACTS, DIST, expectWithin, launch, requireBuilt, settledLearned, singleFileTarget, startServer, stepMs, TIMEOUT } from './helpers.mjs';
+import { ARTIFACTS, DIST, expectWithin, launch, requireBuilt, RESULT_CACHE_PREFIX, settledLearned, singleFileTarget, startServer, stepMs, TIMEOUT } from './helpers.mjs';
 
 /** The build's version and files, as written into dist/sw.js by vite.config.ts. */
 function swBuild(text = readFileSync(join(DIST, 'sw.js'), 'utf8')) {
@@ -23,7 +23,7 @@ function swBuild(text = readFileSync(join(DIST, 'sw.js'), 'utf8')) {
 const offlineCacheReady = (page) => page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready');
 
 /** The page's store of learned results (web/src/result-store.ts) has caches of its own, tested in result-store.test.mjs. */
-const isResultCache = (/** @type {string} */ name) => name.startsWith('prenet-results ');
+const isResultCache = (/** @type {string} */ name) => name.startsWith(RESULT_CACHE_PREFIX);
 
 /** @param {import('playwright-core').Page} page @returns {Promise<Record<string, string[]>>} each cache's URLs, but the result store's */
 const cacheContents = (page) =>

@@ -4,10 +4,9 @@
 // at most STORED_RESULTS scenarios are kept; another build's results are deleted.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { expectWithin, launch, requireBuilt, settledLearned, SMALL_LINK, startServer } from './helpers.mjs';
+import { describe, test } from 'node:test';
+import { expectWithin, RESULT_CACHE_PREFIX as PREFIX, servedBrowser, settledLearned, SMALL_LINK } from './helpers.mjs';
 
-const PREFIX = 'prenet-results ';
 const STORED_RESULTS = 16;
 
 /** @param {import('playwright-core').Page} page @returns {Promise<Record<string, number>>} entries per result cache */
@@ -43,25 +42,13 @@ async function recompute(/** @type {import('playwright-core').Page} */ page, /**
 }
 
 describe('the store of learned results', () => {
-  /** @type {{ url: string, stop: () => void } | undefined} */
-  let server;
-  /** @type {Awaited<ReturnType<typeof launch>>} */
-  let browser;
+  const served = servedBrowser();
   let firstTable = '';
-  before(async () => {
-    requireBuilt();
-    server = await startServer();
-    browser = await launch();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
 
   test('a learned result is kept, in one cache named by the engine script', async () => {
-    const { page } = browser;
-    await page.goto(`${server?.url}${SMALL_LINK}`);
-    await expectWithin(page, 'the learned result never showed', () => settledLearned(page), browser.problems);
+    const { page, problems } = served.browser;
+    await page.goto(`${served.server.url}${SMALL_LINK}`);
+    await expectWithin(page, 'the learned result never showed', () => settledLearned(page), problems);
     const seen = await waitForCaches(page, (found) => Object.values(found).some((count) => count === 1), 'one stored result');
     const [name] = Object.keys(seen);
     assert.match(name ?? '', /^prenet-results http:\/\/127\.0\.0\.1:\d+\/assets\/engine-worker-[\w-]{8}\.js$/);
@@ -69,16 +56,16 @@ describe('the store of learned results', () => {
   });
 
   test('a repeat visit shows the stored learned result first, the same numbers', async () => {
-    const { page } = browser;
+    const { page, problems } = served.browser;
     await page.reload();
-    await expectWithin(page, 'the repeat visit showed nothing learned', () => settledLearned(page), browser.problems);
+    await expectWithin(page, 'the repeat visit showed nothing learned', () => settledLearned(page), problems);
     // The first thing drawn was learned: one render, no roofline "for now" before it.
     assert.equal(await page.evaluate(() => document.documentElement.dataset.renders), '1');
     assert.equal(await tableText(page), firstTable);
   });
 
   test('the stored result is what the engine computes again for the same scenario', async () => {
-    const { page } = browser;
+    const { page } = served.browser;
     // Another batch size is not stored: the engine computes it (with the learned models, once loaded),
     // and from then on the engine answers; back at the stored scenario, it computes that one again.
     await recompute(page, () => page.locator('#batch_size').fill('48'));
@@ -88,7 +75,7 @@ describe('the store of learned results', () => {
   });
 
   test(`at most ${STORED_RESULTS} scenarios are kept, and another build's results are deleted`, async () => {
-    const { page } = browser;
+    const { page } = served.browser;
     await page.evaluate((prefix) => caches.open(`${prefix}http://127.0.0.1:1/assets/engine-worker-OLDBUILD.js`).then((cache) => cache.put('/prenet-results/0', new Response('{}'))), PREFIX);
     // A page session sweeps other builds' results once, at its first store: a fresh one.
     await page.reload();
@@ -96,6 +83,6 @@ describe('the store of learned results', () => {
     for (let batch = 1; batch <= STORED_RESULTS + 2; batch += 1) await recompute(page, () => page.locator('#batch_size').fill(String(batch)));
     const seen = await waitForCaches(page, (found) => Object.keys(found).length === 1 && Object.values(found)[0] === STORED_RESULTS, `${STORED_RESULTS} results in this build's cache only`);
     assert.ok(!Object.keys(seen).some((name) => name.includes('OLDBUILD')));
-    assert.deepEqual(browser.problems, []);
+    assert.deepEqual(served.browser.problems, []);
   });
 });

@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync
 import { cpus, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, DIST, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
+import { CHROMIUM_ARGS, DIST, RESULT_CACHE_PREFIX, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
 import { gzipBytes, median, percentile, size as kb, verdict } from './core/stats.mjs';
 
 const COLD_RUNS = 7;
@@ -118,7 +118,7 @@ async function repeatVisits(url) {
       await page.goto(url);
       await waitSettled(page);
       await page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
-      await page.waitForFunction(async () => (await caches.keys()).some((name) => name.startsWith('prenet-results ')), null, { timeout: 10_000 });
+      await page.waitForFunction(async (prefix) => (await caches.keys()).some((name) => name.startsWith(prefix)), RESULT_CACHE_PREFIX, { timeout: 10_000 });
       link = await page.evaluate(() => location.hash);
     });
     /** @type {number[]} */
