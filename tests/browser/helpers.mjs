@@ -135,10 +135,12 @@ export async function launch(options = {}) {
 }
 
 /**
- * The served site and a fresh browser for the calling test file or suite: started by a `before` hook, closed by
- * an `after` hook; read `server` and `browser` inside its tests (before the hook has run they throw).
+ * The served site and a fresh browser for the calling test file or suite: started by a `before` hook (which then
+ * awaits `ready`, the suite's own setup), closed by an `after` hook; read `server` and `browser` inside its tests
+ * (before the hook has run they throw).
+ * @param {(browser: Awaited<ReturnType<typeof launch>>, server: { url: string, stop: () => void }) => Promise<void>} [ready]
  */
-export function servedBrowser() {
+export function servedBrowser(ready) {
   /** @type {{ url: string, stop: () => void } | undefined} */
   let server;
   /** @type {Awaited<ReturnType<typeof launch>> | undefined} */
@@ -147,6 +149,7 @@ export function servedBrowser() {
     requireBuilt();
     server = await startServer();
     browser = await launch();
+    await ready?.(browser, server);
   });
   after(async () => {
     await browser?.close();

@@ -9,23 +9,15 @@
 // itself crashes the tab at about 100 MiB of text, so the page must refuse such a paste before that.)
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SMALL_LINK, launch, requireBuilt, rowIds, settled, settledLearned, startServer } from './helpers.mjs';
+import { describe, test } from 'node:test';
+import { SMALL_LINK, rowIds, servedBrowser, settled, settledLearned } from './helpers.mjs';
 
 /** The longest main-thread task allowed while the page works on a bad input (after the paste). */
 const MAX_TASK_MS = 200;
 const HUNDRED_MIB = 100 * 1024 * 1024;
 
-/** @type {{ url: string, stop: () => void }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let browser;
-
-before(async () => {
-  requireBuilt();
-  server = await startServer();
-  browser = await launch();
-  await browser.page.addInitScript(() => {
+const served = servedBrowser(async ({ page }, server) => {
+  await page.addInitScript(() => {
     // Installed before the page's own scripts, so no long task is missed.
     /** @type {{ start: number, duration: number }[]} */
     const tasks = [];
@@ -34,13 +26,8 @@ before(async () => {
       for (const entry of list.getEntries()) tasks.push({ start: entry.startTime, duration: entry.duration });
     }).observe({ type: 'longtask', buffered: true });
   });
-  await browser.page.goto(`${server.url}${SMALL_LINK}`);
-  await settledLearned(browser.page);
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
+  await page.goto(`${server.url}${SMALL_LINK}`);
+  await settledLearned(page);
 });
 
 /**
@@ -109,7 +96,7 @@ function report(t, what, r) {
 
 describe('pathological input in the page (served site, engine in a worker)', () => {
   test('a 100 MiB paste is refused with the size limit, and the page stays responsive', async (t) => {
-    const { page } = browser;
+    const { page } = served.browser;
     const r = await pasteAndWait(page, `return '{"model_type": "gpt2", "notes": "' + 'a'.repeat(${HUNDRED_MIB}) + '"}';`);
     report(t, '100 MiB config', r);
     assert.match(r.error, /^config: .*16 MiB/, `the error names the config and the size limit: ${r.error} (status: ${r.status})`);
@@ -121,7 +108,7 @@ describe('pathological input in the page (served site, engine in a worker)', () 
   // 64 KiB never goes into the box: the page takes the paste itself (cancels it) and holds the text in
   // memory, showing a one-line summary where the box was (web/src/form.ts setConfig).
   test('a 15 MiB config (under the limit) is held out of the box, read in the worker and computed', async (t) => {
-    const { page } = browser;
+    const { page } = served.browser;
     const r = await pasteAndWait(
       page,
       `const config = { model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }; return JSON.stringify(config).replace('{', '{"notes": "' + 'a'.repeat(15 * 1024 * 1024) + '", ');`,
@@ -144,7 +131,7 @@ describe('pathological input in the page (served site, engine in a worker)', () 
   });
 
   test('10,000 layers (the limit), computed with the learned predictors, without blocking the page', async (t) => {
-    const { page } = browser;
+    const { page } = served.browser;
     const r = await pasteAndWait(
       page,
       `return JSON.stringify({ input: { kind: 'vector', features: 32 }, layers: [{ type: 'repeat', count: 9998, layers: [{ type: 'dense', units: 32 }] }, { type: 'dense', units: 10 }, { type: 'cross_entropy' }] });`,
@@ -156,7 +143,7 @@ describe('pathological input in the page (served site, engine in a worker)', () 
   });
 
   test('JSON nested 100,000 deep, and 10^9 layers by nested repeats, are refused quickly', async (t) => {
-    const { page } = browser;
+    const { page } = served.browser;
     const deep = await pasteAndWait(page, `return '['.repeat(100000);`);
     report(t, '100,000 unclosed [', deep);
     assert.match(deep.error, /^config|nest|JSON/, deep.error);
@@ -171,7 +158,7 @@ describe('pathological input in the page (served site, engine in a worker)', () 
   });
 
   test('after all that, clearing the box computes the default example again', async () => {
-    const { page } = browser;
+    const { page } = served.browser;
     await page.locator('#config-clear').click();
     await settled(page);
     assert.equal(((await page.locator('#model-error').textContent()) ?? '').trim(), '');
@@ -179,6 +166,6 @@ describe('pathological input in the page (served site, engine in a worker)', () 
     await page.locator('#batch_size').fill('24');
     await settled(page);
     assert.match((await page.locator('#summary').textContent()) ?? '', /batch 24/);
-    assert.deepEqual(browser.problems, []);
+    assert.deepEqual(served.browser.problems, []);
   });
 });
