@@ -67,7 +67,7 @@ function engineCode(): Plugin {
         logLevel: 'warn',
         root: fromRoot('web'),
         resolve: { alias },
-        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('packed'), coreCatalog()],
+        plugins: [noImportMeta(), learnedAssets('inline'), coreWasm('packed')],
         build: {
           write: false,
           target: 'es2022',
@@ -112,8 +112,9 @@ function hashedName(path: string, bytes: Buffer): string {
  *           evaluation; self.location in a worker); `emit` writes those files (the page's and
  *           embed's builds do, the worker's build only names them); `from` is the path from
  *           the script's folder to assets/ ('' for the worker, which lives in assets/)
- *   inline  (the one-file build) each file is embedded once, gzip + base64, and unpacked with
- *           DecompressionStream: 14 MB of ORT wasm become about 5 MB of text, 3.8 MB gzip
+ *   inline  (the one-file build) each file is carried once by the page, gzip + base64 (packedFiles),
+ *           handed to the engine (web/src/packed-files.ts) and unpacked with DecompressionStream:
+ *           14 MB of ORT wasm become about 5 MB of text, 3.8 MB gzip
  * The dev server gets no learned models (null): the roofline.
  */
 function learnedAssets(mode: LearnedMode, emit = false, from = ''): Plugin {
@@ -141,9 +142,8 @@ async function get(name) {
 export const learnedAssets = { datasets: ${datasets}, base, fromScript: script !== '', wasmUrl: new URL(names[''], base).href, wasm: () => get(names['']), model: (d) => get(names[d]) };
 `;
       }
-      const packed = Object.fromEntries(all.map((f) => [f.dataset, gzipSync(f.bytes, { level: 9 }).toString('base64')]));
       return `
-const packed = ${JSON.stringify(packed)};
+import { packedFile } from ${JSON.stringify(PACKED_FILES_MODULE)};
 function decoded(text) {
   // The browser decodes a data: URL natively and without blocking this thread (the policy allows
   // connect-src data:); atob and a copy loop take the thread for a while on 5 MB, so only a fallback.
@@ -158,7 +158,7 @@ async function unpack(text) {
   const stream = (await decoded(text)).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasmUrl: null, wasm: () => unpack(packed['']), model: (d) => unpack(packed[d]) };
+export const learnedAssets = { datasets: ${datasets}, base: null, fromScript: false, wasmUrl: null, wasm: () => packedFile('ort').then(unpack), model: (d) => packedFile('model:' + d).then(unpack) };
 `;
     },
     generateBundle() {
@@ -186,8 +186,8 @@ function coreWasmBytes(code = readFileSync(CORE_MJS, 'utf8')): Buffer {
  *             instantiates it from its URL with WebAssembly.instantiateStreaming (engine-worker.ts), so
  *             it compiles while it downloads and Chromium can keep the compiled code (code cache). Gzipped, base64 costs about 40% more than
  *             the binary it encodes (docs/PERFORMANCE.md, "Sizes").
- *   packed    (the one-file build's engine) the binary gzip + base64 inside the engine bundle (a third
- *             of the data: URI Emscripten writes), unpacked by a data: URL fetch and DecompressionStream
+ *   packed    (the one-file build's engine) the binary gzip + base64, carried by the page (packedFiles;
+ *             a third of the data: URI Emscripten writes), unpacked by a data: URL fetch and DecompressionStream
  *             and compiled while it unpacks (instantiateStreaming on the unpacked stream)
  *   embedded  (embed.js, dev server) prenet_core.mjs as built: it decodes itself
  */
@@ -205,11 +205,10 @@ function coreWasm(mode: 'file' | 'packed' | 'embedded', emit = false): Plugin {
       if (source !== `\0${id}`) return null;
       if (!active) return 'export const coreWasmResponse = null;';
       if (mode === 'packed') {
-        const packed = gzipSync(coreWasmBytes(), { level: 9 }).toString('base64');
         return `
-const packed = ${JSON.stringify(packed)};
+import { packedFile } from ${JSON.stringify(PACKED_FILES_MODULE)};
 export async function coreWasmResponse() {
-  const gzipped = await fetch('data:application/gzip;base64,' + packed);
+  const gzipped = await fetch('data:application/gzip;base64,' + (await packedFile('core')));
   return new Response(gzipped.body.pipeThrough(new DecompressionStream('gzip')), { headers: { 'Content-Type': 'application/wasm' } });
 }
 `;
@@ -247,11 +246,11 @@ async function catalogOfCore(): Promise<string> {
 }
 
 /**
- * `virtual:prenet-catalog` for the engine bundle: the core's catalogue (hardware, presets, options),
- * asked of the very core this build ships and embedded as text. The catalogue is fixed for a build,
- * and building it costs the core 0.2-0.3 s on every page load (the first answer the page waits for),
- * so the engine answers from this copy while its core is still compiling. The dev server gets null:
- * it asks the core.
+ * `virtual:prenet-catalog` for the page: the core's catalogue (hardware, presets, options), asked of
+ * the very core this build ships and embedded as text. The catalogue is fixed for a build: the page
+ * lays out its form from it without waiting for the engine, and hands it to the engine ('hello',
+ * engine-protocol.ts), which answers from it while its core is still compiling (building it costs the
+ * core 0.2-0.3 s). The dev server gets null: the engine asks its core.
  */
 function coreCatalog(): Plugin {
   const id = 'virtual:prenet-catalog';
@@ -309,9 +308,30 @@ function inlineHashes(html: string, tag: 'script' | 'style'): string[] {
   return [...hashes];
 }
 
+/** Where the engine bundle's packed-mode modules take the one-file build's binaries from. */
+const PACKED_FILES_MODULE = fromRoot('web/src/packed-files.ts');
+
+/**
+ * The one-file build's binaries as web/src/packed-files.ts names them (`core`, `ort`, `model:<dataset>`),
+ * each gzip -9 + base64: the texts the page carries in its data blocks.
+ */
+function packedFiles(): Record<string, string> {
+  const pack = (bytes: Buffer) => gzipSync(bytes, { level: 9 }).toString('base64');
+  const files: Record<string, string> = { core: pack(coreWasmBytes()), ort: pack(readFileSync(ORT_WASM)) };
+  for (const model of servedModels()) files[`model:${model.dataset}`] = pack(readFileSync(model.path));
+  return files;
+}
+
+/** The page's data blocks: not scripts (no JS parser reads them, and the CSP does not apply); base64 never holds `<`. */
+function packedBlocks(files: Record<string, string>): string {
+  return Object.entries(files)
+    .map(([name, text]) => `<script type="application/octet-stream" data-prenet-file="${name}">${text}</script>`)
+    .join('\n');
+}
+
 /**
  * After vite-plugin-singlefile has inlined everything: writes a CSP that allows exactly the inlined
- * code (by hash), and gives the page its documented name.
+ * code (by hash), adds the packed binaries' data blocks, and gives the page its documented name.
  */
 function singleFileFinish(): Plugin {
   return {
@@ -327,8 +347,12 @@ function singleFileFinish(): Plugin {
         const meta = `<meta http-equiv="Content-Security-Policy" content="${csp}" />`;
         const charset = '<meta charset="utf-8" />';
         if (!html.includes(charset)) throw new Error('single-file build: expected <meta charset> to place the CSP after');
+        const bodyEnd = html.lastIndexOf('</body>');
+        if (bodyEnd < 0) throw new Error('single-file build: expected </body> to place the packed files before');
         delete bundle['index.html'];
-        this.emitFile({ type: 'asset', fileName: SINGLE_FILE_NAME, source: html.replace(charset, `${charset}\n    ${meta}`) });
+        const withBlocks = `${html.slice(0, bodyEnd)}${packedBlocks(packedFiles())}\n${html.slice(bodyEnd)}`;
+        const finished = withBlocks.replace(charset, `${charset}\n    ${meta}`);
+        this.emitFile({ type: 'asset', fileName: SINGLE_FILE_NAME, source: finished });
       },
     },
   };
@@ -347,7 +371,7 @@ function siteConfig(): UserConfig {
     define: { __PRENET_BUILD__: JSON.stringify('site') },
     // The engine worker is a classic script with the core inside: the same file then also serves
     // as the page-thread fallback (engine-client.ts), and classic workers start everywhere.
-    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file'), coreCatalog()] },
+    worker: { format: 'iife', plugins: () => [noImportMeta(), learnedAssets('files'), coreWasm('file')] },
     build: {
       outDir: fromRoot('dist'),
       emptyOutDir: true,
@@ -356,7 +380,7 @@ function siteConfig(): UserConfig {
       // size is expected. ORT's wasm and the models are separate hashed files (learnedAssets).
       chunkSizeWarningLimit: 2048,
     },
-    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true), serviceWorker()],
+    plugins: [siteCsp(), learnedAssets('files', true), coreWasm('file', true), serviceWorker(), coreCatalog()],
   };
 }
 
@@ -397,7 +421,7 @@ function singleConfig(): UserConfig {
       emptyOutDir: false,
       target: 'es2022',
     },
-    plugins: [engineCode(), viteSingleFile({ removeViteModuleLoader: true }), singleFileFinish()],
+    plugins: [engineCode(), coreCatalog(), viteSingleFile({ removeViteModuleLoader: true }), singleFileFinish()],
   };
 }
 

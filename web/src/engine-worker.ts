@@ -6,13 +6,13 @@
 // One file for both keeps a single copy of the core and ONNX Runtime in the one-file build.
 
 import createPrenetCore from '@wasm/prenet_core.mjs';
-import { catalogText } from 'virtual:prenet-catalog';
 import { coreWasmResponse } from 'virtual:prenet-core-wasm';
 import { learnedAssets, type LearnedAssets } from 'virtual:prenet-learned-assets';
 import { createEngine } from './engine.js';
 import { HOST_KEY, type EngineHost, type HostReply, type HostRequest } from './engine-protocol';
 import { runJob, runPlan } from './jobs.js';
 import { learnedLoader, loadOrtModels } from './learned-models';
+import { receivePackedFiles } from './packed-files';
 import type { PredictRequest, PrenetCoreModule } from './types';
 
 /** ONNX Runtime and the class models, loaded once. A failure leaves predictions on the roofline. */
@@ -55,9 +55,18 @@ function loadCore(): Promise<PrenetCoreModule> {
 }
 
 // Imported statically, not lazily: a classic script cannot load further chunks, and the host has
-// nothing to do before the core is there anyway. The catalogue comes from the build (catalogText),
-// so the page can lay out its form while the core compiles.
-const engine = createEngine(loadCore, () => learnedModels.load(), { catalogText });
+// nothing to do before the core is there anyway. The core starts compiling now; the engine over it
+// is made by the page's first request ('hello'), which brings the catalogue the page was built with,
+// so that the engine answers from that copy while its core is still compiling (building it costs
+// the core 0.2-0.3 s) and the catalogue is shipped once, in the page's bundle.
+let firstCore: Promise<PrenetCoreModule> | undefined = loadCore();
+const coreReady = firstCore.catch(() => undefined);
+/** The first load is the one started above; a failed load is tried again by the engine's next call. */
+function takeCore(): Promise<PrenetCoreModule> {
+  const started = firstCore;
+  firstCore = undefined;
+  return started ?? loadCore();
+}
 
 // Loading starts now, before any request, so that ONNX Runtime and the class models are not loaded
 // after the first result but while it is computed and drawn. On the site they start at once beside
@@ -66,15 +75,26 @@ const engine = createEngine(loadCore, () => learnedModels.load(), { catalogText 
 // 14 MB first delayed the core, and with it the first result, and did not bring the learned one
 // earlier on a busy 2-core machine (docs/PERFORMANCE.md, Web). Failures are not lost: a computation
 // retries the core and reports its error; the models' problem is in every reply.
-const coreReady = engine.ready().catch(() => undefined);
 if (learnedAssets?.wasmUrl === null) void coreReady.then(() => learnedModels.load());
 else void learnedModels.load();
-/** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
-const roofline = { predict: (request: PredictRequest) => engine.predictRoofline(request), catalog: engine.catalog };
+
+type Engine = ReturnType<typeof createEngine>;
+let engine: Engine | undefined;
+
+function engineFor(request: HostRequest): Engine {
+  if (request.kind === 'hello') {
+    if (request.packedFiles !== null) receivePackedFiles(request.packedFiles);
+    engine ??= createEngine(takeCore, () => learnedModels.load(), { catalogText: request.catalogText });
+  }
+  if (engine === undefined) throw new Error(`the engine was asked for '${request.kind}' before its 'hello'`);
+  return engine;
+}
 
 const host: EngineHost = {
   async handle(request: HostRequest): Promise<HostReply> {
     try {
+      const engine = engineFor(request);
+      if (request.kind === 'hello') return { id: request.id, ok: true, kind: 'hello' };
       if (request.kind === 'catalog') return { id: request.id, ok: true, kind: 'catalog', catalog: await engine.catalog() };
       if (request.kind === 'learned') {
         await learnedModels.load();
@@ -82,6 +102,8 @@ const host: EngineHost = {
       }
       if (request.kind === 'plan') return { id: request.id, ok: true, kind: 'plan', result: await runPlan(engine, request.job) };
       const pending = !learnedModels.settled;
+      /** Until the learned models are there: the analytic roofline, and the reply says they are pending. */
+      const roofline = { predict: (predict: PredictRequest) => engine.predictRoofline(predict), catalog: engine.catalog };
       const result = await runJob(pending ? roofline : engine, request.job);
       return { id: request.id, ok: true, kind: 'compute', result, learnedProblem: learnedModels.problem, learnedPending: pending };
     } catch (error) {

@@ -11,6 +11,7 @@ import { byId, download } from './dom';
 import { predictorState, readingCaution, type PredictorState } from './describe';
 import { engineSource } from './engine-source';
 import { connectEngine, type EngineClient } from './engine-client';
+import { catalogText } from 'virtual:prenet-catalog';
 import { exportFileName, exportJson, resultsCsv } from './export.js';
 import { formatCost, formatDuration } from './format.js';
 import {
@@ -70,6 +71,8 @@ interface Shown {
   scenario: Scenario;
   job: Job;
   response: PredictResponse;
+  /** Computed on the roofline while the learned models were loading: to be computed again once they are. */
+  learnedPending: boolean;
 }
 
 interface App {
@@ -156,6 +159,8 @@ function known(catalog: Catalog) {
 let inFlight = false;
 let queued: { scenario: Scenario; since: number } | null = null;
 let renders = 0;
+/** Whether the engine has said its learned models are loaded (or failed): results computed before are computed again. */
+let learnedReady = false;
 /** Resolves when the first outcome (results or an error) is on screen. */
 let firstShown: () => void = () => undefined;
 const shownOnce = new Promise<void>((resolve) => (firstShown = resolve));
@@ -198,6 +203,8 @@ async function pump(app: App): Promise<void> {
       show(app, scenario, job, result);
       measure(since);
       firstShown();
+      // Asked before the learned models were ready and answered on the roofline after they were.
+      if (learnedReady && app.shown?.job === job && app.shown.learnedPending) queued ??= { scenario, since: performance.now() };
     }
   } catch (error) {
     reportFailure(error);
@@ -256,7 +263,7 @@ function showNow(app: App, scenario: Scenario, job: Job, result: JobResult): voi
     return;
   }
   const { response } = result;
-  app.shown = { scenario, job, response };
+  app.shown = { scenario, job, response, learnedPending: app.client.learnedPending() };
   const preset = response.model.source === 'preset' ? app.catalog.presets.find((p) => p.id === response.model.name) : undefined;
   renderSummary(response, preset?.name);
   showDefaults(app.form, response);
@@ -271,9 +278,14 @@ function showNow(app: App, scenario: Scenario, job: Job, result: JobResult): voi
   byId('export-json', HTMLButtonElement).disabled = false;
   showPredictor(response, app.client.learnedProblem(), app.client.learnedPending());
   byId('version', HTMLElement).textContent =
-    `core ${response.version} · predictor ${response.predictor} · computed ${app.client.mode === 'worker' ? 'in a background worker' : "on the page's thread"}`;
+    `core ${response.version} · predictor ${response.predictor} · ${computedWhere(app.client)}`;
   announce(response);
   pictures?.shown(scenario, response);
+}
+
+function computedWhere(client: EngineClient): string {
+  if (client.latestStored()) return 'kept in this browser by an earlier visit';
+  return client.mode() === 'main' ? "computed on the page's thread" : 'computed in a background worker';
 }
 
 /**
@@ -698,8 +710,8 @@ async function start(): Promise<void> {
   initTheme(byId('theme', HTMLButtonElement), params.get('theme'));
   setUpEmbedMode();
   setStatus('Loading the calculator…');
-  const client = await connectEngine(engineSource, (reason) => console.info(`prenet: computing on the page's thread (${reason})`));
-  document.documentElement.dataset.engine = client.mode;
+  const client = connectEngine(engineSource, catalogText, (reason) => console.info(`prenet: computing on the page's thread (${reason})`));
+  void client.started.then((mode) => (document.documentElement.dataset.engine = mode), reportFailure);
   // For tests and the curious: the page's own engine, under a registered symbol (no page global),
   // so the browser tests can compare its numbers with the Node engine's for the same request.
   (globalThis as Record<symbol, unknown>)[Symbol.for('prenet.engine-client')] = client;
@@ -739,7 +751,9 @@ async function start(): Promise<void> {
     if (started.scenario.plan.budget !== undefined && !EMBED) void runPlanNow(started);
   });
   void shownOnce.then(() => client.loadLearned()).then(() => {
-    if (client.learnedPending() && started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
+    learnedReady = true;
+    // The shown result's own state, not the client's latest: the glance and the pictures compute too.
+    if (!inFlight && started.shown?.learnedPending === true && started.scenario.hardware.length > 0) request(started, started.scenario, performance.now());
     registerOfflineCache(EMBED); // speed + service worker (issue 21): offline.ts
   });
 }

@@ -64,8 +64,8 @@ declare module 'virtual:prenet-core-wasm' {
 }
 
 /**
- * The core's catalogue as JSON text, asked of the shipped core at build time (vite.config.ts); null
- * under the dev server, where the engine asks the core.
+ * The core's catalogue as JSON text, asked of the shipped core at build time (vite.config.ts), for
+ * the page (which hands it to the engine); null under the dev server, where the engine asks the core.
  */
 declare module 'virtual:prenet-catalog' {
   export const catalogText: string | null;
