@@ -13,12 +13,13 @@ pageSuite('the single file from file://, offline', single.open, single.close);
 
 test('its binaries are data blocks that no JS parser reads, and its scripts are small', () => {
   const html = readFileSync(SINGLE_FILE, 'utf8');
+  /** @type {{ classes: Array<{ dataset: string; serves?: string[] }> }} */
   const manifest = JSON.parse(readFileSync(join(ROOT, 'models/artifacts/manifest.json'), 'utf8'));
   const served = manifest.classes.filter((c) => (c.serves ?? []).length > 0).map((c) => `model:${c.dataset}`);
   /** @type {Map<string, number>} */
   const blocks = new Map();
   let scriptChars = 0;
-  for (const [, attributes, body] of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)) {
+  for (const [, attributes = '', body = ''] of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)) {
     const name = /data-prenet-file="([^"]+)"/.exec(attributes)?.[1];
     if (name === undefined) scriptChars += body.length;
     else {

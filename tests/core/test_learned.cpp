@@ -197,6 +197,27 @@ TEST_CASE("outputs meaning the roofline time reproduce the roofline, and repeate
   }
 }
 
+TEST_CASE("an input-bound step's learned band is floored at the pipeline's delivery", "[learned][input]") {
+  // ResNet-50 on an H100 delivered at half the rate its compute takes the batch (training.input_rate): the step is
+  // the delivery, and neither end of the band goes below it, while the compute's own band still shows above.
+  const std::string base =
+      R"J({"model": {"preset": "resnet50"}, "hardware": ["h100-sxm"], "options": {"per_layer": false},
+    "training": {"batch_size": 256, "precision": "bf16")J";
+  const auto learned = [](const std::string& text) {
+    return run_learned(text,
+                       [](std::uint32_t s, std::size_t c, std::size_t r) { return output_for_roofline(s, c, r, 1.0); });
+  };
+  const Json free = learned(base + "}}")["results"][0];
+  REQUIRE(free.contains("step_ms_interval"));
+  const double compute = free["step_ms"].get<double>();
+  const double delivery = 2 * compute;
+  const Json bound = learned(base + ", \"input_rate\": " + std::to_string(256 / (delivery / 1e3)) + "}}")["results"][0];
+  CHECK(bound["step_ms"].get<double>() == Approx(delivery).epsilon(1e-5));
+  CHECK(bound["step_ms_interval"][0].get<double>() == Approx(delivery).epsilon(1e-5));
+  const double compute_high = free["step_ms_interval"][1].get<double>();
+  CHECK(bound["step_ms_interval"][1].get<double>() == Approx(std::max(delivery, compute_high)).epsilon(1e-5));
+}
+
 TEST_CASE("adding log 2 to every model output doubles the kernel times", "[learned]") {
   Json base = run_learned(kUnmeasuredRequest, [](std::uint32_t s, std::size_t c, std::size_t r) {
     return output_for_roofline(s, c, r, 1.0);

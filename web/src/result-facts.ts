@@ -4,7 +4,7 @@
 
 import { element } from './dom';
 import { formatCost, formatDuration, formatGB, formatGBOf, formatMs, formatPercent, formatRange, sig3 } from './format.js';
-import type { HardwareResult } from './types';
+import type { HardwareResult, TimeSplit } from './types';
 
 /**
  * One number or word shown for an accelerator: its column (`data-col`, the same in the table, its
@@ -61,14 +61,18 @@ function memoryTitle(result: HardwareResult): string {
   return `weights ${formatGB(m.weights_gb)}, gradients ${formatGB(m.gradients_gb)}, optimizer state ${formatGB(m.optimizer_gb)}, activations ${formatGB(m.activations_gb)}${overhead}`;
 }
 
+function kernelSplit(split: TimeSplit): string {
+  return `limited by compute ${formatMs(split.compute)}, by memory bandwidth ${formatMs(split.memory)}, by launch overhead ${formatMs(split.overhead)}`;
+}
+
 function bottleneckTitle(result: HardwareResult): string {
-  const split = result.time_split_ms;
-  if (split === undefined) return '';
-  return `kernel time limited by compute ${formatMs(split.compute)}, by memory bandwidth ${formatMs(split.memory)}, by launch overhead ${formatMs(split.overhead)}`;
+  if (result.bottleneck === 'input' && result.input_ms !== undefined) return `the step waits ${formatMs(result.input_ms)} for the input pipeline (training.input_rate)`;
+  return result.time_split_ms === undefined ? '' : `kernel time ${kernelSplit(result.time_split_ms)}`;
 }
 
 function stepParts(result: HardwareResult): string {
-  return `forward ${formatMs(result.forward_ms)}, backward ${formatMs(result.backward_ms)}, optimizer ${formatMs(result.optimizer_ms)}`;
+  const input = result.input_ms !== undefined && result.input_ms > 0 ? `, waiting for the input pipeline ${formatMs(result.input_ms)}` : '';
+  return `forward ${formatMs(result.forward_ms)}, backward ${formatMs(result.backward_ms)}, optimizer ${formatMs(result.optimizer_ms)}${input}`;
 }
 
 /**
@@ -133,7 +137,7 @@ export function detailFacts(result: HardwareResult): Array<{ label: string; fact
     { label: 'Step parts', fact: { col: 'step_parts', text: stepParts(result) } },
     { label: 'Memory parts', fact: { col: 'memory_parts', text: memoryTitle(result) } },
   ];
-  if (split !== undefined) rows.push({ label: 'Kernel time', fact: { col: 'time_split', text: bottleneckTitle(result).replace(/^kernel time /, '') } });
+  if (split !== undefined) rows.push({ label: 'Kernel time', fact: { col: 'time_split', text: kernelSplit(split) } });
   if (result.price_per_hour_usd !== null) rows.push({ label: 'Price', fact: { col: 'price_per_hour_usd', text: `$${result.price_per_hour_usd.toFixed(2)} per hour`, value: result.price_per_hour_usd } });
   rows.push({ label: 'Id', fact: { col: 'hardware', text: result.custom ? `${result.hardware} (custom accelerator)` : result.hardware } });
   return rows;

@@ -237,7 +237,8 @@ export interface LayerInfo {
   timing: number;
 }
 
-export type Bottleneck = 'compute' | 'memory' | 'overhead';
+/** `input`: the step waits for the input pipeline (training.input_rate); the others: the kernels' dominant term. */
+export type Bottleneck = 'compute' | 'memory' | 'overhead' | 'input';
 
 /**
  * A result's per-layer timings, by column (docs/API.md): layers with the same timings on every
@@ -365,6 +366,8 @@ export interface HardwareResult {
   mfu: number;
   bottleneck: Bottleneck;
   time_split_ms?: TimeSplit;
+  /** With training.input_rate: the wait for the input pipeline beyond the rest of the step (0: it keeps up). */
+  input_ms?: number;
   /** With `options.per_layer`: this accelerator's per-layer timings, by column (see LayerColumns). */
   layers?: LayerColumns;
   /** When the request had `calibration`: the factor applied to this accelerator's times. */

@@ -169,6 +169,9 @@ struct TrainingConfig {
   // issue 18, multi-token prediction (Megatron-Core's mtp_num_layers): depths appended to a decoder
   // (model/mtp.cpp, run by resolve_model); 0: none.
   std::int64_t mtp_layers = 0;
+  // issue 20, what the request can say: training.input_rate, the batch_size units (samples, or rows of tokens) per
+  // second each model replica's input pipeline delivers; absent: not limited (docs/PREDICTION.md, "Input pipeline").
+  std::optional<double> input_rate;
 
   /// Optimizer steps in one pass over the dataset: ceil(rows / batch_size), rows = dataset_size samples, or
   /// with packing ceil(dataset_size x average_tokens / seq_len) full rows.
@@ -176,6 +179,9 @@ struct TrainingConfig {
   /// Real (non-padding) tokens one step trains on: batch x seq_len packed or full, batch x average_tokens
   /// padded; 0 for a model that does not read tokens.
   double real_tokens_per_step() const;
+  /// How long `replicas` model replicas' input pipelines take to deliver one step's batch (each its batch_size /
+  /// replicas share at input_rate); 0 when input_rate is absent.
+  double input_ms_per_step(std::int64_t replicas) const;
 };
 
 /// Once the model is read: records a token model's `seq_len` positions per row (token_model false: none) and

@@ -189,7 +189,7 @@ class AcceleratorSearch {
     const ParallelTiming pt = finish_parallel(sp, cfg, fabric_, tr_.precision);
     Layout l;
     l.cfg = cfg;
-    l.step_ms = pt.step_ms();
+    l.step_ms = std::max(pt.step_ms(), tr_.input_ms_per_step(cfg.data));  // training.input_rate's floor
     l.total_s = steps_ * l.step_ms / 1e3;
     l.memory_gb = memory;
     l.mfu = matmul_per_sample_ * d(tr_.batch_size) / (l.step_ms / 1e3 * peak_ * d(cfg.gpus));

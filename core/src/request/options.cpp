@@ -319,6 +319,12 @@ std::vector<TrainingOption> recipe_rows() {
        "padded to it (the GEMMs run at the capacity); absent: dropless",
        {"moe_capacity_factor"}, "moe-capacity-factor", "C", Echo::WhenGiven,
        store_member<&TC::moe_capacity_factor>, read_member<&TC::moe_capacity_factor>},
+      {"input_rate", K::Number, {}, {}, 1e-3, 1e9, nullptr,
+       "Input pipeline rate", "batch_size units (samples, or rows of tokens) per second that each model replica's "
+       "input pipeline delivers (loading, decoding, augmenting on the host, prefetched beside the compute); a step "
+       "takes at least its share over this rate; absent: not limited",
+       {"input_rate"}, "input-rate", "R", Echo::WhenGiven,
+       store_member<&TC::input_rate>, read_member<&TC::input_rate>},
       {"fp8_recipe", K::Choice, {"delayed", "current", "mxfp8", "blockwise", "nvfp4"},
        {"delayed (per-tensor, amax history)", "current (per-tensor, this step's amax)",
         "MXFP8 (1x32 blocks, Blackwell)", "blockwise (1x128 / 128x128, DeepSeek-V3)", "NVFP4 (not modelled)"},

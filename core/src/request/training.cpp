@@ -186,6 +186,11 @@ double TrainingConfig::real_tokens_per_step() const {
   return static_cast<double>(batch_size) * static_cast<double>(per_row);
 }
 
+double TrainingConfig::input_ms_per_step(std::int64_t replicas) const {
+  if (!input_rate || replicas < 1) return 0;
+  return static_cast<double>(batch_size) / static_cast<double>(replicas) / *input_rate * 1e3;
+}
+
 void resolve_packing(TrainingConfig& training, bool token_model, std::int64_t seq_len) {
   if (!token_model) {
     if (training.packing) throw InputError("training.packing", "sequence packing needs a model that reads tokens");

@@ -75,7 +75,7 @@ Json parallel_result(const Prepared& p, const std::vector<Timing>& main, std::si
   MemoryEstimate mem =
       fullest_memory(stage_inputs_of(*p.shard, p.saved, p.saved_none, pt.stage_bounds, pt.virtual_stages), cfg, tr);
   pt.offload_ms += page_out_states(mem, tr, acc.memory_gb, acc.host);
-  StepParts parts = parallel_parts(pt);
+  StepParts parts = with_input(parallel_parts(pt), tr, cfg.data);
   ParallelExtras px;
   px.gpus = cfg.gpus;
   double work_matmul = matmul_flops(p.work);
@@ -136,6 +136,7 @@ std::vector<Json> results(const Prepared& p, const std::vector<Timing>& main,
       MemoryEstimate mem = p.mem;
       offload_ms += page_out_states(mem, tr, acc.memory_gb, acc.host);
       if (offloads(tr) || mem.paged_gb > 0) parts = with_offload(parts, offload_ms, tr);
+      parts = with_input(parts, tr, 1);
       out.push_back(result_for(acc, main[h], p.work, mem, p.req.training, extras, parts, nullptr));
     }
   }

@@ -22,9 +22,11 @@ Json link_json(const Link& l) {
 void add_interval(Json& r, const std::array<double, 2>& interval_ms, const Timing& t, const StepParts& parts,
                   double step_ms, const TrainingConfig& training) {
   // The learned band covers the predicted compute; communication is added as predicted.
+  // An input-bound step waits for the pipeline whatever the compute takes: the band is floored at its delivery.
   double compute = parts.compute_ms() + parts.bubble_ms, rest = parts.communication_ms() + parts.offload_ms;
-  double low = round6(compute * interval_ms[0] / t.step_ms + rest);
-  double high = round6(compute * interval_ms[1] / t.step_ms + rest);
+  const double floor = parts.input_ms > 0 ? step_ms : 0.0;
+  double low = round6(std::max(compute * interval_ms[0] / t.step_ms + rest, floor));
+  double high = round6(std::max(compute * interval_ms[1] / t.step_ms + rest, floor));
   r["step_ms_interval"] = {std::min(low, step_ms), std::max(high, step_ms)};
   double scale = static_cast<double>(training.steps_per_epoch()) * training.epochs / 1e3;
   r["total_s_interval"] = {std::min(low, step_ms) * scale, std::max(high, step_ms) * scale};
@@ -51,6 +53,11 @@ StepParts single_gpu_parts(const Timing& t, double factor) {
 StepParts with_offload(StepParts parts, double offload_ms, const TrainingConfig& training) {
   if (training.offload != Offload::None) parts.optimizer_ms = 0;
   parts.offload_ms = round6(offload_ms);
+  return parts;
+}
+
+StepParts with_input(StepParts parts, const TrainingConfig& training, std::int64_t replicas) {
+  parts.input_ms = round6(std::max(0.0, training.input_ms_per_step(replicas) - parts.step_ms()));
   return parts;
 }
 
@@ -115,6 +122,10 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
     if (mem.paged_gb > 0) r["memory"]["paged_gb"] = round6(mem.paged_gb);
     r["host_memory_gb"] = round6(host_per_gpu);
     r["fits"] = mem.total_gb() <= acc.memory_gb && mem.host_gb + mem.paged_gb <= host_per_gpu;
+  }
+  if (training.input_rate) {
+    r["input_ms"] = parts.input_ms;
+    if (parts.input_ms > 0) r["bottleneck"] = "input";
   }
   if (extras.interval_ms && t.step_ms > 0) add_interval(r, *extras.interval_ms, t, parts, step_ms, training);
   if (f != 1.0) r["calibration_factor"] = round6(f);

@@ -34,14 +34,19 @@ struct StepParts {
   double offload_ms = 0;  // training.offload / activation_offload: host traffic and the CPU step not hidden
   double expert_ms = 0;   // parallel.expert: the exposed all-to-all dispatch and combine
   double context_ms = 0;  // parallel.context: the ring's exposed time
+  double input_ms = 0;    // training.input_rate: the wait for the input pipeline beyond everything else
   double compute_ms() const { return forward_ms + backward_ms + optimizer_ms; }
   double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms + expert_ms + context_ms; }
   // Summed left to right in the documented order, so a reader adding the fields gets the same double.
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
-           offload_ms + expert_ms + context_ms;
+           offload_ms + expert_ms + context_ms + input_ms;
   }
 };
+
+/// `parts` with the wait for the input pipelines of `replicas` model replicas (training.input_rate): what their
+/// delivery of the step's batch takes beyond the rest of the step (docs/PREDICTION.md, "Input pipeline").
+StepParts with_input(StepParts parts, const TrainingConfig& training, std::int64_t replicas);
 
 /// The rounded parts of a single-GPU step, each phase scaled by the calibration `factor`.
 StepParts single_gpu_parts(const Timing& t, double factor);
