@@ -423,11 +423,13 @@ async function main() {
         "Chromium's wasm code cache writes no entry for either module: V8 caches a module's code once no new optimised " +
         'code has come for --wasm-caching-timeout-ms (2 s), and in this headless Chromium that timer never fired, while ' +
         'with the flag at 0 entries were written and read back; so every visit compiles them again). ' +
-        'The catalogue the form is built from was asked of the same core at build time, so the form is laid out while ' +
-        'the core compiles. A result computed before the learned models are ready is painted from the analytic roofline ' +
+        'The catalogue the form is built from was asked of the same core at build time and is part of the page\'s ' +
+        'bundle, so the form is laid out without waiting for the engine, which gets the catalogue with its first ' +
+        'request. A result computed before the learned models are ready is painted from the analytic roofline ' +
         '(labelled as such) and replaced by the learned numbers, with 80% intervals, as soon as they are: the page never ' +
-        'waits with nothing on screen. The single file carries ORT\'s 14 MB wasm gzip + base64 and unpacks it through a ' +
-        'data: URL fetch and DecompressionStream. After the first learned result the page registers its service worker ' +
+        'waits with nothing on screen. The single file carries the core, ORT\'s 14 MB wasm and the class models gzip + ' +
+        'base64 in non-script data blocks (no JS parser reads them), hands them to the engine with its first request, ' +
+        'and the engine unpacks them through a data: URL fetch and DecompressionStream. After the first learned result the page registers its service worker ' +
         '(dist/sw.js), which precaches the build; repeat visits get every hashed file from it, and the site then works ' +
         'offline. The first visit\'s transfer counts each file once, sw.js included; the worker\'s precache takes the ' +
         'hashed files from the HTTP cache and fetches only index.html again. Each learned result is also kept in the ' +
@@ -436,7 +438,9 @@ async function main() {
         'deterministic, so it is the result the engine would compute again; they still load, for the next change); a ' +
         'scenario not computed before waits for them as a cold visit does.',
       '',
-      'Cold load includes starting the engine worker and compiling both wasm modules in it. Recompute latency is from ' +
+      'Cold load includes starting the engine worker and compiling both wasm modules in it. These are one run\'s ' +
+        'medians: on this shared 2-core machine, runs minutes apart differed by up to a third (cold served 1230 and ' +
+        '1652 ms, repeat 503 and 591 ms, on 2026-12-06), so compare changes with interleaved A/B runs, not across runs. Recompute latency is from ' +
         'the input event to the next animation frame after the results are drawn, so it includes up to one frame of ' +
         'waiting; recomputes are measured on the learned predictor. Memory: each run opens the page in a fresh headless ' +
         'Chromium, waits for the learned result, then reads the page\'s renderer process from CDP ' +
