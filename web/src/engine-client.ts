@@ -43,9 +43,9 @@ export interface EngineSource {
   packedFiles?(): PackedFiles;
 }
 
-/** A request without its id; the client numbers them. */
 /** The first request: what the engine needs from the page (engine-protocol.ts). */
 type Hello = { kind: 'hello'; catalogText: string | null; packedFiles: PackedFiles | null };
+/** A request without its id; the client numbers them. */
 type Ask =
   | Hello
   | { kind: 'catalog' }
@@ -116,9 +116,12 @@ function clientOver(transport: Promise<Transport>, catalogText: string | null, s
   return {
     mode: () => mode,
     started,
-    catalog: () =>
-      (catalog ??=
-        catalogText !== null ? Promise.resolve().then(() => JSON.parse(catalogText) as Catalog) : send({ kind: 'catalog' }).then(unwrapCatalog)),
+    catalog: () => {
+      // Parsed once; the engine's answer (dev server) is asked again after a failure.
+      catalog ??= catalogText !== null ? Promise.resolve().then(() => JSON.parse(catalogText) as Catalog) : send({ kind: 'catalog' }).then(unwrapCatalog);
+      catalog.catch(() => (catalog = undefined));
+      return catalog;
+    },
     async compute(job) {
       if (store !== null && !learnedSeen) {
         const kept = await store.get(job);
