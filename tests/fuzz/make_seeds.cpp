@@ -161,6 +161,13 @@ int main(int argc, char** argv) {
                 {"tensor_overlap", true}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // The input pipeline's floor (training.input_rate) on data-parallel replicas: the fuzzer mutates from it.
+  write(out / "request", "input-rate.json",
+        Json({{"model", {{"preset", "resnet50"}}},
+              {"training", {{"batch_size", 256}, {"precision", "bf16"}, {"input_rate", 400}}},
+              {"parallel", {{"gpus", 4}, {"zero_stage", 1}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"},
