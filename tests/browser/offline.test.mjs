@@ -104,6 +104,9 @@ describe('the served site: service worker, repeat visit, offline', () => {
     const renders = Number(await page.evaluate(() => document.documentElement.dataset.renders));
     await page.locator('#batch_size').fill('24');
     await page.waitForFunction((before) => Number(document.documentElement.dataset.renders) > before && document.documentElement.dataset.busy === '0', renders);
+    // The reload drew the stored result before ONNX Runtime loaded: a change made that early is drawn on the
+    // roofline first ("for now") and computed again once the learned models are there.
+    await expectWithin(page, 'the change never got learned numbers offline', () => settledLearned(page), browser.problems);
     await expectLearnedRows(page);
     await page.screenshot({ path: join(ARTIFACTS, 'served-offline-after-one-visit.png'), fullPage: true });
   });
