@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARTIFACTS, expectWithin, launch, requireBuilt, rowIds, servedOpener, settled, settledLearned, singleFileOpener, startServer } from './helpers.mjs';
+import { ARTIFACTS, expectWithin, launch, rowIds, servedBrowser, servedOpener, settled, settledLearned, singleFileOpener } from './helpers.mjs';
 
 /**
  * Installs, in the page, the bookkeeping of the walk: every element the test expects to reach, and
@@ -210,23 +210,12 @@ async function expectFullWalk(page) {
 }
 
 describe('the keyboard in the iframe mode (?embed=1)', () => {
-  /** @type {{ url: string, stop: () => void }} */
-  let site;
-  /** @type {Awaited<ReturnType<typeof launch>>} */
-  let browser;
-  before(async () => {
-    requireBuilt();
-    site = await startServer();
-    browser = await launch();
-  });
-  after(async () => {
-    await browser?.close();
-    site?.stop();
-  });
+  const site = servedBrowser();
 
   test('folded, Tab reaches the summary and the full-calculator link; Enter unfolds the inputs, which Tab then reaches', async () => {
+    const { browser } = site;
     const { page } = browser;
-    await page.goto(`${site.url}?embed=1&preset=gpt2&hardware=h100-sxm,rtx-4090&batch=8`);
+    await page.goto(`${site.server.url}?embed=1&preset=gpt2&hardware=h100-sxm,rtx-4090&batch=8`);
     await expectWithin(page, 'the iframe mode never showed learned numbers', () => settledLearned(page), browser.problems);
     await page.locator('#open-full[href]').waitFor();
     const folded = await expectFullWalk(page);
