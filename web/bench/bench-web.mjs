@@ -427,7 +427,7 @@ async function main() {
         'bundle, so the form is laid out without waiting for the engine, which gets the catalogue with its first ' +
         'request. A result computed before the learned models are ready is painted from the analytic roofline ' +
         '(labelled as such) and replaced by the learned numbers, with 80% intervals, as soon as they are: the page never ' +
-        'waits with nothing on screen. The single file carries the core, ORT\'s 14 MB wasm and the class models gzip + ' +
+        'waits with nothing on screen. The single file carries the core, ORT\'s 12 MB wasm and the class models gzip + ' +
         'base64 in non-script data blocks (no JS parser reads them), hands them to the engine with its first request, ' +
         'and the engine unpacks them through a data: URL fetch and DecompressionStream. After the first learned result the page registers its service worker ' +
         '(dist/sw.js), which precaches the build; repeat visits get every hashed file from it, and the site then works ' +

@@ -72,7 +72,7 @@ function takeCore(): Promise<PrenetCoreModule> {
 // after the first result but while it is computed and drawn. On the site they start at once beside
 // the core: their files download and compile off this thread. Where ONNX Runtime's wasm is unpacked
 // from text on this thread (the one-file build), they start once the core is compiled: unpacking
-// 14 MB first delayed the core, and with it the first result, and did not bring the learned one
+// ONNX Runtime 1.30's 14 MB first delayed the core, and with it the first result, and did not bring the learned one
 // earlier on a busy 2-core machine (docs/PERFORMANCE.md, Web). Failures are not lost: a computation
 // retries the core and reports its error; the models' problem is in every reply.
 if (learnedAssets?.wasmUrl === null) void coreReady.then(() => learnedModels.load());

@@ -17,7 +17,7 @@ import type { ModelRunner } from './types';
 export async function loadOrtModels(assets: LearnedAssets): Promise<ModelRunner> {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
-  // From a URL ONNX Runtime compiles its 14 MB wasm while it streams in (instantiateStreaming);
+  // From a URL ONNX Runtime compiles its 12 MB wasm while it streams in (instantiateStreaming);
   // inlined bytes are compiled after unpacking.
   if (assets.wasmUrl !== null) ort.env.wasm.wasmPaths = { wasm: assets.wasmUrl };
   else ort.env.wasm.wasmBinary = await assets.wasm();
