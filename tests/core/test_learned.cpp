@@ -53,7 +53,10 @@ Json run_learned(const std::string& request, F value) {
 float output_for_roofline(std::uint32_t session, std::size_t c, std::size_t r, double scale) {
   const auto& cls = prenet::learned_manifest().classes.at(c);
   if (cls.predicts_ratio) return static_cast<float>(std::log(scale));
-  return static_cast<float>(std::log(scale * prenet::learned_roofline_ms(session, c).at(r)));
+  // What a per-op harness would measure for a kernel of that time: the floor the step takes out added back.
+  const double ms = scale * prenet::learned_roofline_ms(session, c).at(r);
+  const double floor_ms = prenet::harness_floor_ms(cls.dataset);
+  return static_cast<float>(std::log(std::sqrt(ms * ms + floor_ms * floor_ms)));
 }
 
 }  // namespace
@@ -446,4 +449,35 @@ TEST_CASE("the optimizer's per-layer updates are one multi-tensor update, timed 
   CHECK(updates > 100);  // ResNet-50's parameter tensors, layer by layer
   CHECK(shares == Approx(1.0).epsilon(1e-12));
   CHECK(launches == Approx(1.0).epsilon(1e-12));  // one launch in the roofline, too
+}
+
+TEST_CASE("a per-op harness's floor is taken out of a kernel's time inside a step, in quadrature and bounded",
+          "[learned][harness]") {
+  // Measured 0.05 ms where the harness floor is 0.03 ms: the device's own time is 0.04 ms.
+  CHECK(prenet::in_step_ms(0.05, 0.03, 0.001) == Approx(0.04).epsilon(1e-12));
+  // A time on the floor keeps only what the device must take (its ideal time and the gap between kernels).
+  CHECK(prenet::in_step_ms(0.03, 0.03, 0.004) == Approx(0.004).epsilon(1e-12));
+  CHECK(prenet::in_step_ms(0.02, 0.03, 0.004) == Approx(0.004).epsilon(1e-12));
+  // Never above the harness's time (a least time above it cannot raise it), unchanged without a floor.
+  CHECK(prenet::in_step_ms(0.003, 0.03, 0.004) == Approx(0.003).epsilon(1e-12));
+  CHECK(prenet::in_step_ms(0.05, 0.0, 0.001) == Approx(0.05).epsilon(1e-12));
+  // Large kernels barely move: 10 ms less 26 us in quadrature.
+  CHECK(prenet::in_step_ms(10.0, 0.026, 0.001) == Approx(10.0).epsilon(1e-5));
+  // Non-decreasing in the harness time.
+  double last = 0;
+  for (double ms = 0.001; ms < 0.2; ms *= 1.1) {
+    const double t = prenet::in_step_ms(ms, 0.0261, 0.002);
+    CHECK(t >= last);
+    last = t;
+  }
+}
+
+TEST_CASE("only the classes measured by one per-op harness have a floor to take out", "[learned][harness]") {
+  for (const char* one_harness : {"elementwise", "normalization", "softmax"}) {
+    CHECK(prenet::harness_floor_ms(one_harness) > 0.02);
+    CHECK(prenet::harness_floor_ms(one_harness) < 0.05);
+  }
+  for (const char* mixed : {"gemm", "bmm", "conv", "recurrent", "no such class"}) {
+    CHECK(prenet::harness_floor_ms(mixed) == 0.0);
+  }
 }

@@ -78,6 +78,20 @@ double bounded_kernel_ms(double model_ms, double floor_ms, double ceiling_ms);
 /// The model's time (ms) from its output, before the level and the floor: exp(output) x (roofline if a ratio).
 double learned_model_ms(const LearnedClass& cls, float output, double roofline_ms);
 
+/// Per-call timing floor (ms) of the harness that measured `dataset`'s training rows, for the classes whose
+/// rows all come from one per-op harness (NeuSight's PyTorch sweep); 0 for classes whose rows mix harnesses.
+double harness_floor_ms(const std::string& dataset);
+
+/// A kernel's time inside a training step (ms) from its time as a per-op harness measured it (`harness_ms`,
+/// one op between two events): that harness's floor taken out in quadrature, since a small op there waits for
+/// the host's dispatch while inside a step the host runs ahead; at least `least_ms`, at most `harness_ms`.
+/// Non-decreasing in `harness_ms` and `least_ms`.
+double in_step_ms(double harness_ms, double floor_ms, double least_ms);
+
+/// The GPU's time between consecutive kernels of a training step (ms per launch), measured on the project's own
+/// profiled steps (`node models/data-tools/harness-floor.mjs`).
+constexpr double kStepLaunchGapMs = 0.001;
+
 struct LearnedManifest {
   std::string version;
   std::string data_hash;

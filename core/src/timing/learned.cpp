@@ -44,6 +44,21 @@ double bounded_kernel_ms(double model_ms, double floor_ms, double ceiling_ms) {
   return std::max(std::min(model_ms, ceiling_ms), floor_ms);
 }
 
+double harness_floor_ms(const std::string& dataset) {
+  // `node models/data-tools/harness-floor.mjs`: per class, the median over the training GPUs of each GPU's 5th
+  // percentile time (the sweep's smallest ops sit on the floor). GEMM, convolution and batched-GEMM rows also
+  // come from DeepBench's C++ loop and other harnesses, with floors of their own: none is taken out there.
+  static const std::map<std::string, double> floors = {
+      {"elementwise", 0.0261}, {"normalization", 0.0477}, {"softmax", 0.0337}};
+  auto it = floors.find(dataset);
+  return it == floors.end() ? 0.0 : it->second;
+}
+
+double in_step_ms(double harness_ms, double floor_ms, double least_ms) {
+  const double device_ms = std::sqrt(std::max(0.0, harness_ms * harness_ms - floor_ms * floor_ms));
+  return std::min(harness_ms, std::max(least_ms, device_ms));
+}
+
 double learned_kernel_ms(const LearnedClass& cls, float output, double roofline_ms, double floor_ms) {
   return bounded_kernel_ms(learned_model_ms(cls, output, roofline_ms), floor_ms, cls.ceiling_ratio * roofline_ms);
 }
@@ -334,7 +349,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
   // layers and by every accelerator, and exp dominated this function when taken per kernel. The
   // accelerator's level and the physical floor are applied per kernel (rows are shared across GPUs).
   std::vector<std::vector<double>> row_ms(classes.size());
-  std::vector<double> low_factor(classes.size()), high_factor(classes.size());
+  std::vector<double> low_factor(classes.size()), high_factor(classes.size()), harness_floor(classes.size());
   for (std::size_t c = 0; c < classes.size(); ++c) {
     row_ms[c].resize(outputs[c].size());
     for (std::size_t r = 0; r < row_ms[c].size(); ++r) {
@@ -342,6 +357,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
     }
     low_factor[c] = std::exp(classes[c].q10);
     high_factor[c] = std::exp(classes[c].q90);
+    harness_floor[c] = harness_floor_ms(classes[c].dataset);
   }
   std::vector<Timing> out;
   step_interval_ms.clear();
@@ -372,6 +388,7 @@ std::vector<Timing> learned_times(const StepWork& work, const LearnedBatch& batc
         if (k.misaligned && batch.misaligned_factor[h] > 1) {
           ms = std::max(ms, batch.misaligned_factor[h] * batch.roofline_ms[c][row]);
         }
+        ms = in_step_ms(ms, harness_floor[c], batch.floor_ms[c][row] + kStepLaunchGapMs);
         to_low = low_factor[c];
         to_high = high_factor[c];
         share = classes[c].calibration_share;
