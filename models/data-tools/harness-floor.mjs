@@ -2,7 +2,7 @@
 // The per-call timing floor of the harness behind the memory-bound classes' training rows (NeuSight's PyTorch
 // per-op sweep: one op per pair of CUDA events, so a small op's time is the host's dispatch interval, not the
 // GPU's work). Prints, per class and GPU, the 5th percentile of the measured times (the sweep's smallest kernels
-// sit on that floor) and the median over the GPUs: the values of kHarnessFloorMs in core/src/timing/learned.cpp.
+// sit on that floor) and the median over the GPUs: the values of harness_floor_ms in core/src/timing/learned.cpp.
 // Then, from the project's own profiled training steps (models/measured/<gpu>/kernels.csv beside e2e.csv), the
 // step's time between its kernels per kernel call, (step − the kernels' device time) / calls: kStepLaunchGapMs.
 //
@@ -12,32 +12,37 @@
 // harness floor (the same percentile of its elementwise rows, on a newer host) is printed last: the host's time to
 // issue one kernel of an eager step (docs/PREDICTION.md §6, "Not modelled").
 
-import { existsSync, readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseCsvObjects, readCsvObjects } from './csv.mjs';
-import { measuredFolders } from './measured.mjs';
+import { measuredFolders, readMeasuredCsv } from './measured.mjs';
 
 const DATA = fileURLToPath(new URL('../data/', import.meta.url));
 const VALIDATION = fileURLToPath(new URL('../measured/validation.json', import.meta.url));
 
-/** The class, its rows' file and the ops of that file it trains on (null: all). */
+/** The class, its rows' table in models/data and the ops of that table it trains on (null: all). */
 const CLASSES = [
-  { dataset: 'elementwise', file: 'elementwise.csv.gz', op: null },
-  { dataset: 'normalization', file: 'normalization.csv.gz', op: 'layernorm' },
-  { dataset: 'softmax', file: 'normalization.csv.gz', op: 'softmax' },
+  { dataset: 'elementwise', stem: 'elementwise', op: null },
+  { dataset: 'normalization', stem: 'normalization', op: 'layernorm' },
+  { dataset: 'softmax', stem: 'normalization', op: 'softmax' },
 ];
+
+/** @type {Map<string, Record<string, string>[]>} each table read once */
+const tables = new Map();
+/** @param {string} dir @param {string} stem @returns {Record<string, string>[]} the table's rows, none if absent */
+function rows(dir, stem) {
+  const key = `${dir}/${stem}`;
+  if (!tables.has(key)) tables.set(key, readMeasuredCsv(dir, stem)?.records ?? []);
+  return /** @type {Record<string, string>[]} */ (tables.get(key));
+}
 
 /** @param {number[]} sorted @param {number} q */
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 const heldOut = new Set(JSON.parse(readFileSync(VALIDATION, 'utf8')).gpus);
-for (const { dataset, file, op } of CLASSES) {
-  const path = `${DATA}${file}`;
-  const { records } = parseCsvObjects(gunzipSync(readFileSync(path)).toString('utf8'), path);
+for (const { dataset, stem, op } of CLASSES) {
   /** @type {Map<string, number[]>} */
   const byGpu = new Map();
-  for (const r of records) {
+  for (const r of rows(DATA, stem)) {
     if (heldOut.has(r.gpu) || (op !== null && r.op !== op)) continue;
     const list = byGpu.get(r.gpu) ?? [];
     list.push(Number(r.time_ms));
@@ -53,9 +58,8 @@ for (const { dataset, file, op } of CLASSES) {
 }
 
 for (const folder of measuredFolders(fileURLToPath(new URL('../measured/', import.meta.url)))) {
-  if (!existsSync(`${folder.dir}/kernels.csv`) || !existsSync(`${folder.dir}/e2e.csv`)) continue;
-  const kernels = readCsvObjects(`${folder.dir}/kernels.csv`).records;
-  const steps = readCsvObjects(`${folder.dir}/e2e.csv`).records;
+  const kernels = rows(folder.dir, 'kernels');
+  const steps = rows(folder.dir, 'e2e');
   /** @type {Map<string, {device_ms: number, calls: number}>} */
   const byRun = new Map();
   for (const k of kernels) {
@@ -76,11 +80,10 @@ for (const folder of measuredFolders(fileURLToPath(new URL('../measured/', impor
   if (gaps.length) console.log(`${folder.gpu}: median ${quantile(gaps.sort((a, b) => a - b), 0.5).toFixed(2)} µs per call`);
 }
 
-{
-  const path = `${DATA}elementwise.csv.gz`;
-  const { records } = parseCsvObjects(gunzipSync(readFileSync(path)).toString('utf8'), path);
-  for (const gpu of heldOut) {
-    const times = records.filter((r) => r.gpu === gpu).map((r) => Number(r.time_ms)).sort((a, b) => a - b);
-    if (times.length) console.log(`${gpu} (validation GPU): elementwise 5th percentile ${quantile(times, 0.05).toFixed(4)} ms of ${times.length} rows: the host's time to issue one op`);
-  }
+for (const gpu of heldOut) {
+  const times = rows(DATA, 'elementwise')
+    .filter((r) => r.gpu === gpu)
+    .map((r) => Number(r.time_ms))
+    .sort((a, b) => a - b);
+  if (times.length) console.log(`${gpu} (validation GPU): elementwise 5th percentile ${quantile(times, 0.05).toFixed(4)} ms of ${times.length} rows: the host's time to issue one op`);
 }

@@ -2,6 +2,7 @@
 // Small helpers shared by the core's Catch2 tests: building networks from JSON text, asserting the
 // exact field and message of an InputError, and summing kernel work.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "prenet/features.hpp"
 #include "prenet/json_util.hpp"
 #include "prenet/layer_list.hpp"
+#include "prenet/learned.hpp"
 #include "prenet/network.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
@@ -20,6 +22,13 @@ namespace testutil {
 using prenet::Json;
 
 inline double d(std::int64_t v) { return static_cast<double>(v); }
+
+/// What a per-op harness would measure for a kernel of class `dataset` that takes `step_ms` inside a step: the
+/// class's harness floor added back in quadrature (prenet::in_step_ms takes it out).
+inline double harness_measured_ms(double step_ms, const std::string& dataset) {
+  const double floor_ms = prenet::harness_floor_ms(dataset);
+  return std::sqrt(step_ms * step_ms + floor_ms * floor_ms);
+}
 
 /// An HGX-like two-level fabric: 8 GPUs per node on 450 GB/s links (3 us), 50 GB/s per GPU between nodes (5 us).
 inline prenet::Fabric eight_per_node() {

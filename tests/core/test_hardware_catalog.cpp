@@ -202,10 +202,9 @@ TEST_CASE("the learned predictors take the 2025-2026 parts: finite features, and
     // per-op harness would measure for it (the harness floor the step takes out, added back in quadrature).
     const auto& cls = learned_manifest().classes.at(c);
     const std::vector<double>& ms = learned_roofline_ms(session, c);
-    const double floor_ms = harness_floor_ms(cls.dataset);
     std::vector<float> y(ms.size());
     for (std::size_t r = 0; r < ms.size(); ++r) {
-      y[r] = static_cast<float>(cls.predicts_ratio ? 0.0 : std::log(std::sqrt(ms[r] * ms[r] + floor_ms * floor_ms)));
+      y[r] = static_cast<float>(cls.predicts_ratio ? 0.0 : std::log(testutil::harness_measured_ms(ms[r], cls.dataset)));
     }
     outputs.push_back(y);
   }

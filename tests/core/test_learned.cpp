@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers.hpp"
 #include "prenet/api.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hardware.hpp"
@@ -53,10 +54,8 @@ Json run_learned(const std::string& request, F value) {
 float output_for_roofline(std::uint32_t session, std::size_t c, std::size_t r, double scale) {
   const auto& cls = prenet::learned_manifest().classes.at(c);
   if (cls.predicts_ratio) return static_cast<float>(std::log(scale));
-  // What a per-op harness would measure for a kernel of that time: the floor the step takes out added back.
   const double ms = scale * prenet::learned_roofline_ms(session, c).at(r);
-  const double floor_ms = prenet::harness_floor_ms(cls.dataset);
-  return static_cast<float>(std::log(std::sqrt(ms * ms + floor_ms * floor_ms)));
+  return static_cast<float>(std::log(testutil::harness_measured_ms(ms, cls.dataset)));
 }
 
 }  // namespace
