@@ -168,6 +168,13 @@ int main(int argc, char** argv) {
               {"parallel", {{"gpus", 4}, {"zero_stage", 1}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // The host's floor on each pass and CUDA graphs (training.cuda_graphs), two sequences per micro-batch.
+  write(out / "request", "cuda-graphs.json",
+        Json({{"model", {{"preset", "bert-base"}}},
+              {"training", {{"batch_size", 4}, {"seq_len", 32}, {"precision", "bf16"}, {"cuda_graphs", true}}},
+              {"parallel", {{"gpus", 2}, {"micro_batches", 2}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"},

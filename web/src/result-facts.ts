@@ -67,6 +67,10 @@ function kernelSplit(split: TimeSplit): string {
 
 function bottleneckTitle(result: HardwareResult): string {
   if (result.bottleneck === 'input' && result.input_ms !== undefined) return `the step waits ${formatMs(result.input_ms)} for the input pipeline (training.input_rate)`;
+  const host = result.host_issue_ms;
+  if (result.bottleneck === 'overhead' && host !== undefined && host.forward + host.backward > 0) {
+    return `launch-bound: the host takes ${formatMs(host.forward)} to issue the forward kernels and ${formatMs(host.backward)} the backward ones, longer than the GPU runs them (CUDA graphs remove this: training.cuda_graphs)`;
+  }
   return result.time_split_ms === undefined ? '' : `kernel time ${kernelSplit(result.time_split_ms)}`;
 }
 

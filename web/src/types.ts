@@ -368,6 +368,11 @@ export interface HardwareResult {
   time_split_ms?: TimeSplit;
   /** With training.input_rate: the wait for the input pipeline beyond the rest of the step (0: it keeps up). */
   input_ms?: number;
+  /**
+   * The host's time to issue each pass's kernels in eager PyTorch (zeros with training.cuda_graphs); a pass takes
+   * at least this, and `bottleneck` is `overhead` when it set one.
+   */
+  host_issue_ms?: { forward: number; backward: number };
   /** With `options.per_layer`: this accelerator's per-layer timings, by column (see LayerColumns). */
   layers?: LayerColumns;
   /** When the request had `calibration`: the factor applied to this accelerator's times. */

@@ -302,6 +302,10 @@ struct ParallelTiming {
   std::vector<std::size_t> stage_bounds;  // first layer of each model chunk (StagePlan::bounds), then the layer count
   double expert_ms = 0;   // exposed all-to-all dispatch and combine of the expert layers (parallel.expert)
   double context_ms = 0;  // exposed ring of context parallelism (parallel.context), all micro-batches
+  // Not a part of the step: the host's time to issue the critical stage's forward and backward kernels, all
+  // micro-batches, and whether it set that stage's forward or backward time (floor_at_host).
+  std::array<double, 2> host_issue_ms{};  // forward, backward
+  bool host_bound = false;
   double step_ms() const {
     return forward_ms + backward_ms + optimizer_ms + data_ms + tensor_ms + pipeline_ms + zero_ms + bubble_ms +
            offload_ms + expert_ms + context_ms;
@@ -332,6 +336,10 @@ struct StagePlan {
   // parallel.expert_overlap: per stage, the all-to-all one merged forward-backward pair of micro-batches exposes
   // (paired_expert_exposure over its blocks); empty without the overlap.
   std::vector<double> expert_paired;
+  // Per stage, one micro-batch: the host's time to issue its forward and backward kernels, and whether that time
+  // set its forward or backward (floor_at_host); empty without the floor.
+  std::vector<std::array<double, 2>> host_issue;
+  std::vector<bool> host_bound;
 };
 
 /// Splits the layers into cfg.pipeline stages balanced by time and sums each stage (uses cfg's
@@ -356,14 +364,21 @@ double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std
 /// max(0, a2a - (forward + backward)) of its per micro-batch sums).
 double overlapped_expert_ms(const StagePlan& sp, const ParallelConfig& cfg);
 
+/// Raises each stage's forward and backward of one micro-batch to at least the host's time to issue their kernels
+/// (`layer_host_ms`: per layer, layer_host_ms of the sharded work; empty: no floor), then picks the critical stage
+/// again.
+void floor_at_host(StagePlan& plan, const std::vector<std::array<double, 2>>& layer_host_ms);
+
 /// The step of `cfg` from its stage sums.
 ParallelTiming finish_parallel(const StagePlan& plan, const ParallelConfig& cfg, const Fabric& fabric,
                                Precision precision);
 
 /// Composes per-layer, per-micro-batch timings of the sharded work into the step of `cfg` on `acc`.
 /// `layer_ms[l]` holds layer l's forward, backward (including recomputation) and optimizer time.
+/// `layer_host_ms`: the host's issue time per layer (floor_at_host); empty: no floor.
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                                 const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
-                                const std::vector<double>& context_ms = {});
+                                const std::vector<double>& context_ms = {},
+                                const std::vector<std::array<double, 2>>& layer_host_ms = {});
 
 }  // namespace prenet

@@ -139,7 +139,7 @@ struct TrainingConfig {
   KernelSet kernels = KernelSet::PyTorch;
   OptimizerImpl optimizer_impl = OptimizerImpl::Fused;
   std::optional<MemoryFormat> memory_format;  // absent: timed as channels_last, and not echoed
-  std::int64_t dataset_size = 0;  // 0: batch_size x 100
+  std::int64_t dataset_size = 0;              // 0: batch_size x 100
   double epochs = 1.0;
   // Where a setting the request left out came from, as the training echo says it ("" : the request or the
   // table's default): the config's dtype field for the precision, the config's positions for the length.
@@ -150,11 +150,12 @@ struct TrainingConfig {
   LossKind loss = LossKind::Standard;
   bool compile = false;                        // torch.compile (Inductor) fuses elementwise chains
   bool compile_loss = false;                   // the loss under torch.compile too (torchtune's compile does that)
+  bool cuda_graphs = false;                    // replayed as CUDA graphs: no per-kernel host issue (host_issue.hpp)
   bool packing = false;                        // samples concatenated into full rows
   std::optional<std::int64_t> average_tokens;  // mean real tokens per sample; absent: every sample is full
   std::int64_t token_seq_len = 0;              // set once the model is read: a token model's positions per row
-  Offload offload = Offload::None;  // training.offload (docs/PREDICTION.md, Offload)
-  bool activation_offload = false;  // training.activation_offload: saved activations kept in host memory
+  Offload offload = Offload::None;             // training.offload (docs/PREDICTION.md, Offload)
+  bool activation_offload = false;             // training.activation_offload: saved activations kept in host memory
   MasterWeights master_weights = MasterWeights::FP32;  // bf16: pure bf16 training, no FP32 copy
   bool optimizer_in_backward = false;                  // each parameter stepped, its gradient freed, during backward
   StateAccounting state_accounting = StateAccounting::DeepSpeed;  // training.state_accounting

@@ -534,8 +534,11 @@ ShardedNetwork shard_network(const Network& net, std::int64_t t, bool sequence_p
 
 ParallelTiming compose_parallel(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                                 const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
-                                const std::vector<double>& context_ms) {
-  return finish_parallel(plan_stages(layer_ms, shard, cfg, fabric, precision, context_ms), cfg, fabric, precision);
+                                const std::vector<double>& context_ms,
+                                const std::vector<std::array<double, 2>>& layer_host_ms) {
+  StagePlan plan = plan_stages(layer_ms, shard, cfg, fabric, precision, context_ms);
+  floor_at_host(plan, layer_host_ms);
+  return finish_parallel(plan, cfg, fabric, precision);
 }
 
 }  // namespace prenet

@@ -10,6 +10,7 @@
 #include "parallel/layout.hpp"
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
+#include "prenet/host_issue.hpp"
 #include "prenet/roofline.hpp"
 #include "request/plan_limits.hpp"
 #include "response/result.hpp"
@@ -232,6 +233,7 @@ class AcceleratorSearch {
       const std::vector<double> ring =
           context_ring_ms(shard, layouts_.work(cfg), cfg, fabric_, acc_, tr_.precision, scale_);
       stage_plan_ = plan_stages(layer_ms(cfg), shard, cfg, fabric_, tr_.precision, ring);
+      floor_at_host(stage_plan_, layer_host_ms(layouts_.work(cfg), tr_));
       stage_key_ = key;
     }
     return stage_plan_;

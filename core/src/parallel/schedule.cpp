@@ -308,6 +308,25 @@ void check_virtual_stages(const ParallelConfig& cfg) {
   }
 }
 
+namespace {
+
+/// Sets `sp`'s busy total and its critical stage (the busiest) from its per-stage sums.
+void pick_critical(StagePlan& sp) {
+  // A plan built by hand may leave the expert and context sums empty.
+  auto at = [](const std::vector<double>& v, std::size_t s) { return s < v.size() ? v[s] : 0.0; };
+  auto busy = [&](std::size_t s) {
+    return sp.forward[s] + sp.backward[s] + at(sp.tensor, s) + at(sp.expert, s) + at(sp.context, s);
+  };
+  sp.busy_total = 0;
+  sp.critical = 0;
+  for (std::size_t s = 0; s < sp.forward.size(); ++s) {
+    sp.busy_total += busy(s);
+    if (busy(s) > busy(sp.critical)) sp.critical = s;
+  }
+}
+
+}  // namespace
+
 StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const ShardedNetwork& shard,
                       const ParallelConfig& cfg, const Fabric& fabric, Precision precision,
                       const std::vector<double>& context_ms) {
@@ -385,14 +404,29 @@ StagePlan plan_stages(const std::vector<std::array<double, 3>>& layer_ms, const 
                                                              cfg.expert_dispatch, sp.bounds[j], sp.bounds[j + 1]);
     }
   }
-  auto busy = [&sp](std::size_t s) {
-    return sp.forward[s] + sp.backward[s] + sp.tensor[s] + sp.expert[s] + sp.context[s];
-  };
-  for (std::size_t s = 0; s < stages; ++s) {
-    sp.busy_total += busy(s);
-    if (busy(s) > busy(sp.critical)) sp.critical = s;
-  }
+  pick_critical(sp);
   return sp;
+}
+
+void floor_at_host(StagePlan& sp, const std::vector<std::array<double, 2>>& layer_host_ms) {
+  if (layer_host_ms.empty()) return;
+  const std::size_t stages = sp.forward.size();
+  const std::size_t chunks = sp.bounds.size() - 1;
+  std::vector<std::array<double, 2>> host(stages, std::array<double, 2>{});
+  for (std::size_t j = 0; j < chunks; ++j) {
+    for (std::size_t l = sp.bounds[j]; l < sp.bounds[j + 1]; ++l) {
+      host[j % stages][0] += layer_host_ms[l][0];
+      host[j % stages][1] += layer_host_ms[l][1];
+    }
+  }
+  sp.host_issue = host;
+  sp.host_bound.assign(stages, false);
+  for (std::size_t s = 0; s < stages; ++s) {
+    sp.host_bound[s] = host[s][0] > sp.forward[s] || host[s][1] > sp.backward[s];
+    sp.forward[s] = std::max(sp.forward[s], host[s][0]);
+    sp.backward[s] = std::max(sp.backward[s], host[s][1]);
+  }
+  pick_critical(sp);
 }
 
 double paired_expert_exposure(const ShardedNetwork& shard, const std::vector<std::array<double, 3>>& layer_ms,
@@ -458,6 +492,8 @@ ParallelTiming finish_parallel(const StagePlan& sp, const ParallelConfig& cfg, c
   r.tensor_ms = m * sp.tensor[c];
   r.expert_ms = cfg.expert_overlap ? overlapped_expert_ms(sp, cfg) : m * at(sp.expert);
   r.context_ms = m * at(sp.context);
+  if (c < sp.host_issue.size()) r.host_issue_ms = {m * sp.host_issue[c][0], m * sp.host_issue[c][1]};
+  r.host_bound = c < sp.host_bound.size() && sp.host_bound[c];
   // 1F1B: the critical stage runs m slots back to back; the other stages' slots fill the warm-up and drain.
   // Interleaved (Narayanan et al. 2021, Sec. 2.2): the warm-up and drain are made of chunk slots, 1/v of a
   // stage's time each, so the bubble is (p - 1)/v stage slots: a fraction (p - 1)/(v m) of the compute.

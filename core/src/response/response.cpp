@@ -10,6 +10,7 @@
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
+#include "prenet/host_issue.hpp"
 #include "prenet/version.hpp"
 #include "request/options.hpp"
 #include "response/json_text.hpp"
@@ -37,8 +38,8 @@ ParallelTiming compose(const Prepared& p, const std::vector<Timing>& main, std::
   const Fabric fabric = resolve_fabric(p.req.hardware[h], cfg);
   const Precision precision = p.req.training.precision;
   const std::vector<double> ring = context_ring_ms(*p.shard, p.work, cfg, fabric, p.req.hardware[h], precision, f);
-  ParallelTiming pt = compose_parallel(layer_ms, *p.shard, cfg, fabric, precision, ring);
   const TrainingConfig& tr = p.req.training;
+  ParallelTiming pt = compose_parallel(layer_ms, *p.shard, cfg, fabric, precision, ring, layer_host_ms(p.work, tr));
   if (offloads(tr)) {
     // The critical stage's host traffic; the device's optimizer step moves to the CPU under training.offload.
     const HostSpec& host = p.req.hardware[h].host;
@@ -126,8 +127,8 @@ std::vector<Json> results(const Prepared& p, const std::vector<Timing>& main,
     if (p.req.parallel) {
       out.push_back(parallel_result(p, main, h, extras));
     } else {
-      StepParts parts = single_gpu_parts(main[h], cal.factors[h]);
       const TrainingConfig& tr = p.req.training;
+      StepParts parts = single_gpu_parts(main[h], cal.factors[h], step_host_ms(layer_host_ms(p.work, tr)));
       double offload_ms = 0;
       if (offloads(tr)) {
         const OffloadTraffic traffic = single_gpu_traffic(p.net, p.work, main[h], cal.factors[h], tr, acc.host);

@@ -42,11 +42,14 @@ double matmul_flops(const StepWork& work) {
   return total;
 }
 
-StepParts single_gpu_parts(const Timing& t, double factor) {
+StepParts single_gpu_parts(const Timing& t, double factor, const std::array<double, 2>& host_ms) {
+  // Each phase is max(device, host) before rounding: both are non-decreasing in the work, and so is the sum.
   StepParts parts;
-  parts.forward_ms = round6(t.ms[0] * factor);
-  parts.backward_ms = round6(t.ms[1] * factor);
+  parts.forward_ms = round6(std::max(t.ms[0] * factor, host_ms[0]));
+  parts.backward_ms = round6(std::max(t.ms[1] * factor, host_ms[1]));
   parts.optimizer_ms = round6(t.ms[2] * factor);
+  parts.host_issue_ms = {round6(host_ms[0]), round6(host_ms[1])};
+  parts.host_bound = host_ms[0] > t.ms[0] * factor || host_ms[1] > t.ms[1] * factor;
   return parts;
 }
 
@@ -74,6 +77,8 @@ StepParts parallel_parts(const ParallelTiming& pt) {
   parts.offload_ms = round6(pt.offload_ms);
   parts.expert_ms = round6(pt.expert_ms);
   parts.context_ms = round6(pt.context_ms);
+  parts.host_issue_ms = {round6(pt.host_issue_ms[0]), round6(pt.host_issue_ms[1])};
+  parts.host_bound = pt.host_bound;
   return parts;
 }
 
@@ -123,6 +128,8 @@ Json result_for(const Accelerator& acc, const Timing& t, const StepWork& work, c
     r["host_memory_gb"] = round6(host_per_gpu);
     r["fits"] = mem.total_gb() <= acc.memory_gb && mem.host_gb + mem.paged_gb <= host_per_gpu;
   }
+  r["host_issue_ms"] = {{"forward", parts.host_issue_ms[0]}, {"backward", parts.host_issue_ms[1]}};
+  if (parts.host_bound) r["bottleneck"] = "overhead";
   if (training.input_rate) {
     r["input_ms"] = parts.input_ms;
     if (parts.input_ms > 0) r["bottleneck"] = "input";

@@ -35,6 +35,10 @@ struct StepParts {
   double expert_ms = 0;   // parallel.expert: the exposed all-to-all dispatch and combine
   double context_ms = 0;  // parallel.context: the ring's exposed time
   double input_ms = 0;    // training.input_rate: the wait for the input pipeline beyond everything else
+  // Not a part of the step: the host's time to issue its forward and backward kernels (host_issue.hpp), and
+  // whether it, not the device, set the forward or backward time of the critical stage.
+  std::array<double, 2> host_issue_ms{};  // forward, backward
+  bool host_bound = false;
   double compute_ms() const { return forward_ms + backward_ms + optimizer_ms; }
   double communication_ms() const { return data_ms + tensor_ms + pipeline_ms + zero_ms + expert_ms + context_ms; }
   // Summed left to right in the documented order, so a reader adding the fields gets the same double.
@@ -48,8 +52,9 @@ struct StepParts {
 /// delivery of the step's batch takes beyond the rest of the step (docs/PREDICTION.md, "Input pipeline").
 StepParts with_input(StepParts parts, const TrainingConfig& training, std::int64_t replicas);
 
-/// The rounded parts of a single-GPU step, each phase scaled by the calibration `factor`.
-StepParts single_gpu_parts(const Timing& t, double factor);
+/// The rounded parts of a single-GPU step, each phase scaled by the calibration `factor`; the forward and backward
+/// at least the host's time to issue them (`host_ms`, step_host_ms).
+StepParts single_gpu_parts(const Timing& t, double factor, const std::array<double, 2>& host_ms);
 /// `parts` with the offload time `offload_ms` (unrounded): the device's optimizer step moves to the CPU (inside
 /// offload_ms) when training.offload moves the optimizer.
 StepParts with_offload(StepParts parts, double offload_ms, const TrainingConfig& training);
