@@ -200,8 +200,8 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  *   25.11 table's "w/o MTP" rows).
  * - dispatcher: the MoE token dispatcher, alltoall or the flex dispatcher with HybridEP or DeepEP (→
  *   `parallel.expert_dispatch: "hierarchical"` where the row has expert parallelism).
- * - graphs (CUDA graphs), offload (activation offload, layers), other: not statable in the request, listed in the
- *   row's note.
+ * - graphs: the recipe's CUDA graphs; full-iteration graphs → `training.cuda_graphs`, per-module ones listed in the
+ *   row's note. offload (activation offload, layers), other: not statable in the request, listed in the row's note.
  * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
  *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
  *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
@@ -548,6 +548,12 @@ function mbLayout(model, pipeline, virtual, f) {
   return head === undefined ? undefined : `${head}${'m'.repeat(f.mtp ?? 0)}L`;
 }
 
+/**
+ * The recipes' CUDA graphs that capture the whole step (`training.cuda_graphs`); per-module graphs (TE attention,
+ * router, MLP) still leave the rest to eager launches, so they stay unstated.
+ */
+const FULL_GRAPHS = 'full iteration';
+
 /** The flex dispatcher's backends, which send a token once per destination node (`parallel.expert_dispatch`). */
 const HIERARCHICAL_DISPATCHERS = new Set(['HybridEP', 'DeepEP']);
 
@@ -563,7 +569,7 @@ function mbNote(f, layout) {
   const name = f.recipe ? f.recipe.split(' ').pop() : '';
   const unstated = [
     f.modulesIgnored ? `${f.modulesIgnored.join(', ')} listed for recomputation, not enabled` : '',
-    f.graphs ? `CUDA graphs (${f.graphs})` : '',
+    f.graphs && f.graphs !== FULL_GRAPHS ? `CUDA graphs (${f.graphs})` : '',
     f.dispatcher && f.dispatcher !== 'alltoall' && !HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher` : '',
     f.offload ? `activation offload of ${f.offload} layers` : '',
     f.other ?? '',
@@ -572,6 +578,7 @@ function mbNote(f, layout) {
     f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '',
     layout ? `layout ${layout}` : '',
     f.mtp ? `${f.mtp} MTP layer` : '',
+    f.graphs === FULL_GRAPHS ? 'full-iteration CUDA graphs (cuda_graphs)' : '',
     f.dispatcher && HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher (expert_dispatch hierarchical)` : '',
   ].filter(Boolean).join(', ');
   return [`${f.tag} ${name}`, stated, f.recipeLayout ? `recipe's own preset: ${f.recipeLayout}` : '',
@@ -609,6 +616,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
       training: {
         batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: muon ? 'muon' : 'adamw', attention: 'flash', kernels: 'megatron',
         state_accounting: 'megatron_bf16', ...fp8, ...finetune, ...(f.mtp ? { mtp_layers: f.mtp } : {}),
+        ...(f.graphs === FULL_GRAPHS ? { cuda_graphs: true } : {}),
       },
       hardware: [hw],
       options: { per_layer: false },
@@ -809,8 +817,9 @@ export async function main() {
     '  fused linear_qkv (`targets: ["qkv_proj"]`), packed; the H100 LoRA row runs TP 2, which the core refuses for',
     '  LoRA. Kimi K2 (no preset): a `deepseek_v3` config of Megatron-Bridge\'s KimiK2Provider',
     '  (src/megatron/bridge/models/kimi/kimi_provider.py @ dc805f5c: 61 layers, 384 experts, 64 heads, first layer',
-    '  dense) trained with Muon (`optimizer: "muon"`). Not stated, listed per row: CUDA graphs (TransformerEngine',
-    '  per-module graphs or full-iteration graphs, the latter with experts padded to 1.5x capacity), activation',
+    '  dense) trained with Muon (`optimizer: "muon"`); full-iteration CUDA graphs (`cuda_graphs`: no host floor on a',
+    '  pass). Not stated, listed per row: TransformerEngine\'s per-module CUDA graphs (the rest of the step still',
+    '  issued eagerly), the full-iteration graphs\' experts padded to 1.5x capacity, activation',
     '  offload of 5 to 40 layers, BF16 Adam moments and main gradients in the',
     '  DeepSeek-V3 recipes, FP8 attention,',
     '  cuteDSL / TE-op-fuser grouped MLPs, delayed weight gradients, the FP8 parameter all-gather of the FP8 and',
