@@ -16,6 +16,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measuredFolders, readMeasuredCsv } from '../../models/data-tools/measured.mjs';
 import { signedError, summarize } from './accuracy/metrics.mjs';
+import { RULE_OF_THUMB_MFU, leaveOneOutMfu, measuredMfu, stepAtMfu } from './accuracy/mfu-baseline.mjs';
 import { engine } from '../cli/node-engine.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -89,6 +90,7 @@ export async function main() {
     if (write) console.log('nothing written');
     return;
   }
+  /** @type {string[]} */
   const lines = [];
   /** @type {{predicted: number, measured: number}[]} */
   const steps = [];
@@ -96,6 +98,10 @@ export async function main() {
   const rooflineSteps = [];
   /** @type {{predicted: number, measured: number}[]} predicted memory without the runtime allowance, PyTorch's peak */
   const memory = [];
+  /** @type {{ mfu: number, accelerator: string, precision: string, predicted: number }[]} the response's MFU per row */
+  const mfus = [];
+  /** @type {((baseline: string) => string)[]} each row's table line, given its constant-MFU cell */
+  const rowLines = [];
   let predictor = '';
   for (const m of measured) {
     const run = runs.get(m.name ?? '');
@@ -108,15 +114,37 @@ export async function main() {
     steps.push({ predicted: r.step_ms, measured: step });
     rooflineSteps.push({ predicted: analytic.step_ms, measured: step });
     memory.push({ predicted: r.memory_gb - r.memory.overhead_gb, measured: Number(m.peak_memory_gb) });
+    mfus.push({ mfu: measuredMfu(r.mfu, r.step_ms, step), accelerator: m.gpu ?? '', precision: run.precision, predicted: r.mfu });
     const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
-    lines.push(
+    rowLines.push((baseline) =>
       `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signedPct(signedError(r.step_ms, step))} | ` +
-        `${f1(analytic.step_ms)} (${signedPct(signedError(analytic.step_ms, step))}) | ` +
+        `${f1(analytic.step_ms)} (${signedPct(signedError(analytic.step_ms, step))}) | ${baseline} | ` +
         `${f1(Number(m.forward_ms))} / ${f1(r.forward_ms)} | ${f1(Number(m.backward_ms))} / ${f1(r.backward_ms)} | ` +
         `${f1(Number(m.optimizer_ms))} / ${f1(r.optimizer_ms)} | ${f1(Number(m.peak_memory_gb))} / ${f1(r.memory_gb - r.memory.overhead_gb)} |`,
     );
     process.stderr.write(`${m.name} on ${m.gpu}: ${f1(r.step_ms)} ms predicted, ${f1(step)} ms measured\n`);
   }
+  // Constant-MFU baselines: the rule of thumb, and each row at the other rows' median MFU (leave-one-out).
+  const loo = leaveOneOutMfu(mfus);
+  /** @type {{predicted: number, measured: number}[]} */
+  const looSteps = [];
+  /** @type {{predicted: number, measured: number}[]} */
+  const ruleSteps = [];
+  steps.forEach((pair, i) => {
+    const row = /** @type {{ predicted: number }} */ (mfus[i]);
+    const at = /** @type {{ mfu: number }} */ (loo[i]).mfu;
+    ruleSteps.push({ predicted: stepAtMfu(row.predicted, pair.predicted, RULE_OF_THUMB_MFU), measured: pair.measured });
+    const line = /** @type {(baseline: string) => string} */ (rowLines[i]);
+    if (!Number.isFinite(at)) {
+      lines.push(line('n/a (no other run)'));
+      return;
+    }
+    const b = stepAtMfu(row.predicted, pair.predicted, at);
+    looSteps.push({ predicted: b, measured: pair.measured });
+    lines.push(line(`${f1(b)} (${signedPct(signedError(b, pair.measured))}) at ${f1(at * 100)}%`));
+  });
+  const constantMfu = looSteps.length > 0 ? summarize(looSteps) : null;
+  const ruleOfThumb = summarize(ruleSteps);
   const learned = summarize(steps);
   const roofline = summarize(rooflineSteps);
   const peaks = summarize(memory);
@@ -141,12 +169,21 @@ export async function main() {
     '',
     ...seen,
     '',
-    '| run | GPU | measured step | predicted step [interval] | error | roofline step (error) | forward | backward | optimizer | peak memory GB |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    'Baselines: the roofline alone (the core\'s analytic predictor) and a constant MFU (the model\'s matrix FLOPs at',
+    'a fixed share of the dense peak at the training precision): per row, the median MFU the *other* runs on the same',
+    'GPU at the same precision measured (leave-one-out: the constant never saw its own row; web/bench/accuracy/',
+    `mfu-baseline.mjs), and the ${RULE_OF_THUMB_MFU * 100}% rule of thumb in the summary.`,
+    '',
+    '| run | GPU | measured step | predicted step [interval] | error | roofline step (error) | constant-MFU step (error) at MFU | forward | backward | optimizer | peak memory GB |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...lines,
     '',
     `Over ${learned.n} runs: mean absolute error ${f1(learned.mape)}%, median ${f1(learned.medape)}%; ` +
-      `the roofline alone ${f1(roofline.mape)}%, median ${f1(roofline.medape)}%.`,
+      `the roofline alone ${f1(roofline.mape)}%, median ${f1(roofline.medape)}%; ` +
+      (constantMfu
+        ? `a constant MFU per GPU and precision (leave-one-out) ${f1(constantMfu.mape)}%, median ${f1(constantMfu.medape)}%; `
+        : 'no constant-MFU baseline (it needs a second run); ') +
+      `the ${RULE_OF_THUMB_MFU * 100}% rule of thumb ${f1(ruleOfThumb.mape)}%, median ${f1(ruleOfThumb.medape)}%.`,
     `Peak memory: mean absolute error ${f1(peaks.mape)}%, mean signed ${signedPct(peaks.bias)} ` +
       `(under-predicted on ${memory.filter((p) => p.predicted < p.measured).length} of ${memory.length} runs).`,
     '',

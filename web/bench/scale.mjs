@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { engine } from '../cli/node-engine.mjs';
+import { RULE_OF_THUMB_MFU, leaveOneOutMfu, measuredMfu, stepAtMfu } from './accuracy/mfu-baseline.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const write = process.argv.includes('--write');
@@ -661,7 +662,7 @@ export async function main() {
   /**
    * @type {{source: string, run: string, unit: string, published: number, predictor: string, predicted: number,
    *   error: number, step_s: number, bubble: number, comm: number, fits: boolean, memory: number, publishedMemory: string,
-   *   note: string}[]}
+   *   note: string, mfu: number, accelerator: string, precision: string}[]}
    */
   const rows = [];
   /** @type {{source: string, run: string, unit: string, published: number, why: string, note: string}[]} */
@@ -705,6 +706,9 @@ export async function main() {
       memory: r.memory_gb,
       publishedMemory: 'publishedMemory' in item ? String(item.publishedMemory) : '',
       note,
+      mfu: r.mfu,
+      accelerator: r.hardware,
+      precision: String(/** @type {any} */ (item.request).training.precision ?? 'fp32'),
     });
     process.stderr.write(`${item.run}: ${f1(predicted)} vs ${item.published}\n`);
   }
@@ -717,15 +721,31 @@ export async function main() {
     signed: (rs.reduce((a, r) => a + r.error, 0) / rs.length) * 100,
   });
   const { mape, signed } = stats(rows);
+  // Constant-MFU baselines in each row's unit (throughput: inversely proportional to the step): the other rows'
+  // median MFU on the same accelerator and precision (leave-one-out), and the rule of thumb.
+  const loo = leaveOneOutMfu(rows.map((r) => ({
+    mfu: measuredMfu(r.mfu, 1 / r.predicted, 1 / r.published), accelerator: r.accelerator, precision: r.precision,
+  })));
+  /** @param {typeof rows[number]} r @param {number} at @returns {number} the row's value at constant MFU `at` */
+  const valueAt = (r, at) => 1 / stepAtMfu(r.mfu, 1 / r.predicted, at);
+  const baselineRows = rows.map((r, i) => {
+    const at = /** @type {{mfu: number}} */ (loo[i]).mfu;
+    const value = valueAt(r, at);
+    return { source: r.source, at, value, error: (value - r.published) / r.published };
+  });
+  const ruleRows = rows.map((r) => ({ error: (valueAt(r, RULE_OF_THUMB_MFU) - r.published) / r.published }));
+  const baseline = stats(baselineRows.filter((r) => Number.isFinite(r.error)));
+  const rule = stats(ruleRows);
   /** @param {number} v */
   const sign1 = (v) => `${v >= 0 ? '+' : ''}${f1(v)}`;
   const sources = [...new Set([...refused.filter((r) => !items.some((i) => i.source === r.source)), ...items].map((r) => r.source))];
   const perSource = sources.map((source) => {
     const mine = rows.filter((r) => r.source === source);
     const none = refused.filter((r) => r.source === source).length;
-    if (!mine.length) return `| ${source} | 0 | ${none} | n/a | n/a |`;
+    if (!mine.length) return `| ${source} | 0 | ${none} | n/a | n/a | n/a |`;
     const s = stats(mine);
-    return `| ${source} | ${mine.length} | ${none} | ${f1(s.mape)}% | ${sign1(s.signed)}% |`;
+    const b = stats(baselineRows.filter((r) => r.source === source && Number.isFinite(r.error)));
+    return `| ${source} | ${mine.length} | ${none} | ${f1(s.mape)}% | ${sign1(s.signed)}% | ${f1(b.mape)}% |`;
   });
   const lines = [
     '# Large-scale sanity check',
@@ -740,20 +760,29 @@ export async function main() {
     '(their Eq. 3, 96·B·s·l·h²·(1 + s/6h + V/16lh) FLOPs per iteration, divided by our predicted step);',
     'Llama 3 reports model FLOPs (BF16 MFU × 989 TFLOP/s; ours is the response\'s `mfu` × 989).',
     '',
-    '| source | run | unit | published | predicted | error | step (s) | bubble | exposed comm. | fits (GB/GPU) | published memory | recipe note |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | ${f1(r.predicted)} | ${r.error >= 0 ? '+' : ''}${f1(r.error * 100)}% | ${r.step_s.toFixed(2)} | ${f1(r.bubble * 100)}% | ${f1(r.comm * 100)}% | ${r.fits ? 'yes' : 'no'} (${f1(r.memory)}) | ${r.publishedMemory} | ${r.note.replace(/\|/g, '/')} |`,
-    ),
-    ...refused.map((r) => `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | n/a | refused: ${r.why.replace(/\|/g, '/')} | | | | | | ${r.note.replace(/\|/g, '/')} |`),
+    'Baseline beside each row: a constant MFU (the model\'s matrix FLOPs at a fixed share of the dense peak at the',
+    'training precision, as the response\'s `mfu` counts them), the median MFU the *other* predicted runs on the same',
+    'accelerator at the same precision published (leave-one-out, so it never saw its own row; the same accelerator at',
+    'any precision where no other run shares both, else all other runs; web/bench/accuracy/mfu-baseline.mjs).',
     '',
-    `Over the ${rows.length} predicted runs: mean absolute error ${f1(mape)}%, mean signed error ${sign1(signed)}%.`,
+    '| source | run | unit | published | predicted | error | constant MFU (error) at MFU | step (s) | bubble | exposed comm. | fits (GB/GPU) | published memory | recipe note |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|',
+    ...rows.map(
+      (r, i) => {
+        const b = /** @type {{at: number, value: number, error: number}} */ (baselineRows[i]);
+        return `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | ${f1(r.predicted)} | ${r.error >= 0 ? '+' : ''}${f1(r.error * 100)}% | ${f1(b.value)} (${sign1(b.error * 100)}%) at ${f1(b.at * 100)}% | ${r.step_s.toFixed(2)} | ${f1(r.bubble * 100)}% | ${f1(r.comm * 100)}% | ${r.fits ? 'yes' : 'no'} (${f1(r.memory)}) | ${r.publishedMemory} | ${r.note.replace(/\|/g, '/')} |`;
+      },
+    ),
+    ...refused.map((r) => `| ${r.source} | ${r.run} | ${r.unit} | ${r.published} | n/a | refused: ${r.why.replace(/\|/g, '/')} | | | | | | | ${r.note.replace(/\|/g, '/')} |`),
+    '',
+    `Over the ${rows.length} predicted runs: mean absolute error ${f1(mape)}%, mean signed error ${sign1(signed)}%; ` +
+      `a constant MFU per accelerator and precision (leave-one-out) ${f1(baseline.mape)}% (${sign1(baseline.signed)}%); ` +
+      `the ${RULE_OF_THUMB_MFU * 100}% rule of thumb ${f1(rule.mape)}% (${sign1(rule.signed)}%).`,
     '',
     'By source (each Megatron-Bridge release is its own block; error = (predicted − published) / published):',
     '',
-    '| source | predicted | refused | mean absolute error | mean signed error |',
-    '|---|---:|---:|---:|---:|',
+    '| source | predicted | refused | mean absolute error | mean signed error | constant MFU, leave-one-out: mean absolute error |',
+    '|---|---:|---:|---:|---:|---:|',
     ...perSource,
     '',
     '## Assumptions and known gaps',
