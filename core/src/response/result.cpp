@@ -22,9 +22,11 @@ Json link_json(const Link& l) {
 void add_interval(Json& r, const std::array<double, 2>& interval_ms, const Timing& t, const StepParts& parts,
                   double step_ms, const TrainingConfig& training) {
   // The learned band covers the predicted compute; communication is added as predicted.
-  // An input-bound step waits for the pipeline whatever the compute takes: the band is floored at its delivery.
+  // An input-bound step waits for the pipeline whatever the compute takes: the band is floored at its delivery;
+  // a launch-bound one at the host's time to issue both passes.
   double compute = parts.compute_ms() + parts.bubble_ms, rest = parts.communication_ms() + parts.offload_ms;
-  const double floor = parts.input_ms > 0 ? step_ms : 0.0;
+  const double host_floor = parts.host_bound ? parts.host_issue_ms[0] + parts.host_issue_ms[1] : 0.0;
+  const double floor = parts.input_ms > 0 ? step_ms : host_floor;
   double low = round6(std::max(compute * interval_ms[0] / t.step_ms + rest, floor));
   double high = round6(std::max(compute * interval_ms[1] / t.step_ms + rest, floor));
   r["step_ms_interval"] = {std::min(low, step_ms), std::max(high, step_ms)};
