@@ -10,7 +10,8 @@
 //
 // Validation GPUs (models/measured/validation.json) are left out of the floors, as from every fit; the H200's own
 // harness floor (the same percentile of its elementwise rows, on a newer host) is printed last: the host's time to
-// issue one kernel of an eager step (docs/PREDICTION.md §6, "Not modelled").
+// issue one kernel of an eager step, kHostIssueMsPerLaunch in core/include/prenet/host_issue.hpp (docs/PREDICTION.md
+// §4, "Launch-bound steps").
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
