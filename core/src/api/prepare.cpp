@@ -8,6 +8,7 @@
 #include "parallel/offload.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
+#include "prenet/host_issue.hpp"
 #include "response/result.hpp"
 #include "response/warnings.hpp"
 
@@ -77,7 +78,7 @@ std::vector<Timing> timed_at_precision(const Prepared& p) {
 }  // namespace
 
 Prepared prepare(const Json& doc) {
-  Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0};
+  Prepared p{parse_request(doc), {}, {}, {}, {}, std::nullopt, {}, {}, {}, 0, {}};
   const TrainingConfig& tr = p.req.training;
   p.net = resolve_model(p.req.model, tr);
   resolve_packing(p.req.training, p.net.input.kind == InputKind::Tokens, p.net.input.seq_len);
@@ -95,6 +96,7 @@ Prepared prepare(const Json& doc) {
   if (p.work.kernels.empty()) {
     throw InputError("model", "the network performs no computation (only reshapes or identities)");
   }
+  p.layer_host_ms = layer_host_ms(p.work, tr);
   p.mem = estimate_memory(p.net, p.work, tr);
   p.roofline = timed_at_precision(p);
   for (std::string& w :

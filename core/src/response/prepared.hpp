@@ -26,6 +26,8 @@ struct Prepared {
   std::vector<double> saved, saved_none;  // per layer, one micro-batch: under the recompute mode, and without
   std::array<double, 3> model_flops{};    // the whole model's step over the global batch, by phase
   double model_matmul_flops = 0;          // of which matrix kernels (MFU's numerator)
+  // Per layer of `work`, the host's time to issue its forward and backward kernels (layer_host_ms).
+  std::vector<std::array<double, 2>> layer_host_ms;
 };
 
 }  // namespace prenet

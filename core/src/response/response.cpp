@@ -39,7 +39,7 @@ ParallelTiming compose(const Prepared& p, const std::vector<Timing>& main, std::
   const Precision precision = p.req.training.precision;
   const std::vector<double> ring = context_ring_ms(*p.shard, p.work, cfg, fabric, p.req.hardware[h], precision, f);
   const TrainingConfig& tr = p.req.training;
-  ParallelTiming pt = compose_parallel(layer_ms, *p.shard, cfg, fabric, precision, ring, layer_host_ms(p.work, tr));
+  ParallelTiming pt = compose_parallel(layer_ms, *p.shard, cfg, fabric, precision, ring, p.layer_host_ms);
   if (offloads(tr)) {
     // The critical stage's host traffic; the device's optimizer step moves to the CPU under training.offload.
     const HostSpec& host = p.req.hardware[h].host;
@@ -128,7 +128,7 @@ std::vector<Json> results(const Prepared& p, const std::vector<Timing>& main,
       out.push_back(parallel_result(p, main, h, extras));
     } else {
       const TrainingConfig& tr = p.req.training;
-      StepParts parts = single_gpu_parts(main[h], cal.factors[h], step_host_ms(layer_host_ms(p.work, tr)));
+      StepParts parts = single_gpu_parts(main[h], cal.factors[h], step_host_ms(p.layer_host_ms));
       double offload_ms = 0;
       if (offloads(tr)) {
         const OffloadTraffic traffic = single_gpu_traffic(p.net, p.work, main[h], cal.factors[h], tr, acc.host);
