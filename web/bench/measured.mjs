@@ -98,7 +98,7 @@ export async function main() {
   const rooflineSteps = [];
   /** @type {{predicted: number, measured: number}[]} predicted memory without the runtime allowance, PyTorch's peak */
   const memory = [];
-  /** @type {{ mfu: number, accelerator: string, precision: string, predicted: number }[]} the response's MFU per row */
+  /** @type {{ mfu: number, accelerator: string, precision: string, responseMfu: number }[]} measured and predicted MFU per row */
   const mfus = [];
   /** @type {((baseline: string) => string)[]} each row's table line, given its constant-MFU cell */
   const rowLines = [];
@@ -114,7 +114,7 @@ export async function main() {
     steps.push({ predicted: r.step_ms, measured: step });
     rooflineSteps.push({ predicted: analytic.step_ms, measured: step });
     memory.push({ predicted: r.memory_gb - r.memory.overhead_gb, measured: Number(m.peak_memory_gb) });
-    mfus.push({ mfu: measuredMfu(r.mfu, r.step_ms, step), accelerator: m.gpu ?? '', precision: run.precision, predicted: r.mfu });
+    mfus.push({ mfu: measuredMfu(r.mfu, r.step_ms, step), accelerator: m.gpu ?? '', precision: run.precision, responseMfu: r.mfu });
     const band = r.step_ms_interval ? ` [${f1(r.step_ms_interval[0])}, ${f1(r.step_ms_interval[1])}]` : '';
     rowLines.push((baseline) =>
       `| ${m.name} | \`${m.gpu}\` | ${f1(step)} | ${f1(r.step_ms)}${band} | ${signedPct(signedError(r.step_ms, step))} | ` +
@@ -131,15 +131,15 @@ export async function main() {
   /** @type {{predicted: number, measured: number}[]} */
   const ruleSteps = [];
   steps.forEach((pair, i) => {
-    const row = /** @type {{ predicted: number }} */ (mfus[i]);
+    const { responseMfu } = /** @type {{ responseMfu: number }} */ (mfus[i]);
     const at = /** @type {{ mfu: number }} */ (loo[i]).mfu;
-    ruleSteps.push({ predicted: stepAtMfu(row.predicted, pair.predicted, RULE_OF_THUMB_MFU), measured: pair.measured });
+    ruleSteps.push({ predicted: stepAtMfu(responseMfu, pair.predicted, RULE_OF_THUMB_MFU), measured: pair.measured });
     const line = /** @type {(baseline: string) => string} */ (rowLines[i]);
     if (!Number.isFinite(at)) {
       lines.push(line('n/a (no other run)'));
       return;
     }
-    const b = stepAtMfu(row.predicted, pair.predicted, at);
+    const b = stepAtMfu(responseMfu, pair.predicted, at);
     looSteps.push({ predicted: b, measured: pair.measured });
     lines.push(line(`${f1(b)} (${signedPct(signedError(b, pair.measured))}) at ${f1(at * 100)}%`));
   });
