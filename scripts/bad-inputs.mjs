@@ -244,6 +244,7 @@ export const CASES = [
   { group: 'unknown enums', name: 'optimizer "lamb"', input: () => train({ optimizer: 'lamb' }) },
   { group: 'unknown enums', name: 'attention "sdpa"', input: () => train({ attention: 'sdpa' }) },
   { group: 'unknown enums', name: 'attention "flash" on Transformer-XL (relative positions)', input: () => req({ preset: 'transformer-xl-base' }, { training: { attention: 'flash' } }) },
+  { group: 'unknown enums', name: 'attention "flash2" on Transformer-XL (relative positions)', input: () => req({ preset: 'transformer-xl-base' }, { training: { attention: 'flash2' } }) },
   { group: 'unknown enums', name: 'preset "gpt-7"', input: () => req({ preset: 'gpt-7' }) },
   { group: 'unknown enums', name: 'hardware "h1000"', input: () => JSON.stringify({ model: { preset: 'gpt2' }, hardware: ['h1000'] }) },
   { group: 'unknown enums', name: 'layer type "transformer"', input: () => layersModel([{ type: 'transformer' }]) },

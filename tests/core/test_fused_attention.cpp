@@ -2,6 +2,7 @@
 // attention"; core/src/timing/fused_attention.cpp), and routed there by the learned path.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <tuple>
 
 #include "helpers.hpp"
 #include "prenet/catalog.hpp"
@@ -101,8 +102,14 @@ TEST_CASE(
   prenet::Json config = prenet::Json::parse(testutil::small_llama_config());
   config["max_position_embeddings"] = 4096;
   const prenet::Network net = prenet::resolve_model({{"hf_config", config}}, tr);
-  for (auto set : {prenet::KernelSet::Megatron, prenet::KernelSet::PyTorch}) {
-    const prenet::KernelContext context(Precision::BF16, prenet::AttentionKernel::Flash, set);
+  using prenet::AttentionKernel;
+  const std::tuple<prenet::KernelSet, AttentionKernel, FusedAttentionLibrary> cases[] = {
+      {prenet::KernelSet::Megatron, AttentionKernel::Flash, FusedAttentionLibrary::Cudnn},
+      {prenet::KernelSet::PyTorch, AttentionKernel::Flash, FusedAttentionLibrary::PyTorchDefault},
+      {prenet::KernelSet::Megatron, AttentionKernel::Flash2, FusedAttentionLibrary::Flash},
+      {prenet::KernelSet::PyTorch, AttentionKernel::Flash2, FusedAttentionLibrary::Flash}};
+  for (const auto& [set, attention, library] : cases) {
+    const prenet::KernelContext context(Precision::BF16, attention, set);
     const prenet::StepWork work = prenet::step_work(net, 2, context, prenet::Optimizer::AdamW);
     const Accelerator& b200 = hw("b200");
     const prenet::LearnedBatch batch = prenet::learned_batch(work, {b200}, Precision::BF16);
@@ -111,8 +118,7 @@ TEST_CASE(
       const Kernel& k = work.kernels[i];
       if (k.fused_attention == FusedAttentionLibrary::None) continue;
       ++fused;
-      CHECK(k.fused_attention ==
-            (set == prenet::KernelSet::Megatron ? FusedAttentionLibrary::Cudnn : FusedAttentionLibrary::Flash));
+      CHECK(k.fused_attention == library);
       CHECK(k.causal);
       CHECK(k.m == 4096);
       const auto [cls, row] = batch.kernel_rows[0][i];
@@ -121,6 +127,28 @@ TEST_CASE(
     }
     CHECK(fused == 2 * 2);  // forward and backward of each of the 2 layers
   }
+}
+
+TEST_CASE("PyTorch's default fused kernel is the one the catalogue names for the part: cuDNN's on Hopper and B200",
+          "[fused_attention]") {
+  const Kernel cudnn = causal_pass(64, 8192, FusedAttentionLibrary::Cudnn, prenet::Phase::Backward);
+  const Kernel flash = causal_pass(64, 8192, FusedAttentionLibrary::Flash, prenet::Phase::Backward);
+  const Kernel sdpa = causal_pass(64, 8192, FusedAttentionLibrary::PyTorchDefault, prenet::Phase::Backward);
+  for (const char* id : {"h100-sxm", "h200", "b200", "gb200"}) {
+    INFO(id);
+    CHECK(hw(id).pytorch_attention == FusedAttentionLibrary::Cudnn);
+    CHECK(*prenet::fused_attention_ms(sdpa, hw(id), Precision::BF16) ==
+          *prenet::fused_attention_ms(cudnn, hw(id), Precision::BF16));
+  }
+  // A part whose record does not name cuDNN keeps FlashAttention-2, here unmeasured (the learned time then).
+  prenet::Json r = hw("b200").record;
+  r["fused_attention"].erase("pytorch");
+  const Accelerator older = prenet::parse_accelerator(r, "hw", false);
+  CHECK(older.pytorch_attention == FusedAttentionLibrary::Flash);
+  CHECK(*prenet::fused_attention_ms(sdpa, older, Precision::BF16) ==
+        *prenet::fused_attention_ms(flash, older, Precision::BF16));
+  CHECK(hw("a100-sxm4-80gb").pytorch_attention == FusedAttentionLibrary::Flash);
+  CHECK_FALSE(prenet::fused_attention_ms(sdpa, hw("a100-sxm4-80gb"), Precision::BF16).has_value());
 }
 
 TEST_CASE("a malformed fused_attention field in a catalogue record is an error naming it",
@@ -133,6 +161,9 @@ TEST_CASE("a malformed fused_attention field in a catalogue record is an error n
   r = base;
   r["fused_attention"]["xformers"] = prenet::Json::object();
   testutil::require_input_error(parse(r), "hw.fused_attention.xformers", "expected one of block_positions");
+  r = base;
+  r["fused_attention"]["pytorch"] = "xformers";
+  testutil::require_input_error(parse(r), "hw.fused_attention.pytorch", "cudnn");
   r = base;
   r["fused_attention"].erase("block_positions");
   testutil::require_input_error(parse(r), "hw.fused_attention.block_positions", "");

@@ -175,6 +175,13 @@ int main(int argc, char** argv) {
               {"parallel", {{"gpus", 2}, {"micro_batches", 2}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // FlashAttention-2 everywhere (training.attention "flash2") on parts whose PyTorch default is cuDNN's kernel.
+  write(out / "request", "attention-flash2.json",
+        Json({{"model", {{"preset", "llama-3.2-1b"}}},
+              {"training", {{"batch_size", 1}, {"seq_len", 256}, {"precision", "bf16"}, {"attention", "flash2"}}},
+              {"hardware", {"h100-sxm", "b200"}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // A Switch Transformer (sparse expert blocks), beside the presets' configs.
   write(out / "hf_config", "switch.json",
         Json({{"model_type", "switch_transformers"},

@@ -83,24 +83,26 @@ describe('links', () => {
     assert.deepEqual(restored.scenario, scenario);
   });
 
-  test('two-way training choices: the other value in the link, the default left out, anything else a named problem', async () => {
-    /** @type {Array<[string, string, string, string]>} name, default, the other value, a wrong value */
+  test('training choices: each other value in the link, the default left out, anything else a named problem', async () => {
+    /** @type {Array<[string, string, string[], string, string]>} name, default, the other values, a wrong value, the values as the problem lists them */
     const choices = [
-      ['attention', 'eager', 'flash', 'sdpa'],
-      ['optimizer_impl', 'fused', 'foreach', 'apex'],
-      ['kernels', 'pytorch', 'megatron', 'deepspeed'],
+      ['attention', 'eager', ['flash', 'flash2'], 'sdpa', 'eager, flash or flash2'],
+      ['optimizer_impl', 'fused', ['foreach'], 'apex', 'fused or foreach'],
+      ['kernels', 'pytorch', ['megatron'], 'deepspeed', 'pytorch or megatron'],
     ];
-    for (const [name, fallback, other, bad] of choices) {
-      const linked = await paramsToScenario(new URLSearchParams(`${name}=${other}`), KNOWN);
-      assert.deepEqual(linked.problems, []);
-      const training = /** @type {Record<string, unknown>} */ (linked.scenario.training);
-      assert.equal(training[name], other);
-      assert.equal((await scenarioToParams(linked.scenario, KNOWN)).params.get(name), other);
-      const reset = await paramsToScenario(new URLSearchParams(`${name}=${fallback}`), KNOWN, linked.scenario);
-      assert.equal(/** @type {Record<string, unknown>} */ (reset.scenario.training)[name], undefined);
+    for (const [name, fallback, others, bad, listed] of choices) {
+      for (const other of others) {
+        const linked = await paramsToScenario(new URLSearchParams(`${name}=${other}`), KNOWN);
+        assert.deepEqual(linked.problems, []);
+        const training = /** @type {Record<string, unknown>} */ (linked.scenario.training);
+        assert.equal(training[name], other);
+        assert.equal((await scenarioToParams(linked.scenario, KNOWN)).params.get(name), other);
+        const reset = await paramsToScenario(new URLSearchParams(`${name}=${fallback}`), KNOWN, linked.scenario);
+        assert.equal(/** @type {Record<string, unknown>} */ (reset.scenario.training)[name], undefined);
+      }
       assert.equal((await scenarioToParams(defaultScenario(), KNOWN)).params.has(name), false);
       const wrong = await paramsToScenario(new URLSearchParams(`${name}=${bad}`), KNOWN);
-      assert.deepEqual(wrong.problems, [`${name}: expected ${fallback} or ${other}, got "${bad}"`]);
+      assert.deepEqual(wrong.problems, [`${name}: expected ${listed}, got "${bad}"`]);
     }
   });
 

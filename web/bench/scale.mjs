@@ -73,7 +73,8 @@ const MEGATRON_2021 = /** @type {number[][]} */ ([
  * Dubey et al., "The Llama 3 Herd of Models" (arXiv 2407.21783), Table 4: Llama 3 405B pre-training on
  * H100 (BF16), TFLOPs per GPU = BF16 MFU x 989 (model FLOPs, no recomputation). Architecture from its
  * Table 3: 126 layers, width 16,384, FFN 53,248, 128 heads, 8 key/value heads, vocabulary 128,000.
- * Assumed: micro-batch 1, fused (Flash) attention and no other recomputation, ZeRO stage 1, the catalogue's DGX H100 fabric (8x 400 Gb/s per node). Sequence parallelism on: the
+ * Assumed: micro-batch 1, fused attention as FlashAttention-2 (`flash2`: the fused kernel of 2024; the paper does
+ * not name one, and cuDNN's became PyTorch's default on H100 only with 2.11) and no other recomputation, ZeRO stage 1, the catalogue's DGX H100 fabric (8x 400 Gb/s per node). Sequence parallelism on: the
  * paper's tensor parallelism is Megatron's with sequence parallelism (it cites Korthikanti et al.). The
  * long-context row runs context parallelism 16 (parallel.context: TransformerEngine's ring, load-balanced).
  */
@@ -94,7 +95,7 @@ const LLAMA3 = [
       },
       name: 'Llama 3 405B',
     },
-    training: { batch_size: dp * batchPerDp, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash' },
+    training: { batch_size: dp * batchPerDp, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash2' },
     hardware: ['h100-sxm'],
     options: { per_layer: false },
     parallel: { gpus, tensor: 8, context: cp, pipeline: 16, micro_batch_size: 1, zero_stage: 1, sequence_parallel: true },
@@ -109,7 +110,9 @@ const LLAMA3 = [
  * not: the predictions are expected to run fast (torchtitan itself reports 33-39% MFU for the 8B rows).
  * Throughput is tokens per second per GPU (TPS/GPU), memory the peak GiB per GPU. Sequence 8192 (the
  * torchtitan Llama 3.1 configs), AdamW, FSDP2 (ZeRO-3 with every layer resharded after forward), fused
- * attention (SDPA). "Selective activation checkpointing" is torchtitan's op-level policy (matmul outputs
+ * attention (SDPA: FlashAttention-2 on these runs' PyTorch, `flash2`; a December 2024 nightly does not pick cuDNN's
+ * kernel on H100, pytorch/pytorch#142132, and torchtitan enabled cuDNN attention in March 2025, pytorch/torchtitan#1000).
+ * "Selective activation checkpointing" is torchtitan's op-level policy (matmul outputs
  * kept except every second one of a block): `recompute: "torchtitan_op"`. Float8 is torchao's tensorwise dynamic scaling (`fp8_recipe: "current"`).
  */
 /**
@@ -140,7 +143,7 @@ const TORCHTITAN = /** @type {TitanRun[]} */ ([
     publishedMemory: `${t.gib} GiB`,
     request: {
       model: { preset: t.model },
-      training: { batch_size: batch, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash', ...t.tr },
+      training: { batch_size: batch, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash2', ...t.tr },
       hardware: ['h100-sxm'],
       options: { per_layer: false },
       parallel: {
@@ -796,8 +799,9 @@ export async function main() {
     '- Dubey et al. 2024 (arXiv 2407.21783, Table 4): 405B on H100 with the catalogue\'s DGX H100 fabric',
     '  (8× 400 Gb/s per node), with Megatron sequence parallelism over the tensor group (`sequence_parallel`;',
     '  the paper\'s tensor parallelism cites Korthikanti et al.). Assumed: micro-batch 1, fused attention',
-    '  (`training.attention: "flash"`: one kernel per pass, no s² score traffic or activations; timed by the',
-    '  learned batched-GEMM model, which never saw a fused kernel) and no other recomputation, ZeRO 1.',
+    '  as FlashAttention-2 (`training.attention: "flash2"`: one kernel per pass, no s² score traffic or activations;',
+    '  the fused kernel of 2024, the paper names none; the catalogue has no H100 FlashAttention-2 timings, so the',
+    '  learned batched-GEMM model times it) and no other recomputation, ZeRO 1.',
     '  Meta\'s own pipeline schedule changes and communication tuning are not modelled: most of the gap is the',
     '  plain 1F1B bubble, (p − 1)/(m + p − 1) with p = 16 and m = 32 or 16 micro-batches, which Llama 3\'s',
     '  interleaved stages divide by the number of virtual stages (126 layers do not split into whole blocks over',
@@ -808,7 +812,9 @@ export async function main() {
     '  sequence each (16M tokens per step).',
     '- torchtitan (pytorch/torchtitan docs/performance.md @ eaea6f6a, BSD-3-Clause, runs of December 2024):',
     '  Grand Teton H100s with 96 GB HBM2e at 2.4 TB/s under a 500 W limit, predicted as the catalogue\'s 700 W',
-    '  `h100-sxm` (3.35 TB/s): expect the predictions to run fast. FSDP2 as ZeRO-3; "selective" checkpointing',
+    '  `h100-sxm` (3.35 TB/s): expect the predictions to run fast. SDPA ran FlashAttention-2 (`attention: "flash2"`:',
+    '  a December 2024 PyTorch nightly does not pick cuDNN\'s kernel on H100, pytorch/pytorch#142132; torchtitan',
+    '  enabled cuDNN attention in March 2025, pytorch/torchtitan#1000). FSDP2 as ZeRO-3; "selective" checkpointing',
     '  is torchtitan\'s op-level policy, which also recomputes every second matmul of a block (`recompute: "torchtitan_op"`); Float8 is torchao\'s tensorwise dynamic scaling',
     '  (`fp8_recipe: "current"`); AsyncTP is not modelled; the interleaved run\'s chunks per stage are not',
     '  stated (2 assumed). Memory is compared with the published peak GiB per GPU.',

@@ -14,6 +14,7 @@ export { finetuneSetting };
 export function trainingSettings(training: PredictResponse['training'], finetune = true): string[] {
   const settings = [training.precision, `${training.optimizer}${training.optimizer_impl === 'foreach' ? ' (foreach)' : ''}`];
   if (training.attention === 'flash') settings.push('fused attention');
+  if (training.attention === 'flash2') settings.push('fused attention (FlashAttention-2)');
   if (training.kernels === 'megatron') settings.push('Megatron kernels');
   const tune = finetune ? finetuneSetting(training) : null;
   if (tune !== null) settings.push(tune);

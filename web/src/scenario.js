@@ -21,7 +21,7 @@ import { namesText, nestTraining, parseNames } from './training-fields.js';
  * @typedef {CustomAccelerator & { id: string }} CustomEntry a custom accelerator with the id the
  *   page gave it ("custom-1"); the id is how `hardware` selects it and how its result row is named
  * @typedef {{ batch_size?: number, seq_len?: number, image_size?: number, dataset_size?: number,
- *   epochs?: number, precision?: Precision, optimizer: Optimizer, attention?: 'flash',
+ *   epochs?: number, precision?: Precision, optimizer: Optimizer, attention?: 'flash' | 'flash2',
  *   optimizer_impl?: 'foreach', kernels?: 'megatron', memory_format?: import('./types').MemoryFormat }}
  *   Training
  *   Any other row of the core's training table is held under its key too, a section's member flat

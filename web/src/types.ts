@@ -2,7 +2,8 @@
 // plain-JS engine (engine.js) and the CLI can refer to these through JSDoc `import('./types')`.
 
 export type Precision = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
-export type AttentionKernel = 'eager' | 'flash';
+/** Attention's core: eager kernels, the fused kernel the framework picks per part, or FlashAttention-2 everywhere. */
+export type AttentionKernel = 'eager' | 'flash' | 'flash2';
 /** Whose kernels run the layers: PyTorch's operations as Hugging Face writes them, or Megatron-LM's fused ones. */
 export type KernelSet = 'pytorch' | 'megatron';
 /** The optimizer's update: one fused pass per state, or torch.optim's default multi-tensor foreach ops. */

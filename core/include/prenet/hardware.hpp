@@ -21,9 +21,10 @@ struct HostSpec {
 /// server (768 GB, 2 sockets of 8-channel DDR4-3200: 409.6 GB/s, PCIe Gen4 x16: 25 GB/s per direction).
 HostSpec default_host();
 
-/// The library of a fused attention kernel: cuDNN's (TransformerEngine, PyTorch SDPA's cuDNN backend) or the
-/// flash_attn package's FlashAttention-2 (PyTorch SDPA's flash backend).
-enum class FusedAttentionLibrary { None = 0, Cudnn = 1, Flash = 2 };
+/// The library of a fused attention kernel: cuDNN's (TransformerEngine, PyTorch SDPA's cuDNN backend), the
+/// flash_attn package's FlashAttention-2 (PyTorch SDPA's flash backend), or whichever of the two PyTorch SDPA
+/// picks on the accelerator that times it (`Accelerator::pytorch_attention`).
+enum class FusedAttentionLibrary { None = 0, Cudnn = 1, Flash = 2, PyTorchDefault = 3 };
 
 /// Measured fused attention on one accelerator and library (catalogue `fused_attention`): a pass takes its
 /// visible-block FLOPs / (efficiency x 16-bit peak) + overhead. Zero efficiency: not measured.
@@ -49,6 +50,9 @@ struct Accelerator {
   /// block of 0 means none measured.
   double fused_attention_block = 0;
   FusedAttentionTiming fused_attention[3];
+  /// The library PyTorch SDPA runs on this part by default (catalogue `fused_attention.pytorch`; Flash when
+  /// absent).
+  FusedAttentionLibrary pytorch_attention = FusedAttentionLibrary::Flash;
   Json record;  // the full catalogue record, returned by catalog()
 
   /// Measured achievable matrix TFLOP/s by Precision (catalogue `achievable_tflops`: the best a matmul reaches

@@ -32,8 +32,12 @@ enum class Optimizer {
 /// working weights (mixed precision), or pure bf16 weights, gradients and states (torchtune, litgpt).
 enum class MasterWeights { FP32, BF16 };
 /// How attention's core runs: separate kernels writing the score matrix (eager), or one fused kernel per
-/// pass that keeps scores on chip (FlashAttention; PyTorch's scaled_dot_product_attention on GPUs).
-enum class AttentionKernel { Eager, Flash };
+/// pass that keeps scores on chip: the one the kernel set picks on each accelerator (Flash: TransformerEngine's
+/// cuDNN kernel; PyTorch SDPA's default, cuDNN's or FlashAttention-2's by part), or FlashAttention-2 on
+/// every part (Flash2: PyTorch up to 2.10, the flash-attn 2 package).
+enum class AttentionKernel { Eager, Flash, Flash2 };
+/// Whether attention's core is one fused kernel per pass (no score matrix in memory).
+inline bool fused_attention(AttentionKernel a) { return a != AttentionKernel::Eager; }
 /// Whose kernels run the layers: PyTorch's operations as Hugging Face writes them (activations such as
 /// gelu_new as chains of ops, GLUs as activation then product, eager softmax on autocast's FP32 list), or
 /// Megatron-LM's fused ones (bias-GELU, SwiGLU and scale-mask-softmax in one 16-bit kernel each).

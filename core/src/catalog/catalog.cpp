@@ -195,11 +195,12 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
 
 Network resolve_model(const Json& model, const TrainingConfig& training) {
   Network net = resolve_model_form(model, training);
-  if (training.attention == AttentionKernel::Flash) {
+  if (fused_attention(training.attention)) {
     for (const Layer& layer : net.layers) {
       if (layer.type != LayerType::Attention) continue;
       if (layer.attrs.relative) {
-        throw InputError("training.attention", "\"flash\" cannot time layer \"" + printable(layer.name) +
+        const char* value = training.attention == AttentionKernel::Flash2 ? "\"flash2\"" : "\"flash\"";
+        throw InputError("training.attention", std::string(value) + " cannot time layer \"" + printable(layer.name) +
                                                    "\": relative-position attention (Transformer-XL) adds a second "
                                                    "score matrix no fused kernel computes; use \"eager\"");
       }

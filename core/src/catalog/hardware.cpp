@@ -59,8 +59,12 @@ void parse_fused_attention(const Json& record, const std::string& path, Accelera
   if (!record.contains("fused_attention") || record["fused_attention"].is_null()) return;
   const std::string fa_path = join(path, "fused_attention");
   const Json& fa = require_object(record["fused_attention"], fa_path);
-  reject_unknown_keys(fa, fa_path, {"block_positions", "cudnn", "flash", "source"});
+  reject_unknown_keys(fa, fa_path, {"block_positions", "cudnn", "flash", "pytorch", "pytorch_source", "source"});
   acc.fused_attention_block = require_number(fa, "block_positions", fa_path, 1, 1 << 20);
+  if (fa.contains("pytorch")) {
+    const std::string sdpa = get_enum(fa, "pytorch", fa_path, "flash", {"cudnn", "flash"});
+    acc.pytorch_attention = sdpa == "cudnn" ? FusedAttentionLibrary::Cudnn : FusedAttentionLibrary::Flash;
+  }
   const std::pair<const char*, FusedAttentionLibrary> libraries[] = {{"cudnn", FusedAttentionLibrary::Cudnn},
                                                                      {"flash", FusedAttentionLibrary::Flash}};
   for (const auto& [name, library] : libraries) {

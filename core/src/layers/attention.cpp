@@ -10,7 +10,7 @@ namespace prenet {
 namespace {
 
 /// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+bool flash(const KernelContext& context) { return fused_attention(context.attention); }
 
 /// The sizes of one attention layer's step: s queries, t keys (memory or cache included), heads, widths.
 struct Dims {

@@ -9,7 +9,7 @@ namespace prenet {
 namespace {
 
 /// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+bool flash(const KernelContext& context) { return fused_attention(context.attention); }
 
 /// FlashAttention's one kernel per pass (Dao 2023) over `c.b * c.heads` query heads of s positions and
 /// `c.b * c.kv_heads` key/value heads of t positions, query/key width dk, value width dv: forward QK^T and
@@ -18,7 +18,8 @@ bool flash(const KernelContext& context) { return context.attention == Attention
 /// skipped). Memory traffic is the inputs and outputs only: forward reads Q, K, V and writes O and each
 /// row's log-sum-exp (FP32); backward reads Q, K, V, O, dO and the row statistics and writes dQ, dK, dV.
 /// Timed from the accelerator's measured fused attention where the catalogue has it for the library the
-/// request's kernels use (Megatron-LM's: TransformerEngine's cuDNN kernel; PyTorch's: SDPA's flash backend),
+/// request's kernels use (Megatron-LM's: TransformerEngine's cuDNN kernel; PyTorch's: the backend SDPA picks on
+/// the part; `flash2`: FlashAttention-2 whatever the kernel set),
 /// counting the mask's visible blocks (causal over s = t, or a sliding window; other masks at `visible`);
 /// elsewhere as a batched GEMM of the QK^T shape.
 void flash_attention(KernelBuilder& kb, Phase phase, const LayerStep& st, const AttentionCore& c, double e) {
@@ -28,8 +29,9 @@ void flash_attention(KernelBuilder& kb, Phase phase, const LayerStep& st, const 
   const bool forward = phase == Phase::Forward;
   k.unmasked_flops = 2.0 * bh * c.s * c.t * (forward ? c.dk + c.dv : 3 * c.dk + 2 * c.dv);
   k.flops = k.unmasked_flops * c.visible;
-  k.fused_attention =
-      st.context.kernels == KernelSet::Megatron ? FusedAttentionLibrary::Cudnn : FusedAttentionLibrary::Flash;
+  k.fused_attention = st.context.attention == AttentionKernel::Flash2 ? FusedAttentionLibrary::Flash
+                      : st.context.kernels == KernelSet::Megatron     ? FusedAttentionLibrary::Cudnn
+                                                                      : FusedAttentionLibrary::PyTorchDefault;
   const LayerAttrs& a = st.a;
   const bool plain_mask = a.context <= 1 && a.chunk == 0 && c.s == c.t;
   k.causal = plain_mask && a.causal;
@@ -126,11 +128,11 @@ double attention_ops_kept_bytes(const Kernel& k, double e, const KernelContext& 
 }
 
 bool fp32_probabilities(const KernelContext& context, double e) {
-  return context.attention != AttentionKernel::Flash && context.kernels != KernelSet::Megatron && e < 4;
+  return !fused_attention(context.attention) && context.kernels != KernelSet::Megatron && e < 4;
 }
 
 double attention_score_bytes(const LayerAttrs& a, double probs, double e, const KernelContext& context) {
-  if (context.attention == AttentionKernel::Flash) return 0;
+  if (fused_attention(context.attention)) return 0;
   // Korthikanti et al. (16-bit probabilities): the softmax output, and with dropout its mask and output.
   // Autocast's FP32 softmax: its output (saved by its backward), then the cast for PV, or the dropout's.
   // Eager soft-capping also keeps tanh's output for its backward. All at the dense s x t size: the eager

@@ -156,7 +156,7 @@ void add_fp8_kernels(const Layer& layer, const KernelContext& context, bool opti
   const double x_copies = f.columnwise && wgrad ? 2 : 1, w_copies = f.columnwise ? 2 : 1;
   const double dy_copies = !backward ? 0 : f.columnwise && wgrad ? 2 : 1;
   const double saved_fp8 = f.data + f.act_scale;  // the column-wise input copy TE saves for wgrad
-  const bool flash = context.attention == AttentionKernel::Flash;
+  const bool flash = fused_attention(context.attention);
   const std::size_t last = work.kernels.size();
   std::vector<Kernel> forward;
   for (std::size_t i = first; i < last; ++i) {

@@ -9,7 +9,7 @@ namespace prenet {
 namespace {
 
 /// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return context.attention == AttentionKernel::Flash; }
+bool flash(const KernelContext& context) { return fused_attention(context.attention); }
 
 /// The widths of one MLA layer: hidden D, heads H, ranks rq (0: q_proj) and rkv, query/key width dk =
 /// nope + rope, value width dv.

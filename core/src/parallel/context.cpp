@@ -25,7 +25,7 @@ void check_ring_attention(const Layer& L, const KernelContext& kernels) {
   auto refuse = [&](const std::string& why) {
     throw InputError("parallel.context", "the ring attention of context parallelism cannot run " + layer + ": " + why);
   };
-  if (kernels.attention != AttentionKernel::Flash) {
+  if (!fused_attention(kernels.attention)) {
     refuse(
         "it needs a fused attention kernel (TransformerEngine runs context parallelism only with flash or fused "
         "attention); set training.attention to \"flash\"");

@@ -165,9 +165,13 @@ std::vector<TrainingOption> core_rows() {
        "torch.optim's default, one pass per tensor operation",
        {"optimizer_impl"}, "optimizer-impl", "I", Echo::Always,
        store_member<&TC::optimizer_impl>, read_member<&TC::optimizer_impl>},
-      {"attention", K::Choice, {"eager", "flash"}, {"eager (scores in memory)", "fused (FlashAttention)"}, 0, 0,
+      {"attention", K::Choice, {"eager", "flash", "flash2"},
+       {"eager (scores in memory)", "fused (the framework's kernel)", "fused (FlashAttention-2)"}, 0, 0,
        "eager", "Attention",
-       "eager: attention writes its score matrices to memory; flash: one fused kernel per pass keeps them on chip",
+       "eager: attention writes its score matrices to memory; flash: one fused kernel per pass keeps them on chip, "
+       "the one the kernel set runs on each accelerator (PyTorch 2.11 and later: cuDNN's on H100, H200 and B200-class "
+       "parts, FlashAttention-2 elsewhere; Megatron-LM: cuDNN's); flash2: FlashAttention-2 on every accelerator "
+       "(PyTorch up to 2.10, the flash-attn 2 package)",
        {"attention"}, "attention", "A", Echo::Always,
        store_member<&TC::attention>, read_member<&TC::attention>},
       {"kernels", K::Choice, {"pytorch", "megatron"}, {"PyTorch (Hugging Face code)", "Megatron-LM (fused)"}, 0, 0,

@@ -21,7 +21,9 @@ double visible_blocks(double s, bool causal, double window, double block) {
 std::optional<double> fused_attention_ms(const Kernel& k, const Accelerator& acc, Precision precision) {
   if (k.fused_attention == FusedAttentionLibrary::None || acc.fused_attention_block <= 0) return std::nullopt;
   if (precision == Precision::FP32 || precision == Precision::TF32) return std::nullopt;
-  const FusedAttentionTiming& t = acc.fused_attention[static_cast<int>(k.fused_attention)];
+  const FusedAttentionLibrary library =
+      k.fused_attention == FusedAttentionLibrary::PyTorchDefault ? acc.pytorch_attention : k.fused_attention;
+  const FusedAttentionTiming& t = acc.fused_attention[static_cast<int>(library)];
   const bool forward = k.phase == Phase::Forward;
   const double efficiency = forward ? t.forward : t.backward;
   const std::optional<double> peak = acc.peak(Precision::BF16) ? acc.peak(Precision::BF16) : acc.peak(Precision::FP16);
