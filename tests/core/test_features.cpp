@@ -239,6 +239,51 @@ TEST_CASE("normalisations: batchnorm 2C, layernorm 2F (F without bias), rmsnorm 
   }
 }
 
+TEST_CASE("rmsnorm under PyTorch's kernels is Hugging Face's op chain; fused under compile and Megatron", "[features][norm]") {
+  Network seq = net_of(R"J({"input": {"kind": "sequence", "seq_len": 10, "features": 64},
+    "layers": [{"type": "dense", "name": "fc", "units": 64}, {"type": "rmsnorm", "name": "rms"}]})J");
+  const std::int64_t b = 4;
+  const double n = 4.0 * 10 * 64, rows = 4.0 * 10;
+  auto kernels_of = [](const StepWork& w, int layer, Phase phase) {
+    std::vector<const Kernel*> out;
+    for (const Kernel& k : w.kernels) {
+      if (k.layer == layer && k.phase == phase) out.push_back(&k);
+    }
+    return out;
+  };
+  auto bytes_of = [](const std::vector<const Kernel*>& ks) {
+    double total = 0;
+    for (const Kernel* k : ks) total += k->bytes;
+    return total;
+  };
+  // BF16: 8 kernels forward (36 bytes per element plus the row values' 2 x 8), 15 backward (92 plus 2 x 12).
+  KernelContext bf16(Precision::BF16);
+  StepWork w = step_work(seq, b, bf16, Optimizer::Adam);
+  CHECK(kernels_of(w, 1, Phase::Forward).size() == 8);
+  CHECK(kernels_of(w, 1, Phase::Backward).size() == 15);
+  CHECK(bytes_of(kernels_of(w, 1, Phase::Forward)) == Approx(36 * n + 16 * rows));
+  CHECK(bytes_of(kernels_of(w, 1, Phase::Backward)) == Approx(92 * n + 24 * rows));
+  // Saved: the FP32 copy of the input, the normalized BF16 rows, the row scales; not the input as written.
+  CHECK(w.layers[1].saved_activation_bytes == Approx(6 * n + 4 * rows));
+  CHECK(w.layers[1].saved_input_bytes == 0);
+  // FP32: no casts (6 and 13 kernels); the input itself is what pow and the product keep.
+  StepWork w32 = step_work(seq, b, KernelContext(Precision::FP32), Optimizer::Adam);
+  CHECK(kernels_of(w32, 1, Phase::Forward).size() == 6);
+  CHECK(kernels_of(w32, 1, Phase::Backward).size() == 13);
+  CHECK(w32.layers[1].saved_activation_bytes == Approx(8 * n + 4 * rows));
+  CHECK(w32.layers[1].saved_input_bytes == Approx(4 * n));
+  // torch.compile and Megatron's kernels: one fused kernel each way, as a layernorm.
+  KernelContext compiled(Precision::BF16);
+  compiled.compiled = true;
+  KernelContext megatron(Precision::BF16, AttentionKernel::Eager, KernelSet::Megatron);
+  for (const KernelContext& fused : {compiled, megatron}) {
+    StepWork f = step_work(seq, b, fused, Optimizer::Adam);
+    CHECK(kernels_of(f, 1, Phase::Forward).size() == 1);
+    CHECK(kernels_of(f, 1, Phase::Backward).size() == 1);
+    CHECK(f.layers[1].saved_activation_bytes < w.layers[1].saved_activation_bytes);
+  }
+}
+
 TEST_CASE("shape-only and elementwise layers: activation, dropout, flatten, reshape, softmax, identity", "[features][elementwise]") {
   Network net = net_of(R"J({"input": {"kind": "image", "channels": 16, "image_size": 15},
     "layers": [

@@ -251,7 +251,7 @@ describe('the examples', () => {
       ['llama-3.1-8b', ['rtx-4090'], { batch_size: 2, optimizer: 'adam', precision: 'bf16', attention: 'flash', 'finetune.method': 'qlora', 'finetune.rank': 16, 'finetune.targets': 'all-linear', seq_len: 2048 }],
     );
     assert.equal(qlora?.parallel.recompute, 'full', 'gradient checkpointing, as QLoRA recipes run');
-    assert.deepEqual([lora?.preset, lora?.hardware, lora?.training], ['qwen3-8b', ['h100-sxm'], { batch_size: 4, optimizer: 'adam', precision: 'bf16', attention: 'flash', seq_len: 2048, 'finetune.method': 'lora', 'finetune.rank': 16 }]);
+    assert.deepEqual([lora?.preset, lora?.hardware, lora?.training], ['qwen3-8b', ['h100-sxm'], { batch_size: 2, optimizer: 'adam', precision: 'bf16', attention: 'flash', seq_len: 2048, 'finetune.method': 'lora', 'finetune.rank': 16 }]);
     assert.deepEqual([full?.preset, full?.hardware, full?.training.precision], ['llama-3.1-70b', ['h100-sxm'], 'bf16']);
     assert.equal(/** @type {Record<string, unknown>} */ (full?.training ?? {}).offload, 'optimizer', 'CPU offload of the optimizer');
     assert.deepEqual(full?.parallel, { gpus: 8, zero_stage: 3, recompute: 'full' }, 'FSDP (ZeRO 3) on 8 GPUs with full recomputation');

@@ -35,7 +35,7 @@ export const EXAMPLES = [
       precision: 'bf16',
       finetune: 'lora',
       lora_rank: '16',
-      batch: '4',
+      batch: '2',
       seq_len: '2048',
       attention: 'flash',
     },
