@@ -161,7 +161,7 @@ TEST_CASE("the HF leg: a preset, its hf_config and the same layers written out a
   Json block = Json::parse(R"J([
     {"type": "rmsnorm", "name": "ln_1", "inputs": ["stream"]},
     {"type": "attention", "name": "attn", "num_heads": 4, "num_kv_heads": 2, "causal": true, "bias": false,
-     "out_bias": false, "inputs": ["ln_1"]},
+     "out_bias": false, "rotary_dim": 16, "inputs": ["ln_1"]},
     {"type": "add", "name": "attn_residual", "inputs": ["stream", "attn"]},
     {"type": "rmsnorm", "name": "ln_2", "inputs": ["attn_residual"]},
     {"type": "dense", "name": "mlp_up", "units": 172, "gated": true, "activation": "silu", "bias": false,

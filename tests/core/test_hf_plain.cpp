@@ -152,7 +152,7 @@ TEST_CASE("phi3: Phi-3-medium, Phi-4 and Phi-4-mini (GQA, partial rotary, tied h
   bad["partial_rotary_factor"] = 1.5;
   require_error(bad, "model.hf_config.partial_rotary_factor", "got 1.5");
   bad["partial_rotary_factor"] = 0;
-  require_error(bad, "model.hf_config.partial_rotary_factor", "above 0");
+  require_error(bad, "model.hf_config.partial_rotary_factor", "must be in (0, 1]");
   bad = mini;
   bad["sliding_window"] = 0;
   require_error(bad, "model.hf_config.sliding_window", "expected an integer");

@@ -8,12 +8,14 @@ import { engine, requireBuiltCore } from './helpers.mjs';
 
 /**
  * @param {string} attention @param {string} hardware @param {string} [kernels]
- * @returns {Promise<any>} Llama 3.2 1B, two 2,048-token sequences in BF16, per-layer times on
+ * @returns {Promise<any>} Llama 3.2 1B, two 2,048-token sequences in BF16, per-layer times on; PyTorch's kernels
+ *   compiled, so that its rotary embedding is one fused kernel as Megatron's is and only the attention core differs
  */
 async function llama(attention, hardware, kernels = 'pytorch') {
   return engine.predict(/** @type {any} */ ({
     model: { preset: 'llama-3.2-1b' },
-    training: { batch_size: 2, seq_len: 2048, precision: 'bf16', optimizer: 'adamw', attention, kernels },
+    training: { batch_size: 2, seq_len: 2048, precision: 'bf16', optimizer: 'adamw', attention, kernels,
+      ...(kernels === 'pytorch' ? { compile: true } : {}) },
     hardware: [hardware],
   }));
 }

@@ -32,7 +32,7 @@ bool is_matmul(KernelClass c);
 /// Which part of its layer a kernel computes, where a recomputation policy reruns that part alone
 /// (parallel.recompute_modules, core/src/parallel/recompute.cpp): a dense layer's activation function (and a
 /// gated layer's product), MLA's up-projections of its latents with their norms. Other: the rest.
-enum class KernelPart : std::uint8_t { Other, Activation, LatentUp };
+enum class KernelPart : std::uint8_t { Other, Activation, LatentUp, Rotary };
 
 /// One device kernel (or `repeats` identical dependent launches, as in a recurrent loop).
 /// flops and bytes are totals over all repeats, for the whole batch.

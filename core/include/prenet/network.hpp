@@ -98,6 +98,7 @@ struct LayerAttrs {
   bool position_projections = false;
   bool key_bias = true;               // attention: K projection bias (Whisper has none), when `bias`
   std::int64_t window = 0;        // attention: sliding window, keys each query sees (itself included); 0 = all
+  std::int64_t rotary_dim = 0;    // attention: width of each query/key head rotated by RoPE; 0 = no rotary positions
   std::int64_t chunk = 0;         // attention: chunked local attention, positions per chunk; 0 = none
   QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
   bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)

@@ -52,6 +52,33 @@ void qk_norm_kernels(const LayerStep& st, const Dims& x, KernelBuilder& kb, Phas
   }
 }
 
+/// Rotary position embeddings on the projected queries and keys (`rotary_dim` of each head's width): under
+/// Megatron's kernels (TransformerEngine's fused RoPE) or torch.compile one kernel per pass reading and writing
+/// the rotated parts; under PyTorch's, Hugging Face's apply_rotary_pos_emb op by op, for the queries and for the
+/// keys: rotate_half's neg (half the width) and cat, x·cos, rotate_half(x)·sin and their sum, and with a partial
+/// rotation the cat with the unrotated rest. Backward: the two products' gradients (cos and sin are all they
+/// save: no activation memory), neg's, rotate_half's two slices scattered back into zeros, the slices' and the
+/// direct path's sums, and with a partial rotation the join with the rest's gradient.
+void rotary_kernels(const LayerStep& st, const Dims& x, KernelBuilder& kb, Phase phase) {
+  if (st.a.rotary_dim <= 0) return;
+  const double e = st.e, share = d(st.a.rotary_dim) / x.hd;
+  const bool forward = phase == Phase::Forward;
+  kb.set_part(KernelPart::Rotary);
+  if (st.context.kernels == KernelSet::Megatron || st.context.compiled) {
+    kb.stream(KernelClass::Elementwise, phase, share * (x.m * x.q + x.mk * x.kv), 2, 3);
+  } else {
+    for (double n : {x.m * x.q, x.mk * x.kv}) {
+      if (forward) {
+        kb.chain(phase, share * n, {e, 2 * e, 2 * e, 2 * e, 3 * e});
+      } else {
+        kb.chain(phase, share * n, {2 * e, 2 * e, e, 2 * e, 2 * e, 3 * e, 3 * e});
+      }
+      if (share < 1) kb.chain(phase, n, {forward ? 2 * e : 3 * e});
+    }
+  }
+  kb.set_part(KernelPart::Other);
+}
+
 /// Bytes the QK-norm saves for backward: each norm's input and its per-row FP32 statistics (8 bytes a row,
 /// as a rmsnorm layer keeps), rows being heads of a token ("head" forms) or tokens ("full").
 double qk_norm_saved_bytes(const LayerStep& st, const Dims& x) {
@@ -136,7 +163,7 @@ class Attention : public LayerKind {
         spec, path,
         common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout", "memory_len",
                      "relative_positions", "key_bias", "disentangled", "position_span", "position_projections",
-                     "window", "chunk", "qk_norm", "sinks", "softcap"}));
+                     "window", "chunk", "qk_norm", "sinks", "softcap", "rotary_dim"}));
     LayerAttrs a;
     a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
     a.relative = get_bool(spec, "relative_positions", path, false);
@@ -167,6 +194,11 @@ class Attention : public LayerKind {
                          "must divide the embedding width " + std::to_string(e) + " (or give head_dim)");
       }
       a.head_dim = e / a.num_heads;
+    }
+    if (a.rotary_dim > a.head_dim || a.rotary_dim % 2 != 0) {
+      throw InputError(join(path, "rotary_dim"), "must be an even width of at most head_dim (" +
+                                                     std::to_string(a.head_dim) + "), got " +
+                                                     std::to_string(a.rotary_dim));
     }
     std::int64_t q = a.num_heads * a.head_dim;
     std::int64_t kv = a.num_kv_heads * a.head_dim;
@@ -204,6 +236,7 @@ class Attention : public LayerKind {
     }
     disentangled_forward(st, x, kb);
     qk_norm_kernels(st, x, kb, Phase::Forward);
+    rotary_kernels(st, x, kb, Phase::Forward);
     attention_core_forward(st, core_of(st, x), kb);
     kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
     kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
@@ -216,6 +249,7 @@ class Attention : public LayerKind {
       kb.weight_gradient(x.emb, x.q, x.t);                                  // r_net: weight gradient
     }
     disentangled_backward(st, x, kb);
+    rotary_kernels(st, x, kb, Phase::Backward);
     qk_norm_kernels(st, x, kb, Phase::Backward);
     projections_backward(st, x, kb);
     // The probabilities (attention_score_bytes); Transformer-XL also keeps its position scores. A fused
@@ -296,7 +330,7 @@ class Attention : public LayerKind {
   bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context,
                               RecomputeModule module) const override {
     return module == RecomputeModule::CoreAttn && !flash(context) && k.cls != KernelClass::Gemm &&
-           k.cls != KernelClass::Normalization;
+           k.cls != KernelClass::Normalization && k.part != KernelPart::Rotary;
   }
 
   /// What scales with s^2: the softmax output, and with dropout its mask and output.
@@ -321,6 +355,7 @@ class Attention : public LayerKind {
     const auto& names = qk_norm_names();
     a.qk_norm = static_cast<QkNorm>(std::find(names.begin(), names.end(), norm) - names.begin());
     a.sinks = get_bool(spec, "sinks", path, false);
+    a.rotary_dim = get_int(spec, "rotary_dim", path, 0, 0, Limits::kMaxDim);
     a.softcap = get_number(spec, "softcap", path, 0.0, 0.0, 1e9);
     if (spec.contains("softcap") && !spec["softcap"].is_null() && !(a.softcap > 0)) {
       throw InputError(join(path, "softcap"), "must be a number > 0 (the cap c of c * tanh(x / c))");

@@ -62,6 +62,7 @@ struct Arch : SsmArch, EncoderArch, Seq2SeqArch, VisionArch {
   std::int64_t patch = 16, channels = 3;                          // ViT
 
   bool learned_positions = true;  // a position table; otherwise rotary, ALiBi, relative or sinusoidal
+  double rotary = 1.0;            // without a position table: the share of each query/key head RoPE rotates (0: ALiBi)
   bool rms = false, norm_bias = true;
   bool qkv_bias = true, out_bias = true, mlp_bias = true, head_bias = false, router_bias = false;
   bool gated = false, parallel = false, tied = true;

@@ -71,6 +71,9 @@ const std::vector<Field>& decoder_fields() {
                    "attention logits soft-capped at c · tanh(x / c); 0: none"),
         flag_field("learned_positions", at<&Arch::learned_positions>,
                    "a learned position table; false: rotary, ALiBi or none (no parameters)"),
+        real_field("rotary_fraction", Kind::Number, at<&Arch::rotary>, 0, 1, "",
+                   "without learned_positions: the share of each query/key head rotary positions (RoPE) rotate; 0: "
+                   "ALiBi or none"),
         flag_field("rms_norm", at<&Arch::rms>, "RMSNorm instead of LayerNorm"),
         flag_field("norm_bias", at<&Arch::norm_bias>, "LayerNorm with a bias"),
         flag_field("norm_scale", at<&Arch::norm_scale>, "norms with a learned scale (OLMo: none)"),

@@ -34,6 +34,10 @@ class Cfg {
                    std::int64_t max) const;
   /// A dropout rate in [0, 1): the first present of `keys`, else `fallback`.
   double rate(const std::vector<std::string>& keys, double fallback) const;
+  /// A number in [min, max], `fallback` when absent.
+  double number(const std::string& key, double fallback, double min, double max) const {
+    return get_number(json_, key, path_, fallback, min, max);
+  }
   /// A boolean switch, `fallback` when absent.
   bool flag(const std::string& key, bool fallback) const { return get_bool(json_, key, path_, fallback); }
   /// A string, `fallback` when absent.

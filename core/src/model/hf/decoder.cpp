@@ -105,6 +105,12 @@ Json attention(const Arch& a, const LayerPlan& p, const std::string& input) {
   if (p.span == AttnSpan::Sliding) at["window"] = p.window;
   if (p.span == AttnSpan::Chunked) at["chunk"] = p.window;
   if (a.qk_norm != "none" && (p.rope || !a.qk_norm_rope_only)) at["qk_norm"] = a.qk_norm;
+  if (!a.learned_positions && p.rope && a.rotary > 0) {
+    // The rotated width of each head, even (RoPE turns pairs): Hugging Face's int(head_dim * factor).
+    const std::int64_t head = a.head_dim > 0 ? a.head_dim : a.hidden / a.heads;
+    const auto width = static_cast<std::int64_t>(static_cast<double>(head) * a.rotary);
+    if (width >= 2) at["rotary_dim"] = width - width % 2;
+  }
   if (a.sinks) at["sinks"] = true;
   if (a.softcap > 0) at["softcap"] = a.softcap;
   return at;

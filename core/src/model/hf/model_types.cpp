@@ -59,6 +59,7 @@ const Steps kGptNeox = {
     rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
     opt(&Arch::max_positions, {"max_position_embeddings"}, 2048, 1, kMaxPositions),
     fix(&Arch::learned_positions, false),
+    hook([](const Cfg& c, Arch& a, std::vector<std::string>&) { rotary_share(c, a, "rotary_pct", 0.25); }),
 };
 
 /// GPT-J: rotary, one LayerNorm feeding attention and MLP in parallel, no attention biases, LM head bias.
@@ -76,6 +77,7 @@ const Steps kGptj = {
     rate(&Arch::embed_dropout, {"embd_pdrop"}, 0.0),
     opt(&Arch::max_positions, {"n_positions"}, 2048, 1, kMaxPositions),
     fix(&Arch::learned_positions, false),
+    hook(gptj_rotary),
 };
 
 /// OPT: learned positions with 2 extra rows, ReLU MLP of ffn_dim, biases, tied head.
@@ -109,6 +111,7 @@ const Steps kPhi = {
     rate(&Arch::embed_dropout, {"embd_pdrop"}, 0.0),
     opt(&Arch::max_positions, {"max_position_embeddings"}, 2048, 1, kMaxPositions),
     fix(&Arch::learned_positions, false),
+    hook([](const Cfg& c, Arch& a, std::vector<std::string>&) { rotary_share(c, a, "partial_rotary_factor", 0.5); }),
 };
 
 /// Falcon: multi-query or grouped KV, parallel attention + MLP, no biases, rotary or ALiBi, tied head.
@@ -123,6 +126,7 @@ const Steps kFalcon = {
     rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
     opt(&Arch::max_positions, {"max_position_embeddings"}, 2048, 1, kMaxPositions),
     fix(&Arch::learned_positions, false),
+    hook(falcon_rotary),
     warn_if("alibi", "ALiBi position biases add no parameters and are not costed"),
 };
 

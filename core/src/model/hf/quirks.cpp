@@ -33,6 +33,19 @@ void falcon_parallel(const Cfg& c, Arch& a, std::vector<std::string>&) {
   }
 }
 
+void falcon_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) { a.rotary = c.flag("alibi", false) ? 0.0 : 1.0; }
+
+void rotary_share(const Cfg& c, Arch& a, const char* key, double fallback) {
+  a.rotary = c.number(key, fallback, 0.0, 1.0);
+  if (!(a.rotary > 0)) throw InputError(c.field(key), "must be in (0, 1] (the share of each head RoPE rotates)");
+}
+
+void gptj_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  const std::int64_t head = a.hidden / a.heads;
+  a.rotary =
+      c.has("rotary_dim") ? static_cast<double>(c.opt({"rotary_dim"}, head, 1, head)) / static_cast<double>(head) : 1.0;
+}
+
 void opt_final_norm(const Cfg& c, Arch& a, std::vector<std::string>&) {
   a.final_norm = !a.post_norm && !c.flag("_remove_final_layer_norm", false);
 }

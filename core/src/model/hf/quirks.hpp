@@ -15,6 +15,16 @@ void falcon_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Falcon's parallel attention + MLP (parallel_attn, required in the new architecture); refuses
 /// apply_residual_connection_post_layernorm.
 void falcon_parallel(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+
+/// Falcon's positions: rotary, or ALiBi biases (alibi: true) with nothing rotated.
+void falcon_rotary(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+
+/// The share of each head RoPE rotates from `key` (a fraction of the head, GPT-NeoX's rotary_pct and the
+/// partial_rotary_factor of Phi, Phi-3 and GLM), `fallback` when absent; in (0, 1].
+void rotary_share(const Cfg& c, Arch& a, const char* key, double fallback);
+
+/// GPT-J's rotary_dim: the width of each head rotated (64 of 256 in GPT-J-6B); absent, the whole head.
+void gptj_rotary(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// OPT's final LayerNorm: only in pre-norm models, unless _remove_final_layer_norm.
 void opt_final_norm(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// T5's d_kv must be given when num_heads exceeds d_model (the default d_model / num_heads is then 0).

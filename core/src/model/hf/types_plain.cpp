@@ -19,10 +19,9 @@ double number(const Cfg& c, const char* key, double fallback, double min, double
   return get_number(c.json(), key, parent, fallback, min, max);
 }
 
-/// Phi-3's partial_rotary_factor (Phi-4-mini: 0.75) rotates part of each head: no parameters, only checked.
-void phi3_rotary_fraction(const Cfg& c, Arch&, std::vector<std::string>&) {
-  double f = number(c, "partial_rotary_factor", 1.0, 0.0, 1.0);
-  if (f <= 0) throw InputError(c.field("partial_rotary_factor"), "must be above 0");
+/// Phi-3's partial_rotary_factor (Phi-4-mini: 0.75) rotates part of each head (no parameters).
+void phi3_rotary_fraction(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  rotary_share(c, a, "partial_rotary_factor", 1.0);
 }
 
 /// clip_qkv (OLMo-7B-0424: 8): a clamp of q, k and v, an elementwise pass that is not costed.
@@ -96,6 +95,7 @@ void mpt_attention(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   }
   a.dropout = attn.rate({"attn_pdrop"}, 0.0);
   a.attn_dropout = a.dropout;
+  a.rotary = 0;  // ALiBi
   if (number(attn, "clip_qkv", 0.0, 0.0, 1e300) > 0) {
     warnings.push_back("attn_config.clip_qkv: the clamp of q, k and v is not costed (no parameters)");
   }
@@ -173,7 +173,8 @@ const Steps kMpt = {
 
 /// BLOOM always adds ALiBi biases and keeps the residual before each LayerNorm; the other residual
 /// (apply_residual_connection_post_layernorm) is refused rather than read wrongly.
-void bloom_fixed_parts(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
+void bloom_fixed_parts(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
+  a.rotary = 0;  // ALiBi
   if (c.flag("apply_residual_connection_post_layernorm", false)) {
     throw InputError(c.field("apply_residual_connection_post_layernorm"),
                      "true is not supported (the residual is taken before each LayerNorm, as BLOOM's published "

@@ -8,6 +8,7 @@
 
 #include "model/hf/decoder_hooks.hpp"
 #include "model/hf/parts.hpp"
+#include "model/hf/quirks.hpp"
 
 namespace prenet::hf {
 namespace {
@@ -21,11 +22,9 @@ double number(const Cfg& c, const std::string& key, double fallback, double min,
   return get_number(c.json(), key, parent, fallback, min, max);
 }
 
-/// GLM's partial_rotary_factor (0.5) rotates part of each head: no parameters, only checked.
-void partial_rotary(const Cfg& c, Arch&, std::vector<std::string>&) {
-  if (number(c, "partial_rotary_factor", 0.5, 0.0, 1.0) <= 0) {
-    throw InputError(c.field("partial_rotary_factor"), "must be in (0, 1]");
-  }
+/// GLM's partial_rotary_factor (0.5) rotates part of each head (no parameters).
+void partial_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  rotary_share(c, a, "partial_rotary_factor", 0.5);
 }
 
 /// GLM-4.5 (Glm4MoeAttention): use_qk_norm's RMSNorm over each head of q and k (head_dim weights each).
