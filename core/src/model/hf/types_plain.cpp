@@ -1,7 +1,6 @@
 // Decoders read by renaming fields onto the classic parts alone: Phi-3/Phi-4, OLMo, Granite, InternLM2, MPT.
 // One row per model_type; see model_types.cpp for how to add one. Each family's parameters are as its
 // Hugging Face class builds them (the modeling file named at each part); the hooks below are its quirks.
-#include <cstring>
 
 #include "model/hf/decoder_hooks.hpp"
 #include "model/hf/parts.hpp"
@@ -12,13 +11,6 @@ namespace {
 
 // ---- hooks ----------------------------------------------------------------------------------------------
 
-/// A finite number `key` in [min, max], `fallback` when absent or null; errors name the field.
-double number(const Cfg& c, const char* key, double fallback, double min, double max) {
-  std::string field = c.field(key);
-  std::string parent = field.size() > std::strlen(key) ? field.substr(0, field.size() - std::strlen(key) - 1) : "";
-  return get_number(c.json(), key, parent, fallback, min, max);
-}
-
 /// Phi-3's partial_rotary_factor (Phi-4-mini: 0.75) rotates part of each head (no parameters).
 void phi3_rotary_fraction(const Cfg& c, Arch& a, std::vector<std::string>&) {
   rotary_share(c, a, "partial_rotary_factor", 1.0);
@@ -26,19 +18,19 @@ void phi3_rotary_fraction(const Cfg& c, Arch& a, std::vector<std::string>&) {
 
 /// clip_qkv (OLMo-7B-0424: 8): a clamp of q, k and v, an elementwise pass that is not costed.
 void note_clip_qkv(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
-  double clip = number(c, "clip_qkv", 0.0, 0.0, 1e300);
+  double clip = c.number("clip_qkv", 0.0, 0.0, 1e300);
   if (clip > 0) warnings.push_back("clip_qkv: the clamp of q, k and v is not costed (no parameters)");
 }
 
 /// Granite's multipliers scale the embeddings, both residual branches of every block and the logits
 /// (attention_multiplier replaces the softmax scale): no parameters, elementwise passes that are not costed.
 void granite_multipliers(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
-  number(c, "attention_multiplier", 1.0, -1e300, 1e300);  // the softmax scale: no extra work
+  c.number("attention_multiplier", 1.0, -1e300, 1e300);  // the softmax scale: no extra work
   bool scaled = false;
   for (const char* key : {"embedding_multiplier", "residual_multiplier"}) {
-    scaled = number(c, key, 1.0, -1e300, 1e300) != 1.0 || scaled;
+    scaled = c.number(key, 1.0, -1e300, 1e300) != 1.0 || scaled;
   }
-  double logits = number(c, "logits_scaling", 1.0, -1e300, 1e300);
+  double logits = c.number("logits_scaling", 1.0, -1e300, 1e300);
   if (logits == 0) throw InputError(c.field("logits_scaling"), "must not be 0 (the logits are divided by it)");
   if (scaled || logits != 1.0) {
     warnings.push_back(
@@ -96,7 +88,7 @@ void mpt_attention(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   a.dropout = attn.rate({"attn_pdrop"}, 0.0);
   a.attn_dropout = a.dropout;
   a.rotary = 0;  // ALiBi
-  if (number(attn, "clip_qkv", 0.0, 0.0, 1e300) > 0) {
+  if (attn.number("clip_qkv", 0.0, 0.0, 1e300) > 0) {
     warnings.push_back("attn_config.clip_qkv: the clamp of q, k and v is not costed (no parameters)");
   }
   warnings.push_back("ALiBi position biases add no parameters and are not costed");

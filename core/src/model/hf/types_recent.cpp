@@ -15,13 +15,6 @@ namespace {
 
 // ---- hooks ----------------------------------------------------------------------------------------------
 
-/// The number `key` of `c` in [min, max], `fallback` when absent or null; errors name the field.
-double number(const Cfg& c, const std::string& key, double fallback, double min, double max) {
-  const std::string field = c.field(key);
-  const std::string parent = field.size() > key.size() ? field.substr(0, field.size() - key.size() - 1) : "";
-  return get_number(c.json(), key, parent, fallback, min, max);
-}
-
 /// GLM's partial_rotary_factor (0.5) rotates part of each head (no parameters).
 void partial_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) {
   rotary_share(c, a, "partial_rotary_factor", 0.5);
@@ -116,7 +109,7 @@ void bigcode_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>&) {
 
 /// OLMoE: clip_qkv clamps q, k and v, an elementwise pass that is not costed.
 void olmoe_clip_qkv(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
-  if (number(c, "clip_qkv", 0.0, 0.0, 1e300) > 0) {
+  if (c.number("clip_qkv", 0.0, 0.0, 1e300) > 0) {
     warnings.push_back("clip_qkv: the clamp of q, k and v is not costed (no parameters)");
   }
 }
