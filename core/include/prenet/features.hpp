@@ -116,6 +116,10 @@ struct KernelContext {
   double moe_imbalance = 1.0, moe_capacity_factor = 0.0;
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  // precision fp8: how the FP8 linears scale (layers/fp8.cpp)
   bool fp8_any_layout = false;                // FP8 GEMMs take any layout: no transposed FP8 copies
+
+  /// Whether chains of pointwise operations run fused, one kernel a pass (Megatron-LM's kernels, or
+  /// torch.compile's Inductor), rather than op by op as Hugging Face writes them (PyTorch eager).
+  bool fuses_pointwise() const { return kernels == KernelSet::Megatron || compiled; }
 };
 /// The kernel context of a request's training section.
 KernelContext kernel_context(const TrainingConfig& training);

@@ -64,7 +64,7 @@ void rotary_kernels(const LayerStep& st, const Dims& x, KernelBuilder& kb, Phase
   const double e = st.e, share = d(st.a.rotary_dim) / x.hd;
   const bool forward = phase == Phase::Forward;
   kb.set_part(KernelPart::Rotary);
-  if (st.context.kernels == KernelSet::Megatron || st.context.compiled) {
+  if (st.context.fuses_pointwise()) {
     kb.stream(KernelClass::Elementwise, phase, share * (x.m * x.q + x.mk * x.kv), 2, 3);
   } else {
     for (double n : {x.m * x.q, x.mk * x.kv}) {

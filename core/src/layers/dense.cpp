@@ -230,9 +230,7 @@ class Dense : public LayerKind {
   /// Whether a GLU's activation and product run as one kernel each way saving only gate and up: Megatron's
   /// fused SwiGLU, or torch.compile (Inductor fuses the pointwise ops; its min-cut partitioner recomputes
   /// the activation in backward rather than saving it).
-  static bool fused_glu(const KernelContext& context) {
-    return context.kernels == KernelSet::Megatron || context.compiled;
-  }
+  static bool fused_glu(const KernelContext& context) { return context.fuses_pointwise(); }
   /// Whether gpt-oss's clamps (glu_limit) run as kernels of their own: before Megatron's fused quick-GEGLU
   /// (fused_bias_geglu.py weighted_bias_quick_geglu_impl) and in PyTorch eager; torch.compile fuses them.
   static bool clamps_apart(const LayerStep& st) { return clamps_apart(st.a, st.context); }

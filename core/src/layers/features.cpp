@@ -156,7 +156,7 @@ void add_layer_kernels(const Layer& layer, double batch, const KernelContext& co
   // Megatron-LM fuses its GELU (the tanh form) into one kernel, and so does torch.compile (Inductor fuses the
   // chain's pointwise ops and its partitioner saves the chain's input only); PyTorch eager runs Hugging Face's
   // chains op by op.
-  const bool fused_chains = context.kernels == KernelSet::Megatron || context.compiled;
+  const bool fused_chains = context.fuses_pointwise();
   const LayerStep step{layer,
                        in,
                        a,

@@ -55,7 +55,7 @@ class RowNorm : public LayerKind {
   }
 
   void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
-    if (type() == LayerType::RmsNorm && st.context.kernels == KernelSet::PyTorch && !st.context.compiled) {
+    if (type() == LayerType::RmsNorm && !st.context.fuses_pointwise()) {
       return eager_rmsnorm(st, kb, lw);
     }
     kb.stream(KernelClass::Normalization, Phase::Forward, st.in_elems, 2, 8);
