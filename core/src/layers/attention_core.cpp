@@ -58,6 +58,18 @@ void sink_kernels(KernelBuilder& kb, Phase phase, double probs) {
   kb.stream(KernelClass::Elementwise, phase, probs, 3, 1);
 }
 
+/// Eager attention as Hugging Face writes it, op by op: the scores are scaled in a pass of their own
+/// (`matmul(q, k^T) * scaling`, GPT-2's division), and a causal, windowed or chunked mask is applied in another
+/// (`+ causal_mask`, GPT-2's `torch.where`) before the softmax; each reads and writes the s x t scores, the mask
+/// itself is one [s, t] slice broadcast over heads. Backward: the scale's gradient is one more pass; an added
+/// mask passes its gradient through. (Megatron-LM's FusedScaleMaskSoftmax and torch.compile fold both into the
+/// softmax kernel.)
+void op_by_op_scale_and_mask(KernelBuilder& kb, Phase phase, const LayerAttrs& a, double probs) {
+  kb.stream(KernelClass::Elementwise, phase, probs, 2, 1);
+  const bool masked = a.causal || a.window > 0 || a.chunk > 0;
+  if (phase == Phase::Forward && masked) kb.stream(KernelClass::Elementwise, phase, probs, 2, 1);
+}
+
 }  // namespace
 
 double visible_share(const LayerAttrs& a, double s, double t) {
@@ -88,10 +100,14 @@ void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelB
   // score and masks (causal, window, chunk) by adding a mask: nothing is skipped.
   const bool fp32_probs = fp32_probabilities(st.context, e);
   kb.gemm(Phase::Forward, c.s, c.t, c.dk, bh);  // scores Q K^T
+  if (!st.context.fuses_pointwise()) op_by_op_scale_and_mask(kb, Phase::Forward, a, probs);
   if (a.softcap > 0) softcap_kernels(kb, Phase::Forward, probs);
   if (a.sinks) sink_kernels(kb, Phase::Forward, probs);
-  // Scale, mask and softmax.
-  kb.stream(KernelClass::Softmax, Phase::Forward, probs, fp32_probs ? (e + 4) / e : 2, 6);
+  // The softmax (with the scale and mask where a fused kernel folds them in). Autocast runs softmax in FP32:
+  // op by op it first casts the scores up, a pass of its own (ATen fuses that cast only for a pure-FP16 input).
+  const bool cast_up = fp32_probs && !st.context.fuses_pointwise();
+  if (cast_up) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (e + 4) / e, 0);
+  kb.stream(KernelClass::Softmax, Phase::Forward, probs, cast_up ? 8 / e : fp32_probs ? (e + 4) / e : 2, 6);
   if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (4 + e) / e, 0);
   if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, 2 + 1 / e, 2);  // dropout + mask
   kb.gemm(Phase::Forward, c.s, c.dv, c.t, bh);                                               // P V
@@ -109,9 +125,12 @@ void attention_core_backward(const LayerStep& st, const AttentionCore& c, Kernel
   kb.gemm(Phase::Backward, c.t, c.dv, c.s, bh);  // dV = P^T dO
   if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
   if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (e + 4) / e, 0);
-  kb.stream(KernelClass::Softmax, Phase::Backward, probs, fp32_probs ? (8 + e) / e : 3, 4);
+  const bool cast_up = fp32_probs && !st.context.fuses_pointwise();
+  kb.stream(KernelClass::Softmax, Phase::Backward, probs, cast_up ? 12 / e : fp32_probs ? (8 + e) / e : 3, 4);
+  if (cast_up) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (4 + e) / e, 0);
   if (a.sinks) sink_kernels(kb, Phase::Backward, probs);
   if (a.softcap > 0) softcap_kernels(kb, Phase::Backward, probs);
+  if (!st.context.fuses_pointwise()) op_by_op_scale_and_mask(kb, Phase::Backward, a, probs);
   kb.gemm(Phase::Backward, c.s, c.dk, c.t, bh);  // dQ = dS K
   kb.gemm(Phase::Backward, c.t, c.dk, c.s, bh);  // dK = dS^T Q
 }

@@ -28,6 +28,32 @@ Kernel one_product(const Kernel& k) {
   return product;
 }
 
+bool is_16bit(Precision p) { return p == Precision::BF16 || p == Precision::FP16; }
+
+/// A batched GEMM as one GEMM of its stacked products (m x batch rows; FLOPs and bytes unchanged): the tiles
+/// cuBLAS's batched kernels launch, timed by the GEMM model where the batched-GEMM model has no rows.
+Kernel stacked_products(const Kernel& k) {
+  Kernel stacked = k;
+  stacked.cls = KernelClass::Gemm;
+  stacked.m = k.m * k.batch;
+  stacked.batch = 1;
+  return stacked;
+}
+
+/// The step's optimizer kernels as the one multi-tensor update that runs them: their FLOPs and bytes summed.
+Kernel step_update(const StepWork& work) {
+  Kernel update;
+  update.cls = KernelClass::Optimizer;
+  update.phase = Phase::Optimizer;
+  for (const Kernel& k : work.kernels) {
+    if (k.cls != KernelClass::Optimizer) continue;
+    update.flops += k.flops;
+    update.bytes += k.bytes;
+    update.layer = k.layer;
+  }
+  return update;
+}
+
 std::array<double, 2> pair_of(const Json& fits, const char* family, const char* phase) {
   if (!fits.contains(family)) return {0.0, 1.0};
   const Json& p = fits[family].at(phase);
@@ -199,15 +225,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<const Kernel*> distinct_kernels;
   std::vector<int> distinct_class;
   // The step's optimizer kernels are one multi-tensor update (step_work): timed once, shared by bytes.
-  Kernel update;
-  update.cls = KernelClass::Optimizer;
-  update.phase = Phase::Optimizer;
-  for (const Kernel& k : work.kernels) {
-    if (k.cls != KernelClass::Optimizer) continue;
-    update.flops += k.flops;
-    update.bytes += k.bytes;
-    update.layer = k.layer;
-  }
+  const Kernel update = step_update(work);
   b.kernel_share.reserve(work.kernels.size());
   for (const Kernel& k : work.kernels) {
     b.kernel_share.push_back(k.cls == KernelClass::Optimizer && update.bytes > 0 ? k.bytes / update.bytes : 1.0);
@@ -294,6 +312,14 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
         distinct_refs.emplace_back(gemm_class, row_of(one_product(*k), acc, static_cast<std::size_t>(gemm_class)));
         distinct_slices.push_back(none);
         distinct_products[d] = k->batch;
+        continue;
+      }
+      // The batched-GEMM model has no 16-bit row (NeuSight's products are FP32) and puts aligned attention
+      // products at 7-10x their roofline, which the H200's eager-attention timings refute (docs/PREDICTION.md §6).
+      if (cls >= 0 && k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && k->batch > 1 &&
+          k->fused_attention == FusedAttentionLibrary::None && is_16bit(kernel_precision(*k, acc, precision))) {
+        distinct_refs.emplace_back(gemm_class, row_of(stacked_products(*k), acc, static_cast<std::size_t>(gemm_class)));
+        distinct_slices.push_back(none);
         continue;
       }
       if (cls < 0) {
