@@ -9,9 +9,6 @@
 namespace prenet {
 namespace {
 
-/// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return fused_attention(context.attention); }
-
 /// The sizes of one attention layer's step: s queries, t keys (memory or cache included), heads, widths.
 struct Dims {
   bool cross;
@@ -219,7 +216,7 @@ class Attention : public LayerKind {
     const LayerAttrs& a = st.a;
     const double e = st.e;
     const Dims x = dims_of(st);
-    const bool fused = flash(st.context);
+    const bool fused = fused_attention(st.context.attention);
     if (x.cross) {
       kb.gemm(Phase::Forward, x.m, x.q, x.emb);        // Q projection
       kb.gemm(Phase::Forward, x.mk, 2 * x.kv, x.emb);  // K, V projections of the memory
@@ -329,14 +326,14 @@ class Attention : public LayerKind {
   /// recomputes them anyway.
   bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context,
                               RecomputeModule module) const override {
-    return module == RecomputeModule::CoreAttn && !flash(context) && k.cls != KernelClass::Gemm &&
+    return module == RecomputeModule::CoreAttn && !fused_attention(context.attention) && k.cls != KernelClass::Gemm &&
            k.cls != KernelClass::Normalization && k.part != KernelPart::Rotary;
   }
 
   /// What scales with s^2: the softmax output, and with dropout its mask and output.
   double selective_dropped_bytes(const Layer& layer, double b, double e, const KernelContext& context,
                                  RecomputeModule module) const override {
-    if (module != RecomputeModule::CoreAttn || flash(context)) return 0.0;
+    if (module != RecomputeModule::CoreAttn || fused_attention(context.attention)) return 0.0;
     double s = d(layer.input_shapes.front()[0]);
     double t = layer.input_shapes.size() > 1 ? d(layer.input_shapes[1][0]) : s;
     double probs = b * d(layer.attrs.num_heads) * s * t;

@@ -8,9 +8,6 @@
 namespace prenet {
 namespace {
 
-/// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return fused_attention(context.attention); }
-
 /// FlashAttention's one kernel per pass (Dao 2023) over `c.b * c.heads` query heads of s positions and
 /// `c.b * c.kv_heads` key/value heads of t positions, query/key width dk, value width dv: forward QK^T and
 /// PV (2 s t (dk + dv) FLOPs per query head), backward recomputes the scores, then dV, dP, dQ, dK
@@ -91,7 +88,7 @@ double visible_share(const LayerAttrs& a, double s, double t) {
 void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb) {
   const LayerAttrs& a = st.a;
   const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
-  if (flash(st.context)) {  // soft-capping and sinks are computed inside the fused kernel
+  if (fused_attention(st.context.attention)) {  // soft-capping and sinks are computed inside the fused kernel
     flash_attention(kb, Phase::Forward, st, c, e);
     return;
   }
@@ -116,7 +113,7 @@ void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelB
 void attention_core_backward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb) {
   const LayerAttrs& a = st.a;
   const double e = st.e, bh = c.b * c.heads, probs = bh * c.s * c.t;
-  if (flash(st.context)) {
+  if (fused_attention(st.context.attention)) {
     flash_attention(kb, Phase::Backward, st, c, e);
     return;
   }
@@ -136,13 +133,13 @@ void attention_core_backward(const LayerStep& st, const AttentionCore& c, Kernel
 }
 
 bool attention_recomputed_by_ops(const Kernel& k, const KernelContext& context) {
-  if (k.cls == KernelClass::BatchedGemm) return !flash(context);
+  if (k.cls == KernelClass::BatchedGemm) return !fused_attention(context.attention);
   return k.cls != KernelClass::Gemm;
 }
 
 double attention_ops_kept_bytes(const Kernel& k, double e, const KernelContext& context) {
   // The fused kernel writes O (s x dv per head; dv = dk, Hugging Face pads MLA's values) and the statistics.
-  if (k.cls == KernelClass::BatchedGemm && flash(context)) return k.batch * k.m * (e * k.k + 4);
+  if (k.cls == KernelClass::BatchedGemm && fused_attention(context.attention)) return k.batch * k.m * (e * k.k + 4);
   return e * k.batch * k.m * k.n;
 }
 

@@ -8,9 +8,6 @@
 namespace prenet {
 namespace {
 
-/// Whether attention runs as one fused kernel per pass (FlashAttention).
-bool flash(const KernelContext& context) { return fused_attention(context.attention); }
-
 /// The widths of one MLA layer: hidden D, heads H, ranks rq (0: q_proj) and rkv, query/key width dk =
 /// nope + rope, value width dv.
 struct MlaDims {
@@ -87,7 +84,7 @@ class Mla : public LayerKind {
   void kernels(const LayerStep& st, KernelBuilder& kb, LayerWork& lw) const override {
     const MlaDims x = mla_dims(st.layer);
     const double s = d(st.in[0]), m = st.b * s, e = st.e;
-    const bool fused = flash(st.context);
+    const bool fused = fused_attention(st.context.attention);
     const double q_width = x.H * x.dk, kv_up = x.H * (x.nope + x.dv), latent = x.rkv + x.rope;
     // Forward: the query path, the key/value path, the core, the output projection. The latents' norms and
     // up-projections (q_proj without a query latent) are the part Megatron-Core's mla_up_proj reruns.
@@ -196,7 +193,7 @@ class Mla : public LayerKind {
   bool recomputed_selectively(const Layer&, const Kernel& k, const KernelContext& context,
                               RecomputeModule module) const override {
     if (module == RecomputeModule::MlaUpProj) return k.part == KernelPart::LatentUp;
-    return module == RecomputeModule::CoreAttn && !flash(context) && k.cls != KernelClass::Gemm &&
+    return module == RecomputeModule::CoreAttn && !fused_attention(context.attention) && k.cls != KernelClass::Gemm &&
            k.cls != KernelClass::Normalization;
   }
 
