@@ -55,6 +55,21 @@ void gemm_rows(const Table& t, Dataset& gemm, Dataset& bmm) {
   }
 }
 
+/// Vidur's profiled GEMMs of a decoder block (`llm_ops`: the QKV, output, up and down projections as F.linear,
+/// forward, FP16): calibration rows of the GEMM class. Like XLA's TF32 rows they are a precision no fitted row
+/// times on those GPUs, and fitting on them would move every 16-bit kernel of the shared network; as levels they
+/// say how fast those GPUs run the model's 16-bit GEMMs (models/README.md).
+void llm_op_rows(const Table& t, Dataset& gemm) {
+  static const std::set<std::string> gemms = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"};
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    if (!gemms.count(t.text(r, "op"))) continue;
+    Sample s = base_sample(t, r);
+    s.item = {prenet::gemm_kernel(Phase::Forward, t.positive(r, "rows"), t.positive(r, "cols"), t.positive(r, "inner"),
+                                  1, element_bytes(s.precision))};
+    gemm.calibration.push_back(std::move(s));
+  }
+}
+
 prenet::ConvPass conv_pass(const Table& t, std::size_t row) {
   const std::string& d = t.text(row, "direction");
   if (d == "fwd") return prenet::ConvPass::Forward;
@@ -267,6 +282,7 @@ std::vector<Dataset> load_datasets(const LoadOptions& options) {
       {"recurrent.csv.gz", [&](const Table& t) { recurrent_rows(t, recurrent); }},
       {"layers_dense.csv.gz", [&](const Table& t) { layer_dense_rows(t, layer_dense); }},
       {"layers_conv.csv.gz", [&](const Table& t) { layer_conv_rows(t, layer_conv); }},
+      {"llm_ops.csv.gz", [&](const Table& t) { llm_op_rows(t, gemm); }},
   };
   for (const auto& src : sources) src.load(Table::read(dir + src.file));
 

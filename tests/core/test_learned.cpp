@@ -250,6 +250,18 @@ TEST_CASE("a measured GPU's level: its own, else its chip's measured siblings', 
   // No sibling measured at that precision, or no sibling at all.
   CHECK(level("t4", prenet::Precision::FP16) == 0.0);
   CHECK(level("h100-sxm", prenet::Precision::FP32) == 0.0);
+  // FP16 and BF16 share the tensor cores: a GPU's (or its chip's) level in one stands for the other, its own first.
+  prenet::LearnedClass ampere;
+  ampere.levels = prenet::level_table({{"a100-sxm4-80gb", {{"fp16", 0.2}}}, {"a40", {{"fp16", -0.1}, {"bf16", -0.3}}}});
+  auto ampere_level = [&](const std::string& id, prenet::Precision p) {
+    return prenet::learned_level(ampere, *prenet::find_hardware(id), p);
+  };
+  CHECK(ampere_level("a100-sxm4-80gb", prenet::Precision::BF16) == Approx(0.2));
+  CHECK(ampere_level("a100-pcie-40gb", prenet::Precision::BF16) == Approx(0.2));
+  CHECK(ampere_level("a40", prenet::Precision::BF16) == Approx(-0.3));
+  CHECK(ampere_level("a40", prenet::Precision::FP16) == Approx(-0.1));
+  CHECK(ampere_level("a10", prenet::Precision::BF16) == Approx(-0.3));
+  CHECK(ampere_level("a100-sxm4-80gb", prenet::Precision::FP32) == 0.0);  // 16 bits say nothing of FP32
   // A custom part named like a measured GPU is still the user's figures.
   Json custom = {
       {"id", "v100-sxm2-16gb"}, {"peak_tflops", {{"fp32", 15.7}}}, {"memory_bandwidth_gbs", 900}, {"memory_gb", 16}};

@@ -52,7 +52,7 @@ TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row 
   write("gemm.csv.gz",
         header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\nneusight-linear,gtx-9999,fp32,1,64,64,64,0,1,0.02\n");
   for (const char* other : {"conv.csv.gz", "elementwise.csv.gz", "normalization.csv.gz", "recurrent.csv.gz",
-                            "layers_dense.csv.gz", "layers_conv.csv.gz"}) {
+                            "layers_dense.csv.gz", "layers_conv.csv.gz", "llm_ops.csv.gz"}) {
     write(other, "source,gpu,precision,time_ms\n");
   }
   trainer::LoadOptions options;
@@ -68,13 +68,21 @@ TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row 
 
   write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\n" +
                            "xla-ptable-tf32,h100-sxm,tf32,1,4096,4096,4096,0,0,0.35\n");
+  // Vidur's projections calibrate the GEMM class too; its other operators (norms, activations, adds) are not GEMMs.
+  write("llm_ops.csv.gz",
+        "source,gpu,precision,model,op,num_tokens,tp,rows,cols,inner,time_ms\n"
+        "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,mlp_up_proj,2048,1,2048,22016,4096,1.5\n"
+        "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,input_layernorm,2048,1,2048,4096,0,0.03\n");
   auto datasets = trainer::load_datasets(options);
   REQUIRE(datasets.size() == 1);
   CHECK(datasets[0].name == "gemm");
   REQUIRE(datasets[0].samples.size() == 1);
   CHECK(datasets[0].samples[0].item.front().flops == Approx(2.0 * 64 * 64 * 64));
-  // XLA's TF32 rows only calibrate: kept beside the samples, never among them.
-  REQUIRE(datasets[0].calibration.size() == 1);
+  // XLA's TF32 rows and Vidur's GEMMs only calibrate: kept beside the samples, never among them.
+  REQUIRE(datasets[0].calibration.size() == 2);
   CHECK(datasets[0].calibration[0].accelerator->id == "h100-sxm");
+  CHECK(datasets[0].calibration[1].accelerator->id == "a100-sxm4-80gb");
+  CHECK(datasets[0].calibration[1].precision == prenet::Precision::FP16);
+  CHECK(datasets[0].calibration[1].item.front().flops == Approx(2.0 * 2048 * 22016 * 4096));
   CHECK(datasets[0].gpus() == std::vector<std::string>{"t4"});
 }

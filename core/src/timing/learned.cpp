@@ -129,13 +129,18 @@ LevelTable level_table(Levels by_gpu) {
 double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision) {
   // A custom accelerator's figures are the user's: nothing measured stands behind them.
   if (acc.custom) return 0.0;
-  const std::string name = to_string(precision);
+  // FP16 and BF16 run on the same tensor cores at the same peak: a level measured in one stands for the other.
+  std::vector<std::string> names = {to_string(precision)};
+  if (precision == Precision::BF16) names.push_back(to_string(Precision::FP16));
+  if (precision == Precision::FP16) names.push_back(to_string(Precision::BF16));
   auto level_in = [&](const Levels& levels, const std::string& key) -> std::optional<double> {
     auto outer = levels.find(key);
     if (outer == levels.end()) return std::nullopt;
-    auto level = outer->second.find(name);
-    if (level == outer->second.end()) return std::nullopt;
-    return level->second;
+    for (const std::string& name : names) {
+      auto level = outer->second.find(name);
+      if (level != outer->second.end()) return level->second;
+    }
+    return std::nullopt;
   };
   if (auto own = level_in(cls.levels.by_gpu, acc.id)) return *own;
   if (auto sibling = level_in(cls.levels.by_chip, acc.record.value("chip", ""))) return *sibling;
