@@ -55,18 +55,29 @@ void gemm_rows(const Table& t, Dataset& gemm, Dataset& bmm) {
   }
 }
 
-/// Vidur's profiled GEMMs of a decoder block (`llm_ops`: the QKV, output, up and down projections as F.linear,
-/// forward, FP16): calibration rows of the GEMM class. Like XLA's TF32 rows they are a precision no fitted row
-/// times on those GPUs, and fitting on them would move every 16-bit kernel of the shared network; as levels they
-/// say how fast those GPUs run the model's 16-bit GEMMs (models/README.md).
-void llm_op_rows(const Table& t, Dataset& gemm) {
+/// Vidur's profiled operators of a decoder block (`llm_ops`, forward, FP16) as calibration rows: the four
+/// projections (QKV, output, up, down: F.linear) of the GEMM class and the residual add (PyTorch's) of the
+/// elementwise class, in the forms their NeuSight rows take. No fitted row times a 16-bit kernel of those classes
+/// on those GPUs, and fitting on them would move every 16-bit kernel of the shared networks; as levels they say how
+/// fast those GPUs run them (models/README.md). Left out: the activation and RoPE rows, whose reads depend on the
+/// model (gated or not, rotated share), and the norm, vLLM's own RMSNorm kernel, which levels the A100 and the A40
+/// in opposite directions (+0.21, -0.33): a property of that kernel, not of the GPUs' PyTorch norms.
+void llm_op_rows(const Table& t, Dataset& gemm, Dataset& elementwise) {
   static const std::set<std::string> gemms = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"};
   for (std::size_t r = 0; r < t.rows(); ++r) {
-    if (!gemms.count(t.text(r, "op"))) continue;
+    const std::string& op = t.text(r, "op");
+    const bool is_gemm = gemms.count(op) > 0;
+    // Phi-2's parallel block sums three tensors in its add (Vidur's model config; SOURCES.md).
+    if (!is_gemm && (op != "add" || t.text(r, "model") == "microsoft/phi-2")) continue;
     Sample s = base_sample(t, r);
-    s.item = {prenet::gemm_kernel(Phase::Forward, t.positive(r, "rows"), t.positive(r, "cols"), t.positive(r, "inner"),
-                                  1, element_bytes(s.precision))};
-    gemm.calibration.push_back(std::move(s));
+    const double rows = t.positive(r, "rows"), cols = t.positive(r, "cols"), e = element_bytes(s.precision);
+    if (is_gemm) {
+      s.item = {prenet::gemm_kernel(Phase::Forward, rows, cols, t.positive(r, "inner"), 1, e)};
+      gemm.calibration.push_back(std::move(s));
+    } else {
+      s.item = {prenet::stream_kernel(KernelClass::Elementwise, Phase::Forward, rows * cols, 3, 1, e)};
+      elementwise.calibration.push_back(std::move(s));
+    }
   }
 }
 
@@ -282,7 +293,7 @@ std::vector<Dataset> load_datasets(const LoadOptions& options) {
       {"recurrent.csv.gz", [&](const Table& t) { recurrent_rows(t, recurrent); }},
       {"layers_dense.csv.gz", [&](const Table& t) { layer_dense_rows(t, layer_dense); }},
       {"layers_conv.csv.gz", [&](const Table& t) { layer_conv_rows(t, layer_conv); }},
-      {"llm_ops.csv.gz", [&](const Table& t) { llm_op_rows(t, gemm); }},
+      {"llm_ops.csv.gz", [&](const Table& t) { llm_op_rows(t, gemm, elementwise); }},
   };
   for (const auto& src : sources) src.load(Table::read(dir + src.file));
 

@@ -68,13 +68,20 @@ TEST_CASE("Loading data rejects unknown accelerators and precisions, naming row 
 
   write("gemm.csv.gz", header + "neusight-linear,t4,fp32,1,64,64,64,0,1,0.02\n" +
                            "xla-ptable-tf32,h100-sxm,tf32,1,4096,4096,4096,0,0,0.35\n");
-  // Vidur's projections calibrate the GEMM class too; its other operators (norms, activations, adds) are not GEMMs.
+  // Vidur's projections calibrate the GEMM class too, its residual adds (not phi-2's three-way sum) the
+  // elementwise class; its norms, activations and RoPE calibrate nothing.
   write("llm_ops.csv.gz",
         "source,gpu,precision,model,op,num_tokens,tp,rows,cols,inner,time_ms\n"
         "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,mlp_up_proj,2048,1,2048,22016,4096,1.5\n"
-        "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,input_layernorm,2048,1,2048,4096,0,0.03\n");
+        "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,input_layernorm,2048,1,2048,4096,0,0.03\n"
+        "vidur,a100-sxm4-80gb,fp16,meta-llama/llama-2-7b-hf,add,2048,1,2048,4096,0,0.04\n"
+        "vidur,a100-sxm4-80gb,fp16,microsoft/phi-2,add,2048,1,2048,2560,0,0.04\n");
+  write("elementwise.csv.gz", "source,gpu,precision,op,elements,inputs,time_ms\nneusight,t4,fp32,add,4096,2,0.01\n");
   auto datasets = trainer::load_datasets(options);
-  REQUIRE(datasets.size() == 1);
+  REQUIRE(datasets.size() == 2);
+  REQUIRE(datasets[1].name == "elementwise");
+  REQUIRE(datasets[1].calibration.size() == 1);
+  CHECK(datasets[1].calibration[0].item.front().bytes == Approx(3.0 * 2 * 2048 * 4096));
   CHECK(datasets[0].name == "gemm");
   REQUIRE(datasets[0].samples.size() == 1);
   CHECK(datasets[0].samples[0].item.front().flops == Approx(2.0 * 64 * 64 * 64));
