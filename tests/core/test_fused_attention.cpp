@@ -167,4 +167,38 @@ TEST_CASE("a malformed fused_attention field in a catalogue record is an error n
   r = base;
   r["fused_attention"].erase("block_positions");
   testutil::require_input_error(parse(r), "hw.fused_attention.block_positions", "");
+  r = base;
+  r["fused_attention"]["cudnn"]["narrow_heads"] = {{"forward", 0.7}};
+  testutil::require_input_error(parse(r), "hw.fused_attention.cudnn.narrow_heads.backward", "");
+  r["fused_attention"]["cudnn"]["narrow_heads"] = {{"forward", 1.2}, {"backward", 0.8}};
+  testutil::require_input_error(parse(r), "hw.fused_attention.cudnn.narrow_heads.forward", "");
+}
+
+TEST_CASE("heads 64 wide or narrower run at the catalogue's narrow-head share of the efficiency; 128 and wider at it",
+          "[fused_attention]") {
+  const Accelerator& h200 = hw("h200");
+  const auto& t = h200.fused_attention[static_cast<int>(FusedAttentionLibrary::Cudnn)];
+  REQUIRE(t.narrow_forward < 1);
+  REQUIRE(t.narrow_backward < 1);
+  for (auto phase : {prenet::Phase::Forward, prenet::Phase::Backward}) {
+    const bool fwd = phase == prenet::Phase::Forward;
+    const double overhead = fwd ? t.forward_overhead_ms : t.backward_overhead_ms;
+    const double narrow = fwd ? t.narrow_forward : t.narrow_backward;
+    // The same FLOPs at every width, so the compute part scales by the efficiency alone.
+    auto compute_ms = [&](double width) {
+      Kernel k = causal_pass(64, 8192, FusedAttentionLibrary::Cudnn, phase);
+      k.k = width;
+      return *prenet::fused_attention_ms(k, h200, Precision::BF16) - overhead;
+    };
+    const double wide = compute_ms(128);
+    CHECK(compute_ms(64) == Approx(wide / narrow).epsilon(1e-12));
+    CHECK(compute_ms(32) == Approx(wide / narrow).epsilon(1e-12));
+    CHECK(compute_ms(96) == Approx(wide / ((narrow + 1) / 2)).epsilon(1e-12));
+    CHECK(compute_ms(192) == Approx(wide).epsilon(1e-12));
+  }
+  // A part without a narrow-head measurement keeps its efficiency at every width.
+  Kernel k64 = causal_pass(64, 8192, FusedAttentionLibrary::Cudnn, prenet::Phase::Forward), k128 = k64;
+  k64.k = 64;
+  CHECK(*prenet::fused_attention_ms(k64, hw("b200"), Precision::BF16) ==
+        Approx(*prenet::fused_attention_ms(k128, hw("b200"), Precision::BF16)));
 }

@@ -31,6 +31,9 @@ enum class FusedAttentionLibrary { None = 0, Cudnn = 1, Flash = 2, PyTorchDefaul
 struct FusedAttentionTiming {
   double forward = 0, backward = 0;                          // fraction of the 16-bit dense peak
   double forward_overhead_ms = 0, backward_overhead_ms = 0;  // fixed cost per pass
+  // The efficiencies' multipliers at a head width of 64 or less (catalogue `narrow_heads`; 1: not measured); the
+  // efficiencies themselves are those of heads 128 wide.
+  double narrow_forward = 1, narrow_backward = 1;
 };
 
 struct Accelerator {

@@ -71,12 +71,20 @@ void parse_fused_attention(const Json& record, const std::string& path, Accelera
     if (!fa.contains(name)) continue;
     const std::string lib_path = join(fa_path, name);
     const Json& lib = require_object(fa[name], lib_path);
-    reject_unknown_keys(lib, lib_path, {"forward", "backward", "forward_overhead_ms", "backward_overhead_ms"});
+    reject_unknown_keys(lib, lib_path,
+                        {"forward", "backward", "forward_overhead_ms", "backward_overhead_ms", "narrow_heads"});
     FusedAttentionTiming& t = acc.fused_attention[static_cast<int>(library)];
     t.forward = require_number(lib, "forward", lib_path, 1e-3, 1);
     t.backward = require_number(lib, "backward", lib_path, 1e-3, 1);
     t.forward_overhead_ms = require_number(lib, "forward_overhead_ms", lib_path, 0, 1e3);
     t.backward_overhead_ms = require_number(lib, "backward_overhead_ms", lib_path, 0, 1e3);
+    if (lib.contains("narrow_heads")) {
+      const std::string narrow_path = join(lib_path, "narrow_heads");
+      const Json& narrow = require_object(lib["narrow_heads"], narrow_path);
+      reject_unknown_keys(narrow, narrow_path, {"forward", "backward", "source"});
+      t.narrow_forward = require_number(narrow, "forward", narrow_path, 0.05, 1);
+      t.narrow_backward = require_number(narrow, "backward", narrow_path, 0.05, 1);
+    }
   }
 }
 
