@@ -63,8 +63,8 @@ struct LearnedClass {
 };
 
 /// log(time) offset of class `cls` on `acc` at `precision`: its own measured level, else the mean level
-/// of the measured GPUs built on the same chip, else 0 (always 0 for a custom accelerator). Independent
-/// of kernel size.
+/// of the measured GPUs built on the same chip, else 0 (always 0 for a custom accelerator); for FP16 or BF16,
+/// a level of the other 16-bit type where that one is missing. Independent of kernel size.
 double learned_level(const LearnedClass& cls, const Accelerator& acc, Precision precision);
 
 /// One kernel's time (ms) from its model output: the model's time, never below the physical bound
