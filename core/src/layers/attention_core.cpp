@@ -67,6 +67,12 @@ void op_by_op_scale_and_mask(KernelBuilder& kb, Phase phase, const LayerAttrs& a
   if (phase == Phase::Forward && masked) kb.stream(KernelClass::Elementwise, phase, probs, 2, 1);
 }
 
+/// Whether the scores are cast to FP32 in a pass of their own before an FP32 softmax: autocast op by op (a fused
+/// or compiled softmax reads them in 16 bits).
+bool casts_scores_up(const KernelContext& context, double e) {
+  return fp32_probabilities(context, e) && !context.fuses_pointwise();
+}
+
 }  // namespace
 
 double visible_share(const LayerAttrs& a, double s, double t) {
@@ -102,7 +108,7 @@ void attention_core_forward(const LayerStep& st, const AttentionCore& c, KernelB
   if (a.sinks) sink_kernels(kb, Phase::Forward, probs);
   // The softmax (with the scale and mask where a fused kernel folds them in). Autocast runs softmax in FP32:
   // op by op it first casts the scores up, a pass of its own (ATen fuses that cast only for a pure-FP16 input).
-  const bool cast_up = fp32_probs && !st.context.fuses_pointwise();
+  const bool cast_up = casts_scores_up(st.context, e);
   if (cast_up) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (e + 4) / e, 0);
   kb.stream(KernelClass::Softmax, Phase::Forward, probs, cast_up ? 8 / e : fp32_probs ? (e + 4) / e : 2, 6);
   if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Forward, probs, (4 + e) / e, 0);
@@ -122,7 +128,7 @@ void attention_core_backward(const LayerStep& st, const AttentionCore& c, Kernel
   kb.gemm(Phase::Backward, c.t, c.dv, c.s, bh);  // dV = P^T dO
   if (a.rate > 0) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, 2 + 1 / e, 1);
   if (fp32_probs) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (e + 4) / e, 0);
-  const bool cast_up = fp32_probs && !st.context.fuses_pointwise();
+  const bool cast_up = casts_scores_up(st.context, e);
   kb.stream(KernelClass::Softmax, Phase::Backward, probs, cast_up ? 12 / e : fp32_probs ? (8 + e) / e : 3, 4);
   if (cast_up) kb.stream(KernelClass::Elementwise, Phase::Backward, probs, (4 + e) / e, 0);
   if (a.sinks) sink_kernels(kb, Phase::Backward, probs);
