@@ -203,6 +203,8 @@ TEST_CASE("ssm form: every bad field is named with what was expected", "[arch_ss
   // The hybrid's attention, experts and pattern.
   check_error(with(ok, "num_attention_heads", 5), p + ".num_attention_heads", "must divide the hidden size 64");
   check_error(with(ok, "num_key_value_heads", 3), p + ".num_key_value_heads", "must divide num_attention_heads (4)");
+  // Zero KV heads beside attention heads (found by the fuzzer: it divided by zero).
+  check_error(with(ok, "num_key_value_heads", 0), p + ".num_key_value_heads", "at least 1 where there are attention");
   check_error(with(ok, "num_experts_per_tok", 5), p + ".num_experts_per_tok", "above num_experts (4)");
   check_error(with(ok, "attn_layer_offset", 4), p + ".attn_layer_offset", "smaller than attn_layer_period (4)");
   check_error(with(ok, "expert_layer_offset", 2), p + ".expert_layer_offset", "smaller than expert_layer_period (2)");

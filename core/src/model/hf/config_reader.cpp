@@ -101,6 +101,11 @@ std::int64_t choose_seq(std::int64_t seq_len, std::int64_t positions, bool learn
 
 void check_heads(const Cfg& c, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads, bool has_head_dim,
                  const std::string& heads_field, const std::string& kv_field) {
+  if (heads < 1) throw InputError(c.field(heads_field), "must be at least 1, got " + std::to_string(heads));
+  if (kv_heads < 1) {
+    throw InputError(c.field(kv_field),
+                     "must be at least 1 where there are attention heads, got " + std::to_string(kv_heads));
+  }
   if (!has_head_dim && hidden % heads != 0) {
     throw InputError(c.field(heads_field), "must divide the hidden size " + std::to_string(hidden));
   }

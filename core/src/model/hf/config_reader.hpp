@@ -62,8 +62,8 @@ std::optional<std::int64_t> label_count(const Cfg& c);
 /// `learned`: positions are a table, so a longer sequence is an error; otherwise only a warning.
 std::int64_t choose_seq(std::int64_t seq_len, std::int64_t positions, bool learned, std::vector<std::string>& warnings);
 
-/// Errors unless the heads divide the hidden size (skipped with an explicit head_dim) and the KV heads divide
-/// the heads; the errors name `heads_field` and `kv_field`.
+/// Errors unless there is at least one head and one KV head, the heads divide the hidden size (skipped with an
+/// explicit head_dim) and the KV heads divide the heads; the errors name `heads_field` and `kv_field`.
 void check_heads(const Cfg& c, std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads, bool has_head_dim,
                  const std::string& heads_field, const std::string& kv_field);
 
