@@ -73,10 +73,17 @@ const MEGATRON_2021 = /** @type {number[][]} */ ([
  * Dubey et al., "The Llama 3 Herd of Models" (arXiv 2407.21783), Table 4: Llama 3 405B pre-training on
  * H100 (BF16), TFLOPs per GPU = BF16 MFU x 989 (model FLOPs, no recomputation). Architecture from its
  * Table 3: 126 layers, width 16,384, FFN 53,248, 128 heads, 8 key/value heads, vocabulary 128,000.
+ * Stated in its §3.3.2 and used here: an interleaved schedule whose first and last stages each hold one block
+ * fewer, so that "the first model chunk on the first stage has only the embedding, and the last model chunk on
+ * the last stage has only output projection and loss calculation" — one block per model chunk, 128 chunks
+ * (E, 126 blocks, L) over 16 stages: `pipeline_layout` "E|(t|)*126L", 8 virtual stages; optimizer states and
+ * gradients sharded over data parallelism, weights not resharded after the forward (ZeRO stage 2).
  * Assumed: micro-batch 1, fused attention as FlashAttention-2 (`flash2`: the fused kernel of 2024; the paper does
- * not name one, and cuDNN's became PyTorch's default on H100 only with 2.11) and no other recomputation, ZeRO stage 1, the catalogue's DGX H100 fabric (8x 400 Gb/s per node). Sequence parallelism on: the
+ * not name one, and cuDNN's became PyTorch's default on H100 only with 2.11) and no recomputation, the catalogue's
+ * DGX H100 fabric (8x 400 Gb/s per node). Sequence parallelism on: the
  * paper's tensor parallelism is Megatron's with sequence parallelism (it cites Korthikanti et al.). The
- * long-context row runs context parallelism 16 (parallel.context: TransformerEngine's ring, load-balanced).
+ * long-context row runs context parallelism 16 (parallel.context: TransformerEngine's ring, load-balanced;
+ * the paper's own context parallelism all-gathers the keys and values instead, exposed but small under GQA).
  */
 const LLAMA3 = [
   { gpus: 8192, dp: 64, cp: 1, seq: 8192, batchPerDp: 32, published: 430 },
@@ -84,7 +91,7 @@ const LLAMA3 = [
   { gpus: 16384, dp: 8, cp: 16, seq: 131072, batchPerDp: 16, published: 380 },
 ].map(({ gpus, dp, cp, seq, batchPerDp, published }) => ({
   source: 'Dubey et al. 2024, Table 4',
-  run: `Llama 3 405B, ${gpus}× H100 (TP 8, ${cp > 1 ? `CP ${cp}, ` : ''}PP 16, DP ${dp}), sequence ${seq}`,
+  run: `Llama 3 405B, ${gpus}× H100 (TP 8, ${cp > 1 ? `CP ${cp}, ` : ''}PP 16 + VP 8, DP ${dp}), sequence ${seq}`,
   published,
   request: {
     model: {
@@ -98,7 +105,7 @@ const LLAMA3 = [
     training: { batch_size: dp * batchPerDp, seq_len: seq, precision: 'bf16', optimizer: 'adamw', attention: 'flash2' },
     hardware: ['h100-sxm'],
     options: { per_layer: false },
-    parallel: { gpus, tensor: 8, context: cp, pipeline: 16, micro_batch_size: 1, zero_stage: 1, sequence_parallel: true },
+    parallel: { gpus, tensor: 8, context: cp, pipeline: 16, micro_batch_size: 1, zero_stage: 2, sequence_parallel: true, pipeline_layout: 'E|(t|)*126L' },
   },
   convert: (/** @type {any} */ r) => r.mfu * 989,
 }));
@@ -798,18 +805,21 @@ export async function main() {
     '  parallelism: it was introduced after these runs (Korthikanti et al. 2022).',
     '- Dubey et al. 2024 (arXiv 2407.21783, Table 4): 405B on H100 with the catalogue\'s DGX H100 fabric',
     '  (8× 400 Gb/s per node), with Megatron sequence parallelism over the tensor group (`sequence_parallel`;',
-    '  the paper\'s tensor parallelism cites Korthikanti et al.). Assumed: micro-batch 1, fused attention',
+    '  the paper\'s tensor parallelism cites Korthikanti et al.). The pipeline as the paper\'s §3.3.2 states it: an',
+    '  interleaved schedule (bubble (p − 1)/(v·m)) whose first and last stages each hold one block fewer, so that the',
+    '  first model chunk holds only the embedding and the last only the output projection and loss: one block per',
+    '  chunk, 128 chunks (E, 126 blocks, L) over 16 stages, `pipeline_layout` `"E|(t|)*126L"` (8 virtual stages);',
+    '  optimizer states and gradients sharded over data parallelism, weights kept after the forward (ZeRO 2, §3.3.2).',
+    '  Assumed: micro-batch 1, fused attention',
     '  as FlashAttention-2 (`training.attention: "flash2"`: one kernel per pass, no s² score traffic or activations;',
     '  the fused kernel of 2024, the paper names none; the catalogue has no H100 FlashAttention-2 timings, so the',
-    '  learned batched-GEMM model times it) and no other recomputation, ZeRO 1.',
-    '  Meta\'s own pipeline schedule changes and communication tuning are not modelled: most of the gap is the',
-    '  plain 1F1B bubble, (p − 1)/(m + p − 1) with p = 16 and m = 32 or 16 micro-batches, which Llama 3\'s',
-    '  interleaved stages divide by the number of virtual stages (126 layers do not split into whole blocks over',
-    '  16 stages and 2 chunks, so `virtual_stages` cannot state it). The predicted memory',
-    '  per GPU is reported as is (`fits` no means the layout as we model it would not fit). The 131,072-token',
+    '  learned batched-GEMM model times it) and no recomputation. Meta\'s flexible micro-batch counts per',
+    '  stage, asynchronous point-to-point and communication tuning are not modelled. The predicted memory',
+    '  per GPU is reported as is (`fits` no: the interleaved schedule\'s in-flight activations of the first stage,',
+    '  without recomputation, exceed 80 GB as we model them; the paper does not say how it kept them in). The 131,072-token',
     '  row runs context parallelism 16 (`parallel.context`: TransformerEngine\'s ring, causal load balancing,',
-    '  gradients over data × context; docs/PREDICTION.md, "Context parallelism") with 16 micro-batches of one',
-    '  sequence each (16M tokens per step).',
+    '  gradients over data × context; docs/PREDICTION.md, "Context parallelism"; the paper all-gathers the keys and',
+    '  values instead, exposed but small under GQA) with 16 micro-batches of one sequence each (16M tokens per step).',
     '- torchtitan (pytorch/torchtitan docs/performance.md @ eaea6f6a, BSD-3-Clause, runs of December 2024):',
     '  Grand Teton H100s with 96 GB HBM2e at 2.4 TB/s under a 500 W limit, predicted as the catalogue\'s 700 W',
     '  `h100-sxm` (3.35 TB/s): expect the predictions to run fast. SDPA ran FlashAttention-2 (`attention: "flash2"`:',
