@@ -149,9 +149,9 @@ TEST_CASE("hardware list errors", "[api][errors]") {
   request["hardware"] = Json::array({typo});
   check_error(call(request), "hardware[0].bandwidth", "unknown field");
   Json bad_precision = custom;
-  bad_precision["peak_tflops"]["fp4"] = 1000;
+  bad_precision["peak_tflops"]["int8"] = 1000;
   request["hardware"] = Json::array({bad_precision});
-  check_error(call(request), "hardware[0].peak_tflops.fp4", "unknown field");
+  check_error(call(request), "hardware[0].peak_tflops.int8", "unknown field");
 }
 
 TEST_CASE("training.batch_size must be an integer from 1 to 2^20", "[api][errors]") {

@@ -219,7 +219,15 @@ TEST_CASE("fp8: the recipe is checked against the precision and every accelerato
   tr.fp8_recipe = Fp8Recipe::Blockwise;
   require_input_error([&] { resolve_fp8_recipe(tr, {hw("l40s")}); }, "training.fp8_recipe", "Hopper or Blackwell");
   tr.fp8_recipe = Fp8Recipe::NVFP4;
-  require_input_error([&] { resolve_fp8_recipe(tr, {hw("b200")}); }, "training.fp8_recipe", "not modelled");
+  require_input_error(
+      [&] {
+        resolve_fp8_recipe(tr, {hw("b200"), hw("h100-sxm")});
+      },
+      "training.fp8_recipe", "(h100-sxm) is not one");
+  // An RTX 50 card has FP4 tensor cores but is compute capability 12.0, which TE's NVFP4 recipe does not take.
+  require_input_error([&] { resolve_fp8_recipe(tr, {hw("rtx-5090")}); }, "training.fp8_recipe",
+                      "data-centre Blackwell");
+  resolve_fp8_recipe(tr, {hw("b200"), hw("gb300")});
   // Transposed copies are dropped only when every accelerator takes FP8 operands in any layout.
   tr.fp8_recipe.reset();
   resolve_fp8_recipe(tr, {hw("b200")});
@@ -229,6 +237,69 @@ TEST_CASE("fp8: the recipe is checked against the precision and every accelerato
   tr.fp8_recipe = Fp8Recipe::MXFP8;
   resolve_fp8_recipe(tr, {hw("b200")});
   CHECK(tr.fp8_any_layout);
+}
+
+TEST_CASE("fp8: nvfp4 runs the FP8 linears' GEMMs in 4 bits at the FP4 peak, with its casts and copies", "[fp8]") {
+  const Network net = testutil::net_of(kModel);
+  const std::size_t down = testutil::layer_index(net, "blk.0.down"), head = testutil::layer_index(net, "head");
+  const StepWork bf16 = step_work(net, 2, KernelContext(Precision::BF16), Optimizer::AdamW);
+  const StepWork w = step_work(net, 2, fp8_context(Fp8Recipe::NVFP4, true), Optimizer::AdamW);
+  const double m = kBatch * kSeq, k = kHidden, n = kIn;
+  const Accelerator& b200 = hw("b200");
+  for (const Kernel& kn : w.kernels) {
+    if (!is_matmul(kn.cls)) continue;
+    const auto layer = static_cast<std::size_t>(kn.layer);
+    CHECK(kn.fp4 == (layer != head));
+    if (layer == down && kn.phase == Phase::Forward) CHECK(kn.bytes == Approx(0.5 * (m * k + k * n) + 2 * m * n));
+    if (layer == head) continue;
+    // Everything but the peak is the same for the GEMM as an FP8 one: B200's FP4 peak (9000) is twice its FP8.
+    Kernel as_fp8 = kn;
+    as_fp8.fp4 = false;
+    CHECK(matmul_peak_tflops(b200, Precision::FP8, kn) == Approx(9000));
+    CHECK(kernel_time(kn, b200, Precision::FP8).compute_ms ==
+          Approx(kernel_time(as_fp8, b200, Precision::FP8).compute_ms / 2));
+    // No FP4 sweep is published: the FP8 share of the peak (B200: 3432.5 of 4500).
+    CHECK(achievable_matmul_fraction(b200, Precision::FP8, kn) == Approx(3432.5 / 4500));
+  }
+  // Casts: an amax read (2 B), then the 16-bit read and two copies (rowwise, columnwise) of half a byte with an E4M3
+  // scale per 16 values (activations, gradients) or per 16x16 block (weights).
+  const double x = m * kHidden, wt = kHidden * kIn, dy = m * kIn;
+  const double act = 2 + 2 + 2 * (0.5 + 1.0 / 16), weight = 2 + 2 + 2 * (0.5 + 1.0 / 256);
+  CHECK(elementwise_bytes(w, down, Phase::Forward) - elementwise_bytes(bf16, down, Phase::Forward) == Approx(x * act));
+  CHECK(elementwise_bytes(w, down, Phase::Backward) - elementwise_bytes(bf16, down, Phase::Backward) ==
+        Approx(dy * act));
+  CHECK(elementwise_bytes(w, down, Phase::Optimizer) == Approx(wt * weight));
+  // The weight copies kept across micro-batches: two of (0.5 + 1/256) bytes per element of the blocks' matrices.
+  TrainingConfig tr = testutil::trained_with(Precision::FP8, Optimizer::AdamW);
+  tr.fp8_recipe = Fp8Recipe::NVFP4;
+  TrainingConfig base = testutil::trained_with(Precision::BF16, Optimizer::AdamW);
+  const MemoryEstimate m4 = estimate_memory(net, w, tr);
+  const MemoryEstimate m16 = estimate_memory(net, step_work(net, 2, kernel_context(base), Optimizer::AdamW), base);
+  CHECK((m4.weights_gb - m16.weights_gb) * 1e9 == Approx(2 * kIn * kHidden * 2 * (0.5 + 1.0 / 256)));
+}
+
+TEST_CASE("fp8: an nvfp4 request runs on data-centre Blackwell, faster than FP8, and says it is experimental",
+          "[fp8]") {
+  auto request = [](const std::string& recipe) {
+    return R"({"model": {"layers": [{"type": "dense", "name": "blk.0.up", "units": 8192, "bias": false},
+                                     {"type": "dense", "name": "blk.0.down", "units": 2048, "bias": false}],
+               "input": {"kind": "sequence", "seq_len": 4096, "features": 2048}},
+              "training": {"batch_size": 8, "precision": "fp8", "fp8_recipe": ")" +
+           recipe + R"("}, "hardware": ["b200"], "options": {"per_layer": false}})";
+  };
+  const Json fp4 = Json::parse(predict_json(request("nvfp4")));
+  const Json fp8 = Json::parse(predict_json(request("mxfp8")));
+  REQUIRE(fp4.contains("results"));
+  REQUIRE(fp8.contains("results"));
+  CHECK(fp4["training"]["fp8_recipe"] == "nvfp4");
+  CHECK(fp4["results"][0]["step_ms"].get<double>() < fp8["results"][0]["step_ms"].get<double>());
+  bool experimental = false;
+  for (const Json& warning : fp4["warnings"])
+    experimental = experimental || warning.get<std::string>().find("nvfp4 is experimental") != std::string::npos;
+  CHECK(experimental);
+  const Json h100 =
+      Json::parse(predict_json(std::string(request("nvfp4")).replace(request("nvfp4").find("b200"), 4, "h100-sxm")));
+  CHECK(h100["error"]["field"] == "training.fp8_recipe");
 }
 
 TEST_CASE("fp8: a request names training.fp8_recipe, echoes it when given, and defaults to delayed", "[fp8]") {

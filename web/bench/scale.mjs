@@ -351,7 +351,7 @@ const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
  * rows only Nemotron 3 Ultra's, not predicted, uses Megatron-FSDP (HSDP)); "n/a" VP or EP is 1. Precision:
  * "FP8" is the perf launcher's fp8_cs (per-tensor current scaling, `fp8_recipe: "current"`:
  * scripts/performance/argument_parser.py offers bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4, and every FP8 row has an
- * `_fp8cs_`/`FP8_CS` recipe), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"` (refused by the core). Each row ends with
+ * `_fp8cs_`/`FP8_CS` recipe), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"` (experimental in the core). Each row ends with
  * what its own recipe ran, read at the release tag of its container (MbFacts above).
  * - Llama 3 70B is the llama-3.1-70b preset (the same architecture). SFT (llama3_70b_sft_config): full
  *   fine-tuning, sequences packed offline to 4096 (`packing: true`); the recipe's DDP config turns the

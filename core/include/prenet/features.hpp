@@ -53,6 +53,8 @@ struct Kernel {
   // A GEMM of an FP8 linear layer under training.precision fp8 (layers/fp8.cpp): it runs at the FP8 peak; every
   // other matrix kernel of an FP8 step runs at the 16-bit peak (Transformer Engine's fp8_autocast).
   bool fp8 = false;
+  // An FP8 linear's GEMM under training.fp8_recipe nvfp4: its operands are 4-bit NVFP4 and it runs at the FP4 peak.
+  bool fp4 = false;
   // A fused attention pass (layers/attention_core.cpp), timed from the accelerator's measured efficiency where
   // the catalogue has one (docs/PREDICTION.md, "Fused attention"): the library running it, whether its mask is
   // causal over equal query and key lengths, its sliding window (0 = none), and its FLOPs with no mask.

@@ -45,6 +45,9 @@ struct Accelerator {
   double memory_bandwidth_gbs = 0;
   /// Dense peak TFLOP/s by Precision (index = enum value); empty when the part lacks that precision.
   std::optional<double> peak_tflops[5];
+  /// Dense FP4 (NVFP4) tensor-core peak TFLOP/s (catalogue `peak_tflops.fp4`): not a training precision, the rate
+  /// of training.fp8_recipe nvfp4's GEMMs; empty when the part has none.
+  std::optional<double> fp4_peak_tflops;
   double compute_units = 0;  // SMs / CUs; 0 when unknown
   double l2_cache_mb = 0;
   std::optional<double> price_per_hour_usd;

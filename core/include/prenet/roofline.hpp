@@ -55,10 +55,11 @@ double matmul_peak_tflops(const Accelerator& acc, Precision precision, KernelCla
 /// The precision matrix kernel `k` runs at in a `precision` step: under fp8 only the FP8 linears' GEMMs
 /// (Kernel::fp8) run in FP8, every other matrix kernel in bf16 (fp16 where the part lacks bf16).
 Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision precision);
-/// The peak (TFLOP/s) of matrix kernel `k` in a `precision` step: matmul_peak_tflops at kernel_precision.
+/// The peak (TFLOP/s) of matrix kernel `k` in a `precision` step: matmul_peak_tflops at kernel_precision, the FP4
+/// peak for an NVFP4 GEMM (Kernel::fp4; InputError naming training.fp8_recipe where the part has none).
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k);
 /// The share of that peak kernel `k` can reach: the catalogue's measured achievable matrix peak over the dense one
-/// (Accelerator::achievable_fraction), 1 where none is measured.
+/// (Accelerator::achievable_fraction), 1 where none is measured; an NVFP4 GEMM takes the FP8 share.
 double achievable_matmul_fraction(const Accelerator& acc, Precision precision, const Kernel& k);
 
 /// Fraction of peak a GEMM-like kernel can use once cut into output tiles of at most `max_tile` spread

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "layers/fp8.hpp"
 #include "model/finetune.hpp"
 #include "model/hf/arch_json.hpp"
 #include "model/mtp.hpp"
@@ -188,6 +189,7 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
   if (forms != 1) throw InputError(path, "expected exactly one of " + model_form_list());
   Network net = network_of_form(model_form_of(model), model, training);
   warn_unused_memory_format(net, training);
+  for (std::string& warning : fp8_recipe_warnings(training)) net.warnings.push_back(std::move(warning));
   return net;
 }
 

@@ -137,12 +137,17 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);
-  reject_unknown_keys(peaks, peaks_path, precision_names());
+  std::vector<std::string> peak_keys = precision_names();
+  peak_keys.push_back("fp4");  // NVFP4 GEMMs (training.fp8_recipe nvfp4), not a training precision
+  reject_unknown_keys(peaks, peaks_path, peak_keys);
   for (const auto& name : precision_names()) {
     if (peaks.contains(name) && !peaks[name].is_null()) {
       acc.peak_tflops[static_cast<int>(precision_from_string(name))] =
           require_number(peaks, name, peaks_path, 1e-6, 1e7);
     }
+  }
+  if (peaks.contains("fp4") && !peaks["fp4"].is_null()) {
+    acc.fp4_peak_tflops = require_number(peaks, "fp4", peaks_path, 1e-6, 1e7);
   }
   if (!acc.peak(Precision::FP32)) throw InputError(join(peaks_path, "fp32"), "required number is missing");
   parse_achievable(record, path, acc);

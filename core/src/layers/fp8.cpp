@@ -76,13 +76,15 @@ bool linear_gemm(LayerType type, const Kernel& k) {
   return type == LayerType::Dense && k.cls == KernelClass::BatchedGemm;
 }
 
-/// Re-prices an FP8 GEMM: operands read in FP8 (`data` bytes), the result written in 16-bit (e).
+/// Re-prices an FP8 GEMM: operands read in the recipe's format (`data` bytes per element; NVFP4's half a byte makes
+/// it an FP4 GEMM), the result written in 16-bit (e).
 void mark_fp8(Kernel& k, double data, double e, LayerWork& lw) {
   const double b = std::max(k.batch, 1.0);
   const double bytes = (data * (k.m * k.k + k.k * k.n) + e * k.m * k.n) * b;
   lw.bytes[static_cast<std::size_t>(k.phase)] += bytes - k.bytes;
   k.bytes = bytes;
   k.fp8 = true;
+  k.fp4 = data < 1;
 }
 
 /// One quantizing pass over `elements` 16-bit values writing `copies` FP8 copies with `scale` bytes of scales per
@@ -114,7 +116,9 @@ Fp8Format fp8_format(Fp8Recipe recipe, bool any_layout) {
       f.act_scale = 4.0 / 128.0;
       f.weight_scale = 4.0 / (128.0 * 128.0);
       break;
-    case Fp8Recipe::NVFP4:  // refused in resolve_fp8_recipe; the layout for completeness (E2M1, E4M3 per 16)
+    case Fp8Recipe::NVFP4:  // E2M1 with an E4M3 scale per 16 values (weights: per 16x16 block) and an FP32 tensor
+      // scale from the tensor's amax; the random Hadamard transform of wgrad's inputs and the stochastic rounding of
+      // gradients run inside the cast kernel (TE's fused Hadamard-cast): no pass of their own.
       f.data = 0.5;
       f.act_scale = 1.0 / 16.0;
       f.weight_scale = 1.0 / 256.0;
@@ -212,11 +216,11 @@ void resolve_fp8_recipe(TrainingConfig& training, const std::vector<Accelerator>
   bool any_layout = !hardware.empty();
   for (const Accelerator& acc : hardware) {
     const std::string who = acc.name + " (" + acc.id + ")";
-    if (recipe == Fp8Recipe::NVFP4) {
+    if (recipe == Fp8Recipe::NVFP4 && (!datacenter_blackwell(acc) || !acc.fp4_peak_tflops)) {
       throw InputError(field,
-                       "nvfp4 (4-bit NVFP4 GEMMs) is not modelled: the catalogue gives no FP4 tensor-core "
-                       "peak for " +
-                           who + "; choose delayed, current, mxfp8 or blockwise");
+                       "nvfp4 needs a data-centre Blackwell GPU with an FP4 tensor-core peak in the catalogue (B200, "
+                       "B300, GB200, GB300: compute capability 10.x, Transformer Engine's NVFP4BlockScaling); " +
+                           who + " is not one; choose delayed, current, mxfp8 or blockwise");
     }
     if (recipe == Fp8Recipe::MXFP8 && !datacenter_blackwell(acc)) {
       throw InputError(field,
@@ -233,6 +237,14 @@ void resolve_fp8_recipe(TrainingConfig& training, const std::vector<Accelerator>
     any_layout = any_layout && datacenter_blackwell(acc);
   }
   training.fp8_any_layout = any_layout;
+}
+
+std::vector<std::string> fp8_recipe_warnings(const TrainingConfig& training) {
+  if (training.precision != Precision::FP8 || training.fp8_recipe != Fp8Recipe::NVFP4) return {};
+  return {
+      "training.fp8_recipe nvfp4 is experimental: its FP4 GEMMs are timed at the catalogue's dense FP4 peak, "
+      "assumed reachable in the same share as the part's FP8 matmuls (no FP4 kernel has been measured); its casts "
+      "and FP4 weight copies as docs/PREDICTION.md, \"FP8 recipes\", counts them"};
 }
 
 }  // namespace prenet

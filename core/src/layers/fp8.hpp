@@ -3,6 +3,7 @@
 // FP8, the cast / amax / transpose kernels each FP8 linear adds, and the FP8 weight copies it keeps. One home for
 // the recipes; docs/PREDICTION.md, "FP8 recipes", gives the formulas and their sources.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "layers/layer_kind.hpp"
@@ -45,7 +46,11 @@ double fp8_weight_elements(const Layer& layer);
 double fp8_weight_bytes_per_element(const TrainingConfig& training);
 
 /// Checks training.fp8_recipe against the precision and every accelerator of the request (mxfp8: data-centre
-/// Blackwell; blockwise: Hopper or later; nvfp4: refused) and resolves fp8_any_layout. Errors name the field.
+/// Blackwell; blockwise: Hopper or later; nvfp4: data-centre Blackwell with an FP4 peak) and resolves
+/// fp8_any_layout. Errors name the field.
 void resolve_fp8_recipe(TrainingConfig& training, const std::vector<Accelerator>& hardware);
+
+/// The response's warnings about the recipe: nvfp4 is experimental (its FP4 rate is the datasheet's, unmeasured).
+std::vector<std::string> fp8_recipe_warnings(const TrainingConfig& training);
 
 }  // namespace prenet

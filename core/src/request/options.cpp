@@ -337,11 +337,11 @@ std::vector<TrainingOption> recipe_rows() {
        store_member<&TC::input_rate>, read_member<&TC::input_rate>},
       {"fp8_recipe", K::Choice, {"delayed", "current", "mxfp8", "blockwise", "nvfp4"},
        {"delayed (per-tensor, amax history)", "current (per-tensor, this step's amax)",
-        "MXFP8 (1x32 blocks, Blackwell)", "blockwise (1x128 / 128x128, DeepSeek-V3)", "NVFP4 (not modelled)"},
+        "MXFP8 (1x32 blocks, Blackwell)", "blockwise (1x128 / 128x128, DeepSeek-V3)", "NVFP4 (4-bit, Blackwell; experimental)"},
        0, 0, nullptr, "FP8 recipe",
        "precision fp8: how Transformer Engine scales the blocks' linear layers, which alone run in FP8 (attention's "
        "core, embeddings, head and norms stay 16-bit); mxfp8 needs B200/B300-class Blackwell, blockwise Hopper or "
-       "later; nvfp4 is refused; absent: delayed",
+       "later, nvfp4 (4-bit GEMMs at the FP4 peak, experimental) B200/B300-class Blackwell; absent: delayed",
        {"fp8_recipe"}, "fp8-recipe", "R", Echo::WhenGiven,
        store_member<&TC::fp8_recipe>, read_member<&TC::fp8_recipe>},
       {"mtp_layers", K::Integer, {}, {}, 0, 64, nullptr,

@@ -249,7 +249,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              k.window,
                              k.stride,
                              k.misaligned ? 1.0 : 0.0,
-                             k.fp8 ? 1.0 : 0.0,
+                             k.fp8 ? (k.fp4 ? 2.0 : 1.0) : 0.0,
                              static_cast<double>(k.fused_attention),
                              k.causal ? 1.0 : 0.0,
                              k.window_positions,

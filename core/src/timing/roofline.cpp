@@ -74,10 +74,20 @@ Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision pr
 }
 
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k) {
+  if (k.fp4) {
+    // resolve_fp8_recipe admits nvfp4 only where the catalogue gives the FP4 peak; a custom part may lack it.
+    if (!acc.fp4_peak_tflops) {
+      throw InputError("training.fp8_recipe", "nvfp4 needs an FP4 tensor-core peak (peak_tflops.fp4), which " +
+                                                  acc.name + " (" + acc.id + ") lacks");
+    }
+    return *acc.fp4_peak_tflops;
+  }
   return matmul_peak_tflops(acc, kernel_precision(k, acc, precision), k.cls);
 }
 
 double achievable_matmul_fraction(const Accelerator& acc, Precision precision, const Kernel& k) {
+  // No FP4 matmul sweep is published: an NVFP4 GEMM is assumed to reach the FP8 share of its own peak.
+  if (k.fp4) return acc.achievable_fraction(Precision::FP8);
   return acc.achievable_fraction(matmul_precision(acc, kernel_precision(k, acc, precision), k.cls));
 }
 
