@@ -239,6 +239,42 @@ TEST_CASE("fp8: the recipe is checked against the precision and every accelerato
   CHECK(tr.fp8_any_layout);
 }
 
+TEST_CASE("fp8: a Mamba-2 mixer's in_proj and out_proj run in FP8 (Megatron's TE linears), its SSD scan in 16-bit",
+          "[fp8]") {
+  auto mixer = [](int version) {
+    const std::string sizes =
+        version == 2 ? R"("num_heads": 8, "n_groups": 1)" : R"("dt_rank": 16)";  // in_proj: 552 wide
+    return R"({"input": {"kind": "sequence", "seq_len": 64, "features": 128},
+      "layers": [{"type": "repeat", "name": "blk", "count": 2, "layers": [
+                   {"type": "mamba", "name": "mixer", "version": )" +
+           std::to_string(version) + R"(, "inner": 256, "state_size": 16, )" + sizes + R"(}]},
+                 {"type": "dense", "name": "head", "units": 1024, "bias": false},
+                 {"type": "cross_entropy", "name": "loss"}]})";
+  };
+  const Network v2 = testutil::net_of(mixer(2));
+  const std::vector<bool> linear = fp8_linear_layers(v2);
+  const StepWork w = step_work(v2, 2, fp8_context(Fp8Recipe::Delayed), Optimizer::AdamW);
+  std::size_t fp8_gemms = 0, scans = 0;
+  for (const Kernel& k : w.kernels) {
+    const Layer& layer = v2.layers[static_cast<std::size_t>(k.layer)];
+    if (layer.type != LayerType::Mamba || !is_matmul(k.cls)) continue;
+    CHECK(linear[static_cast<std::size_t>(k.layer)]);
+    CHECK(k.fp8 == (k.cls == KernelClass::Gemm));
+    if (k.fp8) ++fp8_gemms;
+    if (k.cls == KernelClass::BatchedGemm) ++scans;
+  }
+  // Per mixer: in_proj and out_proj forward, both input gradients and both weight gradients; the first mixer reads
+  // the network's input, which needs no gradient (no in_proj input gradient there).
+  CHECK(fp8_gemms == 2 * 6 - 1);
+  CHECK(scans > 0);
+  // Mamba-1 (x_proj, dt_proj: no Megatron-Core / TE counterpart) stays 16-bit.
+  const Network v1 = testutil::net_of(mixer(1));
+  const std::vector<bool> v1_linear = fp8_linear_layers(v1);
+  for (std::size_t l = 0; l < v1.layers.size(); ++l) {
+    if (v1.layers[l].type == LayerType::Mamba) CHECK_FALSE(v1_linear[l]);
+  }
+}
+
 TEST_CASE("fp8: nvfp4 runs the FP8 linears' GEMMs in 4 bits at the FP4 peak, with its casts and copies", "[fp8]") {
   const Network net = testutil::net_of(kModel);
   const std::size_t down = testutil::layer_index(net, "blk.0.down"), head = testutil::layer_index(net, "head");

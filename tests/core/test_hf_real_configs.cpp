@@ -284,6 +284,44 @@ Expected jamba(const Json& c) {
   return e;
 }
 
+// NemotronHForCausalLM (modeling_nemotron_h.py): per layer one RMSNorm and one mixer by the
+// hybrid_override_pattern character: M a NemotronHMamba2Mixer (I = mamba_num_heads x mamba_head_dim, in_proj
+// h -> I + conv_dim + heads with conv_dim = I + 2 n_groups ssm_state_size, conv1d over conv_dim with bias, dt_bias,
+// A_log, D, the gated RMSNorm over I, out_proj), * attention (q/k/v/o without bias, head_dim), - an MLP (up, down;
+// no gate), E a router h -> E, E non-gated experts and a shared MLP; norm_f; untied lm_head.
+Expected nemotron_h(const Json& c) {
+  const double V = num(c, "vocab_size", 131072), h = num(c, "hidden_size", 4096);
+  const std::string pattern = c.value("hybrid_override_pattern", std::string());
+  const double heads = num(c, "mamba_num_heads", 128), I = heads * num(c, "mamba_head_dim", 64);
+  const double conv_dim = I + 2 * num(c, "n_groups", 8) * num(c, "ssm_state_size", 128);
+  const bool bias = flag(c, "use_bias", false), conv_bias = flag(c, "use_conv_bias", true);
+  const double mixer = linear(h, I + conv_dim + heads, bias) + conv_dim * num(c, "conv_kernel", 4) +
+                       (conv_bias ? conv_dim : 0) + 3 * heads + I + linear(I, h, bias);
+  const double H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", 8),
+               d = num(c, "head_dim", 128);
+  const double attention = 2 * h * H * d + 2 * h * kv * d;
+  const bool mlp_bias = flag(c, "mlp_bias", false);
+  const double mlp =
+      linear(h, num(c, "intermediate_size", 21504), mlp_bias) + linear(num(c, "intermediate_size", 21504), h, mlp_bias);
+  const double E = num(c, "n_routed_experts", 8), k = num(c, "num_experts_per_tok", 2);
+  const double expert = 2 * h * num(c, "moe_intermediate_size", 7688);
+  const double shared_width = num(c, "moe_shared_expert_intermediate_size", 7688);
+  const double moe = h * E + E * expert + linear(h, shared_width, mlp_bias) + linear(shared_width, h, mlp_bias);
+  const bool tied = flag(c, "tie_word_embeddings", false);
+  Expected e;
+  e.total = V * h + (tied ? 0 : V * h) + h;
+  e.active = e.total;
+  for (char kind : pattern) {
+    const double block = kind == 'M' ? mixer : kind == '*' ? attention : kind == '-' ? mlp : moe;
+    e.total += h + block;
+    e.active += h + block - (kind == 'E' ? (E - k) * expert : 0);
+    if (kind == '*') e.attention_width += H * d;
+  }
+  e.lookup = tied ? 0 : V * h;
+  e.flops_comparable = false;  // the SSD scan's chunked matmuls, as for mamba2
+  return e;
+}
+
 // BertForMaskedLM: word + position + token-type embeddings and their LayerNorm, encoder layers (q/k/v/o with
 // biases, two LayerNorms, intermediate and output dense), the MLM transform (dense + LayerNorm) and a decoder
 // tied to the word embeddings with its own bias. No pooler.
@@ -486,6 +524,7 @@ std::optional<Expected> formula(const Json& c) {
   if (type == "mamba" || type == "falcon_mamba") return mamba(c);  // FalconMamba's extra RMS norms have no weights
   if (type == "mamba2") return mamba2(c);
   if (type == "jamba") return jamba(c);
+  if (type == "nemotron_h") return nemotron_h(c);
   if (type == "siglip") return siglip(c);
   if (type == "clip") return clip(c);
   if (type == "bert") return bert(c);
@@ -544,6 +583,10 @@ const Published kPublished[] = {
     {"ai21labs--Jamba-v0.1.json", 51.57e9, 12e9, 0.01,
      "Open LLM Leaderboard request for ai21labs/Jamba-v0.1: params 51.57 (B); transformers' Jamba model doc: 12B "
      "active of 52B"},
+    {"nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", 31.6e9, 3.2e9, 0.02,
+     "NVIDIA's Nemotron 3 Nano figures as quoted in a public C++ port's nemotron3 header (code search): 3.2B active "
+     "(31.6B total); the active count without the embedding table",
+     true},
     {"openai--gpt-oss-20b.json", 20.9e9, 3.6e9, 0.015,
      "gpt-oss model card (arXiv 2508.10925): 20.9B total, 3.6B active (embedding table not counted)", true},
     {"onnx-community--clip-vit-base-patch32_hidden-states.json", 151277313, 0, 0,

@@ -167,6 +167,10 @@ const ZooRow kZoo[] = {
     {"olmo-2-7b", 7e9, "OLMo 2 model card: 7B", 100352 * 4096.0, 32 * 4096.0, 0, false, 0.5 / 7},
     {"olmo-2-13b", 13.72e9, "OLMo 2 13B: 13.72B", 100352 * 5120.0, 40 * 5120.0, 0},
     {"mamba-2.8b", 2.8e9, "Mamba model cards: 2.8B (tied)", 0, 0, 0, false, 0.05 / 2.8},
+    // Nemotron-H: its Mamba-2 layers' SSD scan is chunked matmuls outside 6N (test_hf_real_configs.cpp checks the
+    // layers); the source rounds to 0.1B; active without the untied token table, as the source counts it.
+    {"nemotron-3-nano", 31.6e9, "NVIDIA Nemotron 3 Nano: 31.6B, 3.2B active", 131072 * 2688.0, 0, 0, true, 0.05 / 31.6,
+     3.2e9, 131072 * 2688.0},
     {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };

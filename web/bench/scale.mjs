@@ -327,18 +327,18 @@ const KIMI_K2 = {
 };
 
 /**
- * Models of the 26.x tables the core cannot build, listed as refused with the reason (no request is sent):
- * no preset, and their Hugging Face model types are not in the core's table (docs/MODEL_FORMAT.md). What they
+ * Models of the 26.x tables the core has no preset for, listed as refused with the reason (no request is sent):
+ * DeepSeek-V4's model type is not in the core's table (docs/MODEL_FORMAT.md); nemotron_h is, but Nemotron 3 Super
+ * and Ultra are latent MoE (moe_latent_size, refused) and 3.5 Lightning has no preset here. What they
  * are: Megatron-Bridge's bridges at the same commit, src/megatron/bridge/models/nemotronh/nemotron_h_bridge.py
  * (Mamba-2 mixers placed by hybrid_override_pattern) and models/deepseek/deepseek_v4_bridge.py
  * (hyper-connections, compressed sparse attention); the perf recipes load nvidia/NVIDIA-Nemotron-3-*-BF16 and
  * deepseek-ai/DeepSeek-V4-Flash.
  */
 const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
-  'nemotron-3-nano': 'architecture not in the catalogue: Nemotron 3 Nano 30B-A3B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset, no model type',
-  'nemotron-3-super': 'architecture not in the catalogue: Nemotron 3 Super 120B-A12B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset, no model type',
-  'nemotron-3-ultra': 'architecture not in the catalogue: Nemotron 3 Ultra 550B-A55B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset, no model type',
-  'nemotron-3.5-lightning': 'architecture not in the catalogue: Nemotron 3.5 Lightning 30B-A3B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset, no model type',
+  'nemotron-3-super': 'architecture not in the catalogue: Nemotron 3 Super 120B-A12B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
+  'nemotron-3-ultra': 'architecture not in the catalogue: Nemotron 3 Ultra 550B-A55B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
+  'nemotron-3.5-lightning': 'architecture not in the catalogue: Nemotron 3.5 Lightning 30B-A3B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
   'deepseek-v4-flash': 'architecture not in the catalogue: DeepSeek-V4-Flash (compressed sparse attention, hyper-connections; model_type deepseek_v4): no preset, no model type',
 });
 
@@ -427,7 +427,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.04.01', 'pretrain', 'b200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 1, 8, 3776,
     { tag: 'v0.4.1', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_B200_FP8_MX_V2', paramGather: true, dispatcher: 'alltoall' }],
   ['26.04.01', 'pretrain', 'b200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 32768,
-    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B200_FP8_MX_V1' }],
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 6400,
     { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1' }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 5632,
@@ -462,7 +462,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.06', 'pretrain', 'b300', 8, 'qwen3-30b-a3b', 'MXFP8', 512, 8, 4096, 0, 1, 1, 1, 1, 8, 40769,
     { tag: 'v0.5.0', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'cuteDSL fused grouped MLP, FP8 attention, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
   ['26.06', 'pretrain', 'b300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 37316,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1' }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 7867,
     { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1' }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 8131,
@@ -472,7 +472,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.06', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 1, 1, 1, 16, 8826,
     { tag: 'v0.5.0', recipe: 'qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1', paramGather: true, dispatcher: 'HybridEP' }],
   ['26.06', 'pretrain', 'h100-sxm', 16, 'nemotron-3-nano', 'FP8', 1024, 1, 8192, 0, 1, 1, 1, 1, 8, 14719,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1' }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1', paramGather: true, recompute: 'selective', modules: ['moe', 'layernorm', 'core_attn', 'moe_act'], graphs: 'TE mamba', dispatcher: 'HybridEP' }],
   ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'FP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4819,
     { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_SFT_CONFIG_GB300_FP8_CS_V1', graphs: 'TE mlp' }],
   ['26.06', 'sft', 'gb300', 32, 'llama-3.1-70b', 'MXFP8', 32, 1, 4096, 0, 1, 2, 1, 20, 1, 4312,
@@ -495,7 +495,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
     { tag: 'v0.5.0', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_H100_FP8_CS_V1', zero: 0, tensorOverlap: true }],
   // 26.06.01
   ['26.06.01', 'pretrain', 'gb200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 34816,
-    { tag: 'v0.5.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_GB200_FP8_MX_V1' }],
+    { tag: 'v0.5.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_GB200_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   // 26.08
   ['26.08', 'pretrain', 'gb300', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 2, 1, 8, 32, 6288,
     { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb300/deepseek_v3.py deepseek_v3_pretrain_256gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', layout: 'Et*4|(t*4|)*14tmL', mtp: 1, other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients, BF16 Adam moments and main gradients' }],
@@ -506,7 +506,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb300', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 2, 4096, 0, 1, 4, 1, 12, 32, 8816,
     { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb300/qwen3_moe.py qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
   ['26.08', 'pretrain', 'gb300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 39936,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 9856,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240,
@@ -890,10 +890,11 @@ export async function main() {
     '  MXFP8 recipes, and the param gather overlapped with the optimizer step (DP > 1, PP > 1, VP > 1). Where a',
     '  preset disagrees with the published layout (20 of the 31 25.11 rows, 2 of them in the global batch only;',
     '  7 of the 80 newer configurations; the launcher takes layout and batch from its command line), its other',
-    '  settings are still applied. Not predicted: Nemotron 3 Nano / Super /',
-    '  Ultra and Nemotron 3.5 Lightning (Mamba-2 / attention / MoE hybrids, `nemotron_h`) and DeepSeek-V4-Flash',
-    '  (compressed sparse attention, hyper-connections): no preset and no model type in the core, listed as',
-    '  refused with that reason.',
+    '  settings are still applied. Nemotron 3 Nano (`nemotron_h`: Mamba-2, attention and MoE layers by',
+    '  `hybrid_override_pattern`) runs from its preset, its Mamba-2 in/out projections as TE linears in FP8',
+    '  (Megatron-Core\'s mamba_mixer.py). Not predicted: Nemotron 3 Super / Ultra (latent MoE, `moe_latent_size`,',
+    '  refused by the core) and Nemotron 3.5 Lightning, and DeepSeek-V4-Flash (compressed sparse attention,',
+    '  hyper-connections; no model type in the core): no preset, listed as refused with that reason.',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',
     '  modelled (docs/PREDICTION.md, "More than one GPU").',
     '',

@@ -43,6 +43,11 @@ struct SsmArch {
   // i % expert_period == expert_offset. `ssm_plan`, when not empty, says each layer instead.
   std::int64_t attn_period = 0, attn_offset = 0, expert_period = 0, expert_offset = 0;
   std::vector<SsmLayer> ssm_plan;
+
+  // Nemotron-H (build_nemotron_h): one character per layer, each layer a single mixer after its RMSNorm: 'M' a
+  // Mamba-2 mixer, '*' attention, '-' a non-gated MLP, 'E' routed experts beside a shared MLP. Empty: not Nemotron-H.
+  // Read from hybrid_override_pattern (or layers_block_type); the architecture form does not echo it.
+  std::string block_pattern;
 };
 
 struct Arch;

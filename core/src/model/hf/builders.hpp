@@ -93,5 +93,7 @@ Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<st
 /// The same from `a` alone, its head included (a.head: the language model's or none): what build_ssm runs after
 /// reading the head from `architectures`, and what the architecture form runs. `c` only names fields in errors.
 Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Nemotron-H (NemotronHForCausalLM): the layers of a.block_pattern, each an RMSNorm, one mixer and a residual.
+Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf

@@ -1,6 +1,7 @@
 // State-space language models: Mamba, FalconMamba, Mamba-2 and the Jamba hybrid (Mamba and attention layers,
 // dense and mixture-of-experts MLPs), built as the transformers classes build them (modeling_mamba.py,
-// modeling_falcon_mamba.py, modeling_mamba2.py, modeling_jamba.py). The model-type rows (types_ssm.cpp) or the
+// modeling_falcon_mamba.py, modeling_mamba2.py, modeling_jamba.py); and Nemotron-H (modeling_nemotron_h.py, see
+// build_nemotron_h below). The model-type rows (types_ssm.cpp) or the
 // architecture form (arch_form_ssm.cpp) read everything into the Arch; build_ssm_arch builds from it alone.
 #include <algorithm>
 #include <vector>
@@ -74,8 +75,10 @@ Json mamba_block(const Mixer& m) {
 
 // ---- hybrids (Jamba) ------------------------------------------------------------------------------------
 
-/// The smallest P with layer i like layer i - P for every layer: the pattern repeats every P layers.
-std::int64_t smallest_period(const std::vector<SsmLayer>& kinds) {
+/// The smallest P with layer i like layer i - P for every layer: the pattern repeats every P layers. `Kinds` is a
+/// vector of SsmLayer (Jamba) or Nemotron-H's pattern string.
+template <class Kinds>
+std::int64_t smallest_period(const Kinds& kinds) {
   const auto n = static_cast<std::int64_t>(kinds.size());
   for (std::int64_t period = 1; period < n; ++period) {
     bool repeats = true;
@@ -192,6 +195,82 @@ std::int64_t ssm_seq(const Wanted& wanted, const Arch& a, std::vector<std::strin
   return choose_seq(wanted.seq_len, a.max_positions, false, warnings);
 }
 
+// ---- Nemotron-H ------------------------------------------------------------------------------------------
+// As huggingface/transformers src/transformers/models/nemotron_h/modeling_nemotron_h.py builds it (read at commit
+// 008d9e9577b0, the modular file modular_nemotron_h.py at the same commit): NemotronHBlock is norm (RMSNorm) ->
+// one mixer -> residual add, the mixer by the layer's character: NemotronHMamba2Mixer (in_proj hidden -> 2 I + 2 G N
+// + H with bias use_bias, a depthwise conv1d over I + 2 G N with bias use_conv_bias, dt_bias, A_log and D per head,
+// the gated RMSNorm over I, out_proj I -> hidden; I = mamba_num_heads x mamba_head_dim), NemotronHAttention
+// (JambaAttention: q/k/v/o without bias, head_dim from the config, no rotary embedding), NemotronHMLP (up_proj ->
+// mlp_hidden_act -> down_proj, bias mlp_bias, not gated) or NemotronHMoE (a router hidden -> n_routed_experts
+// without bias, non-gated experts without biases of moe_intermediate_size, and shared_experts, a NemotronHMLP of
+// moe_shared_expert_intermediate_size, added). Then norm_f and an untied lm_head unless tie_word_embeddings.
+
+/// Nemotron-H's attention mixer `name` reading `input`: grouped-query, head_dim from the config, no positions.
+Json nemotron_attention(const Arch& a, const std::string& name, const std::string& input) {
+  Json at = {{"type", "attention"},    {"name", name},   {"num_heads", a.heads}, {"num_kv_heads", a.kv_heads},
+             {"head_dim", a.head_dim}, {"causal", true}, {"bias", false},        {"out_bias", false},
+             {"inputs", {input}}};
+  if (a.attn_dropout > 0) at["dropout"] = a.attn_dropout;
+  return at;
+}
+
+/// Appends NemotronHMLP of `width` reading `input` (up, activation, down; no gate); returns its output.
+std::string nemotron_mlp(Seq& s, const Arch& a, std::int64_t width, const std::string& prefix,
+                         const std::string& suffix, const std::string& input) {
+  s.push({{"type", "dense"},
+          {"name", prefix + "_up" + suffix},
+          {"units", width},
+          {"activation", a.act},
+          {"bias", a.mlp_bias},
+          {"inputs", {input}}});
+  return s.push({{"type", "dense"}, {"name", prefix + "_down" + suffix}, {"units", a.hidden}, {"bias", a.mlp_bias}});
+}
+
+/// Appends NemotronHMoE reading `input`: the router, the routed non-gated experts and the shared MLP, summed.
+std::string nemotron_moe(Seq& s, const Arch& a, const std::string& suffix, const std::string& input) {
+  s.push({{"type", "dense"}, {"name", "router" + suffix}, {"units", a.experts}, {"bias", false}, {"inputs", {input}}});
+  s.push({{"type", "dense"},
+          {"name", "experts_up" + suffix},
+          {"units", a.moe_inner},
+          {"activation", a.act},
+          {"bias", false},
+          {"experts", a.experts},
+          {"top_k", a.top_k},
+          {"inputs", {input}}});
+  std::string routed = s.push({{"type", "dense"},
+                               {"name", "experts_down" + suffix},
+                               {"units", a.hidden},
+                               {"bias", false},
+                               {"experts", a.experts},
+                               {"top_k", a.top_k}});
+  std::string shared = nemotron_mlp(s, a, a.shared_inner, "shared", suffix, input);
+  return s.push({{"type", "add"}, {"name", "experts_sum" + suffix}, {"inputs", {routed, shared}}});
+}
+
+/// Appends one NemotronHBlock of kind `kind` (a pattern character) reading and writing "stream".
+void nemotron_block(Seq& s, const Arch& a, const Mixer& m, char kind, const std::string& suffix) {
+  std::string ln = s.push({{"type", "rmsnorm"}, {"name", "norm" + suffix}, {"inputs", {"stream"}}});
+  std::string mixed;
+  switch (kind) {
+    case 'M': mixed = push_mixer(s, m, "mamba" + suffix, ln); break;
+    case '*': mixed = s.push(nemotron_attention(a, "self_attn" + suffix, ln)); break;
+    case '-': mixed = nemotron_mlp(s, a, a.inner, "mlp", suffix, ln); break;
+    default: mixed = nemotron_moe(s, a, suffix, ln); break;  // 'E': the reader admits no other character
+  }
+  s.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"stream", mixed}}});
+}
+
+/// `count` blocks of the pattern from layer `first` on, as one block list.
+Json nemotron_blocks(const Arch& a, const Mixer& m, std::int64_t first, std::int64_t count) {
+  Seq block;
+  for (std::int64_t j = 0; j < count; ++j) {
+    nemotron_block(block, a, m, a.block_pattern[static_cast<std::size_t>(first + j)],
+                   count > 1 ? "_" + std::to_string(j) : "");
+  }
+  return block.layers;
+}
+
 }  // namespace
 
 std::vector<SsmLayer> ssm_layer_kinds(const Arch& a) {
@@ -240,6 +319,36 @@ Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<st
         "only the causal-LM head (" + a.name + " ...ForCausalLM) or the bare model is supported for this model_type");
   }
   return build_ssm_arch(c, full, wanted, warnings);
+}
+
+Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch full = a;
+  full.head = read_head(c, warnings);
+  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
+    throw InputError(c.field("architectures"),
+                     "only the causal-LM head (NemotronHForCausalLM) or the bare model is supported for nemotron_h");
+  }
+  const Mixer mixer = mixer_of(full);
+  const std::int64_t seq = ssm_seq(wanted, full, warnings);
+  Seq s;
+  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
+  s.start_stream("stream", "embeddings", 0.0);
+  // The smallest period of the pattern repeated, then the layers left over (as Jamba's stack is written).
+  const std::int64_t period = smallest_period(full.block_pattern);
+  s.push({{"type", "repeat"},
+          {"name", "layers"},
+          {"count", full.layers / period},
+          {"layers", nemotron_blocks(full, mixer, 0, period)}});
+  const std::int64_t left = full.layers % period;
+  if (left > 0) {
+    s.push({{"type", "repeat"},
+            {"name", "last_layers"},
+            {"count", 1},
+            {"layers", nemotron_blocks(full, mixer, full.layers - left, left)}});
+  }
+  s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
+  push_head(s, c, full);
+  return tokens_model(full.name, seq, s.layers);
 }
 
 }  // namespace prenet::hf

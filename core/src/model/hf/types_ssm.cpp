@@ -1,4 +1,4 @@
-// State-space models and hybrids: Mamba, Mamba-2, Jamba.
+// State-space models and hybrids: Mamba, Mamba-2, Jamba, Nemotron-H.
 // One row per model_type; see model_types.cpp for how to add one. The rows read everything the builder (ssm.cpp)
 // needs into the Arch (arch_ssm.hpp): the sizes every decoder has, the mixer's own fields (state size,
 // convolution, width, time-step rank, heads and groups, biases) under each class's spelling and defaults, and
@@ -13,6 +13,9 @@ namespace {
 
 /// The family: embeddings, a stack of mixers (and, in Jamba, attention and MLPs), a final RMSNorm, the LM head.
 constexpr Family kSsm{build_ssm, false};
+/// Nemotron-H: one mixer per layer by its pattern character (build_nemotron_h, ssm.cpp). A builder of its own, so
+/// the architecture form (whose ssm fields cannot say a layer without a mixer) does not echo it.
+constexpr Family kNemotronH{build_nemotron_h, false};
 
 /// The Mamba kernels take SiLU only.
 void silu_only(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
@@ -198,6 +201,154 @@ const Steps kJambaPattern = {
     hook(jamba_pattern),
 };
 
+// ---- Nemotron-H ------------------------------------------------------------------------------------------
+// NemotronHConfig (huggingface/transformers src/transformers/models/nemotron_h/configuration_nemotron_h.py, read at
+// commit 13923c63d59f): its defaults below; __post_init__'s older spellings (mamba_n_groups, mamba_d_conv,
+// mamba_conv_bias) are read as the same fields; the layers come from hybrid_override_pattern (or layers_block_type),
+// one character per layer. Only the fields that change the parameters or the work are read: the time-step limits,
+// chunk_size, routed_scaling_factor, n_group / topk_group (which experts, not how many) and the MTP layers (which
+// transformers does not build: _keys_to_ignore_on_load_unexpected "mtp.*") are not.
+
+/// One layer kind per pattern character: the legacy string's, or layers_block_type's names (both spellings).
+char nemotron_kind(const std::string& name) {
+  if (name == "mamba" || name == "linear_attention") return 'M';
+  if (name == "attention" || name == "full_attention") return '*';
+  if (name == "mlp") return '-';
+  if (name == "moe") return 'E';
+  return '\0';
+}
+
+/// hybrid_override_pattern as NemotronHConfig._pattern_to_list reads it, each character checked.
+std::string pattern_from_string(const Cfg& c) {
+  const std::string key = "hybrid_override_pattern";
+  const std::string pattern = c.str(key, "");
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (std::string("M*-E").find(pattern[i]) == std::string::npos) {
+      throw InputError(c.field(key), "character " + std::to_string(i) + " is '" + printable(pattern.substr(i, 1)) +
+                                         "'; expected M (Mamba-2), * (attention), - (MLP) or E (mixture of experts)");
+    }
+  }
+  return pattern;
+}
+
+/// layers_block_type (the list transformers 5 saves instead of the string), written as the string's characters.
+std::string pattern_from_list(const Cfg& c) {
+  const std::string key = "layers_block_type";
+  const Json& list = c.json()[key];
+  if (!list.is_array()) throw InputError(c.field(key), "expected a list of layer types");
+  std::string pattern;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const char kind = list[i].is_string() ? nemotron_kind(list[i].get<std::string>()) : '\0';
+    if (kind == '\0') {
+      throw InputError(index(c.field(key), i),
+                       "expected one of mamba, attention, mlp, moe (or linear_attention, full_attention)");
+    }
+    pattern += kind;
+  }
+  return pattern;
+}
+
+/// The layer pattern and the depth: one layer per character, which num_hidden_layers, when given, must match
+/// (transformers would warn and follow the pattern; a mismatch here is more likely a mistyped config, so it is
+/// refused rather than guessed).
+void nemotron_pattern(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  const bool listed = !c.has("hybrid_override_pattern") && c.has("layers_block_type");
+  const std::string key = listed ? "layers_block_type" : "hybrid_override_pattern";
+  if (!listed && !c.has(key)) {
+    throw InputError(c.field(key), "is required: one character per layer (M, *, - or E)");
+  }
+  a.block_pattern = listed ? pattern_from_list(c) : pattern_from_string(c);
+  const auto length = static_cast<std::int64_t>(a.block_pattern.size());
+  if (length < 1 || length > kMaxDepth) {
+    throw InputError(c.field(key),
+                     "has " + std::to_string(length) + " layers; expected 1 to " + std::to_string(kMaxDepth));
+  }
+  if (c.has("num_hidden_layers") && c.opt({"num_hidden_layers"}, 0, 1, kMaxDepth) != length) {
+    throw InputError(c.field(key), "has " + std::to_string(length) + " layers, but num_hidden_layers is " +
+                                       std::to_string(c.opt({"num_hidden_layers"}, 0, 1, kMaxDepth)) +
+                                       "; expected one character per layer");
+  }
+  a.layers = length;
+}
+
+/// NemotronHMamba2Mixer: I = mamba_num_heads × mamba_head_dim (not expand × hidden_size), n_groups dividing the
+/// heads, a SiLU mixer (mamba_hidden_act).
+void nemotron_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.ssm_heads = c.opt({"mamba_num_heads"}, 128, 1, kMaxWidth);
+  a.ssm_head_dim = c.opt({"mamba_head_dim"}, 64, 1, kMaxWidth);
+  if (a.ssm_heads * a.ssm_head_dim > kMaxInner) {
+    throw InputError(c.field("mamba_num_heads"), "mamba_num_heads × mamba_head_dim is too large");
+  }
+  a.ssm_inner = a.ssm_heads * a.ssm_head_dim;
+  a.ssm_groups = c.opt({"n_groups", "mamba_n_groups"}, 8, 1, kMaxWidth);
+  if (a.ssm_heads % a.ssm_groups != 0) {
+    const std::string key = c.present({"n_groups", "mamba_n_groups"});
+    throw InputError(
+        c.field(key.empty() ? "n_groups" : key),
+        "must divide mamba_num_heads (" + std::to_string(a.ssm_heads) + "), got " + std::to_string(a.ssm_groups));
+  }
+  a.ssm_conv_bias =
+      c.flag(c.has("use_conv_bias") || !c.has("mamba_conv_bias") ? "use_conv_bias" : "mamba_conv_bias", true);
+  const std::string mixer_act = c.act({"mamba_hidden_act"}, "silu");
+  if (mixer_act != "silu" && mixer_act != "swish") {
+    throw InputError(c.field("mamba_hidden_act"),
+                     "the Mamba mixer is modelled with SiLU only, got \"" + mixer_act + "\"");
+  }
+}
+
+/// Nemotron 3 Super's latent MoE (fc1_latent_proj / fc2_latent_proj around experts of moe_latent_size) is not
+/// modelled; attention_bias is not read by NemotronHAttention (JambaAttention's projections have no bias).
+void nemotron_refusals(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
+  if (c.has("moe_latent_size")) {
+    throw InputError(c.field("moe_latent_size"),
+                     "latent MoE (experts over a moe_latent_size projection, Nemotron 3 Super) is not modelled; "
+                     "expected null");
+  }
+  if (c.flag("attention_bias", false)) {
+    warnings.push_back(
+        "attention_bias is not read by transformers' NemotronHAttention: its projections are built without biases");
+  }
+  const bool moe = a.block_pattern.find('E') != std::string::npos;
+  if (moe && a.top_k > a.experts) {
+    throw InputError(c.field("num_experts_per_tok"), "must be at most n_routed_experts (" + std::to_string(a.experts) +
+                                                         "), got " + std::to_string(a.top_k));
+  }
+  if (a.block_pattern.find('*') != std::string::npos) {
+    check_heads(c, a.hidden, a.heads, a.kv_heads, true, "num_attention_heads", "num_key_value_heads");
+  }
+}
+
+/// NemotronHConfig's sizes and blocks, in its order and with its defaults.
+const Steps kNemotronHSteps = {
+    need(&Arch::hidden, {"hidden_size"}, 1, kMaxWidth),
+    hook(&Arch::layers, nemotron_pattern),
+    opt(&Arch::vocab, {"vocab_size"}, 131072, 1, kMaxVocab),
+    flag(&Arch::tied, "tie_word_embeddings", false),
+    fix(&Arch::rms, true),
+    fix(&Arch::learned_positions, false),
+    opt(&Arch::max_positions, {"max_position_embeddings"}, 4096, 1, kMaxPositions),
+    // Attention: num_key_value_heads 8 when absent, the attention heads when null (as JambaConfig reads it).
+    opt(&Arch::heads, {"num_attention_heads"}, 32, 1, kMaxWidth),
+    hook(&Arch::kv_heads, jamba_kv_heads),
+    opt(&Arch::head_dim, {"head_dim"}, 128, 1, kMaxWidth),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+    // The MLP and the experts: non-gated, relu2 (squared ReLU) by default.
+    opt(&Arch::inner, {"intermediate_size"}, 21504, 1, kMaxInner),
+    act({"mlp_hidden_act"}, "relu2"),
+    fix(&Arch::gated, false),
+    flag(&Arch::mlp_bias, "mlp_bias", false),
+    opt(&Arch::experts, {"n_routed_experts"}, 8, 1, 1 << 16),
+    opt(&Arch::top_k, {"num_experts_per_tok"}, 2, 1, 1 << 16),
+    opt(&Arch::moe_inner, {"moe_intermediate_size"}, 7688, 1, kMaxInner),
+    opt(&Arch::shared_inner, {"moe_shared_expert_intermediate_size"}, 7688, 1, kMaxInner),
+    // The Mamba-2 mixer.
+    fix(&Arch::ssm_version, 2),
+    opt(&Arch::ssm_state, {"ssm_state_size"}, 128, 1, 1 << 16),
+    opt(&Arch::ssm_conv, {"conv_kernel", "mamba_d_conv"}, 4, 1, 1 << 16),
+    flag(&Arch::ssm_bias, "use_bias", false),
+    hook(&Arch::ssm_heads, nemotron_mixer),
+    hook(nemotron_refusals),
+};
 }  // namespace
 
 const std::vector<ModelType>& ssm_model_types() {
@@ -207,6 +358,7 @@ const std::vector<ModelType>& ssm_model_types() {
        compose({kSsmCore, {kTiedByDefault}, kMambaMixer, kFalconMambaMixer}, kFalconMambaOverrides)},
       {"mamba2", kSsm, compose({kSsmCore, {kUntiedByDefault}, kMamba2Mixer})},
       {"jamba", kSsm, compose({kSsmCore, {kUntiedByDefault}, kJambaBlocks, kJambaMixer, kJambaPattern})},
+      {"nemotron_h", kNemotronH, kNemotronHSteps},
   };
   return rows;
 }

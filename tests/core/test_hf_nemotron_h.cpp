@@ -1,0 +1,224 @@
+// Hugging Face nemotron_h configs (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): the
+// parameter count against a formula written here from the modules' __init__ in transformers'
+// src/transformers/models/nemotron_h/modeling_nemotron_h.py (NemotronHMamba2Mixer, NemotronHAttention,
+// NemotronHMLP, NemotronHMoE with NemotronHExperts, NemotronHTopkRouter and shared_experts; NemotronHBlock's one
+// RMSNorm; norm_f; lm_head), the layer sequence the pattern gives, and errors naming the field.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "hf_fixtures.hpp"
+#include "prenet/hf_config.hpp"
+#include "prenet/layer_list.hpp"
+
+using namespace prenet;
+using testutil::require_input_error;
+
+namespace {
+
+using I64 = std::int64_t;
+
+I64 num(const Json& c, const char* key, I64 fallback) {
+  return c.contains(key) && !c[key].is_null() ? c[key].get<I64>() : fallback;
+}
+
+/// What the formula says: all parameters, and a token's (routed experts it does not visit left out).
+struct Counts {
+  I64 total = 0, active = 0;
+};
+
+/// NemotronHForCausalLM's parameters from the config's numbers (NemotronHConfig's defaults where absent).
+Counts nemotron_h_formula(const Json& c) {
+  const I64 h = num(c, "hidden_size", 4096), V = num(c, "vocab_size", 131072);
+  const std::string pattern = c.at("hybrid_override_pattern").get<std::string>();
+  // NemotronHMamba2Mixer: I = heads x head_dim; conv over I + 2 G N channels; in_proj h -> I + conv + heads.
+  const I64 heads = num(c, "mamba_num_heads", 128), I = heads * num(c, "mamba_head_dim", 64);
+  const I64 conv = I + 2 * num(c, "n_groups", 8) * num(c, "ssm_state_size", 128), K = num(c, "conv_kernel", 4);
+  const bool conv_bias = c.value("use_conv_bias", true), proj_bias = c.value("use_bias", false);
+  const I64 mamba = h * (I + conv + heads) + (proj_bias ? I + conv + heads : 0) + conv * K + (conv_bias ? conv : 0) +
+                    3 * heads /* dt_bias, A_log, D */ + I /* gated RMSNorm */ + I * h + (proj_bias ? h : 0);
+  // NemotronHAttention: q, k, v, o without bias, head_dim from the config.
+  const I64 H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", 8), d = num(c, "head_dim", 128);
+  const I64 attention = 2 * h * H * d + 2 * h * kv * d;
+  // NemotronHMLP: up and down, no gate.
+  const bool mlp_bias = c.value("mlp_bias", false);
+  auto mlp = [&](I64 width) { return 2 * h * width + (mlp_bias ? width + h : 0); };
+  // NemotronHMoE: router weight (hidden -> E; e_score_correction_bias is a buffer), E non-gated experts without
+  // bias, the shared NemotronHMLP.
+  const I64 E = num(c, "n_routed_experts", 8), k = num(c, "num_experts_per_tok", 2);
+  const I64 expert = 2 * h * num(c, "moe_intermediate_size", 7688);
+  const I64 moe = h * E + E * expert + mlp(num(c, "moe_shared_expert_intermediate_size", 7688));
+  Counts n;
+  const bool tied = c.value("tie_word_embeddings", false);
+  n.total = V * h + (tied ? 0 : V * h) + h;  // embeddings, lm_head, norm_f
+  n.active = n.total;
+  for (char kind : pattern) {
+    const I64 mixer = kind == 'M'   ? mamba
+                      : kind == '*' ? attention
+                      : kind == '-' ? mlp(num(c, "intermediate_size", 21504))
+                                    : moe;
+    n.total += h + mixer;  // NemotronHBlock.norm and its mixer
+    n.active += h + mixer - (kind == 'E' ? (E - k) * expert : 0);
+  }
+  return n;
+}
+
+Network network_of(const Json& config) {
+  std::vector<std::string> warnings;
+  return parse_layer_list(hf_config_to_layers(config, "model.hf_config", 256, warnings), "model.hf_config", {});
+}
+
+/// The layers of `list` with every repeat written out `count` times.
+void expand(const Json& list, std::vector<Json>& out) {
+  for (const auto& l : list) {
+    if (l["type"] != "repeat") {
+      out.push_back(l);
+      continue;
+    }
+    for (I64 i = 0; i < l["count"].get<I64>(); ++i) expand(l["layers"], out);
+  }
+}
+
+/// Each block's mixer, as the pattern's character: the layer after each block's RMSNorm ("norm", "norm_3").
+std::string mixers_of(const Json& config) {
+  std::vector<std::string> warnings;
+  std::vector<Json> flat;
+  expand(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
+  std::string kinds;
+  for (std::size_t i = 0; i + 1 < flat.size(); ++i) {
+    const std::string name = flat[i].value("name", "");
+    if (flat[i]["type"] != "rmsnorm" || name == "norm_f") continue;
+    const Json& next = flat[i + 1];
+    const std::string next_name = next.value("name", "");
+    if (next["type"] == "mamba") kinds += 'M';
+    if (next["type"] == "attention") kinds += '*';
+    if (next_name.rfind("mlp_up", 0) == 0) kinds += '-';
+    if (next_name.rfind("router", 0) == 0) kinds += 'E';
+  }
+  return kinds;
+}
+
+/// nvidia/NVIDIA-Nemotron-Nano-9B-v2's architecture fields, as published (no whole config.json of it could be found
+/// for tests/fixtures/hf; these values agree across several independent copies of the field list, e.g. the
+/// NEMOTRON_H dictionaries quoted in SOURCES.md's nemotron_h note). A dense Nemotron-H: M, * and - layers only.
+Json nano_9b_v2() {
+  return {{"architectures", {"NemotronHForCausalLM"}},
+          {"model_type", "nemotron_h"},
+          {"hidden_size", 4480},
+          {"num_hidden_layers", 56},
+          {"vocab_size", 131072},
+          {"hybrid_override_pattern", "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"},
+          {"num_attention_heads", 40},
+          {"num_key_value_heads", 8},
+          {"head_dim", 128},
+          {"intermediate_size", 15680},
+          {"mlp_hidden_act", "relu2"},
+          {"mamba_num_heads", 128},
+          {"mamba_head_dim", 80},
+          {"n_groups", 8},
+          {"ssm_state_size", 128},
+          {"conv_kernel", 4},
+          {"max_position_embeddings", 131072},
+          {"tie_word_embeddings", false}};
+}
+
+const char* const kNano3 = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json";
+
+}  // namespace
+
+TEST_CASE("nemotron_h: Nemotron 3 Nano 30B-A3B's published config gives the formula's count, about 31.6 B",
+          "[hf_config][nemotron_h]") {
+  const Json cfg = testutil::read_fixture(kNano3);
+  const Counts expected = nemotron_h_formula(cfg);
+  const Network net = network_of(cfg);
+  CHECK(net.parameters() == expected.total);
+  CHECK(net.active_parameters() == expected.active);
+  // NVIDIA's Nemotron 3 Nano report: 31.6 B total; about 3.2 B active without the (untied) input table.
+  CHECK(static_cast<double>(expected.total) == Approx(31.6e9).epsilon(0.005));
+  CHECK(static_cast<double>(expected.active - 131072 * 2688) == Approx(3.2e9).epsilon(0.02));
+}
+
+TEST_CASE("nemotron_h: Nemotron Nano 9B v2's sizes give the formula's count, about 8.9 B", "[hf_config][nemotron_h]") {
+  const Json cfg = nano_9b_v2();
+  const Counts expected = nemotron_h_formula(cfg);
+  const Network net = network_of(cfg);
+  CHECK(net.parameters() == expected.total);
+  CHECK(net.active_parameters() == expected.total);  // dense
+  CHECK(static_cast<double>(expected.total) == Approx(8.89e9).epsilon(0.005));
+  // One more MLP layer adds its norm and 2 x 4480 x 15680; the mixer is 128 heads x 80, not expand x hidden.
+  Json more = cfg;
+  more["hybrid_override_pattern"] = cfg["hybrid_override_pattern"].get<std::string>() + "-";
+  more["num_hidden_layers"] = 57;
+  CHECK(network_of(more).parameters() - net.parameters() == 4480 + 2 * 4480 * 15680);
+}
+
+TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf_config][nemotron_h]") {
+  const Json nano3 = testutil::read_fixture(kNano3);
+  CHECK(mixers_of(nano3) == nano3["hybrid_override_pattern"].get<std::string>());
+  const Json nano9 = nano_9b_v2();
+  CHECK(mixers_of(nano9) == nano9["hybrid_override_pattern"].get<std::string>());
+  // A periodic pattern is written as a repeat of its period.
+  Json periodic = nano9;
+  periodic["hybrid_override_pattern"] = "M-M*M-M*";
+  periodic["num_hidden_layers"] = 8;
+  std::vector<std::string> warnings;
+  const Json layers = hf_config_to_layers(periodic, "model.hf_config", 256, warnings)["layers"];
+  REQUIRE(layers[2]["name"] == "layers");  // after the embeddings and the stream's start
+  CHECK(layers[2]["type"] == "repeat");
+  CHECK(layers[2]["count"] == 2);
+  CHECK(mixers_of(periodic) == "M-M*M-M*");
+  // transformers 5's list spelling reads the same.
+  Json listed = periodic;
+  listed.erase("hybrid_override_pattern");
+  listed["layers_block_type"] = {"mamba", "mlp",   "linear_attention", "full_attention", "mamba",
+                                 "mlp",   "mamba", "attention"};
+  CHECK(mixers_of(listed) == "M-M*M-M*");
+  // No rotary embedding and the config's head_dim (128, not 4480 / 40 = 112); the MLP is not gated.
+  std::vector<Json> flat;
+  expand(hf_config_to_layers(nano9, "model.hf_config", 256, warnings)["layers"], flat);
+  for (const auto& l : flat) {
+    if (l["type"] == "attention") {
+      CHECK(l["head_dim"] == 128);
+      CHECK_FALSE(l.contains("rotary_dim"));
+    }
+    if (l["type"] == "dense" && l.value("name", "").rfind("mlp_up", 0) == 0) {
+      CHECK(l.value("gated", false) == false);
+      CHECK(l["activation"] == "relu");  // relu2 read as ReLU (its square is not costed separately)
+    }
+  }
+}
+
+TEST_CASE("nemotron_h: bad patterns and latent MoE are errors naming the field", "[hf_config][nemotron_h]") {
+  const Json base = testutil::read_fixture(kNano3);
+  Json cfg = base;
+  std::string pattern = cfg["hybrid_override_pattern"];
+  pattern[5] = 'A';
+  cfg["hybrid_override_pattern"] = pattern;
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern", "character 5 is 'A'");
+  cfg = base;
+  cfg["hybrid_override_pattern"] = base["hybrid_override_pattern"].get<std::string>() + "M";
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern",
+                      "has 53 layers, but num_hidden_layers is 52");
+  cfg = base;
+  cfg.erase("hybrid_override_pattern");
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern", "is required");
+  cfg = base;
+  cfg["moe_latent_size"] = 1024;
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_latent_size", "latent MoE");
+  cfg = base;
+  cfg["num_experts_per_tok"] = 129;
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.num_experts_per_tok",
+                      "at most n_routed_experts (128)");
+  cfg = base;
+  cfg["n_groups"] = 7;
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.n_groups", "must divide mamba_num_heads (64)");
+  cfg = base;
+  cfg["mamba_hidden_act"] = "gelu";
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.mamba_hidden_act", "SiLU only");
+  cfg = base;
+  cfg.erase("hybrid_override_pattern");
+  cfg["layers_block_type"] = {"mamba", "lstm"};
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.layers_block_type[1]", "expected one of mamba");
+}
