@@ -6,10 +6,13 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "helpers.hpp"
 #include "hf_fixtures.hpp"
+#include "layers/kind_helpers.hpp"
+#include "prenet/features.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -185,7 +188,7 @@ TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf
     }
     if (l["type"] == "dense" && l.value("name", "").rfind("mlp_up", 0) == 0) {
       CHECK(l.value("gated", false) == false);
-      CHECK(l["activation"] == "relu");  // relu2 read as ReLU (its square is not costed separately)
+      CHECK(l["activation"] == "relu2");  // squared ReLU, its own activation (the test below)
     }
   }
 }
@@ -221,4 +224,45 @@ TEST_CASE("nemotron_h: bad patterns and latent MoE are errors naming the field",
   cfg.erase("hybrid_override_pattern");
   cfg["layers_block_type"] = {"mamba", "lstm"};
   require_input_error([&] { network_of(cfg); }, "model.hf_config.layers_block_type[1]", "expected one of mamba");
+}
+
+TEST_CASE("relu2 (squared ReLU) is relu then its square: two passes each way in PyTorch, one fused in Megatron",
+          "[hf][nemotron_h][activation]") {
+  // A non-gated MLP's up projection with each activation; bf16 (e = 2 bytes), 2 x 8 tokens, 64 -> 128.
+  auto mlp = [](const char* act) {
+    return testutil::net_of(std::string(R"({"input": {"kind": "sequence", "seq_len": 8, "features": 64}, "layers": [
+        {"type": "dense", "name": "up", "units": 128, "bias": false, "activation": ")") +
+                            act + R"("},
+        {"type": "dense", "name": "down", "units": 64, "bias": false}]})");
+  };
+  const double e = 2, hidden = 2 * 8 * 128;
+  auto elementwise = [&](const Network& net, const KernelContext& context, Phase phase) {
+    const StepWork w = step_work(net, 2, context, Optimizer::None);
+    double bytes = 0;
+    int kernels = 0;
+    for (const Kernel& k : w.kernels) {
+      if (k.layer == 0 && k.phase == phase && k.cls == KernelClass::Elementwise) {
+        bytes += k.bytes * k.repeats;
+        ++kernels;
+      }
+    }
+    return std::make_pair(kernels, bytes);
+  };
+  const Network relu = mlp("relu"), relu2 = mlp("relu2");
+  const KernelContext eager(Precision::BF16, AttentionKernel::Flash, KernelSet::PyTorch);
+  const KernelContext fused(Precision::BF16, AttentionKernel::Flash, KernelSet::Megatron);
+  // PyTorch eager: relu (read, write) and square (read, write); backward square's and relu's (read two, write one).
+  CHECK(elementwise(relu2, eager, Phase::Forward) == std::make_pair(2, 2 * 2 * e * hidden));
+  CHECK(elementwise(relu2, eager, Phase::Backward) == std::make_pair(2, 2 * 3 * e * hidden));
+  CHECK(elementwise(relu, eager, Phase::Forward) == std::make_pair(1, 2 * e * hidden));
+  // Fused (Megatron's kernels): one pass each way, as relu's.
+  CHECK(elementwise(relu2, fused, Phase::Forward) == elementwise(relu, fused, Phase::Forward));
+  CHECK(elementwise(relu2, fused, Phase::Backward) == elementwise(relu, fused, Phase::Backward));
+  // Its FLOPs: the max and the square.
+  CHECK(activation_flops("relu2") == 2);
+  // Hugging Face's name reads as this function.
+  const Network nano = network_of(testutil::read_fixture(kNano3));
+  bool any = false;
+  for (const Layer& layer : nano.layers) any = any || layer.attrs.activation == "relu2";
+  CHECK(any);
 }

@@ -43,16 +43,17 @@ const LayerKind& activation_kind() {
 
 const std::vector<std::string>& activation_names() {
   static const std::vector<std::string> names = {
-      "none",         "linear", "relu",     "relu6",     "leaky_relu",        "elu",
-      "selu",         "gelu",   "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "quick_gelu",
-      "silu",         "swish",  "tanh",     "sigmoid",   "softplus",          "hard_swish",
-      "hard_sigmoid", "mish"};
+      "none",       "linear",       "relu",  "relu2",    "relu6",     "leaky_relu",
+      "elu",        "selu",         "gelu",  "gelu_new", "gelu_fast", "gelu_pytorch_tanh",
+      "quick_gelu", "silu",         "swish", "tanh",     "sigmoid",   "softplus",
+      "hard_swish", "hard_sigmoid", "mish"};
   return names;
 }
 
 double activation_flops(const std::string& fn) {
   if (fn == "none" || fn == "linear" || fn.empty()) return 0;
   if (fn == "relu" || fn == "relu6" || fn == "leaky_relu") return 1;
+  if (fn == "relu2") return 2;  // max(x, 0), then its square
   if (fn == "gelu" || fn == "gelu_new" || fn == "gelu_fast" || fn == "gelu_pytorch_tanh" || fn == "mish") return 8;
   return 4;
 }
@@ -93,6 +94,15 @@ std::optional<OpChain> composed_activation(const std::string& fn, double e) {
                   3 * e, 3 * e, 3 * e};        // four gradients of x summed
     // Saved: x, 0.044715·x, x·0.79788, 1 + 0.044715·x², tanh, 0.5·x and 1 + tanh.
     c.saved = 7 * e;
+    c.output = e;
+    return c;
+  }
+  if (fn == "relu2") {
+    // Hugging Face's ReLUSquaredActivation (Nemotron-H's relu2): relu, then torch.square, two kernels; square's
+    // gradient reads the relu output (2·r·grad), relu's the same output as its mask. Saved: that one tensor.
+    c.forward = {2 * e, 2 * e};
+    c.backward = {3 * e, 3 * e};
+    c.saved = e;
     c.output = e;
     return c;
   }

@@ -66,7 +66,7 @@ std::string activation(const std::string& fn, const std::string& where) {
                                                            {"gelu_accurate", "gelu_new"},
                                                            {"gelu_python", "gelu"},
                                                            {"gelu_10", "gelu"},
-                                                           {"relu2", "relu"},
+                                                           {"relu2", "relu2"},
                                                            {"relu6", "relu6"},
                                                            {"leaky_relu", "leaky_relu"},
                                                            {"mish", "mish"},
