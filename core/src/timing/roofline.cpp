@@ -75,7 +75,7 @@ Precision kernel_precision(const Kernel& k, const Accelerator& acc, Precision pr
 
 double matmul_peak_tflops(const Accelerator& acc, Precision precision, const Kernel& k) {
   if (k.fp4) {
-    // resolve_fp8_recipe admits nvfp4 only where the catalogue gives the FP4 peak; a custom part may lack it.
+    // resolve_fp8_recipe admits nvfp4 only on parts with an FP4 peak; this guards callers that did not resolve.
     if (!acc.fp4_peak_tflops) {
       throw InputError("training.fp8_recipe", "nvfp4 needs an FP4 tensor-core peak (peak_tflops.fp4), which " +
                                                   acc.name + " (" + acc.id + ") lacks");
