@@ -90,6 +90,23 @@ std::int64_t smallest_period(const Kinds& kinds) {
   return n;
 }
 
+/// Appends a router and `a.experts` bias-free experts of `width` (top `a.top_k`, gated or not) reading `input`;
+/// returns the experts' output. Jamba's MoE MLP and Nemotron-H's routed experts.
+std::string push_routed_experts(Seq& s, const Arch& a, std::int64_t width, bool gated, const std::string& suffix,
+                                const std::string& input) {
+  s.push({{"type", "dense"}, {"name", "router" + suffix}, {"units", a.experts}, {"bias", false}, {"inputs", {input}}});
+  Json up = {{"type", "dense"}, {"name", "experts_up" + suffix}, {"units", width},   {"activation", a.act},
+             {"bias", false},   {"experts", a.experts},          {"top_k", a.top_k}, {"inputs", {input}}};
+  if (gated) up["gated"] = true;
+  s.push(up);
+  return s.push({{"type", "dense"},
+                 {"name", "experts_down" + suffix},
+                 {"units", a.hidden},
+                 {"bias", false},
+                 {"experts", a.experts},
+                 {"top_k", a.top_k}});
+}
+
 /// Appends a hybrid layer's feed-forward part reading `input`: a SwiGLU MLP, or a router and `experts` of them.
 std::string hybrid_mlp(Seq& s, const Arch& a, bool experts, const std::string& suffix, const std::string& input) {
   if (!experts) {
@@ -102,22 +119,7 @@ std::string hybrid_mlp(Seq& s, const Arch& a, bool experts, const std::string& s
             {"inputs", {input}}});
     return s.push({{"type", "dense"}, {"name", "mlp_down" + suffix}, {"units", a.hidden}, {"bias", false}});
   }
-  s.push({{"type", "dense"}, {"name", "router" + suffix}, {"units", a.experts}, {"bias", false}, {"inputs", {input}}});
-  s.push({{"type", "dense"},
-          {"name", "experts_up" + suffix},
-          {"units", a.inner},
-          {"activation", a.act},
-          {"gated", true},
-          {"bias", false},
-          {"experts", a.experts},
-          {"top_k", a.top_k},
-          {"inputs", {input}}});
-  return s.push({{"type", "dense"},
-                 {"name", "experts_down" + suffix},
-                 {"units", a.hidden},
-                 {"bias", false},
-                 {"experts", a.experts},
-                 {"top_k", a.top_k}});
+  return push_routed_experts(s, a, a.inner, true, suffix, input);
 }
 
 /// Appends a hybrid layer of kind `k` reading and writing "stream"; `suffix` tells the layers of one period apart.
@@ -229,21 +231,7 @@ std::string nemotron_mlp(Seq& s, const Arch& a, std::int64_t width, const std::s
 
 /// Appends NemotronHMoE reading `input`: the router, the routed non-gated experts and the shared MLP, summed.
 std::string nemotron_moe(Seq& s, const Arch& a, const std::string& suffix, const std::string& input) {
-  s.push({{"type", "dense"}, {"name", "router" + suffix}, {"units", a.experts}, {"bias", false}, {"inputs", {input}}});
-  s.push({{"type", "dense"},
-          {"name", "experts_up" + suffix},
-          {"units", a.moe_inner},
-          {"activation", a.act},
-          {"bias", false},
-          {"experts", a.experts},
-          {"top_k", a.top_k},
-          {"inputs", {input}}});
-  std::string routed = s.push({{"type", "dense"},
-                               {"name", "experts_down" + suffix},
-                               {"units", a.hidden},
-                               {"bias", false},
-                               {"experts", a.experts},
-                               {"top_k", a.top_k}});
+  std::string routed = push_routed_experts(s, a, a.moe_inner, false, suffix, input);
   std::string shared = nemotron_mlp(s, a, a.shared_inner, "shared", suffix, input);
   return s.push({{"type", "add"}, {"name", "experts_sum" + suffix}, {"inputs", {routed, shared}}});
 }

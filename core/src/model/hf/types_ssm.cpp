@@ -263,10 +263,10 @@ void nemotron_pattern(const Cfg& c, Arch& a, std::vector<std::string>& /*warning
     throw InputError(c.field(key),
                      "has " + std::to_string(length) + " layers; expected 1 to " + std::to_string(kMaxDepth));
   }
-  if (c.has("num_hidden_layers") && c.opt({"num_hidden_layers"}, 0, 1, kMaxDepth) != length) {
+  const std::int64_t declared = c.has("num_hidden_layers") ? c.opt({"num_hidden_layers"}, 0, 1, kMaxDepth) : length;
+  if (declared != length) {
     throw InputError(c.field(key), "has " + std::to_string(length) + " layers, but num_hidden_layers is " +
-                                       std::to_string(c.opt({"num_hidden_layers"}, 0, 1, kMaxDepth)) +
-                                       "; expected one character per layer");
+                                       std::to_string(declared) + "; expected one character per layer");
   }
   a.layers = length;
 }
