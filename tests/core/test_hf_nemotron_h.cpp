@@ -12,6 +12,8 @@
 #include "helpers.hpp"
 #include "hf_fixtures.hpp"
 #include "layers/kind_helpers.hpp"
+#include "layers/moe.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
@@ -49,10 +51,13 @@ Counts nemotron_h_formula(const Json& c) {
   const bool mlp_bias = c.value("mlp_bias", false);
   auto mlp = [&](I64 width) { return 2 * h * width + (mlp_bias ? width + h : 0); };
   // NemotronHMoE: router weight (hidden -> E; e_score_correction_bias is a buffer), E non-gated experts without
-  // bias, the shared NemotronHMLP.
+  // bias, the shared NemotronHMLP; with moe_latent_size L, the experts run L wide between fc1_latent_proj (h -> L)
+  // and fc2_latent_proj (L -> h), biases per mlp_bias.
   const I64 E = num(c, "n_routed_experts", 8), k = num(c, "num_experts_per_tok", 2);
-  const I64 expert = 2 * h * num(c, "moe_intermediate_size", 7688);
-  const I64 moe = h * E + E * expert + mlp(num(c, "moe_shared_expert_intermediate_size", 7688));
+  const I64 latent = num(c, "moe_latent_size", 0), width = latent > 0 ? latent : h;
+  const I64 expert = 2 * width * num(c, "moe_intermediate_size", 7688);
+  const I64 latent_projections = latent > 0 ? 2 * h * latent + (mlp_bias ? latent + h : 0) : 0;
+  const I64 moe = h * E + E * expert + latent_projections + mlp(num(c, "moe_shared_expert_intermediate_size", 7688));
   Counts n;
   const bool tied = c.value("tie_word_embeddings", false);
   n.total = V * h + (tied ? 0 : V * h) + h;  // embeddings, lm_head, norm_f
@@ -128,6 +133,7 @@ Json nano_9b_v2() {
 }
 
 const char* const kNano3 = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json";
+const char* const kSuper3 = "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4.json";
 
 }  // namespace
 
@@ -141,6 +147,98 @@ TEST_CASE("nemotron_h: Nemotron 3 Nano 30B-A3B's published config gives the form
   // NVIDIA's Nemotron 3 Nano report: 31.6 B total; about 3.2 B active without the (untied) input table.
   CHECK(static_cast<double>(expected.total) == Approx(31.6e9).epsilon(0.005));
   CHECK(static_cast<double>(expected.active - 131072 * 2688) == Approx(3.2e9).epsilon(0.02));
+}
+
+TEST_CASE("nemotron_h: Nemotron 3 Super's LatentMoE gives the formula's count, the release's tensor total",
+          "[hf_config][nemotron_h]") {
+  const Json cfg = testutil::read_fixture(kSuper3);
+  const Counts expected = nemotron_h_formula(cfg);
+  const Network net = network_of(cfg);
+  CHECK(net.parameters() == expected.total);
+  CHECK(net.active_parameters() == expected.active);
+  // The BF16 release's safetensors headers: 123,611,012,096 BF16 elements, 2,942,324,736 of them in the MTP block
+  // (not built by transformers); the FP32 e_score_correction_bias buffers are not parameters.
+  CHECK(expected.total == I64{123611012096} - I64{2942324736});
+  // About 12 B active: the name's A12B (with the untied input table left out).
+  CHECK(static_cast<double>(expected.active - 131072 * 4096) == Approx(12.2e9).epsilon(0.03));
+}
+
+TEST_CASE("nemotron_h: LatentMoE routes on the hidden state and dispatches tokens at the latent width",
+          "[hf_config][nemotron_h][moe]") {
+  const Json cfg = testutil::read_fixture(kSuper3);
+  std::vector<std::string> warnings;
+  std::vector<Json> flat;
+  expand(hf_config_to_layers(cfg, "model.hf_config", 256, warnings)["layers"], flat);
+  auto named = [&](const std::string& name) {
+    for (const auto& l : flat) {
+      if (l.value("name", "") == name) return l;
+    }
+    FAIL("no layer " << name);
+    return Json();
+  };
+  // Layer 1 is the first E of "MEMEMEM*...": its suffix is _1.
+  CHECK(named("fc1_latent_proj_1")["units"] == 1024);
+  CHECK(named("router_1")["inputs"] == Json{"norm_1"});
+  CHECK(named("experts_up_1")["inputs"] == Json{"fc1_latent_proj_1"});
+  CHECK(named("experts_down_1")["units"] == 1024);
+  CHECK(named("fc2_latent_proj_1")["units"] == 4096);
+  CHECK(named("shared_up_1")["inputs"] == Json{"norm_1"});
+  // The expert layers read (dispatch) and write (combine) 1024-wide rows: a quarter of the hidden width.
+  const Network net = network_of(cfg);
+  const std::vector<MoeRole> roles = moe_roles(net);
+  int dispatching = 0;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    if (!roles[l].dispatches) continue;
+    ++dispatching;
+    CHECK(net.layers[l].input_shapes.front().back() == 1024);
+  }
+  CHECK(dispatching == 40);
+  // Without moe_latent_size (null), the experts read the hidden state: 2 x 1024 x 2688 per expert becomes
+  // 2 x 4096 x 2688, and the two projections go.
+  Json plain = cfg;
+  plain["moe_latent_size"] = nullptr;
+  CHECK(network_of(plain).parameters() - net.parameters() ==
+        40 * (512 * 2 * (4096 - 1024) * I64{2688} - 2 * 4096 * I64{1024}));
+}
+
+TEST_CASE("nemotron_h: training.mtp_layers runs mtp_hybrid_override_pattern's layers, the release's MTP block",
+          "[hf_config][nemotron_h][mtp]") {
+  const Json cfg = testutil::read_fixture(kSuper3);
+  auto resolved = [](const Json& config, std::int64_t depths) {
+    TrainingConfig tr;
+    tr.seq_len = 256;
+    tr.mtp_layers = depths;
+    return resolve_model({{"hf_config", config}}, tr);
+  };
+  const Network base = resolved(cfg, 0), one = resolved(cfg, 1), two = resolved(cfg, 2);
+  // The release's MTP tensors (2,942,324,736, the preset's source): enorm, hnorm, eh_proj 2h -> h, the "*E"
+  // layers (attention, then the LatentMoE) with their norms, and the final norm; the embedding and head are shared.
+  CHECK(one.parameters() - base.parameters() == I64{2942324736});
+  CHECK(two.parameters() - base.parameters() == 2 * I64{2942324736});
+  // Built, so no longer noted as left out; without training.mtp_layers the note says it is not counted.
+  auto noted = [](const Network& net) {
+    for (const auto& w : net.warnings) {
+      if (w.rfind("num_nextn_predict_layers 1:", 0) == 0) return true;
+    }
+    return false;
+  };
+  CHECK(noted(base));
+  CHECK_FALSE(noted(one));
+  // Each depth's block: the attention mixer, then the experts, each after its norm (not the last main layer, E).
+  std::string kinds;
+  for (const Layer& l : one.layers) {
+    if (l.mtp_depth != 1) continue;
+    if (l.type == LayerType::Attention) kinds += '*';
+    if (l.type == LayerType::Dense && l.attrs.experts > 1 && l.name.find("experts_up") != std::string::npos)
+      kinds += 'E';
+  }
+  CHECK(kinds == "*E");
+  // A config that names no MTP layers (Nemotron 3 Nano) has no block to copy: an error, not a guess.
+  require_input_error([&] { resolved(testutil::read_fixture(kNano3), 1); }, "training.mtp_layers",
+                      "mtp_hybrid_override_pattern");
+  Json bad = cfg;
+  bad["mtp_hybrid_override_pattern"] = "*X";
+  require_input_error([&] { resolved(bad, 0); }, "model.hf_config.mtp_hybrid_override_pattern", "character 1 is 'X'");
 }
 
 TEST_CASE("nemotron_h: Nemotron Nano 9B v2's sizes give the formula's count, about 8.9 B", "[hf_config][nemotron_h]") {
@@ -193,7 +291,7 @@ TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf
   }
 }
 
-TEST_CASE("nemotron_h: bad patterns and latent MoE are errors naming the field", "[hf_config][nemotron_h]") {
+TEST_CASE("nemotron_h: bad patterns and sizes are errors naming the field", "[hf_config][nemotron_h]") {
   const Json base = testutil::read_fixture(kNano3);
   Json cfg = base;
   std::string pattern = cfg["hybrid_override_pattern"];
@@ -208,8 +306,8 @@ TEST_CASE("nemotron_h: bad patterns and latent MoE are errors naming the field",
   cfg.erase("hybrid_override_pattern");
   require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern", "is required");
   cfg = base;
-  cfg["moe_latent_size"] = 1024;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_latent_size", "latent MoE");
+  cfg["moe_latent_size"] = 0;
+  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_latent_size", "expected an integer in [1,");
   cfg = base;
   cfg["num_experts_per_tok"] = 129;
   require_input_error([&] { network_of(cfg); }, "model.hf_config.num_experts_per_tok",

@@ -288,7 +288,8 @@ Expected jamba(const Json& c) {
 // hybrid_override_pattern character: M a NemotronHMamba2Mixer (I = mamba_num_heads x mamba_head_dim, in_proj
 // h -> I + conv_dim + heads with conv_dim = I + 2 n_groups ssm_state_size, conv1d over conv_dim with bias, dt_bias,
 // A_log, D, the gated RMSNorm over I, out_proj), * attention (q/k/v/o without bias, head_dim), - an MLP (up, down;
-// no gate), E a router h -> E, E non-gated experts and a shared MLP; norm_f; untied lm_head.
+// no gate), E a router h -> E, E non-gated experts and a shared MLP (with moe_latent_size L, the LatentMoE: the
+// experts L wide between fc1_latent_proj h -> L and fc2_latent_proj L -> h); norm_f; untied lm_head.
 Expected nemotron_h(const Json& c) {
   const double V = num(c, "vocab_size", 131072), h = num(c, "hidden_size", 4096);
   const std::string pattern = c.value("hybrid_override_pattern", std::string());
@@ -304,9 +305,11 @@ Expected nemotron_h(const Json& c) {
   const double mlp =
       linear(h, num(c, "intermediate_size", 21504), mlp_bias) + linear(num(c, "intermediate_size", 21504), h, mlp_bias);
   const double E = num(c, "n_routed_experts", 8), k = num(c, "num_experts_per_tok", 2);
-  const double expert = 2 * h * num(c, "moe_intermediate_size", 7688);
+  const double latent = num(c, "moe_latent_size", 0);
+  const double expert = 2 * (latent > 0 ? latent : h) * num(c, "moe_intermediate_size", 7688);
   const double shared_width = num(c, "moe_shared_expert_intermediate_size", 7688);
-  const double moe = h * E + E * expert + linear(h, shared_width, mlp_bias) + linear(shared_width, h, mlp_bias);
+  const double moe = h * E + E * expert + linear(h, shared_width, mlp_bias) + linear(shared_width, h, mlp_bias) +
+                     (latent > 0 ? linear(h, latent, mlp_bias) + linear(latent, h, mlp_bias) : 0);
   const bool tied = flag(c, "tie_word_embeddings", false);
   Expected e;
   e.total = V * h + (tied ? 0 : V * h) + h;
@@ -586,6 +589,11 @@ const Published kPublished[] = {
     {"nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", 31.6e9, 3.2e9, 0.02,
      "NVIDIA's Nemotron 3 Nano figures as quoted in a public C++ port's nemotron3 header (code search): 3.2B active "
      "(31.6B total); the active count without the embedding table",
+     true},
+    {"nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4.json", 120668687360.0, 12e9, 0.03,
+     "NVIDIA Megatron-Bridge's verification card for the BF16 release: 123,611,033,088 elements, less 20,992 FP32 "
+     "router biases and the 2,942,324,736 of the MTP block transformers does not build; 12B active (the name's A12B, "
+     "without the embedding table)",
      true},
     {"openai--gpt-oss-20b.json", 20.9e9, 3.6e9, 0.015,
      "gpt-oss model card (arXiv 2508.10925): 20.9B total, 3.6B active (embedding table not counted)", true},

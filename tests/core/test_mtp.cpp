@@ -266,3 +266,59 @@ TEST_CASE("MTP is refused where there is no language model to extend, naming tra
   // Out of range.
   require_error(request({{"batch_size", 2}, {"mtp_layers", -1}}), "training.mtp_layers", "");
 }
+
+TEST_CASE("a layer list states its own MTP block (mtp_block), or why it has none", "[mtp][layer_list]") {
+  // One decoder block of two dense layers; the stated MTP block is a single 32-wide dense layer.
+  const Json block = {{"type", "repeat"},
+                      {"name", "h"},
+                      {"count", 2},
+                      {"layers",
+                       {{{"type", "dense"}, {"name", "up"}, {"units", 64}, {"bias", false}},
+                        {{"type", "dense"}, {"name", "down"}, {"units", 32}, {"bias", false}}}}};
+  Json lm = {{"input", {{"kind", "tokens"}, {"seq_len", 16}}},
+             {"layers",
+              {{{"type", "embedding"}, {"name", "wte"}, {"vocab_size", 100}, {"dim", 32}},
+               block,
+               {{"type", "rmsnorm"}, {"name", "ln_f"}},
+               {{"type", "dense"}, {"name", "lm_head"}, {"units", 100}, {"bias", false}},
+               {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+  auto params = [](const Json& model, std::int64_t depths) {
+    Json r = {{"model", model},
+              {"training", {{"batch_size", 2}, {"mtp_layers", depths}}},
+              {"hardware", {"h100-sxm"}},
+              {"options", {{"per_layer", false}}}};
+    Json out = call(r);
+    INFO(out.dump().substr(0, 300));
+    REQUIRE_FALSE(out.contains("error"));
+    return out["model"]["parameters"].get<std::int64_t>();
+  };
+  // Without mtp_block: a copy of the last block (2 x 32 x 64), eh_proj (2 x 32 x 32) and three norms (3 x 32).
+  const std::int64_t base = params(lm, 0);
+  CHECK(params(lm, 1) - base == 2 * 32 * 64 + 2 * 32 * 32 + 3 * 32);
+  // With it: the stated block instead.
+  Json own = lm;
+  own["mtp_block"] = {{"features", 32},
+                      {"layers", {{{"type", "dense"}, {"name", "mix"}, {"units", 32}, {"bias", false}}}}};
+  CHECK(params(own, 1) - base == 32 * 32 + 2 * 32 * 32 + 3 * 32);
+  CHECK(params(own, 0) == base);
+  // A block that changes the stream's width, or reads another width, is refused; so is a model that says it has none.
+  Json wide = own;
+  wide["mtp_block"]["layers"][0]["units"] = 48;
+  Json r = {{"model", wide}, {"training", {{"batch_size", 2}, {"mtp_layers", 1}}}, {"hardware", {"h100-sxm"}}};
+  require_error(r, "training.mtp_layers", "writes [16, 48]");
+  Json narrow = own;
+  narrow["mtp_block"]["features"] = 16;
+  r["model"] = narrow;
+  require_error(r, "training.mtp_layers", "reads [16, 16]");
+  Json none = lm;
+  none["mtp_block"] = "this model has no MTP block";
+  r["model"] = none;
+  require_error(r, "training.mtp_layers", "this model has no MTP block");
+  Json typo = own;
+  typo["mtp_block"]["width"] = 32;
+  r["model"] = typo;
+  require_error(r, "model.mtp_block.width", "unknown field");
+  // Only the layer-list form states it.
+  r["model"] = {{"preset", "gpt2"}, {"mtp_block", "x"}};
+  require_error(r, "model.mtp_block", "unknown field");
+}

@@ -70,11 +70,11 @@ struct ZooRow {
   double active_leaves_out = 0;  // parameters the source leaves out of its active count (gpt-oss: the token table)
 };
 
-/// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's multi-token
-/// prediction layer (not built by transformers), Gemma 3's vision tower (held, not costed), Whisper's fixed
-/// decoder length and frozen encoder positions.
-const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b",
-                                                "whisper-large-v3"};
+/// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's and Nemotron 3 Super's
+/// multi-token prediction layers (not built by transformers), Gemma 3's vision tower (held, not costed), Whisper's
+/// fixed decoder length and frozen encoder positions.
+const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gemma-3-4b",       "gemma-3-12b",
+                                                "gemma-3-27b", "whisper-large-v3", "nemotron-3-super"};
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
 
@@ -171,6 +171,9 @@ const ZooRow kZoo[] = {
     // layers); the source rounds to 0.1B; active without the untied token table, as the source counts it.
     {"nemotron-3-nano", 31.6e9, "NVIDIA Nemotron 3 Nano: 31.6B, 3.2B active", 131072 * 2688.0, 0, 0, true, 0.05 / 31.6,
      3.2e9, 131072 * 2688.0},
+    // Nemotron 3 Super: the release's element count less its router buffers and MTP block (the preset's source).
+    {"nemotron-3-super", 120668687360.0, "NVIDIA Megatron-Bridge verification card: 123,611,033,088 elements with MTP",
+     131072 * 4096.0, 0, 0, true, 0.01, 12e9, 131072 * 4096.0},
     {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };

@@ -194,6 +194,12 @@ struct Network {
   InputSpec input;
   std::vector<Layer> layers;
   std::vector<std::string> warnings;
+  /// The block each multi-token-prediction depth runs (training.mtp_layers), its inputs within itself and
+  /// kNetworkInput for the depth's input stream; empty: a copy of the last decoder block (model format "mtp_block").
+  std::vector<Layer> mtp_block;
+  /// Why the model has no block for multi-token prediction to copy (model format "mtp_block" as a string); empty: it
+  /// has one.
+  std::string mtp_unavailable;
 
   std::int64_t parameters() const;
   /// Parameters the optimizer updates (trainable_parameters summed over the layers).

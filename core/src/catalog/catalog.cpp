@@ -185,6 +185,7 @@ Network resolve_model_form(const Json& model, const TrainingConfig& training) {
   int forms = 0;
   for (const auto& key : keys) forms += static_cast<int>(model.contains(key));
   keys.insert(keys.end(), {"input", "name"});
+  if (model.contains("layers")) keys.emplace_back("mtp_block");  // the project's own format states it
   reject_unknown_keys(model, path, keys);
   if (forms != 1) throw InputError(path, "expected exactly one of " + model_form_list());
   Network net = network_of_form(model_form_of(model), model, training);

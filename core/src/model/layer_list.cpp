@@ -131,6 +131,29 @@ InputSpec parse_input_spec(const Json& input, const std::string& path) {
   return spec;
 }
 
+namespace {
+
+/// The model's "mtp_block" into `net`: a string (why multi-token prediction has no block to copy) or
+/// {"features": F, "layers": [...]}, a block reading "input", a sequence of the model's length of F values each.
+void read_mtp_block(const Json& block, const std::string& path, Network& net) {
+  if (block.is_string()) {
+    net.mtp_unavailable = block.get<std::string>();
+    return;
+  }
+  require_object(block, path);
+  reject_unknown_keys(block, path, {"features", "layers"});
+  if (net.input.kind != InputKind::Tokens) throw InputError(path, "a multi-token-prediction block needs token input");
+  const Json sub = {{"name", net.name + " mtp_block"},
+                    {"input",
+                     {{"kind", "sequence"},
+                      {"seq_len", net.input.seq_len},
+                      {"features", require_int(block, "features", path, 1, Limits::kMaxDim)}}},
+                    {"layers", block.contains("layers") ? block["layers"] : Json()}};
+  net.mtp_block = parse_layer_list(sub, path, {}).layers;
+}
+
+}  // namespace
+
 Network parse_layer_list(const Json& model, const std::string& path, const InputOverrides& overrides) {
   require_object(model, path);
   Network net;
@@ -165,7 +188,9 @@ Network parse_layer_list(const Json& model, const std::string& path, const Input
 
   LayerListBuilder builder(std::move(net));
   for (const auto& src : sources) builder.add(*src.spec, src.path, src.name);
-  return builder.take();
+  Network built = builder.take();
+  if (model.contains("mtp_block")) read_mtp_block(model["mtp_block"], join(path, "mtp_block"), built);
+  return built;
 }
 
 LayerListBuilder::LayerListBuilder(Network start) : net_(std::move(start)), input_shape_(net_.input.shape()) {}

@@ -104,6 +104,39 @@ void check_block_input(const Network& net, std::size_t first, std::size_t end) {
   if (!found) throw InputError(kField, "the last block reads nothing from outside it");
 }
 
+/// The block each depth runs, its inputs within itself and kNetworkInput for the depth's input stream: the model's
+/// own (Network::mtp_block), else the last decoder block rebased; throws naming training.mtp_layers where the model
+/// says it has none, or where its block does not keep the stream's `hidden` shape.
+std::vector<Layer> depth_block(const Network& net, const Anchors& a, const Shape& hidden) {
+  if (!net.mtp_unavailable.empty()) throw InputError(kField, net.mtp_unavailable);
+  if (!net.mtp_block.empty()) {
+    if (net.mtp_block.back().output_shape != hidden) {
+      throw InputError(kField, "the model's multi-token-prediction block writes " +
+                                   to_string(net.mtp_block.back().output_shape) + ", not the blocks' " +
+                                   to_string(hidden));
+    }
+    for (const Layer& layer : net.mtp_block) {
+      for (std::size_t i = 0; i < layer.inputs.size(); ++i) {
+        if (layer.inputs[i] == kNetworkInput && layer.input_shapes[i] != hidden) {
+          throw InputError(kField, "the model's multi-token-prediction block reads " +
+                                       to_string(layer.input_shapes[i]) + ", not the blocks' " + to_string(hidden));
+        }
+      }
+    }
+    return net.mtp_block;
+  }
+  check_block_input(net, a.block_first, a.block_end);
+  std::vector<Layer> block(net.layers.begin() + static_cast<std::ptrdiff_t>(a.block_first),
+                           net.layers.begin() + static_cast<std::ptrdiff_t>(a.block_end));
+  for (Layer& layer : block) {
+    for (int& in : layer.inputs) {
+      const bool inside = in >= 0 && static_cast<std::size_t>(in) >= a.block_first;
+      in = inside ? in - static_cast<int>(a.block_first) : kNetworkInput;
+    }
+  }
+  return block;
+}
+
 /// `layer` as a layer of depth `depth`'s module named `name`, reading `inputs` (index in the new list).
 Layer module_layer(Layer layer, const std::string& name, std::vector<int> inputs, int depth) {
   layer.name = name;
@@ -135,9 +168,9 @@ void apply_mtp(Network& net, const TrainingConfig& training) {
                      "modelled; use training.finetune method full");
   }
   const Anchors a = anchors_of(net);
-  check_block_input(net, a.block_first, a.block_end);
-  const std::size_t block = a.block_end - a.block_first;
-  const std::size_t per_depth = block + 6;  // embedding, enorm, hnorm, concat, eh_proj, the block, final norm
+  const Shape hidden = net.layers[a.block_end - 1].output_shape;
+  const std::vector<Layer> block = depth_block(net, a, hidden);
+  const std::size_t per_depth = block.size() + 6;  // embedding, enorm, hnorm, concat, eh_proj, the block, final norm
   const std::size_t added = static_cast<std::size_t>(depths) * (per_depth + 2);
   if (net.layers.size() + added > static_cast<std::size_t>(Limits::kMaxLayers)) {
     throw InputError(kField, std::to_string(depths) + " depths take the network past " +
@@ -147,7 +180,6 @@ void apply_mtp(Network& net, const TrainingConfig& training) {
   auto placed = [&](int old) {
     return old >= 0 && static_cast<std::size_t>(old) >= a.block_end ? old + static_cast<int>(moved) : old;
   };
-  const Shape hidden = net.layers[a.block_end - 1].output_shape;
   const std::int64_t width = hidden.back();
   std::vector<Layer> out(net.layers.begin(), net.layers.begin() + static_cast<std::ptrdiff_t>(a.block_end));
   auto index = [&out] { return static_cast<int>(out.size()); };
@@ -180,15 +212,11 @@ void apply_mtp(Network& net, const TrainingConfig& training) {
     proj.activation = "none";
     const int eh = index();
     out.push_back(new_layer(LayerType::Dense, proj, prefix + "eh_proj", {concat}, {out.back().output_shape}, depth));
-    // The transformer layer, a copy of the last decoder block fed by eh_proj.
+    // The transformer layer (the model's MTP block, else a copy of the last decoder block) fed by eh_proj.
     const int first = index();
-    for (std::size_t l = a.block_first; l < a.block_end; ++l) {
-      const Layer& src = net.layers[l];
+    for (const Layer& src : block) {
       std::vector<int> inputs;
-      for (int in : src.inputs) {
-        const bool inside = in >= 0 && static_cast<std::size_t>(in) >= a.block_first;
-        inputs.push_back(inside ? first + in - static_cast<int>(a.block_first) : eh);
-      }
+      for (int in : src.inputs) inputs.push_back(in == kNetworkInput ? eh : first + in);
       const std::size_t dot = src.name.rfind('.');
       out.push_back(module_layer(src, prefix + src.name.substr(dot == std::string::npos ? 0 : dot + 1), inputs, depth));
     }

@@ -78,6 +78,7 @@ struct Arch : SsmArch, EncoderArch, Seq2SeqArch, VisionArch {
   std::int64_t window = 0;         // every layer's sliding window (Mistral; 0: full attention)
   std::int64_t moe_inner = 0;      // each routed expert's width (0: inner)
   std::int64_t shared_inner = 0;   // the shared expert's width beside the routed ones (0: none)
+  std::int64_t moe_latent = 0;     // the width the routed experts read and write (LatentMoE; 0: the hidden size)
   bool shared_gate = false;        // the shared expert's output scaled by sigmoid(x·w) (Qwen2-MoE)
   bool expert_bias = false;        // biases in the routed experts (gpt-oss)
   double swiglu_limit = 0;         // gpt-oss's clamped GLU in the routed experts, (up + 1) * act(gate) (0: none)

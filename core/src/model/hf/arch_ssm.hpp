@@ -48,6 +48,9 @@ struct SsmArch {
   // Mamba-2 mixer, '*' attention, '-' a non-gated MLP, 'E' routed experts beside a shared MLP. Empty: not Nemotron-H.
   // Read from hybrid_override_pattern (or layers_block_type); the architecture form does not echo it.
   std::string block_pattern;
+  // The layers of its multi-token-prediction block (mtp_hybrid_override_pattern, the same characters) and why there
+  // is none when `mtp_pattern` is empty.
+  std::string mtp_pattern, mtp_unavailable;
 };
 
 struct Arch;

@@ -90,18 +90,24 @@ std::int64_t smallest_period(const Kinds& kinds) {
   return n;
 }
 
-/// Appends a router and `a.experts` bias-free experts of `width` (top `a.top_k`, gated or not) reading `input`;
-/// returns the experts' output. Jamba's MoE MLP and Nemotron-H's routed experts.
-std::string push_routed_experts(Seq& s, const Arch& a, std::int64_t width, bool gated, const std::string& suffix,
-                                const std::string& input) {
-  s.push({{"type", "dense"}, {"name", "router" + suffix}, {"units", a.experts}, {"bias", false}, {"inputs", {input}}});
+/// Appends a router reading `router_input` and `a.experts` bias-free experts of `width` (top `a.top_k`, gated or
+/// not) reading `expert_input` and writing `outer` wide rows; returns the experts' output. Jamba's MoE MLP and
+/// Nemotron-H's routed experts (whose LatentMoE routes on the hidden state but runs the experts in the latent).
+std::string push_routed_experts(Seq& s, const Arch& a, std::int64_t width, bool gated, std::int64_t outer,
+                                const std::string& suffix, const std::string& router_input,
+                                const std::string& expert_input) {
+  s.push({{"type", "dense"},
+          {"name", "router" + suffix},
+          {"units", a.experts},
+          {"bias", false},
+          {"inputs", {router_input}}});
   Json up = {{"type", "dense"}, {"name", "experts_up" + suffix}, {"units", width},   {"activation", a.act},
-             {"bias", false},   {"experts", a.experts},          {"top_k", a.top_k}, {"inputs", {input}}};
+             {"bias", false},   {"experts", a.experts},          {"top_k", a.top_k}, {"inputs", {expert_input}}};
   if (gated) up["gated"] = true;
   s.push(up);
   return s.push({{"type", "dense"},
                  {"name", "experts_down" + suffix},
-                 {"units", a.hidden},
+                 {"units", outer},
                  {"bias", false},
                  {"experts", a.experts},
                  {"top_k", a.top_k}});
@@ -119,7 +125,7 @@ std::string hybrid_mlp(Seq& s, const Arch& a, bool experts, const std::string& s
             {"inputs", {input}}});
     return s.push({{"type", "dense"}, {"name", "mlp_down" + suffix}, {"units", a.hidden}, {"bias", false}});
   }
-  return push_routed_experts(s, a, a.inner, true, suffix, input);
+  return push_routed_experts(s, a, a.inner, true, a.hidden, suffix, input, input);
 }
 
 /// Appends a hybrid layer of kind `k` reading and writing "stream"; `suffix` tells the layers of one period apart.
@@ -229,9 +235,24 @@ std::string nemotron_mlp(Seq& s, const Arch& a, std::int64_t width, const std::s
   return s.push({{"type", "dense"}, {"name", prefix + "_down" + suffix}, {"units", a.hidden}, {"bias", a.mlp_bias}});
 }
 
-/// Appends NemotronHMoE reading `input`: the router, the routed non-gated experts and the shared MLP, summed.
+/// Appends NemotronHMoE reading `input`: the router, the routed non-gated experts and the shared MLP, summed. With
+/// moe_latent_size (Nemotron 3 Super's LatentMoE) the experts run in the latent: fc1_latent_proj takes the hidden
+/// state down before them (so tokens are dispatched at the latent width, as Megatron-Core runs it) and
+/// fc2_latent_proj back up after them; the router and the shared MLP read the hidden state.
 std::string nemotron_moe(Seq& s, const Arch& a, const std::string& suffix, const std::string& input) {
-  std::string routed = push_routed_experts(s, a, a.moe_inner, false, suffix, input);
+  std::string routed;
+  if (a.moe_latent > 0) {
+    std::string latent = s.push({{"type", "dense"},
+                                 {"name", "fc1_latent_proj" + suffix},
+                                 {"units", a.moe_latent},
+                                 {"bias", a.mlp_bias},
+                                 {"inputs", {input}}});
+    push_routed_experts(s, a, a.moe_inner, false, a.moe_latent, suffix, input, latent);
+    routed =
+        s.push({{"type", "dense"}, {"name", "fc2_latent_proj" + suffix}, {"units", a.hidden}, {"bias", a.mlp_bias}});
+  } else {
+    routed = push_routed_experts(s, a, a.moe_inner, false, a.hidden, suffix, input, input);
+  }
   std::string shared = nemotron_mlp(s, a, a.shared_inner, "shared", suffix, input);
   return s.push({{"type", "add"}, {"name", "experts_sum" + suffix}, {"inputs", {routed, shared}}});
 }
@@ -257,6 +278,16 @@ Json nemotron_blocks(const Arch& a, const Mixer& m, std::int64_t first, std::int
                    count > 1 ? "_" + std::to_string(j) : "");
   }
   return block.layers;
+}
+
+/// The model format's mtp_block: the layers of the MTP pattern, as the main stack's, reading the depth's input.
+Json nemotron_mtp_block(const Arch& a, const Mixer& m) {
+  Seq block;
+  block.start_stream("stream", "input", 0.0);
+  for (std::size_t j = 0; j < a.mtp_pattern.size(); ++j) {
+    nemotron_block(block, a, m, a.mtp_pattern[j], "_" + std::to_string(j));
+  }
+  return {{"features", a.hidden}, {"layers", block.layers}};
 }
 
 }  // namespace
@@ -336,7 +367,9 @@ Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::ve
   }
   s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
   push_head(s, c, full);
-  return tokens_model(full.name, seq, s.layers);
+  Json model = tokens_model(full.name, seq, s.layers);
+  model["mtp_block"] = full.mtp_pattern.empty() ? Json(full.mtp_unavailable) : nemotron_mtp_block(full, mixer);
+  return model;
 }
 
 }  // namespace prenet::hf

@@ -218,9 +218,9 @@ char nemotron_kind(const std::string& name) {
   return '\0';
 }
 
-/// hybrid_override_pattern as NemotronHConfig._pattern_to_list reads it, each character checked.
-std::string pattern_from_string(const Cfg& c) {
-  const std::string key = "hybrid_override_pattern";
+/// `key` (hybrid_override_pattern or mtp_hybrid_override_pattern) as NemotronHConfig._pattern_to_list reads it,
+/// each character checked.
+std::string pattern_from_string(const Cfg& c, const std::string& key = "hybrid_override_pattern") {
   const std::string pattern = c.str(key, "");
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (std::string("M*-E").find(pattern[i]) == std::string::npos) {
@@ -271,6 +271,27 @@ void nemotron_pattern(const Cfg& c, Arch& a, std::vector<std::string>& /*warning
   a.layers = length;
 }
 
+/// The multi-token-prediction block Megatron-Core's hybrid model runs at each depth (training.mtp_layers): the
+/// layers of mtp_hybrid_override_pattern. transformers builds none, so num_nextn_predict_layers is noted as not
+/// counted.
+void nemotron_mtp(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
+  const std::int64_t depths = c.opt({"num_nextn_predict_layers"}, 0, 0, kMaxDepth);
+  if (depths > 0) {
+    warnings.push_back("num_nextn_predict_layers " + std::to_string(depths) +
+                       ": transformers builds no multi-token-prediction layer, so neither its parameters nor its "
+                       "training work are counted");
+  }
+  if (c.has("mtp_hybrid_override_pattern")) {
+    a.mtp_pattern = pattern_from_string(c, "mtp_hybrid_override_pattern");
+    if (a.mtp_pattern.empty() || a.mtp_pattern.size() > 64) {
+      throw InputError(c.field("mtp_hybrid_override_pattern"), "expected 1 to 64 layer characters");
+    }
+    return;
+  }
+  a.mtp_unavailable =
+      "the nemotron_h config states no mtp_hybrid_override_pattern, the layers of its multi-token-prediction block";
+}
+
 /// NemotronHMamba2Mixer: I = mamba_num_heads × mamba_head_dim (not expand × hidden_size), n_groups dividing the
 /// heads, a SiLU mixer (mamba_hidden_act).
 void nemotron_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
@@ -296,14 +317,10 @@ void nemotron_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*
   }
 }
 
-/// Nemotron 3 Super's latent MoE (fc1_latent_proj / fc2_latent_proj around experts of moe_latent_size) is not
-/// modelled; attention_bias is not read by NemotronHAttention (JambaAttention's projections have no bias).
-void nemotron_refusals(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
-  if (c.has("moe_latent_size")) {
-    throw InputError(c.field("moe_latent_size"),
-                     "latent MoE (experts over a moe_latent_size projection, Nemotron 3 Super) is not modelled; "
-                     "expected null");
-  }
+/// Nemotron 3 Super's LatentMoE width (moe_latent_size; null or absent: experts over the hidden size);
+/// attention_bias is not read by NemotronHAttention (JambaAttention's projections have no bias).
+void nemotron_checks(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
+  if (c.has("moe_latent_size")) a.moe_latent = c.opt({"moe_latent_size"}, 0, 1, kMaxWidth);
   if (c.flag("attention_bias", false)) {
     warnings.push_back(
         "attention_bias is not read by transformers' NemotronHAttention: its projections are built without biases");
@@ -347,7 +364,8 @@ const Steps kNemotronHSteps = {
     opt(&Arch::ssm_conv, {"conv_kernel", "mamba_d_conv"}, 4, 1, 1 << 16),
     flag(&Arch::ssm_bias, "use_bias", false),
     hook(&Arch::ssm_heads, nemotron_mixer),
-    hook(nemotron_refusals),
+    hook(nemotron_checks),
+    hook(nemotron_mtp),
 };
 }  // namespace
 
