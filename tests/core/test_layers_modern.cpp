@@ -307,7 +307,30 @@ TEST_CASE("mamba kernels: projections, the scan or SSD, and what tensor parallel
   CHECK(class_flops(w2, layer_index(v2, "m"), kF, KernelClass::BatchedGemm) == Approx(ssd));
   CHECK(class_flops(w2, layer_index(v2, "m"), kB, KernelClass::BatchedGemm) == Approx(2 * ssd));
   testutil::require_input_error([&] { shard_network(v1, 2); }, "parallel.tensor",
-                                "tensor parallelism of mamba layers is not modelled");
+                                "tensor parallelism of Mamba-1 mixers");
+}
+
+TEST_CASE("Mamba-2 over the tensor group: heads, groups and channels split, out_proj summed, as Megatron-Core",
+          "[layers][modern][tensor]") {
+  // D 64, I 128, N 16, K 4, H 4, G 2: in_proj 64 x (2 I + 2 G N + H) = 64 x 324, conv over I + 2 G N = 192.
+  const Network v2 = net_of(seq_model(512, 64, R"({"type": "mamba", "name": "m", "version": 2, "inner": 128,
+    "state_size": 16, "num_heads": 4, "n_groups": 2, "bias": true})"));
+  const std::size_t m = layer_index(v2, "m");
+  CHECK(v2.layers[m].parameters == 65 * 324 + 192 * 5 + 3 * 4 + 128 + 128 * 64 + 64);
+  const ShardedNetwork two = shard_network(v2, 2);
+  const Layer& half = two.net.layers[m];
+  CHECK(half.attrs.num_heads == 2);
+  CHECK(half.attrs.n_groups == 1);
+  CHECK(half.attrs.inner == 64);
+  // Local: in_proj 65 x (128 + 32 + 2), conv over 64 + 32 = 96, 3 x 2, norm 64, out_proj 64 x 64; its bias whole.
+  CHECK(half.parameters == 65 * 162 + 96 * 5 + 3 * 2 + 64 + 64 * 64 + 64);
+  CHECK(two.layers[m].forward_allreduces == 1);
+  CHECK(two.layers[m].allreduce_bytes_per_sample == 512 * 64);
+  // The work per GPU: the projections' and the scan's FLOPs halve.
+  const StepWork whole = step_of(v2, 2, false), local = step_of(two.net, 2, false);
+  CHECK(matmul_flops(local, m, kF) == Approx(matmul_flops(whole, m, kF) / 2));
+  // The group must divide the Mamba groups (Megatron-Core asserts ngroups % tp == 0).
+  testutil::require_input_error([&] { shard_network(v2, 4); }, "parallel.tensor", "Mamba groups");
 }
 
 TEST_CASE("mamba rejects bad input naming the attribute", "[layers][modern][errors]") {

@@ -217,8 +217,8 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  *   recompute_granularity unset, so nothing is recomputed.
  * - layout: the preset's Megatron pipeline layout string → `parallel.pipeline_layout`; without one, DeepSeek-V3's
  *   and Kimi K2's recipes take it from their (PP, VP) map (MB_LAYOUT_MAPS), sent where the map has the table's
- *   PP and VP. mtp: DeepSeek-V3's multi-token-prediction layers → `training.mtp_layers` (absent: none, as the
- *   25.11 table's "w/o MTP" rows).
+ *   PP and VP. mtp: the multi-token-prediction layers → `training.mtp_layers` (absent: none, as the 25.11 table's
+ *   "w/o MTP" rows): DeepSeek-V3's one, Nemotron 3 Super's `mtp_num_layers` 2 (one block run twice).
  * - dispatcher: the MoE token dispatcher, alltoall or the flex dispatcher with HybridEP or DeepEP (→
  *   `parallel.expert_dispatch: "hierarchical"` where the row has expert parallelism).
  * - graphs: the recipe's CUDA graphs; full-iteration graphs → `training.cuda_graphs`, per-module ones listed in the
@@ -328,15 +328,14 @@ const KIMI_K2 = {
 
 /**
  * Models of the 26.x tables the core has no preset for, listed as refused with the reason (no request is sent):
- * DeepSeek-V4's model type is not in the core's table (docs/MODEL_FORMAT.md); nemotron_h is, but Nemotron 3 Super
- * and Ultra are latent MoE (moe_latent_size, refused) and 3.5 Lightning has no preset here. What they
+ * DeepSeek-V4's model type is not in the core's table (docs/MODEL_FORMAT.md); nemotron_h is (Nemotron 3 Super has a
+ * preset), but Ultra and 3.5 Lightning have none here. What they
  * are: Megatron-Bridge's bridges at the same commit, src/megatron/bridge/models/nemotronh/nemotron_h_bridge.py
  * (Mamba-2 mixers placed by hybrid_override_pattern) and models/deepseek/deepseek_v4_bridge.py
  * (hyper-connections, compressed sparse attention); the perf recipes load nvidia/NVIDIA-Nemotron-3-*-BF16 and
  * deepseek-ai/DeepSeek-V4-Flash.
  */
 const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
-  'nemotron-3-super': 'architecture not in the catalogue: Nemotron 3 Super 120B-A12B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
   'nemotron-3-ultra': 'architecture not in the catalogue: Nemotron 3 Ultra 550B-A55B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
   'nemotron-3.5-lightning': 'architecture not in the catalogue: Nemotron 3.5 Lightning 30B-A3B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
   'deepseek-v4-flash': 'architecture not in the catalogue: DeepSeek-V4-Flash (compressed sparse attention, hyper-connections; model_type deepseek_v4): no preset, no model type',
@@ -429,9 +428,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.04.01', 'pretrain', 'b200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 32768,
     { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 6400,
-    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1' }],
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two)' }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 5632,
-    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_NVFP4_V1' }],
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_NVFP4_V1', paramGather: true, graphs: 'TE mamba/attn/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two), NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8; the last 14 layers BF16' }],
   ['26.04.01', 'pretrain', 'h100-sxm', 64, 'llama-3.1-70b', 'FP8', 256, 1, 8192, 0, 4, 8, 1, 5, 1, 1664,
     { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
   ['26.04.01', 'pretrain', 'h100-sxm', 64, 'gpt-oss-120b', 'BF16', 1280, 1, 4096, 0, 1, 4, 1, 1, 8, 5824,
@@ -464,9 +463,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.06', 'pretrain', 'b300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 37316,
     { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 7867,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1' }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two)' }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 8131,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1' }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two), NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8; the last 14 layers BF16' }],
   ['26.06', 'pretrain', 'h100-sxm', 1024, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 8, 8, 2, 8, 1, 326,
     { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
   ['26.06', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 1, 1, 1, 16, 8826,
@@ -508,9 +507,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 39936,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 9856,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two)' }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two), NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8; the last 14 layers BF16' }],
   ['26.08', 'pretrain', 'gb300', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 1, 1, 1, 1, 64, 3552,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb300', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 8224,
@@ -524,9 +523,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 7280,
     { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb200/qwen3_moe.py qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
   ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7040,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two)' }],
   ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7168,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, other: 'MTP block run twice (mtp_use_repeated_layer: the weights of one block, counted here as two), NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8; the last 14 layers BF16' }],
   ['26.08', 'pretrain', 'gb200', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 2, 1, 1, 1, 64, 2528,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb200', 8, 'nemotron-3.5-lightning', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 28672,
@@ -890,10 +889,13 @@ export async function main() {
     '  MXFP8 recipes, and the param gather overlapped with the optimizer step (DP > 1, PP > 1, VP > 1). Where a',
     '  preset disagrees with the published layout (20 of the 31 25.11 rows, 2 of them in the global batch only;',
     '  7 of the 80 newer configurations; the launcher takes layout and batch from its command line), its other',
-    '  settings are still applied. Nemotron 3 Nano (`nemotron_h`: Mamba-2, attention and MoE layers by',
-    '  `hybrid_override_pattern`) runs from its preset, its Mamba-2 in/out projections as TE linears in FP8',
-    '  (Megatron-Core\'s mamba_mixer.py). Not predicted: Nemotron 3 Super / Ultra (latent MoE, `moe_latent_size`,',
-    '  refused by the core) and Nemotron 3.5 Lightning, and DeepSeek-V4-Flash (compressed sparse attention,',
+    '  settings are still applied. Nemotron 3 Nano and Super (`nemotron_h`: Mamba-2, attention and MoE layers by',
+    '  `hybrid_override_pattern`; Super\'s experts in a 1024-wide latent, LatentMoE) run from their presets, the',
+    '  Mamba-2 in/out projections as TE linears in FP8 (Megatron-Core\'s mamba_mixer.py); Super\'s recipes run',
+    '  `mtp_num_layers` 2 over one repeated `*E` block (`training.mtp_layers` 2 here, each depth with its own',
+    '  weights), and its NVFP4 recipe keeps attention, the latent projections, the MTP block and the last 14',
+    '  layers in BF16 (te_quant.cfg, `num_layers_at_end_in_bf16`), which the request cannot say (all NVFP4 here).',
+    '  Not predicted: Nemotron 3 Ultra and 3.5 Lightning, and DeepSeek-V4-Flash (compressed sparse attention,',
     '  hyper-connections; no model type in the core): no preset, listed as refused with that reason.',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',
     '  modelled (docs/PREDICTION.md, "More than one GPU").',

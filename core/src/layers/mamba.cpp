@@ -1,6 +1,6 @@
 // mamba: a selective state-space mixer over [seq_len, hidden] as Hugging Face's MambaMixer (version 1)
 // and Mamba2Mixer (version 2) build and train it (the CUDA fast path: in_proj, then mamba_ssm's fused
-// kernels for the causal convolution, the scan and out_proj). Not split by tensor parallelism.
+// kernels for the causal convolution, the scan and out_proj). Mamba-2 splits its heads over the tensor group.
 #include <cmath>
 
 #include "layers/kind_helpers.hpp"
@@ -192,9 +192,26 @@ class Mamba : public LayerKind {
     return 2 * b * d(layer.input_shapes.front()[0]) * x.D * (d(in_proj_width(layer.attrs)) + x.I);
   }
 
-  /// Tensor parallelism of the mixer (Megatron splits its heads and channels) is not modelled.
-  void shard(ShardStep&) const override {
-    throw InputError("parallel.tensor", "tensor parallelism of mamba layers is not modelled");
+  /// Mamba-2 over the tensor group as Megatron-Core's MambaMixer splits it (megatron/core/ssm/mamba_mixer.py:
+  /// nheads, ngroups and d_inner each divided by the group, which must divide ngroups): in_proj column-parallel,
+  /// the convolution, the scan and the gated norm on the local heads, out_proj row-parallel with its output summed
+  /// over the group (out_proj's bias whole on every GPU). Mamba-1 (not split by Megatron-Core) is refused.
+  void shard(ShardStep& s) const override {
+    Layer& L = s.shard.net.layers[s.l];
+    LayerAttrs& a = L.attrs;
+    if (a.ssm_version != 2) {
+      throw InputError("parallel.tensor", "tensor parallelism of Mamba-1 mixers (layer \"" + printable(L.name) +
+                                              "\") is not modelled; Megatron-Core splits Mamba-2's heads");
+    }
+    a.num_heads = split_evenly(a.num_heads, s.t, L, "Mamba heads");
+    a.n_groups = split_evenly(a.n_groups, s.t, L, "Mamba groups");
+    a.inner = split_evenly(a.inner, s.t, L, "Mamba channels");
+    L.parameters = mamba2_parameters(a, L.input_shapes.front()[1], "parallel.tensor");
+    ShardLayer& sl = s.shard.layers[s.l];
+    sl.forward_allreduces = 1;
+    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
+    s.roles[s.l] = kGathersInput | kScattersOutput;
   }
 };
 
