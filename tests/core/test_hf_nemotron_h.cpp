@@ -3,6 +3,7 @@
 // src/transformers/models/nemotron_h/modeling_nemotron_h.py (NemotronHMamba2Mixer, NemotronHAttention,
 // NemotronHMLP, NemotronHMoE with NemotronHExperts, NemotronHTopkRouter and shared_experts; NemotronHBlock's one
 // RMSNorm; norm_f; lm_head), the layer sequence the pattern gives, and errors naming the field.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -167,22 +168,26 @@ TEST_CASE("nemotron_h: LatentMoE routes on the hidden state and dispatches token
           "[hf_config][nemotron_h][moe]") {
   const Json cfg = testutil::read_fixture(kSuper3);
   std::vector<std::string> warnings;
-  std::vector<Json> flat;
-  expand(hf_config_to_layers(cfg, "model.hf_config", 256, warnings)["layers"], flat);
+  // Layer 1 is the first E of "MEMEMEM*...": the repeat numbered 1.
+  const Json model = hf_config_to_layers(cfg, "model.hf_config", 256, warnings);
+  Json layer1;
+  for (const auto& l : model["layers"]) {
+    if (l["type"] == "repeat" && l["start"] == 1) layer1 = l["layers"];
+  }
+  REQUIRE(layer1.is_array());
   auto named = [&](const std::string& name) {
-    for (const auto& l : flat) {
+    for (const auto& l : layer1) {
       if (l.value("name", "") == name) return l;
     }
     FAIL("no layer " << name);
     return Json();
   };
-  // Layer 1 is the first E of "MEMEMEM*...": its suffix is _1.
-  CHECK(named("fc1_latent_proj_1")["units"] == 1024);
-  CHECK(named("router_1")["inputs"] == Json{"norm_1"});
-  CHECK(named("experts_up_1")["inputs"] == Json{"fc1_latent_proj_1"});
-  CHECK(named("experts_down_1")["units"] == 1024);
-  CHECK(named("fc2_latent_proj_1")["units"] == 4096);
-  CHECK(named("shared_up_1")["inputs"] == Json{"norm_1"});
+  CHECK(named("fc1_latent_proj")["units"] == 1024);
+  CHECK(named("router")["inputs"] == Json{"norm"});
+  CHECK(named("experts_up")["inputs"] == Json{"fc1_latent_proj"});
+  CHECK(named("experts_down")["units"] == 1024);
+  CHECK(named("fc2_latent_proj")["units"] == 4096);
+  CHECK(named("shared_up")["inputs"] == Json{"norm"});
   // The expert layers read (dispatch) and write (combine) 1024-wide rows: a quarter of the hidden width.
   const Network net = network_of(cfg);
   const std::vector<MoeRole> roles = moe_roles(net);
@@ -241,6 +246,30 @@ TEST_CASE("nemotron_h: training.mtp_layers runs mtp_hybrid_override_pattern's la
   require_input_error([&] { resolved(bad, 0); }, "model.hf_config.mtp_hybrid_override_pattern", "character 1 is 'X'");
 }
 
+TEST_CASE("nemotron_h: pipeline stages split the pattern layer by layer, as Megatron-Core's hybrid stack",
+          "[hf_config][nemotron_h][pipeline]") {
+  // Nemotron 3 Nano's 52 layers never repeat; when the whole pattern was one block, a 2-stage pipeline put every
+  // layer on the first stage and only the head on the second. Now each stage gets about half the layers.
+  const Json r = {{"model", {{"hf_config", testutil::read_fixture(kNano3)}}},
+                  {"hardware", {"h100-sxm"}},
+                  {"training", {{"batch_size", 16}, {"seq_len", 1024}, {"precision", "bf16"}}},
+                  {"parallel", {{"gpus", 16}, {"pipeline", 2}, {"expert", 8}, {"micro_batch_size", 1}}},
+                  {"options", {{"per_layer", false}}}};
+  const Json out = testutil::call(r);
+  INFO(out.dump().substr(0, 400));
+  REQUIRE_FALSE(out.contains("error"));
+  const Json stages = out["results"][0]["parallel"]["stage_layers"];
+  REQUIRE(stages.size() == 2);
+  const double first = stages[0].get<double>(), second = stages[1].get<double>();
+  CHECK(std::min(first, second) / std::max(first, second) > 0.8);
+  // A layout counts pattern layers as blocks: 52 of them.
+  Json laid = r;
+  laid["parallel"]["pipeline_layout"] = "Et*26|t*26L";
+  const Json out2 = testutil::call(laid);
+  INFO(out2.dump().substr(0, 400));
+  CHECK_FALSE(out2.contains("error"));
+}
+
 TEST_CASE("nemotron_h: Nemotron Nano 9B v2's sizes give the formula's count, about 8.9 B", "[hf_config][nemotron_h]") {
   const Json cfg = nano_9b_v2();
   const Counts expected = nemotron_h_formula(cfg);
@@ -260,15 +289,22 @@ TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf
   CHECK(mixers_of(nano3) == nano3["hybrid_override_pattern"].get<std::string>());
   const Json nano9 = nano_9b_v2();
   CHECK(mixers_of(nano9) == nano9["hybrid_override_pattern"].get<std::string>());
-  // A periodic pattern is written as a repeat of its period.
+  // Every pattern layer is its own block, numbered as the stack counts it, even where the pattern repeats: one
+  // repeat per layer ("layers.0.", "layers.1.", ...), as Megatron-Core's hybrid stack places layers on stages.
   Json periodic = nano9;
   periodic["hybrid_override_pattern"] = "M-M*M-M*";
   periodic["num_hidden_layers"] = 8;
   std::vector<std::string> warnings;
   const Json layers = hf_config_to_layers(periodic, "model.hf_config", 256, warnings)["layers"];
-  REQUIRE(layers[2]["name"] == "layers");  // after the embeddings and the stream's start
-  CHECK(layers[2]["type"] == "repeat");
-  CHECK(layers[2]["count"] == 2);
+  for (int i = 0; i < 8; ++i) {
+    const Json& repeat = layers[static_cast<std::size_t>(2 + i)];  // after the embeddings and the stream's start
+    CHECK(repeat["type"] == "repeat");
+    CHECK(repeat["name"] == "layers");
+    CHECK(repeat["count"] == 1);
+    CHECK(repeat["start"] == i);
+  }
+  const std::vector<int> blocks = block_of_layers(network_of(periodic));
+  CHECK(*std::max_element(blocks.begin(), blocks.end()) == 7);
   CHECK(mixers_of(periodic) == "M-M*M-M*");
   // transformers 5's list spelling reads the same.
   Json listed = periodic;

@@ -24,15 +24,17 @@ void expand(const Json& layers, const std::string& path, const std::string& pref
     const Json& spec = require_object(layers[i], item_path);
     std::string type = require_string(spec, "type", item_path);
     if (type == "repeat") {
-      reject_unknown_keys(spec, item_path, {"type", "name", "count", "layers", "comment"});
+      reject_unknown_keys(spec, item_path, {"type", "name", "count", "start", "layers", "comment"});
       if (depth >= kMaxRepeatDepth) throw InputError(item_path, "repeats nest deeper than 8 levels");
       std::int64_t count = require_int(spec, "count", item_path, 1, Limits::kMaxLayers);
+      // The first copy's number: consecutive repeats of one name continue a stack whose blocks differ.
+      std::int64_t start = get_int(spec, "start", item_path, 0, 0, Limits::kMaxLayers);
       std::string name = get_string(spec, "name", item_path, "block" + std::to_string(i));
       if (!spec.contains("layers")) throw InputError(join(item_path, "layers"), "required layer list is missing");
       const Json& body = require_array(spec["layers"], join(item_path, "layers"));
       if (body.empty()) throw InputError(join(item_path, "layers"), "a repeat needs at least one layer");
       for (std::int64_t c = 0; c < count; ++c) {
-        expand(body, join(item_path, "layers"), prefix + name + "." + std::to_string(c) + ".", depth + 1, out);
+        expand(body, join(item_path, "layers"), prefix + name + "." + std::to_string(start + c) + ".", depth + 1, out);
       }
       continue;
     }

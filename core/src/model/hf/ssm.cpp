@@ -270,14 +270,13 @@ void nemotron_block(Seq& s, const Arch& a, const Mixer& m, char kind, const std:
   s.push({{"type", "add"}, {"name", "stream"}, {"inputs", {"stream", mixed}}});
 }
 
-/// `count` blocks of the pattern from layer `first` on, as one block list.
-Json nemotron_blocks(const Arch& a, const Mixer& m, std::int64_t first, std::int64_t count) {
+/// Layer `i` of the pattern as one block: a repeat of one copy numbered `i` ("layers.i."), so every pattern layer is
+/// its own block for pipeline stages, recomputation and the layout's `t`, as Megatron-Core's hybrid stack counts
+/// layers.
+Json nemotron_layer(const Arch& a, const Mixer& m, std::int64_t i) {
   Seq block;
-  for (std::int64_t j = 0; j < count; ++j) {
-    nemotron_block(block, a, m, a.block_pattern[static_cast<std::size_t>(first + j)],
-                   count > 1 ? "_" + std::to_string(j) : "");
-  }
-  return block.layers;
+  nemotron_block(block, a, m, a.block_pattern[static_cast<std::size_t>(i)], "");
+  return {{"type", "repeat"}, {"name", "layers"}, {"count", 1}, {"start", i}, {"layers", block.layers}};
 }
 
 /// The model format's mtp_block: the layers of the MTP pattern, as the main stack's, reading the depth's input.
@@ -352,19 +351,7 @@ Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::ve
   Seq s;
   s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
   s.start_stream("stream", "embeddings", 0.0);
-  // The smallest period of the pattern repeated, then the layers left over (as Jamba's stack is written).
-  const std::int64_t period = smallest_period(full.block_pattern);
-  s.push({{"type", "repeat"},
-          {"name", "layers"},
-          {"count", full.layers / period},
-          {"layers", nemotron_blocks(full, mixer, 0, period)}});
-  const std::int64_t left = full.layers % period;
-  if (left > 0) {
-    s.push({{"type", "repeat"},
-            {"name", "last_layers"},
-            {"count", 1},
-            {"layers", nemotron_blocks(full, mixer, full.layers - left, left)}});
-  }
+  for (std::int64_t i = 0; i < full.layers; ++i) s.push(nemotron_layer(full, mixer, i));
   s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
   push_head(s, c, full);
   Json model = tokens_model(full.name, seq, s.layers);
