@@ -382,3 +382,56 @@ TEST_CASE("fp8: attention's projections run in FP8, its QK^T and PV in 16-bit", 
   CHECK(e8.layers[0].saved_activation_bytes ==
         Approx(e16.layers[0].saved_activation_bytes - (2 - 1) * m * width - (2 - 1) * m * width));
 }
+
+TEST_CASE(
+    "fp8: bf16_layers_at_start / _at_end keep the first and last blocks' linears 16-bit (Megatron's "
+    "first_last_layers_bf16)",
+    "[fp8]") {
+  // Five blocks of one 128 -> 128 linear each, under a head.
+  const Json model = {{"input", {{"kind", "sequence"}, {"seq_len", 64}, {"features", 128}}},
+                      {"layers",
+                       {{{"type", "repeat"},
+                         {"name", "blk"},
+                         {"count", 5},
+                         {"layers", {{{"type", "dense"}, {"name", "fc"}, {"units", 128}, {"bias", false}}}}},
+                        {{"type", "dense"}, {"name", "head"}, {"units", 1024}, {"bias", false}},
+                        {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+  auto fp8_blocks = [&](std::int64_t start, std::int64_t end) {
+    TrainingConfig tr;
+    tr.precision = Precision::FP8;
+    tr.bf16_layers_at_start = start;
+    tr.bf16_layers_at_end = end;
+    const Network net = resolve_model({{"layers", model["layers"]}, {"input", model["input"]}}, tr);
+    const std::vector<bool> linear = fp8_linear_layers(net);
+    std::string which;
+    for (int b = 0; b < 5; ++b)
+      which += linear[testutil::layer_index(net, "blk." + std::to_string(b) + ".fc")] ? 'F' : 'b';
+    return which;
+  };
+  CHECK(fp8_blocks(0, 0) == "FFFFF");
+  CHECK(fp8_blocks(1, 0) == "bFFFF");
+  CHECK(fp8_blocks(0, 2) == "FFFbb");
+  CHECK(fp8_blocks(1, 1) == "bFFFb");
+  CHECK(fp8_blocks(2, 3) == "bbbbb");
+  // At sizes where FP4 pays for its casts (4096-wide, 2048 positions), the kept blocks make the step slower; echoed
+  // when given.
+  Json large = model;
+  large["input"] = {{"kind", "sequence"}, {"seq_len", 2048}, {"features", 4096}};
+  large["layers"][0]["layers"][0]["units"] = 4096;
+  auto request = [&](const Json& training) {
+    return Json(
+        {{"model", large}, {"training", training}, {"hardware", {"b200"}}, {"options", {{"per_layer", false}}}});
+  };
+  const Json all = testutil::call(request({{"batch_size", 8}, {"precision", "fp8"}, {"fp8_recipe", "nvfp4"}}));
+  const Json kept = testutil::call(
+      request({{"batch_size", 8}, {"precision", "fp8"}, {"fp8_recipe", "nvfp4"}, {"bf16_layers_at_end", 2}}));
+  REQUIRE(kept.contains("results"));
+  CHECK(kept["results"][0]["step_ms"].get<double>() > all["results"][0]["step_ms"].get<double>());
+  CHECK(kept["training"]["bf16_layers_at_end"] == 2);
+  CHECK_FALSE(all["training"].contains("bf16_layers_at_end"));
+  // Errors name the field: more blocks than the model has, or no FP8 to keep them out of.
+  testutil::require_input_error([&] { fp8_blocks(3, 3); }, "training.bf16_layers_at_start",
+                                "the model has 5 decoder blocks");
+  const Json bf16 = testutil::call(request({{"batch_size", 8}, {"precision", "bf16"}, {"bf16_layers_at_end", 1}}));
+  CHECK(bf16["error"]["field"] == "training.bf16_layers_at_end");
+}

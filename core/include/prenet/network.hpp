@@ -178,6 +178,9 @@ struct Layer {
   /// Multi-token prediction (training.mtp_layers, model/mtp.cpp): the depth, from 1, whose module this layer is
   /// (what Megatron's pipeline layout places as 'm'); 0: the main network, the shared head and the losses included.
   int mtp_depth = 0;
+  /// Its linears stay 16-bit under precision fp8 (training.bf16_layers_at_start / _at_end: Megatron's
+  /// first_last_layers_bf16; layers/fp8.cpp apply_bf16_layers).
+  bool keeps_16bit = false;
 };
 
 /// Parameters the optimizer updates in `layer`: its own when trainable, plus its adapters'.

@@ -148,9 +148,37 @@ std::vector<bool> fp8_linear_layers(const Network& net) {
     const Layer& layer = net.layers[l];
     // Megatron's router is a plain torch linear in FP32 (moe_router_dtype), DeepSeek-V3 keeps its gating in BF16.
     out[l] = linear_kind(layer) && !head[l] && (blocks[l] >= 0 || !any_block) && leaf_name(layer.name) != "router" &&
-             layer.attrs.tied_to.empty() && layer.adapter.rank == 0 && fp8_widths(layer);
+             layer.attrs.tied_to.empty() && layer.adapter.rank == 0 && !layer.keeps_16bit && fp8_widths(layer);
   }
   return out;
+}
+
+void apply_bf16_layers(Network& net, const TrainingConfig& training) {
+  const std::int64_t start = training.bf16_layers_at_start, end = training.bf16_layers_at_end;
+  if (start == 0 && end == 0) return;
+  const char* field = start > 0 ? "training.bf16_layers_at_start" : "training.bf16_layers_at_end";
+  if (training.precision != Precision::FP8) {
+    throw InputError(field, "keeps blocks out of FP8: it needs precision fp8");
+  }
+  // The main network's blocks, in order (multi-token prediction's modules are blocks of their own, not counted).
+  const std::vector<int> blocks = block_of_layers(net);
+  std::vector<int> order;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const int b = blocks[l];
+    if (b >= 0 && net.layers[l].mtp_depth == 0 && (order.empty() || order.back() != b)) order.push_back(b);
+  }
+  const auto count = static_cast<std::int64_t>(order.size());
+  if (start + end > count) {
+    throw InputError(field, std::to_string(start) + " + " + std::to_string(end) +
+                                " blocks kept 16-bit, but the model has " + std::to_string(count) + " decoder blocks");
+  }
+  const int first_kept_at_end = end > 0 ? order[static_cast<std::size_t>(count - end)] : -1;
+  const int last_kept_at_start = start > 0 ? order[static_cast<std::size_t>(start - 1)] : -1;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const int b = blocks[l];
+    if (b < 0 || net.layers[l].mtp_depth != 0) continue;
+    if (b <= last_kept_at_start || (first_kept_at_end >= 0 && b >= first_kept_at_end)) net.layers[l].keeps_16bit = true;
+  }
 }
 
 void add_fp8_kernels(const Layer& layer, const KernelContext& context, bool optimizer, std::size_t first,

@@ -32,6 +32,12 @@ Fp8Format fp8_format(Fp8Recipe recipe, bool any_layout);
 /// cross-entropy loss), not an MoE router, not Transformer-XL/DeBERTa relative attention, with widths TE accepts.
 std::vector<bool> fp8_linear_layers(const Network& net);
 
+/// training.bf16_layers_at_start / _at_end: marks the layers of the first and last decoder blocks of the main
+/// network (not multi-token prediction's) as keeping 16-bit linears (Layer::keeps_16bit), as Megatron-Core builds
+/// them outside the FP8 autocast under first_last_layers_bf16. Throws InputError naming the field without precision
+/// fp8, for a network without blocks, or for more blocks than it has.
+void apply_bf16_layers(Network& net, const TrainingConfig& training);
+
 /// Marks the FP8 GEMMs among `layer`'s kernels (work.kernels from `first` on), gives them FP8 operand bytes,
 /// appends the recipe's cast/amax kernels through kb (the layer's builder) and keeps the saved inputs of its
 /// linears in FP8 (lw, the layer's totals). `optimizer`: the step updates weights (their casts then run once

@@ -350,6 +350,16 @@ std::vector<TrainingOption> recipe_rows() {
        "block and a loss through the shared head; absent: none",
        {"mtp_layers"}, "mtp-layers", "N", Echo::WhenGiven,
        store_member<&TC::mtp_layers>, read_unless<&TC::mtp_layers, std::int64_t{0}>},
+      {"bf16_layers_at_start", K::Integer, {}, {}, 0, 10000, nullptr,
+       "16-bit first blocks", "precision fp8: the first decoder blocks whose linears stay 16-bit (Megatron's "
+       "first_last_layers_bf16 with num_layers_at_start_in_bf16); absent: 0",
+       {"bf16_layers_at_start"}, "bf16-layers-at-start", "N", Echo::WhenGiven,
+       store_member<&TC::bf16_layers_at_start>, read_unless<&TC::bf16_layers_at_start, std::int64_t{0}>},
+      {"bf16_layers_at_end", K::Integer, {}, {}, 0, 10000, nullptr,
+       "16-bit last blocks", "precision fp8: the last decoder blocks whose linears stay 16-bit (Megatron's "
+       "first_last_layers_bf16 with num_layers_at_end_in_bf16; Nemotron 3 Super's NVFP4 recipe: 14); absent: 0",
+       {"bf16_layers_at_end"}, "bf16-layers-at-end", "N", Echo::WhenGiven,
+       store_member<&TC::bf16_layers_at_end>, read_unless<&TC::bf16_layers_at_end, std::int64_t{0}>},
   };
   // clang-format on
 }
