@@ -142,6 +142,15 @@ Expected exaone4(const Json& c) {
   return decoder(c, f, 0);
 }
 
+// Olmo3ForCausalLM: Olmo2's layer (q_norm over heads x head_dim and k_norm over kv heads x head_dim, two norms
+// after the branches), no biases, untied unless tie_word_embeddings; sliding layers add no parameters.
+Expected olmo3(const Json& c) {
+  Family f;
+  f.qk_norm = 2;
+  f.tied = on(c, "tie_word_embeddings", false);
+  return decoder(c, f, 0);
+}
+
 // Cohere2ForCausalLM: one Cohere2LayerNorm (weight only) per layer, q/k/v/o bias=attention_bias, tied head.
 Expected cohere2(const Json& c) {
   Family f;
@@ -372,7 +381,35 @@ std::vector<Case> cases() {
                           {"multi_query", true},
                           {"layer_norm_epsilon", 1e-5},
                           {"activation_function", "gelu_pytorch_tanh"}};
+  // OLMo 3: the shape a public port's config test quotes for Olmo3ForCausalLM (hidden 4096, 32 heads and 32
+  // key/value heads, sliding_window 4096, three sliding layers then one full, YaRN rope_scaling), 8 layers; the
+  // MLP and vocabulary of the OLMo 2 7B fixture. No published count is claimed for it.
+  const Json olmo3_cfg = {{"architectures", {"Olmo3ForCausalLM"}},
+                          {"model_type", "olmo3"},
+                          {"hidden_size", 4096},
+                          {"intermediate_size", 11008},
+                          {"num_hidden_layers", 8},
+                          {"num_attention_heads", 32},
+                          {"num_key_value_heads", 32},
+                          {"vocab_size", 100352},
+                          {"rms_norm_eps", 1e-6},
+                          {"rope_theta", 500000},
+                          {"sliding_window", 4096},
+                          {"layer_types",
+                           {"sliding_attention", "sliding_attention", "sliding_attention", "full_attention",
+                            "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"}},
+                          {"rope_scaling",
+                           {{"attention_factor", 1.2079441541679836},
+                            {"beta_fast", 32.0},
+                            {"beta_slow", 1.0},
+                            {"factor", 8.0},
+                            {"original_max_position_embeddings", 8192},
+                            {"rope_type", "yarn"}}},
+                          {"max_position_embeddings", 65536},
+                          {"tie_word_embeddings", false},
+                          {"hidden_act", "silu"}};
   return {
+      {"OLMo 3 shape (olmo3)", olmo3_cfg, olmo3(olmo3_cfg)},
       {"GLM-4-9B-0414 (glm4)", glm4, glm(glm4, true), 9.4e9, 0, 0.005, "THUDM/GLM-4-9B-0414 card: 9B (Hub: 9.4B)"},
       {"glm-4-9b-chat-hf (glm)", glm_chat, glm(glm_chat, false), 9.4e9, 0, 0.005, "THUDM/glm-4-9b-chat-hf: 9.4B"},
       {"GLM-4.5-Air (glm4_moe)", air, glm4_moe(air), 106e9, 12e9, 0.02,
@@ -483,6 +520,14 @@ TEST_CASE("2025 decoders: layer patterns as the configuration classes derive the
   CHECK(spans(exa, 32) == std::pair<int, int>{4, 4});
   exa["sliding_window"] = nullptr;  // no sliding window: every layer full
   CHECK(spans(exa, 32) == std::pair<int, int>{0, 8});
+  // OLMo 3 (Olmo3Config): three sliding layers of sliding_window (4096 when absent), then one full; or layer_types.
+  Json olmo = small;
+  olmo["model_type"] = "olmo3";
+  CHECK(spans(olmo, 4096) == std::pair<int, int>{6, 2});
+  olmo["sliding_window"] = 32;
+  olmo["layer_types"] = {"full_attention",    "sliding_attention", "full_attention",    "sliding_attention",
+                         "sliding_attention", "full_attention",    "sliding_attention", "full_attention"};
+  CHECK(spans(olmo, 32) == std::pair<int, int>{4, 4});
   // SmolLM3: with use_sliding_window, the NoPE layers (every fourth) slide; without it, none does.
   Json smol = small;
   smol["model_type"] = "smollm3";

@@ -1,8 +1,8 @@
 // The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
-// Hunyuan (dense), OLMoE, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type; see
-// model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the modeling
-// file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked
-// the same way.
+// Hunyuan (dense), OLMoE, OLMo 3, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type;
+// see model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the
+// modeling file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is
+// checked the same way.
 #include <string>
 #include <vector>
 
@@ -71,6 +71,14 @@ void exaone4_layers(const Cfg& c, Arch& a, std::vector<std::string>&) {
   }
   read_layer_types(c, a, types, window);
   if (window > 0) nope_on_full_layers(a);
+}
+
+/// OLMo 3 (Olmo3Config): layer_types, else three sliding layers of sliding_window (4096) then one full, every layer
+/// with rotary positions (Olmo3Attention; the YaRN rope_scaling of the long-context checkpoints changes no work).
+void olmo3_layers(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  std::vector<std::string> types;
+  for (std::int64_t i = 0; i < a.layers; ++i) types.push_back((i + 1) % 4 ? "sliding_attention" : "full_attention");
+  read_layer_types(c, a, types, window_or(c, 4096));
 }
 
 /// SmolLM3 (SmolLM3Config): no_rope_layers (1: rotary, 0: NoPE), else NoPE every no_rope_layer_interval-th layer
@@ -158,6 +166,10 @@ const Step kSeedAttnDropout = rate(&Arch::attn_dropout, {"attention_dropout"}, 0
 
 /// SmolLM3: the Llama block, tied by default, NoPE layers.
 const Steps kSmolLM3 = {hook(smollm3_layers)};
+/// OLMo 3 (modeling_olmo3.py): OLMo 2's block (types_decoder.cpp kOlmo2: RMSNorm over the whole q and k
+/// projections, norms after attention and MLP, none before) with its sliding layers.
+const Steps kOlmo3 = {fix(&Arch::qk_norm, "full"), fix(&Arch::norm_before, false), fix(&Arch::norm_after, true),
+                      hook(olmo3_layers)};
 const Step kTied = flag(&Arch::tied, "tie_word_embeddings", true);
 
 /// EXAONE 4.0 (Exaone4Attention, Olmo2DecoderLayer): no biases, per-head QK-norm, norms after attention and MLP
@@ -223,6 +235,7 @@ const std::vector<ModelType>& recent_model_types() {
        compose({kDecoderCore, kLlama, kRope, kErnie}, {kGlmHeadDim, kTied, kNoAttnDropout, kLongPositions})},
       {"hunyuan_v1_dense", kDecoder, compose({kDecoderCore, kLlama, kRope, kHunyuanDense})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
+      {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo3})},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
       {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
   };
