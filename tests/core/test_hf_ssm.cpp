@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "prenet/catalog.hpp"
 #include "prenet/hf_config.hpp"
 
 using namespace prenet;
@@ -219,4 +220,16 @@ TEST_CASE("jamba: bad pattern fields are errors naming the field", "[hf_config][
   cfg = small_jamba();
   cfg["architectures"] = {"JambaForSequenceClassification"};
   require_input_error([&] { layers_of(cfg); }, "model.hf_config.architectures", "causal-LM head");
+}
+
+TEST_CASE("jamba: multi-token prediction is refused, not a copy of the last period of layers",
+          "[hf_config][ssm][mtp]") {
+  TrainingConfig tr;
+  tr.seq_len = 64;
+  tr.mtp_layers = 1;
+  require_input_error(
+      [&] {
+        resolve_model({{"hf_config", small_jamba()}}, tr);
+      },
+      "training.mtp_layers", "repeats a period of 4 layers");
 }

@@ -325,7 +325,14 @@ Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vect
         "not costed");
   }
   push_head(s, c, a);
-  return tokens_model(a.name, seq, s.layers);
+  Json model = tokens_model(a.name, seq, s.layers);
+  const std::int64_t period = hybrid ? smallest_period(kinds) : 1;
+  if (period > 1) {
+    // Its last block is a whole period: copying it would be a guess at a block no config of this family states.
+    model["mtp_block"] = "this hybrid repeats a period of " + std::to_string(period) +
+                         " layers as one block, and its config states no multi-token-prediction block";
+  }
+  return model;
 }
 
 Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
