@@ -136,15 +136,20 @@ Json nano_9b_v2() {
 const char* const kNano3 = "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json";
 const char* const kSuper3 = "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4.json";
 
+/// Checks that the network of `config` has the formula's total and active counts; returns the formula's.
+Counts checked_counts(const Json& config) {
+  const Counts expected = nemotron_h_formula(config);
+  const Network net = network_of(config);
+  CHECK(net.parameters() == expected.total);
+  CHECK(net.active_parameters() == expected.active);
+  return expected;
+}
+
 }  // namespace
 
 TEST_CASE("nemotron_h: Nemotron 3 Nano 30B-A3B's published config gives the formula's count, about 31.6 B",
           "[hf_config][nemotron_h]") {
-  const Json cfg = testutil::read_fixture(kNano3);
-  const Counts expected = nemotron_h_formula(cfg);
-  const Network net = network_of(cfg);
-  CHECK(net.parameters() == expected.total);
-  CHECK(net.active_parameters() == expected.active);
+  const Counts expected = checked_counts(testutil::read_fixture(kNano3));
   // NVIDIA's Nemotron 3 Nano report: 31.6 B total; about 3.2 B active without the (untied) input table.
   CHECK(static_cast<double>(expected.total) == Approx(31.6e9).epsilon(0.005));
   CHECK(static_cast<double>(expected.active - 131072 * 2688) == Approx(3.2e9).epsilon(0.02));
@@ -152,14 +157,11 @@ TEST_CASE("nemotron_h: Nemotron 3 Nano 30B-A3B's published config gives the form
 
 TEST_CASE("nemotron_h: Nemotron 3 Super's LatentMoE gives the formula's count, the release's tensor total",
           "[hf_config][nemotron_h]") {
-  const Json cfg = testutil::read_fixture(kSuper3);
-  const Counts expected = nemotron_h_formula(cfg);
-  const Network net = network_of(cfg);
-  CHECK(net.parameters() == expected.total);
-  CHECK(net.active_parameters() == expected.active);
-  // The BF16 release's safetensors headers: 123,611,012,096 BF16 elements, 2,942,324,736 of them in the MTP block
-  // (not built by transformers); the FP32 e_score_correction_bias buffers are not parameters.
-  CHECK(expected.total == I64{123611012096} - I64{2942324736});
+  const Counts expected = checked_counts(testutil::read_fixture(kSuper3));
+  // The BF16 release (NVIDIA Megatron-Bridge's verification card for it): 123,611,033,088 elements, of which 20,992
+  // are the 41 FP32 router correction biases (buffers, not parameters) and 2,942,324,736 the MTP block (not built by
+  // transformers; the MTP test below builds it).
+  CHECK(expected.total == I64{123611033088} - 20992 - I64{2942324736});
   // About 12 B active: the name's A12B (with the untied input table left out).
   CHECK(static_cast<double>(expected.active - 131072 * 4096) == Approx(12.2e9).epsilon(0.03));
 }
