@@ -407,6 +407,7 @@ export const CASES = [
   { group: 'fp8', name: 'fp8_recipe blockwise on an L40S', input: () => req({ preset: 'gpt2' }, { hardware: ['l40s'], training: { precision: 'fp8', fp8_recipe: 'blockwise' } }) },
   { group: 'fp8', name: 'fp8_recipe nvfp4 on an H100 (no FP4 tensor cores)', input: () => req({ preset: 'gpt2' }, { hardware: ['h100-sxm'], training: { precision: 'fp8', fp8_recipe: 'nvfp4' } }) },
   { group: 'fp8', name: 'fp8_recipe nvfp4 on an RTX 5090 (FP4, but not compute capability 10.x)', input: () => req({ preset: 'gpt2' }, { hardware: ['rtx-5090'], training: { precision: 'fp8', fp8_recipe: 'nvfp4' } }) },
+  { group: 'parallel', name: 'mtp_repeated_layer without mtp_layers', input: () => train({ mtp_repeated_layer: true }) },
   { group: 'fp8', name: 'bf16_layers_at_end with precision bf16', input: () => train({ precision: 'bf16', bf16_layers_at_end: 2 }) },
   { group: 'fp8', name: 'bf16_layers_at_start + _at_end past GPT-2\'s 12 blocks', input: () => train({ precision: 'fp8', bf16_layers_at_start: 6, bf16_layers_at_end: 7 }) },
   { group: 'fp8', name: 'bf16_layers_at_end -1', input: () => train({ precision: 'fp8', bf16_layers_at_end: -1 }) },

@@ -222,6 +222,32 @@ TEST_CASE("nemotron_h: training.mtp_layers runs mtp_hybrid_override_pattern's la
   // layers (attention, then the LatentMoE) with their norms, and the final norm; the embedding and head are shared.
   CHECK(one.parameters() - base.parameters() == I64{2942324736});
   CHECK(two.parameters() - base.parameters() == 2 * I64{2942324736});
+  // Megatron-Bridge's Super recipes run 2 depths over one repeated module (mtp_use_repeated_layer): one set of
+  // weights, and the second depth's weight-gradient GEMMs still run.
+  TrainingConfig repeated;
+  repeated.seq_len = 256;
+  repeated.mtp_layers = 2;
+  repeated.mtp_repeated_layer = true;
+  const Network shared = resolve_model({{"hf_config", cfg}}, repeated);
+  CHECK(shared.parameters() == one.parameters());
+  CHECK(shared.trainable_parameters() == one.trainable_parameters());
+  CHECK(shared.layers.size() == two.layers.size());
+  auto wgrad_flops = [](const Network& net) {
+    const StepWork w = step_work(net, 1, KernelContext(Precision::BF16), Optimizer::Adam);
+    double total = 0;
+    for (const Kernel& k : w.kernels) {
+      if (k.phase == Phase::Backward && k.cls == KernelClass::Gemm) total += k.flops * k.repeats;
+    }
+    return total;
+  };
+  CHECK(wgrad_flops(shared) == Approx(wgrad_flops(two)));
+  TrainingConfig alone;
+  alone.mtp_repeated_layer = true;
+  require_input_error(
+      [&] {
+        resolve_model({{"hf_config", cfg}}, alone);
+      },
+      "training.mtp_repeated_layer", "needs training.mtp_layers");
   // Built, so no longer noted as left out; without training.mtp_layers the note says it is not counted.
   auto noted = [](const Network& net) {
     for (const auto& w : net.warnings) {

@@ -174,6 +174,8 @@ struct TrainingConfig {
   // issue 18, multi-token prediction (Megatron-Core's mtp_num_layers): depths appended to a decoder
   // (model/mtp.cpp, run by resolve_model); 0: none.
   std::int64_t mtp_layers = 0;
+  // Megatron-Core's mtp_use_repeated_layer: every depth runs depth 1's module (one set of weights).
+  bool mtp_repeated_layer = false;
   // issue 18, FP8 recipes: the first and last decoder blocks whose linears stay 16-bit (Megatron's
   // first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16); 0: none.
   std::int64_t bf16_layers_at_start = 0, bf16_layers_at_end = 0;

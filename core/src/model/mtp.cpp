@@ -157,10 +157,26 @@ Layer new_layer(LayerType type, const LayerAttrs& attrs, const std::string& name
   return module_layer(std::move(layer), name, std::move(inputs), depth);
 }
 
+/// training.mtp_repeated_layer: the modules of depths 2 on run depth 1's weights, so their layers hold none (no
+/// weights, gradients or optimizer states of their own) while their weight-gradient GEMMs still run (accumulating into
+/// the shared weights), as the frozen-gradient path times them.
+void share_repeated_modules(Network& net) {
+  for (Layer& layer : net.layers) {
+    if (layer.mtp_depth < 2 || layer.parameters == 0) continue;
+    layer.parameters = 0;
+    layer.trainable = false;
+    layer.frozen_gradient = true;
+  }
+}
+
 }  // namespace
 
 void apply_mtp(Network& net, const TrainingConfig& training) {
   const std::int64_t depths = training.mtp_layers;
+  if (training.mtp_repeated_layer && depths <= 0) {
+    throw InputError("training.mtp_repeated_layer",
+                     "shares the multi-token-prediction module: it needs training.mtp_layers");
+  }
   if (depths <= 0) return;
   if (training.finetune.method != FinetuneMethod::Full) {
     throw InputError(kField,
@@ -246,6 +262,7 @@ void apply_mtp(Network& net, const TrainingConfig& training) {
     out.back().input_shapes = {logits.output_shape};
   }
   net.layers = std::move(out);
+  if (training.mtp_repeated_layer) share_repeated_modules(net);
   // The Hugging Face reader notes that transformers builds no num_nextn_predict_layers (model/hf/decoder_hooks.cpp);
   // here they are built.
   std::vector<std::string>& notes = net.warnings;

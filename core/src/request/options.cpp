@@ -350,6 +350,11 @@ std::vector<TrainingOption> recipe_rows() {
        "block and a loss through the shared head; absent: none",
        {"mtp_layers"}, "mtp-layers", "N", Echo::WhenGiven,
        store_member<&TC::mtp_layers>, read_unless<&TC::mtp_layers, std::int64_t{0}>},
+      {"mtp_repeated_layer", K::Boolean, {}, {}, 0, 0, nullptr,
+       "MTP repeated layer", "multi-token prediction: every depth runs the first depth's module, one set of weights "
+       "(Megatron-Core's mtp_use_repeated_layer; Nemotron 3 Super's recipes: 2 depths); absent: false",
+       {"mtp_repeated_layer"}, "mtp-repeated-layer", nullptr, Echo::WhenGiven,
+       store_member<&TC::mtp_repeated_layer>, read_unless<&TC::mtp_repeated_layer, false>},
       {"bf16_layers_at_start", K::Integer, {}, {}, 0, 10000, nullptr,
        "16-bit first blocks", "precision fp8: the first decoder blocks whose linears stay 16-bit (Megatron's "
        "first_last_layers_bf16 with num_layers_at_start_in_bf16); absent: 0",
