@@ -206,8 +206,9 @@ const Steps kJambaPattern = {
 // commit 13923c63d59f): its defaults below; __post_init__'s older spellings (mamba_n_groups, mamba_d_conv,
 // mamba_conv_bias) are read as the same fields; the layers come from hybrid_override_pattern (or layers_block_type),
 // one character per layer. Only the fields that change the parameters or the work are read: the time-step limits,
-// chunk_size, routed_scaling_factor, n_group / topk_group (which experts, not how many) and the MTP layers (which
-// transformers does not build: _keys_to_ignore_on_load_unexpected "mtp.*") are not.
+// chunk_size, routed_scaling_factor and n_group / topk_group (which experts, not how many) are not. The MTP layers
+// (which transformers does not build: _keys_to_ignore_on_load_unexpected "mtp.*") become the model's mtp_block, run
+// only under training.mtp_layers.
 
 /// One layer kind per pattern character: the legacy string's, or layers_block_type's names (both spellings).
 char nemotron_kind(const std::string& name) {
