@@ -146,6 +146,10 @@ const Steps kLlama = {
     fix(&Arch::learned_positions, false),
 };
 
+/// OLMo 2's block (OLMo 3's too): RMSNorm over the whole q and k projections; norms after attention and MLP, none
+/// before.
+const Steps kOlmo2 = {fix(&Arch::qk_norm, "full"), fix(&Arch::norm_before, false), fix(&Arch::norm_after, true)};
+
 /// Mistral's and Mixtral's default of 8 KV heads.
 const Step kEightKvHeads = opt(&Arch::kv_heads, {"num_key_value_heads"}, capped(8, &Arch::heads), 1, of(&Arch::heads));
 

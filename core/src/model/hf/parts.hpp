@@ -15,6 +15,7 @@ inline constexpr Family kVit{build_vit, true};
 extern const Steps kDecoderCore;  // hidden, layers, heads, vocab under GPT-2's spellings too
 extern const Steps kGpt2, kGptNeox, kGptj, kOpt, kPhi, kFalcon;
 extern const Steps kLlama;           // RMSNorm, rotary, SwiGLU, GQA, no biases, untied
+extern const Steps kOlmo2;           // OLMo 2's block: QK-norm over the projections, norms after each branch
 extern const Step kEightKvHeads;     // Mistral's default of 8 KV heads
 extern const Steps kMixtralExperts;  // num_local_experts, num_experts_per_tok
 extern const Steps kQkvBias;         // Qwen2's biased Q, K, V

@@ -90,9 +90,6 @@ const Steps kLlama4 = {
     hook(llama4_layers),
 };
 
-/// OLMo 2: RMSNorm over the whole q and k projections; norms after attention and MLP, none before.
-const Steps kOlmo2 = {fix(&Arch::qk_norm, "full"), fix(&Arch::norm_before, false), fix(&Arch::norm_after, true)};
-
 /// Cohere (Command R): LayerNorm without bias feeding attention and MLP in parallel, tied head, use_qk_norm
 /// (logit_scale only scales the logits).
 const Steps kCohere = {fix(&Arch::rms, false), fix(&Arch::norm_bias, false), fix(&Arch::parallel, true),

@@ -166,10 +166,8 @@ const Step kSeedAttnDropout = rate(&Arch::attn_dropout, {"attention_dropout"}, 0
 
 /// SmolLM3: the Llama block, tied by default, NoPE layers.
 const Steps kSmolLM3 = {hook(smollm3_layers)};
-/// OLMo 3 (modeling_olmo3.py): OLMo 2's block (types_decoder.cpp kOlmo2: RMSNorm over the whole q and k
-/// projections, norms after attention and MLP, none before) with its sliding layers.
-const Steps kOlmo3 = {fix(&Arch::qk_norm, "full"), fix(&Arch::norm_before, false), fix(&Arch::norm_after, true),
-                      hook(olmo3_layers)};
+/// OLMo 3 (modeling_olmo3.py): OLMo 2's block (kOlmo2) with its sliding layers.
+const Steps kOlmo3 = {hook(olmo3_layers)};
 const Step kTied = flag(&Arch::tied, "tie_word_embeddings", true);
 
 /// EXAONE 4.0 (Exaone4Attention, Olmo2DecoderLayer): no biases, per-head QK-norm, norms after attention and MLP
@@ -235,7 +233,7 @@ const std::vector<ModelType>& recent_model_types() {
        compose({kDecoderCore, kLlama, kRope, kErnie}, {kGlmHeadDim, kTied, kNoAttnDropout, kLongPositions})},
       {"hunyuan_v1_dense", kDecoder, compose({kDecoderCore, kLlama, kRope, kHunyuanDense})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
-      {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo3})},
+      {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo2, kOlmo3})},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
       {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
   };
