@@ -127,6 +127,9 @@ struct LearnedBatch {
   // [accelerator][kernel] how many products the row's time counts: a grouped GEMM's (Kernel::grouped), timed
   // as one product's GEMM row, when the models cover the accelerator; 1 for every other kernel.
   std::vector<std::vector<double>> products;
+  // [accelerator][kernel] the factor from a 16-bit GEMM's time to its FP8/FP4 twin's (low_precision_scale), for
+  // the low-precision GEMMs the models time as 16-bit ones; 1 for every other kernel.
+  std::vector<std::vector<double>> precision_scale;
   std::size_t rows(std::size_t cls) const;
 };
 
