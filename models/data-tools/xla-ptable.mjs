@@ -46,6 +46,13 @@ export const XLA_TF32_SOURCE = 'xla-ptable-tf32';
 export const XLA_TF32_FOUND = fileURLToPath(new URL('../data/found/xla-tf32-gemm.csv.gz', import.meta.url));
 
 /**
+ * The committed table of the sweep's B200 BF16 and FP8 (E4M3 x E4M3) timings of the same shapes, written by `--found`:
+ * no model is fitted or levelled on them; a test of the trainer's suite (tests/models/test_low_precision.cpp) checks
+ * the product's FP8-over-16-bit GEMM ratio (low_precision_scale, docs/PREDICTION.md §6) against their measured one.
+ */
+export const XLA_B200_PAIRS_FOUND = fileURLToPath(new URL('../data/found/xla-b200-bf16-fp8-gemm.csv.gz', import.meta.url));
+
+/**
  * dtype key -> {precision, source} for the rows kept; anything else is skipped with a reason.
  * `f32xf32->f32` on NVIDIA runs on TF32 tensor cores (XLA's DEFAULT precision; the table's f32 rates,
  * up to 403 TFLOP/s on sm_90 and 870 on sm_100, are far above the strict-FP32 peaks of 67 and 75).
@@ -229,7 +236,8 @@ export function loadPeaks(path) {
 }
 
 // Preview: node models/data-tools/xla-ptable.mjs FILE [--csv]
-// The committed TF32 table: node models/data-tools/xla-ptable.mjs FILE --found (rewrites XLA_TF32_FOUND)
+// The committed tables: node models/data-tools/xla-ptable.mjs FILE --found (rewrites XLA_TF32_FOUND and
+// XLA_B200_PAIRS_FOUND)
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { makeTables } = await import('./table.mjs');
   const file = process.argv[2];
@@ -242,17 +250,24 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   buildXlaPtable(file, tables, loadPeaks(join(repoRoot, 'core', 'data', 'hardware.json')));
   const t = tables.gemm;
   if (process.argv.includes('--found')) {
-    const si = t.columns.findIndex(([c]) => c === 'source');
-    t.rows = t.rows.filter((row) => row[si] === XLA_TF32_SOURCE);
-  }
-  const gz = t.build();
-  if (process.argv.includes('--found')) {
+    const column = (/** @type {string} */ name) => t.columns.findIndex(([c]) => c === name);
+    const [si, gi] = [column('source'), column('gpu')];
+    const all = t.rows;
     mkdirSync(dirname(XLA_TF32_FOUND), { recursive: true });
-    writeFileSync(XLA_TF32_FOUND, gz);
-    console.log(`${t.outputRows} TF32 timings -> ${XLA_TF32_FOUND} (${gz.length} bytes)`);
+    for (const [path, keep, what] of /** @type {const} */ ([
+      [XLA_TF32_FOUND, (/** @type {unknown[]} */ row) => row[si] === XLA_TF32_SOURCE, 'TF32'],
+      [XLA_B200_PAIRS_FOUND, (/** @type {unknown[]} */ row) => row[si] === 'xla-ptable' && row[gi] === 'b200', 'B200 BF16 and FP8'],
+    ])) {
+      t.rows = all.filter(keep);
+      const gz = t.build();
+      writeFileSync(path, gz);
+      console.log(`${t.rows.length} ${what} timings -> ${path} (${gz.length} bytes)`);
+    }
   } else if (process.argv.includes('--csv')) {
+    t.build();
     process.stdout.write(t.csvText(t.rows));
   } else {
+    const gz = t.build();
     for (const e of [...t.stats.values()].sort((a, b) => (a.source + a.gpu < b.source + b.gpu ? -1 : 1))) {
       const skipped = [...e.skipped.entries()].map(([r, n]) => `${n} ${r}`).join('; ');
       console.log(`${e.source.padEnd(22)} ${e.gpu.padEnd(10)} raw ${String(e.raw).padStart(4)} kept ${String(e.out).padStart(4)}${skipped ? `  skipped: ${skipped}` : ''}`);

@@ -133,6 +133,15 @@ struct LearnedBatch {
   std::size_t rows(std::size_t cls) const;
 };
 
+/// An FP8 or FP4 GEMM as the learned models can time it: the same product with the 16-bit operands of `precision`'s
+/// activations, the precision their GEMM rows were measured in (none of them is an FP8 or FP4 kernel).
+Kernel sixteen_bit_twin(const Kernel& low, Precision precision);
+
+/// The factor from the learned time of `low`'s 16-bit twin to `low`'s own on `acc`: the ratio of their roofline times
+/// at the part's measured achievable matrix peaks (both dense peaks where either precision's is unmeasured), full
+/// bandwidth and one launch each; about achievable 16-bit / achievable FP8 for a large product, near 1 for a tiny one.
+double low_precision_scale(const Kernel& low, const Accelerator& acc, Precision precision);
+
 /// Whether the learned models may time `acc`: GPUs (the kind every training measurement was taken on,
 /// NVIDIA and AMD) and custom accelerators; TPUs and Gaudi parts are timed by the roofline, since their
 /// units are not a GPU's and nothing of their kind was measured (docs/PREDICTION.md §6).

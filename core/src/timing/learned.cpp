@@ -40,32 +40,6 @@ Kernel stacked_products(const Kernel& k) {
   return stacked;
 }
 
-/// An FP8 or FP4 GEMM as the learned models can time it: the same product with `element_bytes` operands, the
-/// precision their GEMM rows were measured in (none of them is an FP8 or FP4 kernel).
-Kernel sixteen_bit_twin(const Kernel& k, double element_bytes) {
-  Kernel twin = k;
-  twin.bytes = element_bytes * (k.m * k.k + k.k * k.n + k.m * k.n) * std::max(k.batch, 1.0);
-  twin.fp8 = false;
-  twin.fp4 = false;
-  return twin;
-}
-
-/// How the FP8/FP4 GEMM `low` compares in time with its 16-bit `twin` on `acc`: the ratio of their roofline times at
-/// the part's measured achievable matrix peaks (both dense peaks where either precision's is unmeasured), full
-/// bandwidth and one launch each; about achievable 16-bit / achievable FP8 for a large product, near 1 for a tiny one.
-double low_precision_scale(const Kernel& low, const Kernel& twin, const Accelerator& acc, Precision precision) {
-  const bool measured = acc.achievable_tflops[static_cast<int>(Precision::FP8)].has_value() &&
-                        acc.achievable_tflops[static_cast<int>(kernel_precision(twin, acc, precision))].has_value();
-  auto ideal_ms = [&](const Kernel& k) {
-    RooflineParams ideal;
-    ideal.matmul_efficiency = measured ? achievable_matmul_fraction(acc, precision, k) : 1.0;
-    ideal.memory_efficiency = 1.0;
-    return kernel_time(k, acc, precision, ideal).total_ms();
-  };
-  const double twin_ms = ideal_ms(twin);
-  return twin_ms > 0 ? ideal_ms(low) / twin_ms : 1.0;
-}
-
 /// The step's optimizer kernels as the one multi-tensor update that runs them: their FLOPs and bytes summed.
 Kernel step_update(const StepWork& work) {
   Kernel update;
@@ -226,6 +200,28 @@ const LearnedManifest& learned_manifest() {
   return manifest;
 }
 
+Kernel sixteen_bit_twin(const Kernel& low, Precision precision) {
+  Kernel twin = low;
+  twin.bytes = activation_bytes(precision) * (low.m * low.k + low.k * low.n + low.m * low.n) * std::max(low.batch, 1.0);
+  twin.fp8 = false;
+  twin.fp4 = false;
+  return twin;
+}
+
+double low_precision_scale(const Kernel& low, const Accelerator& acc, Precision precision) {
+  const Kernel twin = sixteen_bit_twin(low, precision);
+  const bool measured = acc.achievable_tflops[static_cast<int>(Precision::FP8)].has_value() &&
+                        acc.achievable_tflops[static_cast<int>(kernel_precision(twin, acc, precision))].has_value();
+  auto ideal_ms = [&](const Kernel& k) {
+    RooflineParams ideal;
+    ideal.matmul_efficiency = measured ? achievable_matmul_fraction(acc, precision, k) : 1.0;
+    ideal.memory_efficiency = 1.0;
+    return kernel_time(k, acc, precision, ideal).total_ms();
+  };
+  const double twin_ms = ideal_ms(twin);
+  return twin_ms > 0 ? ideal_ms(low) / twin_ms : 1.0;
+}
+
 int learned_class_for(KernelClass c) {
   const auto& classes = learned_manifest().classes;
   for (std::size_t i = 0; i < classes.size(); ++i) {
@@ -343,8 +339,8 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       // 16-bit twin's learned time scaled by the two precisions' roofline ratio.
       Kernel twin;
       if (cls >= 0 && k->fp8 && is_matmul(k->cls)) {
-        twin = sixteen_bit_twin(*k, activation_bytes(precision));
-        distinct_scales[d] = low_precision_scale(*k, twin, acc, precision);
+        twin = sixteen_bit_twin(*k, precision);
+        distinct_scales[d] = low_precision_scale(*k, acc, precision);
         k = &twin;
       }
       if (cls >= 0 && k->grouped && k->cls == KernelClass::BatchedGemm && gemm_class >= 0 && k->batch > 1) {
