@@ -435,3 +435,68 @@ TEST_CASE(
   const Json bf16 = testutil::call(request({{"batch_size", 8}, {"precision", "bf16"}, {"bf16_layers_at_end", 1}}));
   CHECK(bf16["error"]["field"] == "training.bf16_layers_at_end");
 }
+
+TEST_CASE("fp8: glob patterns match whole names, '*' any run and '?' one character", "[fp8]") {
+  CHECK(glob_matches("mtp.*", "mtp.0.self_attn_0"));
+  CHECK_FALSE(glob_matches("mtp.*", "mtp0_head"));  // the dot is literal
+  CHECK(glob_matches("*self_attn*", "layers.12.self_attn"));
+  CHECK(glob_matches("*latent_proj*", "mtp.1.fc2_latent_proj_1"));
+  CHECK(glob_matches("layers.1.*", "layers.1.norm"));
+  CHECK_FALSE(glob_matches("layers.1.*", "layers.10.norm"));
+  CHECK(glob_matches("layers.?.norm", "layers.3.norm"));
+  CHECK_FALSE(glob_matches("layers.?.norm", "layers.13.norm"));
+  CHECK(glob_matches("*", ""));
+  CHECK_FALSE(glob_matches("", "x"));
+  CHECK(glob_matches("a*b*c", "aXbYbZc"));
+  CHECK_FALSE(glob_matches("a*b*c", "aXbYbZ"));
+  // No backtracking blow-up: a long run of stars against a long near-miss answers at once.
+  CHECK_FALSE(glob_matches(std::string(60, '*') + "b", std::string(128, 'a')));
+}
+
+TEST_CASE("fp8: bf16_modules keeps the linears of the layers it names 16-bit (Transformer Engine's recipe matchers)",
+          "[fp8]") {
+  // Five blocks of an up and a down linear under a head.
+  const Json model = {{"input", {{"kind", "sequence"}, {"seq_len", 64}, {"features", 128}}},
+                      {"layers",
+                       {{{"type", "repeat"},
+                         {"name", "blk"},
+                         {"count", 5},
+                         {"layers",
+                          {{{"type", "dense"}, {"name", "up"}, {"units", 512}, {"bias", false}},
+                           {{"type", "dense"}, {"name", "down"}, {"units", 128}, {"bias", false}}}}},
+                        {{"type", "dense"}, {"name", "head"}, {"units", 1024}, {"bias", false}},
+                        {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+  auto fp8_of = [&](const std::vector<std::string>& patterns, const std::string& leaf) {
+    TrainingConfig tr;
+    tr.precision = Precision::FP8;
+    tr.bf16_modules = patterns;
+    const Network net = resolve_model({{"layers", model["layers"]}, {"input", model["input"]}}, tr);
+    const std::vector<bool> linear = fp8_linear_layers(net);
+    std::string which;
+    for (int b = 0; b < 5; ++b)
+      which += linear[testutil::layer_index(net, "blk." + std::to_string(b) + "." + leaf)] ? 'F' : 'b';
+    return which;
+  };
+  CHECK(fp8_of({}, "up") == "FFFFF");
+  CHECK(fp8_of({"*.up"}, "up") == "bbbbb");
+  CHECK(fp8_of({"*.up"}, "down") == "FFFFF");
+  CHECK(fp8_of({"blk.0.*", "blk.4.down"}, "up") == "bFFFF");
+  CHECK(fp8_of({"blk.0.*", "blk.4.down"}, "down") == "bFFFb");
+  // Errors name the field, or the element whose pattern names nothing; echoed when given.
+  testutil::require_input_error(
+      [&] {
+        fp8_of({"*.up", "blk.9.*"}, "up");
+      },
+      "training.bf16_modules[1]", "\"blk.9.*\" matches no layer");
+  auto request = [&](const Json& training) {
+    return Json(
+        {{"model", model}, {"training", training}, {"hardware", {"h100-sxm"}}, {"options", {{"per_layer", false}}}});
+  };
+  const Json bf16 = testutil::call(request({{"batch_size", 8}, {"precision", "bf16"}, {"bf16_modules", "*.up"}}));
+  CHECK(bf16["error"]["field"] == "training.bf16_modules");
+  const Json kept = testutil::call(request({{"batch_size", 8}, {"precision", "fp8"}, {"bf16_modules", {"*.up"}}}));
+  REQUIRE(kept.contains("results"));
+  CHECK(kept["training"]["bf16_modules"] == Json::array({"*.up"}));
+  const Json none = testutil::call(request({{"batch_size", 8}, {"precision", "fp8"}}));
+  CHECK_FALSE(none["training"].contains("bf16_modules"));
+}

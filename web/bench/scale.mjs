@@ -221,6 +221,8 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  *   "w/o MTP" rows): DeepSeek-V3's one, Nemotron 3 Super's `mtp_num_layers` 2 over one module (mtpRepeated:
  *   `mtp_use_repeated_layer` → `training.mtp_repeated_layer`). bf16End:
  *   the precision config's first_last_layers_bf16 with num_layers_at_end_in_bf16 → `training.bf16_layers_at_end`.
+ *   bf16Modules: the modules the recipe keeps in BF16 by name (its quant_recipe's te_quant.cfg matchers, or
+ *   keep_mtp_spec_in_bf16 as `mtp.*`), as globs over the core's layer names → `training.bf16_modules`.
  * - dispatcher: the MoE token dispatcher, alltoall or the flex dispatcher with HybridEP or DeepEP (→
  *   `parallel.expert_dispatch: "hierarchical"` where the row has expert parallelism).
  * - graphs: the recipe's CUDA graphs; full-iteration graphs → `training.cuda_graphs`, per-module ones listed in the
@@ -228,7 +230,7 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
  *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
  *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
- *   bf16End?: number, mtpRepeated?: boolean, other?: string }} MbFacts
+ *   bf16End?: number, bf16Modules?: string[], mtpRepeated?: boolean, other?: string }} MbFacts
  */
 
 /**
@@ -430,9 +432,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.04.01', 'pretrain', 'b200', 8, 'nemotron-3-nano', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 32768,
     { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 6400,
-    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'MTP module in BF16 (keep_mtp_spec_in_bf16)' }],
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'] }],
   ['26.04.01', 'pretrain', 'b200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 5632,
-    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_NVFP4_V1', paramGather: true, graphs: 'TE mamba/attn/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8', bf16End: 14 }],
+    { tag: 'v0.4.1', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_NVFP4_V1', paramGather: true, graphs: 'TE mamba/attn/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.04.01', 'pretrain', 'h100-sxm', 64, 'llama-3.1-70b', 'FP8', 256, 1, 8192, 0, 4, 8, 1, 5, 1, 1664,
     { tag: 'v0.4.1', recipe: 'llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
   ['26.04.01', 'pretrain', 'h100-sxm', 64, 'gpt-oss-120b', 'BF16', 1280, 1, 4096, 0, 1, 4, 1, 1, 8, 5824,
@@ -465,9 +467,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.06', 'pretrain', 'b300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 37316,
     { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 7867,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'MTP module in BF16 (keep_mtp_spec_in_bf16)' }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'] }],
   ['26.06', 'pretrain', 'b300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 8, 8131,
-    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8', bf16End: 14 }],
+    { tag: 'v0.5.0', recipe: 'nemotronh/nemotron_3_workload_base_configs.py NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1', paramGather: true, recompute: 'selective', modules: ['moe_act', 'layernorm'], graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.06', 'pretrain', 'h100-sxm', 1024, 'llama-3.1-405b', 'FP8', 1536, 1, 8192, 0, 8, 8, 2, 8, 1, 326,
     { tag: 'v0.5.0', recipe: 'llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V2', paramGather: true, tensorOverlap: true }],
   ['26.06', 'pretrain', 'h100-sxm', 16, 'qwen3-30b-a3b', 'FP8', 1024, 1, 4096, 0, 1, 1, 1, 1, 16, 8826,
@@ -509,9 +511,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb300', 8, 'nemotron-3-nano', 'MXFP8', 512, 4, 8192, 0, 1, 1, 1, 1, 8, 39936,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP' }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 9856,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'MTP module in BF16 (keep_mtp_spec_in_bf16)' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'] }],
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8', bf16End: 14 }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.08', 'pretrain', 'gb300', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 1, 1, 1, 1, 64, 3552,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb300', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 8224,
@@ -525,9 +527,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb200', 256, 'qwen3-235b-a22b', 'MXFP8', 8192, 1, 4096, 0, 1, 8, 1, 3, 32, 7280,
     { tag: 'v0.6.0', recipe: 'perf_recipes/qwen/gb200/qwen3_moe.py qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config', paramGather: true, expertOverlap: true, graphs: 'full iteration', dispatcher: 'HybridEP', other: 'FP8 attention, TE op fuser, experts padded to 1.5x capacity for the graph, delayed weight gradients' }],
   ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'MXFP8', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7040,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'MTP module in BF16 (keep_mtp_spec_in_bf16)' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'] }],
   ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7168,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, other: 'NVFP4 as te_quant.cfg mixes it: attention qkv/proj, the latent projections and the MTP block BF16, Mamba out_proj MXFP8', bf16End: 14 }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.08', 'pretrain', 'gb200', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 2, 1, 1, 1, 64, 2528,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb200', 8, 'nemotron-3.5-lightning', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 28672,
@@ -601,6 +603,7 @@ function mbNote(f, layout) {
     layout ? `layout ${layout}` : '',
     f.mtp ? `${f.mtp} MTP layer` : '',
     f.bf16End ? `last ${f.bf16End} layers BF16 (bf16_layers_at_end)` : '',
+    f.bf16Modules ? `${f.bf16Modules.join(', ')} in BF16 (bf16_modules)` : '',
     f.mtpRepeated ? 'one MTP module repeated (mtp_repeated_layer)' : '',
     f.graphs === FULL_GRAPHS ? 'full-iteration CUDA graphs (cuda_graphs)' : '',
     f.dispatcher && HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher (expert_dispatch hierarchical)` : '',
@@ -641,6 +644,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
         batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: muon ? 'muon' : 'adamw', attention: 'flash', kernels: 'megatron',
         state_accounting: 'megatron_bf16', ...fp8, ...finetune, ...(f.mtp ? { mtp_layers: f.mtp } : {}),
         ...(f.bf16End ? { bf16_layers_at_end: f.bf16End } : {}),
+        ...(f.bf16Modules ? { bf16_modules: f.bf16Modules } : {}),
         ...(f.mtpRepeated ? { mtp_repeated_layer: true } : {}),
         ...(f.graphs === FULL_GRAPHS ? { cuda_graphs: true } : {}),
       },
@@ -901,7 +905,9 @@ export async function main() {
     '  `mtp_num_layers` 2 over one repeated `*E` module (`training.mtp_layers` 2 with `mtp_repeated_layer`);',
     '  its NVFP4 recipe keeps the last 14 layers in BF16 (`num_layers_at_end_in_bf16`, sent as',
     '  `training.bf16_layers_at_end`) and, by module (te_quant.cfg), attention\'s projections, the latent',
-    '  projections and the MTP block in BF16 and Mamba out_proj in MXFP8, which the request cannot say (NVFP4 here).',
+    '  projections and the MTP block in BF16 (`training.bf16_modules` `*self_attn*`, `*latent_proj*`, `mtp.*`) and',
+    '  Mamba out_proj in MXFP8, which the request cannot say (NVFP4 here); its MXFP8 recipes keep the MTP block in',
+    '  BF16 (`keep_mtp_spec_in_bf16`, sent as `bf16_modules` `mtp.*`).',
     '  Not predicted: Nemotron 3 Ultra and 3.5 Lightning, and DeepSeek-V4-Flash (compressed sparse attention,',
     '  hyper-connections; no model type in the core): no preset, listed as refused with that reason.',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',

@@ -179,6 +179,9 @@ struct TrainingConfig {
   // issue 18, FP8 recipes: the first and last decoder blocks whose linears stay 16-bit (Megatron's
   // first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16); 0: none.
   std::int64_t bf16_layers_at_start = 0, bf16_layers_at_end = 0;
+  // issue 18, FP8 recipes: glob patterns over layer names whose FP8 linears stay 16-bit (Transformer Engine's
+  // quantization-recipe matchers, Megatron-Core's quant_recipe); empty: none.
+  std::vector<std::string> bf16_modules;
   // issue 20, what the request can say: training.input_rate, the batch_size units (samples, or rows of tokens) per
   // second each model replica's input pipeline delivers; absent: not limited (docs/PREDICTION.md, "Input pipeline").
   std::optional<double> input_rate;

@@ -211,6 +211,7 @@ Network resolve_model(const Json& model, const TrainingConfig& training) {
   }
   apply_mtp(net, training);
   apply_bf16_layers(net, training);
+  apply_bf16_modules(net, training);
   apply_finetune(net, training);
   return net;
 }

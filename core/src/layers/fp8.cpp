@@ -24,6 +24,7 @@
 #include <string>
 
 #include "prenet/error.hpp"
+#include "prenet/json_util.hpp"
 
 namespace prenet {
 namespace {
@@ -178,6 +179,64 @@ void apply_bf16_layers(Network& net, const TrainingConfig& training) {
     const int b = blocks[l];
     if (b < 0 || net.layers[l].mtp_depth != 0) continue;
     if (b <= last_kept_at_start || (first_kept_at_end >= 0 && b >= first_kept_at_end)) net.layers[l].keeps_16bit = true;
+  }
+}
+
+bool glob_matches(const std::string& pattern, const std::string& name) {
+  std::size_t p = 0, n = 0, star = std::string::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string::npos) {
+      // The last star absorbs one more character; earlier stars never need to (greedy matching of globs).
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+/// A layer name to show in an error: the first with a dot (a block's, as "layers.0.norm"), else the first.
+std::string example_layer_name(const Network& net) {
+  for (const Layer& layer : net.layers) {
+    if (layer.name.find('.') != std::string::npos) return layer.name;
+  }
+  return net.layers.empty() ? std::string() : net.layers.front().name;
+}
+
+}  // namespace
+
+void apply_bf16_modules(Network& net, const TrainingConfig& training) {
+  const std::vector<std::string>& patterns = training.bf16_modules;
+  if (patterns.empty()) return;
+  if (training.precision != Precision::FP8) {
+    throw InputError("training.bf16_modules", "keeps layers out of FP8: it needs precision fp8");
+  }
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    bool matched = false;
+    for (Layer& layer : net.layers) {
+      if (!glob_matches(patterns[i], layer.name)) continue;
+      layer.keeps_16bit = true;
+      matched = true;
+    }
+    if (!matched) {
+      const std::string field =
+          patterns.size() == 1 ? "training.bf16_modules" : "training.bf16_modules[" + std::to_string(i) + "]";
+      throw InputError(field, "\"" + printable(patterns[i]) +
+                                  "\" matches no layer of the model; the names are those of the per-layer table "
+                                  "(for example \"" +
+                                  printable(example_layer_name(net)) +
+                                  "\"), '*' matching any run of characters and '?' one");
+    }
   }
 }
 

@@ -38,6 +38,15 @@ std::vector<bool> fp8_linear_layers(const Network& net);
 /// fp8, for a network without blocks, or for more blocks than it has.
 void apply_bf16_layers(Network& net, const TrainingConfig& training);
 
+/// Whether `name` matches the glob `pattern` ('*' any run of characters, '?' one character, everything else
+/// itself); linear in the lengths (no backtracking blow-up).
+bool glob_matches(const std::string& pattern, const std::string& name);
+
+/// training.bf16_modules: marks every layer whose name matches one of the patterns as keeping 16-bit linears
+/// (Layer::keeps_16bit), as Transformer Engine's quantization-recipe matchers keep modules in BF16. Throws
+/// InputError naming the field without precision fp8, or naming the element whose pattern matches no layer.
+void apply_bf16_modules(Network& net, const TrainingConfig& training);
+
 /// Marks the FP8 GEMMs among `layer`'s kernels (work.kernels from `first` on), gives them FP8 operand bytes,
 /// appends the recipe's cast/amax kernels through kb (the layer's builder) and keeps the saved inputs of its
 /// linears in FP8 (lw, the layer's totals). `optimizer`: the step updates weights (their casts then run once

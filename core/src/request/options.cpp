@@ -95,6 +95,13 @@ std::optional<OptionValue> read_unless(const TrainingConfig& t) {
   return value_of(t.*Member);
 }
 
+/// A list member, unset while empty (options whose table default is null: "absent: none").
+template <auto Member>
+std::optional<OptionValue> read_names_given(const TrainingConfig& t) {
+  if ((t.*Member).empty()) return std::nullopt;
+  return value_of(t.*Member);
+}
+
 /// dataset_size 0 means "batch_size x 100": unset for the table.
 std::optional<OptionValue> read_dataset_size(const TrainingConfig& t) {
   if (t.dataset_size <= 0) return std::nullopt;
@@ -365,6 +372,12 @@ std::vector<TrainingOption> recipe_rows() {
        "first_last_layers_bf16 with num_layers_at_end_in_bf16; Nemotron 3 Super's NVFP4 recipe: 14); absent: 0",
        {"bf16_layers_at_end"}, "bf16-layers-at-end", "N", Echo::WhenGiven,
        store_member<&TC::bf16_layers_at_end>, read_unless<&TC::bf16_layers_at_end, std::int64_t{0}>},
+      {"bf16_modules", K::Names, {}, {}, 0, 0, nullptr,
+       "16-bit modules", "precision fp8: patterns over the layer names of the per-layer table ('*' any run of "
+       "characters, '?' one) whose linears stay 16-bit, as Transformer Engine's quantization-recipe matchers keep "
+       "modules in BF16 (Megatron-Core's quant_recipe; keep_mtp_spec_in_bf16 is mtp.*); absent: none",
+       {"bf16_modules"}, "bf16-modules", "LIST", Echo::WhenGiven,
+       store_member<&TC::bf16_modules>, read_names_given<&TC::bf16_modules>},
   };
   // clang-format on
 }
