@@ -222,6 +222,19 @@ int main(int argc, char** argv) {
                 {"recompute", "full"}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // Layers kept out of FP8 by name patterns and by position (training.bf16_modules, bf16_layers_at_end).
+  write(out / "request", "fp8-bf16-modules.json",
+        Json({{"model", {{"preset", "llama-3.2-1b"}}},
+              {"training",
+               {{"batch_size", 2},
+                {"seq_len", 256},
+                {"precision", "fp8"},
+                {"fp8_recipe", "mxfp8"},
+                {"bf16_modules", {"*.attn", "h.?.mlp*"}},
+                {"bf16_layers_at_end", 1}}},
+              {"hardware", {"b200"}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // Real Hugging Face configs (tests/fixtures/hf): every family the table reads, nested, MoE, MLA and layer
   // patterns included, also wrapped in requests.
   for (const auto& entry : fs::recursive_directory_iterator(root / "tests/fixtures/hf")) {
