@@ -39,7 +39,7 @@ std::vector<bool> fp8_linear_layers(const Network& net);
 void apply_bf16_layers(Network& net, const TrainingConfig& training);
 
 /// Whether `name` matches the glob `pattern` ('*' any run of characters, '?' one character, everything else
-/// itself); linear in the lengths (no backtracking blow-up).
+/// itself), against the whole name; at most pattern length × name length steps (no exponential backtracking).
 bool glob_matches(const std::string& pattern, const std::string& name);
 
 /// training.bf16_modules: marks every layer whose name matches one of the patterns as keeping 16-bit linears

@@ -40,6 +40,15 @@ Kernel stacked_products(const Kernel& k) {
   return stacked;
 }
 
+/// Each kernel's value from its distinct kernel's (`of_kernel[i]`: kernel i's index into `distinct`).
+template <typename T>
+std::vector<T> per_kernel(const std::vector<T>& distinct, const std::vector<std::size_t>& of_kernel) {
+  std::vector<T> out;
+  out.reserve(of_kernel.size());
+  for (std::size_t d : of_kernel) out.push_back(distinct[d]);
+  return out;
+}
+
 /// The step's optimizer kernels as the one multi-tensor update that runs them: their FLOPs and bytes summed.
 Kernel step_update(const StepWork& work) {
   Kernel update;
@@ -374,22 +383,10 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
         distinct_slices.push_back(none);
       }
     }
-    std::vector<std::pair<int, std::size_t>> refs, slices;
-    std::vector<double> products, scales;
-    refs.reserve(work.kernels.size());
-    slices.reserve(work.kernels.size());
-    products.reserve(work.kernels.size());
-    scales.reserve(work.kernels.size());
-    for (std::size_t i = 0; i < work.kernels.size(); ++i) {
-      refs.push_back(distinct_refs[kernel_to_distinct[i]]);
-      slices.push_back(distinct_slices[kernel_to_distinct[i]]);
-      products.push_back(distinct_products[kernel_to_distinct[i]]);
-      scales.push_back(distinct_scales[kernel_to_distinct[i]]);
-    }
-    b.kernel_rows.push_back(std::move(refs));
-    b.slice_rows.push_back(std::move(slices));
-    b.products.push_back(std::move(products));
-    b.precision_scale.push_back(std::move(scales));
+    b.kernel_rows.push_back(per_kernel(distinct_refs, kernel_to_distinct));
+    b.slice_rows.push_back(per_kernel(distinct_slices, kernel_to_distinct));
+    b.products.push_back(per_kernel(distinct_products, kernel_to_distinct));
+    b.precision_scale.push_back(per_kernel(distinct_scales, kernel_to_distinct));
   }
   return b;
 }
