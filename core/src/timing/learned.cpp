@@ -343,9 +343,9 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
       // Measured fused attention (a kernel the learned classes never saw) is timed from its own table.
       const std::optional<double> fused = fused_attention_ms(*k, acc, precision);
       int cls = covered && !fused ? distinct_class[d] : -1;
-      // No model saw an FP8 or FP4 kernel, and through the peak features alone they put an FP8 GEMM at 1.35x its
-      // 16-bit speed where the parts' measured matmuls reach 1.8-2x (docs/PREDICTION.md §6): such a GEMM is its
-      // 16-bit twin's learned time scaled by the two precisions' roofline ratio.
+      // No model saw an FP8 or FP4 kernel, and through the peak features alone they put a large FP8 linear at about
+      // 1.35x its 16-bit speed where the parts' measured matmuls reach 1.8-2x (docs/PREDICTION.md §6): such a GEMM is
+      // its 16-bit twin's learned time scaled by the two precisions' roofline ratio.
       Kernel twin;
       if (cls >= 0 && k->fp8 && is_matmul(k->cls)) {
         twin = sixteen_bit_twin(*k, precision);
