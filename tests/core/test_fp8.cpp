@@ -51,6 +51,26 @@ const Accelerator& hw(const std::string& id) {
   return *acc;
 }
 
+/// Five repeated blocks ("blk.0" to "blk.4") of `block`'s layers under a 1024-output head and its loss, over 64
+/// positions of 128 features.
+Json five_blocks(const Json& block) {
+  return {{"input", {{"kind", "sequence"}, {"seq_len", 64}, {"features", 128}}},
+          {"layers",
+           {{{"type", "repeat"}, {"name", "blk"}, {"count", 5}, {"layers", block}},
+            {{"type", "dense"}, {"name", "head"}, {"units", 1024}, {"bias", false}},
+            {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+}
+
+/// Per block of five_blocks(...) resolved under `tr`: 'F' where its layer `leaf` is an FP8 linear, else 'b'.
+std::string fp8_by_block(const Json& model, const TrainingConfig& tr, const std::string& leaf) {
+  const Network net = resolve_model({{"layers", model["layers"]}, {"input", model["input"]}}, tr);
+  const std::vector<bool> linear = fp8_linear_layers(net);
+  std::string which;
+  for (int b = 0; b < 5; ++b)
+    which += linear[testutil::layer_index(net, "blk." + std::to_string(b) + "." + leaf)] ? 'F' : 'b';
+  return which;
+}
+
 }  // namespace
 
 TEST_CASE("fp8: only the blocks' linear GEMMs run in FP8; the head and everything else at the 16-bit peak", "[fp8]") {
@@ -388,25 +408,13 @@ TEST_CASE(
     "first_last_layers_bf16)",
     "[fp8]") {
   // Five blocks of one 128 -> 128 linear each, under a head.
-  const Json model = {{"input", {{"kind", "sequence"}, {"seq_len", 64}, {"features", 128}}},
-                      {"layers",
-                       {{{"type", "repeat"},
-                         {"name", "blk"},
-                         {"count", 5},
-                         {"layers", {{{"type", "dense"}, {"name", "fc"}, {"units", 128}, {"bias", false}}}}},
-                        {{"type", "dense"}, {"name", "head"}, {"units", 1024}, {"bias", false}},
-                        {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+  const Json model = five_blocks({{{"type", "dense"}, {"name", "fc"}, {"units", 128}, {"bias", false}}});
   auto fp8_blocks = [&](std::int64_t start, std::int64_t end) {
     TrainingConfig tr;
     tr.precision = Precision::FP8;
     tr.bf16_layers_at_start = start;
     tr.bf16_layers_at_end = end;
-    const Network net = resolve_model({{"layers", model["layers"]}, {"input", model["input"]}}, tr);
-    const std::vector<bool> linear = fp8_linear_layers(net);
-    std::string which;
-    for (int b = 0; b < 5; ++b)
-      which += linear[testutil::layer_index(net, "blk." + std::to_string(b) + ".fc")] ? 'F' : 'b';
-    return which;
+    return fp8_by_block(model, tr, "fc");
   };
   CHECK(fp8_blocks(0, 0) == "FFFFF");
   CHECK(fp8_blocks(1, 0) == "bFFFF");
@@ -456,26 +464,13 @@ TEST_CASE("fp8: glob patterns match whole names, '*' any run and '?' one charact
 TEST_CASE("fp8: bf16_modules keeps the linears of the layers it names 16-bit (Transformer Engine's recipe matchers)",
           "[fp8]") {
   // Five blocks of an up and a down linear under a head.
-  const Json model = {{"input", {{"kind", "sequence"}, {"seq_len", 64}, {"features", 128}}},
-                      {"layers",
-                       {{{"type", "repeat"},
-                         {"name", "blk"},
-                         {"count", 5},
-                         {"layers",
-                          {{{"type", "dense"}, {"name", "up"}, {"units", 512}, {"bias", false}},
-                           {{"type", "dense"}, {"name", "down"}, {"units", 128}, {"bias", false}}}}},
-                        {{"type", "dense"}, {"name", "head"}, {"units", 1024}, {"bias", false}},
-                        {{"type", "cross_entropy"}, {"name", "loss"}}}}};
+  const Json model = five_blocks({{{"type", "dense"}, {"name", "up"}, {"units", 512}, {"bias", false}},
+                                  {{"type", "dense"}, {"name", "down"}, {"units", 128}, {"bias", false}}});
   auto fp8_of = [&](const std::vector<std::string>& patterns, const std::string& leaf) {
     TrainingConfig tr;
     tr.precision = Precision::FP8;
     tr.bf16_modules = patterns;
-    const Network net = resolve_model({{"layers", model["layers"]}, {"input", model["input"]}}, tr);
-    const std::vector<bool> linear = fp8_linear_layers(net);
-    std::string which;
-    for (int b = 0; b < 5; ++b)
-      which += linear[testutil::layer_index(net, "blk." + std::to_string(b) + "." + leaf)] ? 'F' : 'b';
-    return which;
+    return fp8_by_block(model, tr, leaf);
   };
   CHECK(fp8_of({}, "up") == "FFFFF");
   CHECK(fp8_of({"*.up"}, "up") == "bbbbb");
