@@ -30,8 +30,10 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-/** The names of the page's caches of learned results start so (web/src/result-store.ts RESULT_CACHE_PREFIX). */
-export const RESULT_CACHE_PREFIX = 'prenet-results ';
+/** The localStorage keys of the page's stored learned results start so (web/src/result-store.ts RESULT_KEY_PREFIX). */
+export const RESULT_KEY_PREFIX = 'prenet-result ';
+/** The localStorage key of that store's index (web/src/result-store.ts RESULT_INDEX_KEY). */
+export const RESULT_INDEX_KEY = 'prenet-results';
 /** The first screen's accelerators (web/src/scenario.js startScenario). */
 export const DEFAULT_HARDWARE = ['h100-sxm', 'h200', 'b200', 'mi300x', 'l40s', 'rtx-4090'];
 /**

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CSP_HEADER } from '../../web/csp.mjs';
-import { ARTIFACTS, DIST, expectWithin, launch, requireBuilt, RESULT_CACHE_PREFIX, settledLearned, singleFileTarget, startServer, stepMs, TIMEOUT } from './helpers.mjs';
+import { ARTIFACTS, DIST, expectWithin, launch, requireBuilt, settledLearned, singleFileTarget, startServer, stepMs, TIMEOUT } from './helpers.mjs';
 
 /** The build's version and files, as written into dist/sw.js by vite.config.ts. */
 function swBuild(text = readFileSync(join(DIST, 'sw.js'), 'utf8')) {
@@ -22,19 +22,18 @@ function swBuild(text = readFileSync(join(DIST, 'sw.js'), 'utf8')) {
 /** @param {import('playwright-core').Page} page */
 const offlineCacheReady = (page) => page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready');
 
-/** The page's store of learned results (web/src/result-store.ts) has caches of its own, tested in result-store.test.mjs. */
-const isResultCache = (/** @type {string} */ name) => name.startsWith(RESULT_CACHE_PREFIX);
-
-/** @param {import('playwright-core').Page} page @returns {Promise<Record<string, string[]>>} each cache's URLs, but the result store's */
+/**
+ * Each cache's URLs. Only the service worker's: the page keeps its learned results in localStorage
+ * (web/src/result-store.ts, tested in result-store.test.mjs), so any other cache here is a leak.
+ * @param {import('playwright-core').Page} page @returns {Promise<Record<string, string[]>>}
+ */
 const cacheContents = (page) =>
-  page
-    .evaluate(async () => {
-      /** @type {Record<string, string[]>} */
-      const out = {};
-      for (const name of await caches.keys()) out[name] = (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname);
-      return out;
-    })
-    .then((all) => Object.fromEntries(Object.entries(all).filter(([name]) => !isResultCache(name))));
+  page.evaluate(async () => {
+    /** @type {Record<string, string[]>} */
+    const out = {};
+    for (const name of await caches.keys()) out[name] = (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname);
+    return out;
+  });
 
 /** @param {import('playwright-core').Page} page */
 async function expectLearnedRows(page) {
@@ -176,7 +175,7 @@ describe('a new build version replaces the old cache', () => {
     const deadline = Date.now() + TIMEOUT;
     let names = /** @type {string[]} */ ([]);
     while (Date.now() < deadline) {
-      names = (await page.evaluate(() => caches.keys())).filter((name) => !isResultCache(name));
+      names = await page.evaluate(() => caches.keys());
       if (names.includes('prenet-calculator-next-build-1') && !names.includes(old)) break;
       await page.waitForTimeout(200);
     }

@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync
 import { cpus, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, DIST, RESULT_CACHE_PREFIX, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
+import { CHROMIUM_ARGS, DIST, RESULT_INDEX_KEY, ROOT, launch, requireBuilt, singleFileTarget, startServer } from '../../tests/browser/helpers.mjs';
 import { gzipBytes, median, percentile, size as kb, verdict } from './core/stats.mjs';
 
 const COLD_RUNS = 7;
@@ -67,6 +67,26 @@ async function firstLearnedMs(page) {
 }
 
 /**
+ * When the predictor line (index.html's `elementtiming="predictor"`) was first presented on screen: the
+ * first result's pixels, where `prenet:first-result` is the start of the frame that draws them.
+ * @param {import('playwright-core').Page} page
+ */
+async function firstPaintedMs(page) {
+  return page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        new PerformanceObserver((list, observer) => {
+          const entry = list.getEntries().find((item) => /** @type {PerformanceEntry & { identifier?: string }} */ (item).identifier === 'predictor');
+          if (entry === undefined) return;
+          observer.disconnect();
+          const { renderTime, loadTime } = /** @type {PerformanceEntry & { renderTime: number, loadTime: number }} */ (entry);
+          resolve(renderTime || loadTime);
+        }).observe({ type: 'element', buffered: true });
+      }),
+  );
+}
+
+/**
  * Cold loads: each in a new profile, so nothing is cached.
  * @param {string} url
  * @param {boolean} offline
@@ -76,6 +96,8 @@ async function coldLoads(url, offline) {
   const times = [];
   /** @type {number[]} */
   const learned = [];
+  /** @type {number[]} */
+  const painted = [];
   let engine = '';
   let predictor = '';
   for (let run = 0; run < COLD_RUNS; run += 1) {
@@ -83,6 +105,7 @@ async function coldLoads(url, offline) {
     try {
       await browser.page.goto(url);
       times.push(Number(await firstResultMs(browser.page)));
+      painted.push(Number(await firstPaintedMs(browser.page)));
       predictor = String(await browser.page.evaluate(() => document.documentElement.dataset.predictor));
       learned.push(Number(await firstLearnedMs(browser.page)));
       engine = String(await browser.page.evaluate(() => document.documentElement.dataset.engine));
@@ -90,7 +113,7 @@ async function coldLoads(url, offline) {
       await browser.close();
     }
   }
-  return { median: median(times), max: Math.max(...times), engine, predictor, learnedMedian: median(learned), learnedMax: Math.max(...learned) };
+  return { median: median(times), max: Math.max(...times), paintedMedian: median(painted), engine, predictor, learnedMedian: median(learned), learnedMax: Math.max(...learned) };
 }
 
 /**
@@ -118,13 +141,15 @@ async function repeatVisits(url) {
       await page.goto(url);
       await waitSettled(page);
       await page.waitForFunction(() => document.documentElement.dataset.offlineCache === 'ready', null, { timeout: 60_000 });
-      await page.waitForFunction(async (prefix) => (await caches.keys()).some((name) => name.startsWith(prefix)), RESULT_CACHE_PREFIX, { timeout: 10_000 });
+      await page.waitForFunction((key) => localStorage.getItem(key) !== null, RESULT_INDEX_KEY, { timeout: 10_000 });
       link = await page.evaluate(() => location.hash);
     });
     /** @type {number[]} */
     const learned = [];
     /** @type {number[]} */
     const first = [];
+    /** @type {number[]} */
+    const painted = [];
     /** @type {number[]} */
     const unstored = [];
     let fromNetwork = 0;
@@ -136,6 +161,7 @@ async function repeatVisits(url) {
         await page.goto(url);
         first.push(Number(await firstResultMs(page)));
         learned.push(Number(await firstLearnedMs(page)));
+        painted.push(Number(await firstPaintedMs(page)));
         await waitSettled(page);
       });
     }
@@ -148,7 +174,7 @@ async function repeatVisits(url) {
         await waitSettled(page);
       });
     }
-    return { median: median(learned), max: Math.max(...learned), firstMedian: median(first), fromNetwork, unstoredMedian: median(unstored), unstoredMax: Math.max(...unstored) };
+    return { median: median(learned), max: Math.max(...learned), paintedMedian: median(painted), paintedMax: Math.max(...painted), firstMedian: median(first), fromNetwork, unstoredMedian: median(unstored), unstoredMax: Math.max(...unstored) };
   } finally {
     rmSync(profile, { recursive: true, force: true });
   }
@@ -395,9 +421,11 @@ async function main() {
       '|---|---|---|---|',
       `| cold load to the learned result, median of ${COLD_RUNS} (max) | ${ms(servedCold.learnedMedian)} (${ms(servedCold.learnedMax)}) | ${ms(singleCold.learnedMedian)} (${ms(singleCold.learnedMax)}) | ≤ ${TARGETS.learnedServedMs} ms served, ≤ ${TARGETS.learnedSingleMs} ms single file: ${verdict(learnedMet)} |`,
       `| repeat visit to the learned result (the browser restarted on the same profile: service worker warm, the scenario's learned result stored by the first visit), median of ${REPEAT_RUNS} (max) | ${ms(repeat.median)} (${ms(repeat.max)}) | no service worker or stored results on file:// | ≤ ${TARGETS.repeatLearnedMs} ms: ${verdict(repeat.median <= TARGETS.repeatLearnedMs)} |`,
+      `| repeat visit: the learned result on screen (the predictor line's Element Timing: when the frame above was presented), median of ${REPEAT_RUNS} (max) | ${ms(repeat.paintedMedian)} (${ms(repeat.paintedMax)}) | | |`,
       `| repeat visit to the learned result of a scenario not computed before (the default with another batch size), median of ${REPEAT_RUNS} (max) | ${ms(repeat.unstoredMedian)} (${ms(repeat.unstoredMax)}) | | for comparison: the core and ONNX Runtime load as on a cold visit |`,
       `| repeat visit: hashed files not served by the service worker | ${repeat.fromNetwork} | | 0 |`,
       `| cold load to first result, median of ${COLD_RUNS} (max) | ${ms(servedCold.median)} (${ms(servedCold.max)}) | ${ms(singleCold.median)} (${ms(singleCold.max)}) | ≤ ${TARGETS.firstResultMs} ms: ${verdict(Math.max(servedCold.median, singleCold.median) <= TARGETS.firstResultMs)} |`,
+      `| cold load: the first result on screen (Element Timing, as above), median | ${ms(servedCold.paintedMedian)} | ${ms(singleCold.paintedMedian)} | |`,
       `| repeat visit to first result, median | ${ms(repeat.firstMedian)} | | |`,
       `| predictor of the first result (last cold run) | ${servedCold.predictor} | ${singleCold.predictor} | |`,
       `| recompute after a batch change, ${defaultExample}, median (p95) of ${servedRecompute.count} | ${ms(servedRecompute.median)} (${ms(servedRecompute.p95)}) | ${ms(singleRecompute.median)} (${ms(singleRecompute.p95)}) | median ≤ ${TARGETS.recomputeMedianMs} ms: ${verdict(Math.max(servedRecompute.median, singleRecompute.median) <= TARGETS.recomputeMedianMs)}; p95 ≤ ${TARGETS.recomputeMs} ms: ${verdict(Math.max(servedRecompute.p95, singleRecompute.p95) <= TARGETS.recomputeMs)} |`,
@@ -433,14 +461,17 @@ async function main() {
         '(dist/sw.js), which precaches the build; repeat visits get every hashed file from it, and the site then works ' +
         'offline. The first visit\'s transfer counts each file once, sw.js included; the worker\'s precache takes the ' +
         'hashed files from the HTTP cache and fetches only index.html again. Each learned result is also kept in the ' +
-        'browser, per build of the engine (web/src/result-store.ts, Cache Storage, the latest 16 scenarios): a repeat ' +
+        'browser, per build of the engine (web/src/result-store.ts, localStorage, the latest 16 scenarios within 2 million characters): a repeat ' +
         'visit to a scenario shows it as its first result without waiting for the core or ONNX Runtime (the engine is ' +
         'deterministic, so it is the result the engine would compute again; they still load, for the next change); a ' +
         'scenario not computed before waits for them as a cold visit does.',
       '',
       'Cold load includes starting the engine worker and compiling both wasm modules in it. These are one run\'s ' +
         'medians: on this shared 2-core machine, runs minutes apart differed by up to a third (cold served 1230 and ' +
-        '1652 ms, repeat 503 and 591 ms, on 2026-12-06), so compare changes with interleaved A/B runs, not across runs. Recompute latency is from ' +
+        '1652 ms, repeat 503 and 591 ms, on 2026-12-06), so compare changes with interleaved A/B runs, not across runs. A time "to" a result is the start of the ' +
+        'frame that draws it (the page\'s performance mark, taken in a requestAnimationFrame callback); "on screen" is ' +
+        'when that frame was presented (Element Timing of the predictor line), after its style, layout, paint and the ' +
+        'compositor; charts below the first screen are drawn in the task after that frame (main.ts). Recompute latency is from ' +
         'the input event to the next animation frame after the results are drawn, so it includes up to one frame of ' +
         'waiting; recomputes are measured on the learned predictor. Memory: each run opens the page in a fresh headless ' +
         'Chromium, waits for the learned result, then reads the page\'s renderer process from CDP ' +

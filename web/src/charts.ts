@@ -85,25 +85,45 @@ export function shortName(name: string): string {
   return name.replace(/^(NVIDIA|AMD|Google|Intel)\s+(Tesla\s+|GeForce\s+|Instinct\s+)?/i, '');
 }
 
-/** Widths read before a render starts writing to the page (withChartWidths). */
-const measuredWidths = new Map<HTMLElement, number>();
+/** Boxes read before a render starts writing to the page (withChartWidths). */
+const measuredBoxes = new Map<HTMLElement, { width: number; top: number; bottom: number }>();
+/** The width each container's chart was last drawn at: a resize redraws only charts whose width changed. */
+const drawnWidths = new WeakMap<HTMLElement, number>();
 
 /**
- * Runs `draw` with the widths of `containers` read once, before it writes anything: a chart that
+ * Runs `draw` with the boxes of `containers` read once, before it writes anything: a chart that
  * reads its width after the table or another chart has changed the page forces a layout of the
  * whole page, once per chart (on the first screen that was a fifth of the page's script time).
  */
 export function withChartWidths<T>(containers: readonly HTMLElement[], draw: () => T): T {
-  for (const container of containers) measuredWidths.set(container, container.clientWidth);
+  for (const container of containers) {
+    const { top, bottom } = container.getBoundingClientRect();
+    measuredBoxes.set(container, { width: container.clientWidth, top, bottom });
+  }
   try {
     return draw();
   } finally {
-    measuredWidths.clear();
+    measuredBoxes.clear();
   }
 }
 
+/**
+ * Whether any of a chart's container is on screen (its box as read by withChartWidths, else now):
+ * charts off screen can be drawn after the frame that shows the numbers.
+ */
+export function onScreen(container: HTMLElement): boolean {
+  const box = measuredBoxes.get(container) ?? container.getBoundingClientRect();
+  return box.bottom > 0 && box.top < window.innerHeight;
+}
+
+/** Whether a container's chart was drawn at another width than it has now (or never drawn). */
+export function drawnAtOtherWidth(container: HTMLElement): boolean {
+  return drawnWidths.get(container) !== container.clientWidth;
+}
+
 function widthOf(container: HTMLElement): number {
-  const width = measuredWidths.get(container) ?? container.clientWidth;
+  const width = measuredBoxes.get(container)?.width ?? container.clientWidth;
+  drawnWidths.set(container, width);
   return width > 50 ? width : FALLBACK_WIDTH;
 }
 

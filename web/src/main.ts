@@ -5,7 +5,7 @@
 // it works are folded into one follow-up request, so results keep pace with typing without a
 // debounce delay and without a queue of stale requests.
 
-import { drawBarChart, drawLayerChart, withChartWidths, type Bar } from './charts';
+import { drawBarChart, drawLayerChart, drawnAtOtherWidth, onScreen, withChartWidths, type Bar } from './charts';
 import { wireConfigInput } from './config-input';
 import { byId, download } from './dom';
 import { predictorState, readingCaution, type PredictorState } from './describe';
@@ -187,7 +187,7 @@ function request(app: App, scenario: Scenario, since: number): void {
  * latest inputs' outcome: tests and the benchmark wait on it instead of guessing with timeouts.
  */
 function setBusy(busy: boolean): void {
-  document.documentElement.dataset.busy = busy ? '1' : '0';
+  document.documentElement.dataset.busy = busy || chartsWaiting ? '1' : '0';
 }
 
 async function pump(app: App): Promise<void> {
@@ -240,8 +240,9 @@ function hardwareName(app: App, job: Job, field: string): string | null {
  */
 let refusedFile: string | null = null;
 
-/** The containers drawCharts draws into: their widths are read before show writes anything. */
+/** The containers drawCharts draws into: their boxes are read before show writes anything. */
 const CHART_IDS = ['time-chart', 'cost-chart', 'step-chart', 'memory-chart', 'layers-chart'] as const;
+type ChartId = (typeof CHART_IDS)[number];
 
 function show(app: App, scenario: Scenario, job: Job, result: JobResult): void {
   withChartWidths(
@@ -272,7 +273,7 @@ function showNow(app: App, scenario: Scenario, job: Job, result: JobResult): voi
   renderMemory(response, (change) => applyAdvice(app, change));
   renderTable(response, scenario.sort, scenario.calibration?.hardware);
   if (!EMBED) renderGlance(glanceActions(app), scenario, response);
-  drawCharts(app);
+  drawChartsOnScreenFirst(app);
   markStale(false);
   byId('export-csv', HTMLButtonElement).disabled = false;
   byId('export-json', HTMLButtonElement).disabled = false;
@@ -342,30 +343,77 @@ function announce(response: PredictResponse): void {
 
 // ------------------------------------------------------------------ charts
 
-function drawCharts(app: App): void {
+/** Draws the chart `id` of the shown result. */
+function drawChart(app: App, id: ChartId): void {
   const shown = app.shown;
   if (shown === null) return;
-  const { results } = shown.response;
-  const fastest = best(results, (r) => r.total_s);
-  const timeBars: Bar[] = [...results]
-    .sort((a, b) => a.total_s - b.total_s)
-    .map((r) => ({ label: r.name, value: r.total_s, text: formatDuration(r.total_s), best: r.fits && r.total_s === fastest, noFit: !r.fits }));
-  drawBarChart(byId('time-chart', HTMLElement), timeBars, 'Total training time');
+  const { response } = shown;
+  const { results } = response;
+  switch (id) {
+    case 'time-chart': {
+      const fastest = best(results, (r) => r.total_s);
+      const timeBars: Bar[] = [...results]
+        .sort((a, b) => a.total_s - b.total_s)
+        .map((r) => ({ label: r.name, value: r.total_s, text: formatDuration(r.total_s), best: r.fits && r.total_s === fastest, noFit: !r.fits }));
+      drawBarChart(byId(id, HTMLElement), timeBars, 'Total training time');
+      return;
+    }
+    case 'cost-chart': {
+      const cheapest = best(results, (r) => r.cost_usd);
+      const costBars: Bar[] = [...results]
+        .sort((a, b) => (a.cost_usd ?? Infinity) - (b.cost_usd ?? Infinity))
+        .map((r) => ({
+          label: r.name,
+          value: r.cost_usd,
+          text: r.cost_usd === null ? 'no price' : formatCost(r.cost_usd),
+          best: r.fits && r.cost_usd !== null && r.cost_usd === cheapest,
+          noFit: !r.fits,
+        }));
+      drawBarChart(byId(id, HTMLElement), costBars, 'Training cost');
+      return;
+    }
+    case 'step-chart':
+      drawStepChart(response);
+      return;
+    case 'memory-chart':
+      drawMemoryChart(response);
+      return;
+    case 'layers-chart':
+      if (!EMBED) drawLayers(app);
+  }
+}
 
-  const cheapest = best(results, (r) => r.cost_usd);
-  const costBars: Bar[] = [...results]
-    .sort((a, b) => (a.cost_usd ?? Infinity) - (b.cost_usd ?? Infinity))
-    .map((r) => ({
-      label: r.name,
-      value: r.cost_usd,
-      text: r.cost_usd === null ? 'no price' : formatCost(r.cost_usd),
-      best: r.fits && r.cost_usd !== null && r.cost_usd === cheapest,
-      noFit: !r.fits,
-    }));
-  drawBarChart(byId('cost-chart', HTMLElement), costBars, 'Training cost');
-  drawStepChart(shown.response);
-  drawMemoryChart(shown.response);
-  if (!EMBED) drawLayers(app);
+function drawCharts(app: App, which: (id: ChartId) => boolean = () => true): void {
+  for (const id of CHART_IDS) if (which(id)) drawChart(app, id);
+}
+
+/** Which result's charts are the latest to draw, and whether some are still left for after a frame. */
+let chartRound = 0;
+let chartsWaiting = false;
+
+/**
+ * Draws the charts on screen now and the others in the task after the next frame, so that the frame
+ * showing new numbers does not wait for charts nobody sees yet (at 1400 × 900 all five are below the
+ * first screen, and drawing them was a fifth of a repeat visit's script time before that frame).
+ * The page stays data-busy until they are drawn; a newer result's charts replace older ones left waiting.
+ */
+function drawChartsOnScreenFirst(app: App): void {
+  const round = (chartRound += 1);
+  const later = CHART_IDS.filter((id) => !onScreen(byId(id, HTMLElement)));
+  drawCharts(app, (id) => !later.includes(id));
+  chartsWaiting = later.length > 0;
+  if (!chartsWaiting) return;
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      if (round !== chartRound) return;
+      withChartWidths(
+        later.map((id) => byId(id, HTMLElement)),
+        () => drawCharts(app, (id) => later.includes(id)),
+      );
+      chartsWaiting = false;
+      setBusy(inFlight);
+    }, 0),
+  );
 }
 
 /**
@@ -432,20 +480,16 @@ function drawLayers(app: App): void {
 
 /** Charts are drawn at their pixel width; redraw when it changes (rotation, resizing). */
 function redrawOnResize(app: App): void {
-  const widths = new Map<Element, number>();
   let frame = 0;
-  const observer = new ResizeObserver((entries) => {
-    let changed = false;
-    for (const entry of entries) {
-      const width = Math.round(entry.contentRect.width);
-      if (widths.get(entry.target) !== width) changed = true;
-      widths.set(entry.target, width);
-    }
-    if (!changed) return;
+  const observer = new ResizeObserver(() => {
+    // Only charts drawn at another width: the observer's first report, right after the first
+    // result's frame, would otherwise redraw all five at the widths they were just drawn at.
+    const resized = CHART_IDS.filter((id) => drawnAtOtherWidth(byId(id, HTMLElement)));
+    if (resized.length === 0) return;
     cancelAnimationFrame(frame);
-    frame = requestAnimationFrame(() => drawCharts(app));
+    frame = requestAnimationFrame(() => drawCharts(app, (id) => resized.includes(id)));
   });
-  for (const id of ['time-chart', 'cost-chart', 'layers-chart', 'step-chart', 'memory-chart']) observer.observe(byId(id, HTMLElement));
+  for (const id of CHART_IDS) observer.observe(byId(id, HTMLElement));
 }
 
 // ------------------------------------------------------------------ the Plan panel

@@ -3,30 +3,59 @@
 // loaded (docs/UI.md, "Loading fast"). The engine is deterministic, so a stored result is the very
 // result it would compute again for the same job; the build is named by the engine script's
 // content-hashed URL, so a new build never reads an old build's results (and deletes them). Only on
-// the served site (an http(s) engine script, Cache Storage and SubtleCrypto present); the results
-// stay in this browser like everything else the page computes.
+// the served site (an http(s) engine script); the results stay in this browser like everything else
+// the page computes.
+//
+// Why localStorage and not Cache Storage or IndexedDB: after a browser restart the page's first
+// Cache Storage open answered 70–210 ms after it was asked (IndexedDB as late), while a 300 KB
+// localStorage item was read in 2–6 ms (docs/PERFORMANCE.md, "The repeat visit"): on a repeat visit
+// that wait was most of the time to the learned result. Its quota is small (about 5 MB per site in
+// Chromium), so the store keeps a bounded number of characters, not only of scenarios.
 
 import type { Job, JobResult } from './jobs.js';
 
-/** Cache Storage names of this store: the prefix, then the engine script's URL. */
-export const RESULT_CACHE_PREFIX = 'prenet-results ';
+/** localStorage keys of stored results start so; then the engine script's URL, a space and the job's hash. */
+export const RESULT_KEY_PREFIX = 'prenet-result ';
+/** The localStorage key of the store's index: the engine URL and its keys with their sizes, oldest first. */
+export const RESULT_INDEX_KEY = 'prenet-results';
 /** How many scenarios are kept: the most recently computed. */
 export const STORED_RESULTS = 16;
-/** Jobs whose text is longer (a large pasted config) are neither stored nor looked up: hashing them would cost more than it saves. */
+/** How many characters (UTF-16 code units, keys included) all stored results may take together. */
+export const STORED_CHARS = 2_000_000;
+/** Jobs whose text is longer (a large pasted config) are neither stored nor looked up. */
 export const STORED_JOB_LIMIT = 256 * 1024;
+/** The Cache Storage names an earlier build kept its results under: deleted at the first store. */
+const LEGACY_CACHE_PREFIX = 'prenet-results ';
 
 export interface ResultStore {
   /** The stored learned result of this job, or null. Never rejects. */
   get(job: Job): Promise<JobResult | null>;
-  /** Keeps a learned result of this job, dropping the oldest beyond STORED_RESULTS. Never rejects. */
+  /** Keeps a learned result of this job, dropping the oldest beyond STORED_RESULTS or STORED_CHARS. Never rejects. */
   put(job: Job, result: JobResult): Promise<void>;
 }
 
-/** The cache key of a job's text: a same-origin URL (Cache Storage keys are requests) naming its SHA-256. */
-async function keyOf(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
-  return new URL(`/prenet-results/${hex}`, location.origin).href;
+/** What one stored item holds: the job's text (compared in full, so a hash collision is never a wrong hit) and its result. */
+interface StoredItem {
+  job: string;
+  result: unknown;
+}
+
+/** The index: whose results these are, and each key with its size in characters, oldest first. */
+interface StoreIndex {
+  engine: string;
+  entries: [string, number][];
+}
+
+/** A 64-bit FNV-1a hash of a text as 16 hex digits (two 32-bit lanes): names a key, never trusted alone. */
+export function textHash(text: string): string {
+  let low = 0x811c9dc5;
+  let high = 0x050c5d1f;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    low = Math.imul(low ^ code, 0x01000193) >>> 0;
+    high = Math.imul(high ^ code, 0x01000193 ^ 0x5bd1e995) >>> 0;
+  }
+  return low.toString(16).padStart(8, '0') + high.toString(16).padStart(8, '0');
 }
 
 /** A successful result as the engine returns it (what get() accepts back from storage). */
@@ -34,10 +63,60 @@ function isStoredResult(value: unknown): value is JobResult {
   return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === true && typeof (value as { response?: unknown }).response === 'object';
 }
 
+/** The index as stored, or an empty one of this engine when it is missing, unreadable or another build's. */
+function readIndex(storage: Storage, engine: string): StoreIndex {
+  try {
+    const value = JSON.parse(storage.getItem(RESULT_INDEX_KEY) ?? 'null') as Partial<StoreIndex> | null;
+    if (value?.engine === engine && Array.isArray(value.entries)) return { engine, entries: value.entries.filter((entry) => Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'number') };
+  } catch {
+    // Unreadable: start again (the sweep removes what it listed).
+  }
+  return { engine, entries: [] };
+}
+
+/** Removes every stored result not listed in the index (another build's, or one a second tab lost track of). */
+function sweep(storage: Storage, index: StoreIndex): void {
+  const listed = new Set(index.entries.map(([key]) => key));
+  const unlisted: string[] = [];
+  for (let i = 0; i < storage.length; i += 1) {
+    const key = storage.key(i);
+    if (key !== null && key.startsWith(RESULT_KEY_PREFIX) && !listed.has(key)) unlisted.push(key);
+  }
+  for (const key of unlisted) storage.removeItem(key);
+}
+
+/** Drops the oldest entries until at most `count` are left and they fit `chars` with `extra` more. */
+function evict(storage: Storage, index: StoreIndex, count: number, chars: number, extra: number): void {
+  let total = index.entries.reduce((sum, [, size]) => sum + size, 0) + extra;
+  while (index.entries.length > 0 && (index.entries.length > count || total > chars)) {
+    const [key, size] = index.entries.shift() as [string, number];
+    storage.removeItem(key);
+    total -= size;
+  }
+}
+
+/** Sets an item; false where the quota (shared with the rest of the site) refuses it. */
+function setItem(storage: Storage, key: string, value: string): boolean {
+  try {
+    storage.setItem(key, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The browser's localStorage, or null where it is refused (some privacy settings, sandboxed frames). */
+function localStorageOrNull(): Storage | null {
+  try {
+    return typeof localStorage === 'undefined' ? null : localStorage;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The store of the engine whose script is at `engineUrl`, or null where there can be none (a blob:
- * or file: engine, no Cache Storage, no SubtleCrypto). Opens its cache at once, so that the first
- * lookup does not wait for it.
+ * or file: engine, no localStorage).
  */
 export function openResultStore(engineUrl: string): ResultStore | null {
   let url: URL;
@@ -46,45 +125,62 @@ export function openResultStore(engineUrl: string): ResultStore | null {
   } catch {
     return null;
   }
-  if (!/^https?:$/.test(url.protocol) || typeof caches === 'undefined' || globalThis.crypto?.subtle === undefined) return null;
-  const name = RESULT_CACHE_PREFIX + url.href;
-  const opened = caches.open(name);
-  opened.catch(() => undefined);
-  let swept = false;
+  const storage = localStorageOrNull();
+  if (!/^https?:$/.test(url.protocol) || storage === null) return null;
+  const engine = url.href;
+  const keyOf = (text: string) => `${RESULT_KEY_PREFIX}${engine} ${textHash(text)}`;
   const textOf = (job: Job) => {
     const text = JSON.stringify(job);
     return text.length <= STORED_JOB_LIMIT ? text : null;
   };
+  let swept = false;
   return {
-    async get(job) {
+    get(job) {
       try {
         const text = textOf(job);
-        if (text === null) return null;
-        const found = await (await opened).match(await keyOf(text));
-        if (found === undefined) return null;
-        const value: unknown = await found.json();
-        return isStoredResult(value) ? value : null;
+        if (text === null) return Promise.resolve(null);
+        const found = storage.getItem(keyOf(text));
+        if (found === null) return Promise.resolve(null);
+        const item = JSON.parse(found) as Partial<StoredItem>;
+        return Promise.resolve(item.job === text && isStoredResult(item.result) ? item.result : null);
       } catch {
-        return null;
+        return Promise.resolve(null);
       }
     },
-    async put(job, result) {
+    put(job, result) {
       try {
         const text = textOf(job);
-        if (text === null || !result.ok) return;
-        const cache = await opened;
-        await cache.put(await keyOf(text), new Response(JSON.stringify(result), { headers: { 'content-type': 'application/json' } }));
-        // Keys come back in the order they were put (a put replaces and appends): oldest first.
-        const keys = await cache.keys();
-        await Promise.all(keys.slice(0, Math.max(0, keys.length - STORED_RESULTS)).map((key) => cache.delete(key)));
+        if (text === null || !result.ok) return Promise.resolve();
+        const key = keyOf(text);
+        const value = JSON.stringify({ job: text, result } satisfies StoredItem);
+        const size = key.length + value.length;
+        const index = readIndex(storage, engine);
+        index.entries = index.entries.filter(([listed]) => listed !== key);
         if (!swept) {
           swept = true;
-          const stale = (await caches.keys()).filter((other) => other.startsWith(RESULT_CACHE_PREFIX) && other !== name);
-          await Promise.all(stale.map((other) => caches.delete(other)));
+          sweep(storage, index);
+          if (typeof caches !== 'undefined') void dropLegacyCaches();
         }
+        storage.removeItem(key);
+        if (size <= STORED_CHARS / 4) {
+          evict(storage, index, STORED_RESULTS - 1, STORED_CHARS, size);
+          if (setItem(storage, key, value)) index.entries.push([key, size]);
+        }
+        setItem(storage, RESULT_INDEX_KEY, JSON.stringify(index));
       } catch {
-        // Storage full or unavailable: the next visit computes, as without a store.
+        // Storage full or refused: the next visit computes, as without a store.
       }
+      return Promise.resolve();
     },
   };
+}
+
+/** Deletes the Cache Storage caches an earlier build kept its results in. */
+async function dropLegacyCaches(): Promise<void> {
+  try {
+    const legacy = (await caches.keys()).filter((name) => name.startsWith(LEGACY_CACHE_PREFIX));
+    await Promise.all(legacy.map((name) => caches.delete(name)));
+  } catch {
+    // Nothing to gain from reporting it.
+  }
 }
