@@ -74,7 +74,8 @@ async function firstLearnedMs(page) {
 async function firstPaintedMs(page) {
   return page.evaluate(
     () =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
+        setTimeout(() => reject(new Error('no Element Timing entry for the predictor line within 10 s (is index.html\'s elementtiming="predictor" there?)')), 10_000);
         new PerformanceObserver((list, observer) => {
           const entry = list.getEntries().find((item) => /** @type {PerformanceEntry & { identifier?: string }} */ (item).identifier === 'predictor');
           if (entry === undefined) return;
