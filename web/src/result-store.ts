@@ -22,6 +22,8 @@ export const RESULT_INDEX_KEY = 'prenet-results';
 export const STORED_RESULTS = 16;
 /** How many characters (UTF-16 code units, keys included) all stored results may take together. */
 export const STORED_CHARS = 2_000_000;
+/** A result whose item is longer is not kept: it would push out most of the others. */
+export const STORED_ITEM_CHARS = STORED_CHARS / 4;
 /** Jobs whose text is longer (a large pasted config) are neither stored nor looked up. */
 export const STORED_JOB_LIMIT = 256 * 1024;
 /** The Cache Storage names an earlier build kept its results under: deleted at the first store. */
@@ -162,7 +164,7 @@ export function openResultStore(engineUrl: string): ResultStore | null {
           if (typeof caches !== 'undefined') void dropLegacyCaches();
         }
         storage.removeItem(key);
-        if (size <= STORED_CHARS / 4) {
+        if (size <= STORED_ITEM_CHARS) {
           evict(storage, index, STORED_RESULTS - 1, STORED_CHARS, size);
           if (setItem(storage, key, value)) index.entries.push([key, size]);
         }
