@@ -18,11 +18,11 @@ const STORED_CHARS = 2_000_000;
  */
 const storeState = (page) =>
   page.evaluate(
-    ([prefix, index]) => ({
+    ({ prefix, index }) => ({
       keys: Object.keys(localStorage).filter((key) => key.startsWith(prefix)),
       index: JSON.parse(localStorage.getItem(index) ?? 'null'),
     }),
-    [PREFIX, INDEX],
+    { prefix: PREFIX, index: INDEX },
   );
 
 /** Polls until the store satisfies `ok` (puts happen after the result is drawn). */
@@ -89,14 +89,14 @@ describe('the store of learned results', () => {
     // The key names the job by a 64-bit hash; the item keeps the job's whole text and a lookup
     // compares it, so an item under the right key for another job must be ignored.
     await page.evaluate(
-      ([prefix]) => {
+      (prefix) => {
         for (const key of Object.keys(localStorage)) {
           if (!key.startsWith(prefix)) continue;
           const item = JSON.parse(localStorage.getItem(key) ?? '{}');
           localStorage.setItem(key, JSON.stringify({ ...item, job: `${item.job} ` }));
         }
       },
-      [PREFIX],
+      PREFIX,
     );
     // A new document at the first scenario (the link may still name the last batch size typed).
     await page.goto('about:blank');
@@ -109,17 +109,17 @@ describe('the store of learned results', () => {
   test(`at most ${STORED_RESULTS} scenarios and ${STORED_CHARS} characters are kept; other builds' results are deleted`, async () => {
     const { page } = served.browser;
     await page.evaluate(
-      async ([prefix, index, chars]) => {
+      async ({ prefix, index, chars }) => {
         // Another build's item, and one of this build listed as nearly the whole budget.
         localStorage.setItem(`${prefix}http://127.0.0.1:1/assets/engine-worker-OLDBUILD.js 0000000000000000`, '{}');
         const state = JSON.parse(localStorage.getItem(index) ?? 'null');
         const big = `${prefix}${state.engine} ffffffffffffffff`;
         localStorage.setItem(big, '{}');
-        localStorage.setItem(index, JSON.stringify({ engine: state.engine, entries: [[big, Number(chars) - 100], ...state.entries] }));
+        localStorage.setItem(index, JSON.stringify({ engine: state.engine, entries: [[big, chars - 100], ...state.entries] }));
         // What builds before this store kept in Cache Storage.
         await (await caches.open('prenet-results http://127.0.0.1:1/assets/engine-worker-OLDBUILD.js')).put('/prenet-results/0', new Response('{}'));
       },
-      [PREFIX, INDEX, String(STORED_CHARS)],
+      { prefix: PREFIX, index: INDEX, chars: STORED_CHARS },
     );
     // A page session sweeps other builds' results once, at its first store: a fresh one.
     await page.reload();
