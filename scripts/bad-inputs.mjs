@@ -167,6 +167,22 @@ const kerasFn = (layers, out) =>
 // Hugging Face: a small GPT-2 config with `changes`.
 const HF_GPT2 = { model_type: 'gpt2', n_embd: 64, n_layer: 2, n_head: 4, vocab_size: 1000, n_positions: 128 };
 /** @param {object} changes */
+/** A small Granite 4.0 hybrid (granitemoehybrid): Mamba-2 and attention layers, routed experts beside a shared MLP. */
+const GRANITE_HYBRID = {
+  model_type: 'granitemoehybrid',
+  hidden_size: 64,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  intermediate_size: 32,
+  shared_intermediate_size: 64,
+  num_local_experts: 4,
+  num_experts_per_tok: 2,
+  vocab_size: 1000,
+  mamba_n_heads: 8,
+  mamba_d_state: 16,
+  layer_types: ['mamba', 'mamba', 'mamba', 'attention'],
+};
 const hf = (changes) => req({ hf_config: { ...HF_GPT2, ...changes } });
 /** @param {number} n depth of text_config nesting */
 const hfNested = (n) => {
@@ -343,6 +359,9 @@ export const CASES = [
   { group: 'Hugging Face: NaN/Infinity', name: 'layer_norm_epsilon "NaN", n_embd "Infinity" (text)', input: () => hf({ layer_norm_epsilon: 'NaN', n_embd: 'Infinity' }) },
   { group: 'Hugging Face: unknown enums', name: 'model_type "frobnicator" with the usual fields (refused: they decide no architecture)', input: () => req({ hf_config: { model_type: 'frobnicator', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 256, vocab_size: 1000 } }) },
   { group: 'Hugging Face: unknown enums', name: 'hidden_act "swish2"', input: () => hf({ activation_function: 'swish2' }) },
+  { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid position_embedding_type "alibi"', input: () => req({ hf_config: { ...GRANITE_HYBRID, position_embedding_type: 'alibi' } }) },
+  { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid layer_types entry "mlp"', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mlp', 'mamba', 'attention'] } }) },
+  { group: 'Hugging Face: zero/negative', name: 'granitemoehybrid layer_types one short of num_hidden_layers', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mamba', 'attention'] } }) },
   { group: 'Hugging Face: unknown enums', name: 't5 feed_forward_proj "gated-frob"', input: () => req({ hf_config: { model_type: 't5', d_model: 64, num_layers: 2, num_heads: 4, d_ff: 128, d_kv: 16, vocab_size: 1000, feed_forward_proj: 'gated-frob' } }) },
   { group: 'Hugging Face: 100 MB input', name: '100 MiB architectures string', input: () => hf({ architectures: ['A'.repeat(HUNDRED_MB)] }) },
   { group: 'Hugging Face: non-UTF-8', name: 'raw bytes FF FE in model_type (native driver)', native: true, input: () => req({ hf_config: { ...HF_GPT2, model_type: 'gpt@@BAD@@' } }) },

@@ -174,6 +174,10 @@ const ZooRow kZoo[] = {
     // Nemotron 3 Super: the release's element count less its router buffers and MTP block (the preset's source).
     {"nemotron-3-super", 120668687360.0, "NVIDIA Megatron-Bridge verification card: 123,611,033,088 elements with MTP",
      131072 * 4096.0, 0, 0, true, 0.01, 12e9, 131072 * 4096.0},
+    // Granite 4.0 H-Small: Mamba-2 layers as Nemotron-H's (own test: test_hf_granite_hybrid.cpp); 32.2 B built, the
+    // card's "32B" and "9B active" (8.8 B built, its tied token table included).
+    {"granite-4.0-h-small", 32e9, "IBM Granite 4.0 H-Small model card: 32B, 9B active", 100352 * 4096.0, 0, 0, true,
+     0.01, 9e9},
     {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };

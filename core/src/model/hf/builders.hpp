@@ -95,5 +95,7 @@ Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<st
 Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Nemotron-H (NemotronHForCausalLM): the layers of a.block_pattern, each an RMSNorm, one mixer and a residual.
 Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Granite 4.0 (granitemoehybrid): Mamba-2 or attention per layer, routed experts beside a shared MLP (ssm.cpp).
+Json build_granite_hybrid(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf

@@ -1,7 +1,8 @@
 // State-space language models: Mamba, FalconMamba, Mamba-2 and the Jamba hybrid (Mamba and attention layers,
 // dense and mixture-of-experts MLPs), built as the transformers classes build them (modeling_mamba.py,
 // modeling_falcon_mamba.py, modeling_mamba2.py, modeling_jamba.py); and Nemotron-H (modeling_nemotron_h.py, see
-// build_nemotron_h below). The model-type rows (types_ssm.cpp) or the
+// build_nemotron_h below) and Granite 4.0 (modular_granitemoehybrid.py, build_granite_hybrid). The model-type rows
+// (types_ssm.cpp) or the
 // architecture form (arch_form_ssm.cpp) read everything into the Arch; build_ssm_arch builds from it alone.
 #include <algorithm>
 #include <vector>
@@ -289,6 +290,59 @@ Json nemotron_mtp_block(const Arch& a, const Mixer& m) {
   return {{"features", a.hidden}, {"layers", block.layers}};
 }
 
+// ---- Granite 4.0 -----------------------------------------------------------------------------------------
+// As huggingface/transformers src/transformers/models/granitemoehybrid/modular_granitemoehybrid.py builds it (read
+// at commit 023633dd6387): GraniteMoeHybridDecoderLayer is input_layernorm (RMSNorm) -> the layer's mixer by
+// layers_block_type (GraniteMoeHybridMambaLayer, Bamba's Mamba-2 mixer: in_proj hidden -> 2 I + 2 G N + H and
+// out_proj I -> hidden with bias mamba_proj_bias, a depthwise conv1d over I + 2 G N with bias mamba_conv_bias,
+// dt_bias, A_log and D per head, the gated RMSNorm over I; or GraniteMoeSharedAttention: q/k/v/o with bias
+// attention_bias, head_dim hidden / heads, rotary positions only when position_embedding_type is "rope") ->
+// residual -> post_attention_layernorm -> block_sparse_moe (a bias-free router and num_local_experts SwiGLU
+// experts of intermediate_size, none when num_local_experts is 0) plus shared_mlp (a SwiGLU of
+// shared_intermediate_size) -> residual. Then norm and the lm_head, tied per tie_word_embeddings.
+
+/// GraniteMoeSharedAttention `name` reading `input`: grouped-query, head_dim hidden / heads.
+Json granite_attention(const Arch& a, const std::string& name, const std::string& input) {
+  Json at = {{"type", "attention"}, {"name", name},       {"num_heads", a.heads},   {"num_kv_heads", a.kv_heads},
+             {"causal", true},      {"bias", a.qkv_bias}, {"out_bias", a.out_bias}, {"inputs", {input}}};
+  if (a.attn_dropout > 0) at["dropout"] = a.attn_dropout;
+  const std::int64_t head = a.hidden / a.heads;
+  if (a.rotary > 0 && head >= 2) at["rotary_dim"] = head - head % 2;
+  return at;
+}
+
+/// Appends shared_mlp reading `input`: a bias-free SwiGLU of shared_intermediate_size; returns its output.
+std::string granite_shared_mlp(Seq& s, const Arch& a, const std::string& input) {
+  s.push({{"type", "dense"},
+          {"name", "shared_mlp_up"},
+          {"units", a.shared_inner},
+          {"activation", a.act},
+          {"gated", true},
+          {"bias", false},
+          {"inputs", {input}}});
+  return s.push({{"type", "dense"}, {"name", "shared_mlp_down"}, {"units", a.hidden}, {"bias", false}});
+}
+
+/// Layer `i` of a Granite 4.0 model as one block (a repeat of one copy numbered `i`, as nemotron_layer).
+Json granite_layer(const Arch& a, const Mixer& m, std::int64_t i) {
+  Seq s;
+  const bool attention = a.ssm_plan[static_cast<std::size_t>(i)].attention;
+  std::string ln = s.push({{"type", "rmsnorm"}, {"name", "input_layernorm"}, {"inputs", {"stream"}}});
+  std::string mixed = attention ? s.push(granite_attention(a, "self_attn", ln)) : push_mixer(s, m, "mamba", ln);
+  std::string r = s.push({{"type", "add"}, {"name", "mixer_residual"}, {"inputs", {"stream", mixed}}});
+  std::string ln2 = s.push({{"type", "rmsnorm"}, {"name", "post_attention_layernorm"}, {"inputs", {r}}});
+  std::string out;
+  if (a.experts > 0) {
+    std::string routed = push_routed_experts(s, a, a.inner, true, a.hidden, "", ln2, ln2);
+    std::string shared = granite_shared_mlp(s, a, ln2);
+    out = s.push({{"type", "add"}, {"name", "experts_sum"}, {"inputs", {routed, shared}}});
+  } else {
+    out = granite_shared_mlp(s, a, ln2);
+  }
+  s.push({{"type", "add"}, {"name", "stream"}, {"inputs", {r, out}}});
+  return {{"type", "repeat"}, {"name", "layers"}, {"count", 1}, {"start", i}, {"layers", s.layers}};
+}
+
 }  // namespace
 
 std::vector<SsmLayer> ssm_layer_kinds(const Arch& a) {
@@ -363,6 +417,27 @@ Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::ve
   push_head(s, c, full);
   Json model = tokens_model(full.name, seq, s.layers);
   model["mtp_block"] = full.mtp_pattern.empty() ? Json(full.mtp_unavailable) : nemotron_mtp_block(full, mixer);
+  return model;
+}
+
+Json build_granite_hybrid(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch full = a;
+  full.head = read_head(c, warnings);
+  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
+    throw InputError(c.field("architectures"),
+                     "only the causal-LM head (GraniteMoeHybridForCausalLM) or the bare "
+                     "model is supported for granitemoehybrid");
+  }
+  const Mixer mixer = mixer_of(full);
+  const std::int64_t seq = ssm_seq(wanted, full, warnings);
+  Seq s;
+  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
+  s.start_stream("stream", "embeddings", 0.0);
+  for (std::int64_t i = 0; i < full.layers; ++i) s.push(granite_layer(full, mixer, i));
+  s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
+  push_head(s, c, full);
+  Json model = tokens_model(full.name, seq, s.layers);
+  model["mtp_block"] = "the granitemoehybrid config states no multi-token-prediction block";
   return model;
 }
 

@@ -1,9 +1,11 @@
-// State-space models and hybrids: Mamba, Mamba-2, Jamba, Nemotron-H.
+// State-space models and hybrids: Mamba, Mamba-2, Jamba, Nemotron-H, Granite 4.0.
 // One row per model_type; see model_types.cpp for how to add one. The rows read everything the builder (ssm.cpp)
 // needs into the Arch (arch_ssm.hpp): the sizes every decoder has, the mixer's own fields (state size,
 // convolution, width, time-step rank, heads and groups, biases) under each class's spelling and defaults, and
 // Jamba's attention, MLP and layer pattern. The time-step limits and chunk size do not change the cost and are
 // not read.
+#include <algorithm>
+
 #include "model/hf/parts.hpp"
 #include "model/hf/quirks.hpp"
 
@@ -16,6 +18,9 @@ constexpr Family kSsm{build_ssm, false};
 /// Nemotron-H: one mixer per layer by its pattern character (build_nemotron_h, ssm.cpp). A builder of its own, so
 /// the architecture form (whose ssm fields cannot say a layer without a mixer) does not echo it.
 constexpr Family kNemotronH{build_nemotron_h, false};
+/// Granite 4.0: each layer a Mamba-2 mixer or attention, then routed experts beside a shared MLP
+/// (build_granite_hybrid, ssm.cpp); a builder of its own for the same reason.
+constexpr Family kGraniteHybrid{build_granite_hybrid, false};
 
 /// The Mamba kernels take SiLU only.
 void silu_only(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
@@ -368,6 +373,129 @@ const Steps kNemotronHSteps = {
     hook(nemotron_checks),
     hook(nemotron_mtp),
 };
+
+// ---- Granite 4.0 (granitemoehybrid) ---------------------------------------------------------------------
+// GraniteMoeHybridConfig (huggingface/transformers src/transformers/models/granitemoehybrid/
+// configuration_granitemoehybrid.py, read at commit 008f5c8c29be): its defaults below. The layers come from
+// layer_types ("mamba" or "attention"; absent: every layer Mamba, as its layers_block_type property says). Every
+// layer has the feed-forward part: num_local_experts routed SwiGLU experts of intermediate_size beside shared_mlp, a
+// SwiGLU of shared_intermediate_size (num_local_experts 0: shared_mlp alone, as in the dense Granite 4.0 models).
+// The four multipliers (embedding, residual, attention, logits) scale activations only; mamba_chunk_size,
+// rope_theta and rope_scaling change neither the parameters nor the work as modelled: none is read.
+
+/// num_key_value_heads: the attention heads when absent or null (GraniteMoeHybridConfig's "backward compatibility").
+void granite_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.kv_heads = c.opt({"num_key_value_heads"}, a.heads, 1, a.heads);
+}
+
+/// position_embedding_type: rotary positions only with "rope" (GraniteMoeHybridModel builds its rotary embedding
+/// for that value alone); null or "nope" (what the released configs say): none.
+void granite_positions(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  const std::string kind = c.str("position_embedding_type", "");
+  if (kind != "" && kind != "nope" && kind != "rope") {
+    throw InputError(c.field("position_embedding_type"),
+                     "expected \"rope\", \"nope\" or null, got \"" + printable(kind) + "\"");
+  }
+  a.rotary = kind == "rope" ? 1.0 : 0.0;
+}
+
+/// The routed experts: none when num_local_experts is 0 (then num_experts_per_tok is not read); otherwise at least
+/// two (one routed expert is not modelled) and top-k within them.
+void granite_experts(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.experts = c.opt({"num_local_experts"}, 8, 0, 1 << 16);
+  if (a.experts == 0) {
+    a.top_k = 0;
+    return;
+  }
+  if (a.experts == 1) {
+    throw InputError(c.field("num_local_experts"),
+                     "a single routed expert is not modelled; expected 0 (shared_mlp alone) or at least 2");
+  }
+  a.top_k = c.opt({"num_experts_per_tok"}, 2, 1, 1 << 16);
+  if (a.top_k > a.experts) {
+    throw InputError(c.field("num_experts_per_tok"), "must be at most num_local_experts (" + std::to_string(a.experts) +
+                                                         "), got " + std::to_string(a.top_k));
+  }
+}
+
+/// BambaMixer's sizes (GraniteMoeHybridMambaLayer): I = mamba_expand × hidden_size split into mamba_n_heads heads
+/// of mamba_d_head ("auto": I / heads), groups dividing the heads.
+void granite_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.ssm_inner = expanded(c, "mamba_expand", a);
+  a.ssm_heads = c.opt({"mamba_n_heads"}, 128, 1, kMaxWidth);
+  if (a.ssm_inner % a.ssm_heads != 0) {
+    throw InputError(c.field("mamba_n_heads"), "must divide mamba_expand × hidden_size (" +
+                                                   std::to_string(a.ssm_inner) + "), got " +
+                                                   std::to_string(a.ssm_heads));
+  }
+  const bool automatic = !c.has("mamba_d_head") || (c.json()["mamba_d_head"].is_string() &&
+                                                    c.json()["mamba_d_head"].get<std::string>() == "auto");
+  a.ssm_head_dim = automatic ? a.ssm_inner / a.ssm_heads : c.opt({"mamba_d_head"}, 0, 1, kMaxWidth);
+  if (a.ssm_heads * a.ssm_head_dim != a.ssm_inner) {
+    throw InputError(c.field("mamba_d_head"), "mamba_n_heads (" + std::to_string(a.ssm_heads) + ") × mamba_d_head (" +
+                                                  std::to_string(a.ssm_head_dim) +
+                                                  ") must equal mamba_expand × hidden_size (" +
+                                                  std::to_string(a.ssm_inner) + ")");
+  }
+  a.ssm_groups = c.opt({"mamba_n_groups"}, 1, 1, kMaxWidth);
+  if (a.ssm_heads % a.ssm_groups != 0) {
+    throw InputError(c.field("mamba_n_groups"), "must divide mamba_n_heads (" + std::to_string(a.ssm_heads) +
+                                                    "), got " + std::to_string(a.ssm_groups));
+  }
+}
+
+/// layer_types into the plan, one entry per layer (num_hidden_layers must match: a shorter list fails in
+/// transformers, a longer one is more likely a mistyped config than meant), each layer with the feed-forward part.
+void granite_layers(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  const SsmMlp mlp = a.experts > 0 ? SsmMlp::Moe : SsmMlp::Dense;
+  a.ssm_plan.assign(static_cast<std::size_t>(a.layers), SsmLayer{false, mlp});
+  if (!c.has("layer_types")) return;
+  const Json& list = c.json()["layer_types"];
+  if (!list.is_array()) throw InputError(c.field("layer_types"), "expected a list of \"mamba\" or \"attention\"");
+  if (static_cast<std::int64_t>(list.size()) != a.layers) {
+    throw InputError(c.field("layer_types"), "has " + std::to_string(list.size()) +
+                                                 " entries, but num_hidden_layers is " + std::to_string(a.layers) +
+                                                 "; expected one per layer");
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string kind = list[i].is_string() ? list[i].get<std::string>() : "";
+    if (kind != "mamba" && kind != "attention") {
+      throw InputError(index(c.field("layer_types"), i), "expected \"mamba\" or \"attention\"");
+    }
+    a.ssm_plan[i].attention = kind == "attention";
+  }
+  const bool attends = std::any_of(a.ssm_plan.begin(), a.ssm_plan.end(), [](const SsmLayer& k) { return k.attention; });
+  if (attends) check_heads(c, a.hidden, a.heads, a.kv_heads, false, "num_attention_heads", "num_key_value_heads");
+}
+
+/// GraniteMoeHybridConfig's sizes and blocks, in its order and with its defaults.
+const Steps kGraniteHybridSteps = {
+    opt(&Arch::vocab, {"vocab_size"}, 32000, 1, kMaxVocab),
+    opt(&Arch::hidden, {"hidden_size"}, 4096, 1, kMaxWidth),
+    opt(&Arch::inner, {"intermediate_size"}, 11008, 1, kMaxInner),
+    opt(&Arch::layers, {"num_hidden_layers"}, 32, 1, kMaxDepth),
+    opt(&Arch::heads, {"num_attention_heads"}, 32, 1, kMaxWidth),
+    hook(&Arch::kv_heads, granite_kv_heads),
+    act({"hidden_act"}, "silu"),
+    hook(silu_only),
+    opt(&Arch::max_positions, {"max_position_embeddings"}, 2048, 1, kMaxPositions),
+    flag(&Arch::tied, "tie_word_embeddings", false),
+    fix(&Arch::rms, true),
+    fix(&Arch::learned_positions, false),
+    hook(granite_positions),
+    flag({&Arch::qkv_bias, &Arch::out_bias}, "attention_bias", false),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+    fix(&Arch::gated, true),
+    hook(&Arch::experts, granite_experts),
+    opt(&Arch::shared_inner, {"shared_intermediate_size"}, 1024, 1, kMaxInner),
+    fix(&Arch::ssm_version, 2),
+    opt(&Arch::ssm_state, {"mamba_d_state"}, 256, 1, 1 << 16),
+    opt(&Arch::ssm_conv, {"mamba_d_conv"}, 4, 1, 1 << 16),
+    flag(&Arch::ssm_conv_bias, "mamba_conv_bias", true),
+    flag(&Arch::ssm_bias, "mamba_proj_bias", false),
+    hook(&Arch::ssm_heads, granite_mixer),
+    hook(granite_layers),
+};
 }  // namespace
 
 const std::vector<ModelType>& ssm_model_types() {
@@ -378,6 +506,7 @@ const std::vector<ModelType>& ssm_model_types() {
       {"mamba2", kSsm, compose({kSsmCore, {kUntiedByDefault}, kMamba2Mixer})},
       {"jamba", kSsm, compose({kSsmCore, {kUntiedByDefault}, kJambaBlocks, kJambaMixer, kJambaPattern})},
       {"nemotron_h", kNemotronH, kNemotronHSteps},
+      {"granitemoehybrid", kGraniteHybrid, kGraniteHybridSteps},
   };
   return rows;
 }
