@@ -1,8 +1,8 @@
 // The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
-// Hunyuan (dense), OLMoE, OLMo 3, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per model_type;
-// see model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the
-// modeling file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is
-// checked the same way.
+// Hunyuan (dense), OLMoE, OLMo 3, MiniMax-M2, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per
+// model_type; see model_types.cpp for how to add one. Each family's parameters are as its transformers class builds
+// them (the modeling file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so
+// layer_types is checked the same way.
 #include <string>
 #include <vector>
 
@@ -132,6 +132,52 @@ void refuse_gated_deltanet(const Cfg& c, Arch&, std::vector<std::string>&) {
                    "would be wrong");
 }
 
+/// MiniMax-M2's rotated share of each head: partial_rotary_factor when the config (or its rope_parameters) gives one,
+/// else rotary_dim (64 of head_dim 128 in the release) over head_dim, else the whole head.
+void minimax_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  const std::int64_t head = a.head_dim > 0 ? a.head_dim : a.hidden / a.heads;
+  const Json& rope = c.json().contains("rope_parameters") ? c.json()["rope_parameters"] : Json();
+  if (c.has("partial_rotary_factor")) {
+    rotary_share(c, a, "partial_rotary_factor", 1.0);
+  } else if (rope.is_object() && rope.contains("partial_rotary_factor") && !rope["partial_rotary_factor"].is_null()) {
+    const Cfg nested(rope, c.field("rope_parameters"));
+    rotary_share(nested, a, "partial_rotary_factor", 1.0);
+  } else {
+    a.rotary = static_cast<double>(c.opt({"rotary_dim"}, head, 2, head)) / static_cast<double>(head);
+  }
+}
+
+/// MiniMax-M2's layers and extras: full attention in every layer (attn_type_list, when given, must say 1 for each:
+/// MiniMax-Text-01's 0, lightning attention, is not what MiniMaxM2 builds); the multi-token-prediction modules
+/// (use_mtp, num_mtp_modules) are not built by transformers, so not counted (a warning); shared_intermediate_size is
+/// not read by the class (a warning when above 0).
+void minimax_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
+  if (c.has("attn_type_list")) {
+    const Json& list = c.json()["attn_type_list"];
+    if (!list.is_array() || static_cast<std::int64_t>(list.size()) != a.layers) {
+      throw InputError(c.field("attn_type_list"),
+                       "expected a list of one entry per layer (" + std::to_string(a.layers) + ", num_hidden_layers)");
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!(list[i].is_number_integer() && list[i].get<std::int64_t>() == 1)) {
+        throw InputError(index(c.field("attn_type_list"), i),
+                         "expected 1 (full attention); MiniMax-M2 builds no other kind (0, MiniMax-Text-01's "
+                         "lightning attention, is not modelled)");
+      }
+    }
+  }
+  const std::int64_t mtp = c.flag("use_mtp", false) ? c.opt({"num_mtp_modules"}, 0, 0, kMaxDepth) : 0;
+  if (mtp > 0) {
+    warnings.push_back("num_mtp_modules " + std::to_string(mtp) +
+                       ": transformers builds no multi-token-prediction module, so neither its parameters nor its "
+                       "training work are counted");
+  }
+  if (c.opt({"shared_intermediate_size"}, 0, 0, kMaxInner) > 0) {
+    warnings.push_back("shared_intermediate_size is not read by transformers' MiniMaxM2 (no shared expert is built)");
+  }
+  all_moe_layers(c, a, warnings);
+}
+
 // ---- parts ----------------------------------------------------------------------------------------------
 
 /// rope_scaling read and checked (no parameters).
@@ -200,6 +246,25 @@ const Step kNoAttnDropout = rate(&Arch::attn_dropout, {}, 0.0);
 /// q and k (query_layernorm, key_layernorm, after the rotary; use_qk_norm is not read), and an MLP never biased.
 const Steps kHunyuanDense = {fix(&Arch::qk_norm, "head"), fix(&Arch::mlp_bias, false)};
 
+/// MiniMax-M2 (modular_minimax_m2.py, read at commit 001f85b38fb4): Mixtral's sparse block in every layer
+/// (num_local_experts SwiGLU experts of intermediate_size, top num_experts_per_tok, a bias-free router; its
+/// e_score_correction_bias is a buffer) under FlexOlmo's attention (no biases, head_dim from the config, RMSNorm over
+/// the whole q and k projections) with partial rotary positions; MiniMaxM2Config's defaults.
+const Steps kMinimaxM2 = {
+    fix(&Arch::qkv_bias, false),
+    fix(&Arch::out_bias, false),
+    fix(&Arch::qk_norm, "full"),
+    opt(&Arch::experts, {"num_local_experts", "num_experts"}, 256, 1, 1 << 16),
+    opt(&Arch::top_k, {"num_experts_per_tok"}, 8, 1, of(&Arch::experts)),
+    hook(minimax_rotary),
+    hook(minimax_layers),
+};
+const Steps kMinimaxM2Defaults = {
+    opt(&Arch::head_dim, {"head_dim"}, 128, 1, kMaxWidth),
+    opt(&Arch::kv_heads, {"num_key_value_heads"}, capped(8, &Arch::heads), 1, of(&Arch::heads)),
+    opt(&Arch::max_positions, {"max_position_embeddings"}, 196608, 1, kMaxPositions),
+};
+
 /// StarCoder (modeling_gpt_bigcode.py): GPT-2's block with multi-query attention and a tanh-GELU MLP.
 const Steps kBigcode = {hook(&Arch::kv_heads, bigcode_kv_heads)};
 const Step kBigcodeAct = act({"activation_function"}, "gelu_pytorch_tanh");
@@ -234,6 +299,7 @@ const std::vector<ModelType>& recent_model_types() {
       {"hunyuan_v1_dense", kDecoder, compose({kDecoderCore, kLlama, kRope, kHunyuanDense})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
       {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo2, kOlmo3})},
+      {"minimax_m2", kDecoder, compose({kDecoderCore, kLlama, kRope, kMinimaxM2}, kMinimaxM2Defaults)},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
       {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
   };
