@@ -337,4 +337,16 @@ void read_layer_types(const Cfg& c, Arch& a, const std::vector<std::string>& fal
 
 void glm4_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings) { deepseek_moe(c, a, warnings, 1, 1); }
 
+void ernie_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>&) {
+  ensure_plan(a);
+  const std::int64_t start = c.opt({"moe_layer_start_index"}, 1, 0, kMaxDepth);
+  std::int64_t end = c.opt({"moe_layer_end_index"}, -1, -1, kMaxDepth);
+  if (end == -1) end = a.layers - 1;  // Ernie4_5_MoeConfig: -1 (and absent) is the last layer
+  const std::int64_t interval = c.opt({"moe_layer_interval"}, 1, 1, kMaxDepth);
+  a.shared_inner = a.moe_inner * c.opt({"moe_num_shared_experts"}, 2, 0, 1 << 16);
+  for (std::int64_t i = 0; i < a.layers; ++i) {
+    if ((i + 1) % interval == 0 && i >= start && i <= end) route(a, static_cast<std::size_t>(i));
+  }
+}
+
 }  // namespace prenet::hf

@@ -23,6 +23,9 @@ void alternating_windows(const Cfg& c, Arch& a, std::vector<std::string>& warnin
 void gemma3_windows(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Every layer routes to the experts (gpt-oss, Mixtral-style families whose every layer is sparse).
 void all_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
+/// ERNIE 4.5 MoE: experts in the layers i with (i + 1) % moe_layer_interval == 0 from moe_layer_start_index (1) to
+/// moe_layer_end_index (-1: the last), beside moe_num_shared_experts (2) × moe_intermediate_size of shared experts.
+void ernie_moe_layers(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// gpt-oss: its clamped SwiGLU, costed as SiLU-gated (a warning says so).
 void gpt_oss_activation(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Gemma 2's soft-capping (attention 50, LM head 30 unless given; the head's is not costed: a warning says so).

@@ -1,5 +1,6 @@
 // The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
-// Hunyuan (dense), OLMoE, OLMo 3, MiniMax-M2, StarCoder (gpt_bigcode), and Qwen3-Next, which is refused. One row per
+// Hunyuan (dense), ERNIE 4.5 MoE, OLMoE, OLMo 3, MiniMax-M2, StarCoder (gpt_bigcode), and Qwen3-Next, which is
+// refused. One row per
 // model_type; see model_types.cpp for how to add one. Each family's parameters are as its transformers class builds
 // them (the modeling file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so
 // layer_types is checked the same way.
@@ -242,6 +243,19 @@ const Step kOlmoePositions = opt(&Arch::max_positions, {"max_position_embeddings
 const Steps kErnie = {flag({&Arch::qkv_bias, &Arch::out_bias, &Arch::mlp_bias}, "use_bias", false)};
 const Step kNoAttnDropout = rate(&Arch::attn_dropout, {}, 0.0);
 
+/// ERNIE 4.5 MoE (modular_ernie4_5_moe.py, read at commit 01187e21cda1): ERNIE 4.5's attention and projections,
+/// every one (the LM head too) biased by use_bias (false), a dense SwiGLU of intermediate_size outside the expert
+/// layers, and in them a bias-free router, moe_num_experts SwiGLU experts of moe_intermediate_size, top moe_k, beside
+/// the shared experts (ernie_moe_layers); Ernie4_5_MoeConfig's defaults. Its multi-token-prediction weights are not
+/// built by transformers ("mtp" is ignored on load).
+const Steps kErnieMoe = {
+    flag({&Arch::qkv_bias, &Arch::out_bias, &Arch::mlp_bias, &Arch::head_bias}, "use_bias", false),
+    opt(&Arch::experts, {"moe_num_experts", "num_experts"}, 64, 1, 1 << 16),
+    opt(&Arch::top_k, {"moe_k", "num_experts_per_tok"}, 6, 1, of(&Arch::experts)),
+    opt(&Arch::moe_inner, {"moe_intermediate_size"}, 1536, 1, kMaxInner),
+    hook(ernie_moe_layers),
+};
+
 /// Hunyuan dense (modeling_hunyuan_v1_dense.py): the Llama block whose attention always has RMSNorms of head_dim on
 /// q and k (query_layernorm, key_layernorm, after the rotary; use_qk_norm is not read), and an MLP never biased.
 const Steps kHunyuanDense = {fix(&Arch::qk_norm, "head"), fix(&Arch::mlp_bias, false)};
@@ -296,6 +310,8 @@ const std::vector<ModelType>& recent_model_types() {
                {kTied, opt(&Arch::max_positions, {"max_position_embeddings"}, 8192, 1, kMaxPositions)})},
       {"ernie4_5", kDecoder,
        compose({kDecoderCore, kLlama, kRope, kErnie}, {kGlmHeadDim, kTied, kNoAttnDropout, kLongPositions})},
+      {"ernie4_5_moe", kDecoder,
+       compose({kDecoderCore, kLlama, kRope, kErnieMoe}, {kTied, kNoAttnDropout, kLongPositions})},
       {"hunyuan_v1_dense", kDecoder, compose({kDecoderCore, kLlama, kRope, kHunyuanDense})},
       {"olmoe", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmoe}, {kOlmoePositions})},
       {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo2, kOlmo3})},
