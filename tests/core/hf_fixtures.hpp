@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "prenet/hf_config.hpp"
 #include "prenet/json_util.hpp"
+#include "prenet/layer_list.hpp"
 
 namespace testutil {
 
@@ -69,6 +71,27 @@ inline prenet::Json read_fixture(const std::string& file, int* non_finite = null
   if (parsed.is_discarded()) parsed = prenet::Json::parse(quote_non_finite(text.str(), replaced));
   if (non_finite != nullptr) *non_finite = replaced;
   return parsed;
+}
+
+/// The network a Hugging Face config builds, as the core reads `model.hf_config` (its notes into `warnings`).
+inline prenet::Network hf_network(const prenet::Json& config, std::vector<std::string>& warnings) {
+  return prenet::parse_layer_list(prenet::hf_config_to_layers(config, "model.hf_config", 256, warnings),
+                                  "model.hf_config", {});
+}
+inline prenet::Network hf_network(const prenet::Json& config) {
+  std::vector<std::string> warnings;
+  return hf_network(config, warnings);
+}
+
+/// The layers of `list` with every repeat written out `count` times, appended to `out`.
+inline void expand_repeats(const prenet::Json& list, std::vector<prenet::Json>& out) {
+  for (const auto& l : list) {
+    if (l["type"] != "repeat") {
+      out.push_back(l);
+      continue;
+    }
+    for (std::int64_t i = 0; i < l["count"].get<std::int64_t>(); ++i) expand_repeats(l["layers"], out);
+  }
 }
 
 }  // namespace testutil

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "hf_fixtures.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -70,11 +71,6 @@ Counts ernie_formula(const Json& c, const std::vector<bool>& moe_layer) {
   return n;
 }
 
-Network network_of(const Json& config) {
-  std::vector<std::string> warnings;
-  return parse_layer_list(hf_config_to_layers(config, "model.hf_config", 256, warnings), "model.hf_config", {});
-}
-
 }  // namespace
 
 TEST_CASE("ernie4_5_moe: ERNIE-4.5-21B-A3B gives the formula's count, Baidu's 21B total and 3B active",
@@ -82,7 +78,7 @@ TEST_CASE("ernie4_5_moe: ERNIE-4.5-21B-A3B gives the formula's count, Baidu's 21
   std::vector<bool> moe(28, true);
   moe[0] = false;  // moe_layer_start_index 1
   const Counts expected = ernie_formula(ernie_21b_a3b(), moe);
-  const Network net = network_of(ernie_21b_a3b());
+  const Network net = testutil::hf_network(ernie_21b_a3b());
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.active);
   CHECK(static_cast<double>(expected.total) == Approx(21.8e9).epsilon(0.005));
@@ -91,7 +87,7 @@ TEST_CASE("ernie4_5_moe: ERNIE-4.5-21B-A3B gives the formula's count, Baidu's 21
   Json nulls = ernie_21b_a3b();
   nulls["moe_layer_end_index"] = nullptr;
   nulls["head_dim"] = nullptr;
-  CHECK(network_of(nulls).parameters() == expected.total);
+  CHECK(testutil::hf_network(nulls).parameters() == expected.total);
 }
 
 TEST_CASE("ernie4_5_moe: the expert layers follow start, end and interval", "[hf_config][ernie4_5_moe]") {
@@ -102,21 +98,21 @@ TEST_CASE("ernie4_5_moe: the expert layers follow start, end and interval", "[hf
   std::vector<bool> moe(28, false);
   for (int i = 0; i < 28; ++i) moe[static_cast<std::size_t>(i)] = (i + 1) % 2 == 0 && i >= 3 && i <= 20;
   const Counts expected = ernie_formula(cfg, moe);
-  const Network net = network_of(cfg);
+  const Network net = testutil::hf_network(cfg);
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.active);
   cfg["moe_num_shared_experts"] = 0;
-  CHECK(network_of(cfg).parameters() == expected.total - 9 * 3 * 2560 * 1536 * 2);
+  CHECK(testutil::hf_network(cfg).parameters() == expected.total - 9 * 3 * 2560 * 1536 * 2);
 }
 
 TEST_CASE("ernie4_5_moe: bad expert fields are errors naming the field", "[hf_config][ernie4_5_moe]") {
   Json cfg = ernie_21b_a3b();
   cfg["moe_k"] = 65;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_k", "");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.moe_k", "");
   cfg = ernie_21b_a3b();
   cfg["moe_layer_interval"] = 0;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_layer_interval", "");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.moe_layer_interval", "");
   cfg = ernie_21b_a3b();
   cfg["moe_layer_end_index"] = -2;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_layer_end_index", "");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.moe_layer_end_index", "");
 }

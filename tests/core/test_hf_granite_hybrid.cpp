@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "hf_fixtures.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -164,35 +165,19 @@ Json micro() {
   return c;
 }
 
-Network network_of(const Json& config) {
-  std::vector<std::string> warnings;
-  return parse_layer_list(hf_config_to_layers(config, "model.hf_config", 256, warnings), "model.hf_config", {});
-}
-
 /// Checks that the network of `config` has the formula's total and active counts; returns the formula's.
 Counts checked_counts(const Json& config) {
   const Counts expected = granite_formula(config);
-  const Network net = network_of(config);
+  const Network net = testutil::hf_network(config);
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.active);
   return expected;
 }
 
-/// The layers of `list` with every repeat written out `count` times.
-void expand(const Json& list, std::vector<Json>& out) {
-  for (const auto& l : list) {
-    if (l["type"] != "repeat") {
-      out.push_back(l);
-      continue;
-    }
-    for (I64 i = 0; i < l["count"].get<I64>(); ++i) expand(l["layers"], out);
-  }
-}
-
 std::vector<Json> flat_layers(const Json& config) {
   std::vector<std::string> warnings;
   std::vector<Json> flat;
-  expand(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
+  testutil::expand_repeats(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
   return flat;
 }
 
@@ -253,43 +238,47 @@ TEST_CASE("granitemoehybrid: bad layer types, experts and mixer sizes are errors
           "[hf_config][granite_hybrid]") {
   Json cfg = h_tiny();
   cfg["layer_types"].erase(cfg["layer_types"].size() - 1);
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.layer_types",
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.layer_types",
                       "has 39 entries, but num_hidden_layers is 40");
   cfg = h_tiny();
   cfg["layer_types"][7] = "mlp";
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.layer_types[7]", "\"mamba\" or \"attention\"");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.layer_types[7]",
+                      "\"mamba\" or \"attention\"");
   cfg = h_tiny();
   cfg["num_experts_per_tok"] = 65;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.num_experts_per_tok",
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.num_experts_per_tok",
                       "at most num_local_experts (64)");
   cfg = h_tiny();
   cfg["num_local_experts"] = 1;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.num_local_experts", "a single routed expert");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.num_local_experts",
+                      "a single routed expert");
   cfg = h_tiny();
   cfg["position_embedding_type"] = "alibi";
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.position_embedding_type", "\"rope\", \"nope\"");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.position_embedding_type",
+                      "\"rope\", \"nope\"");
   cfg = h_tiny();
   cfg["mamba_d_head"] = 32;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.mamba_d_head", "must equal mamba_expand");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.mamba_d_head", "must equal mamba_expand");
   cfg = h_tiny();
   cfg["mamba_n_heads"] = 50;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.mamba_n_heads", "must divide mamba_expand");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.mamba_n_heads", "must divide mamba_expand");
   cfg = h_tiny();
   cfg["mamba_n_groups"] = 5;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.mamba_n_groups", "must divide mamba_n_heads (48)");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.mamba_n_groups",
+                      "must divide mamba_n_heads (48)");
   cfg = h_tiny();
   cfg["hidden_act"] = "gelu";
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.hidden_act", "SiLU only");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.hidden_act", "SiLU only");
   cfg = h_tiny();
   cfg["num_key_value_heads"] = 5;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.num_key_value_heads", "");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.num_key_value_heads", "");
 }
 
 TEST_CASE("granitemoehybrid: mamba_d_head \"auto\" and absent layer_types follow GraniteMoeHybridConfig",
           "[hf_config][granite_hybrid]") {
   Json cfg = h_tiny();
   cfg["mamba_d_head"] = "auto";  // expand x hidden / heads = 3072 / 48 = 64, as given
-  CHECK(network_of(cfg).parameters() == granite_formula(h_tiny()).total);
+  CHECK(testutil::hf_network(cfg).parameters() == granite_formula(h_tiny()).total);
   cfg.erase("layer_types");  // layers_block_type: every layer Mamba
   std::string mixers;
   for (const Json& l : flat_layers(cfg)) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "hf_fixtures.hpp"
 #include "prenet/hf_config.hpp"
 #include "prenet/layer_list.hpp"
 
@@ -74,10 +75,6 @@ Counts minimax_formula(const Json& c) {
   return n;
 }
 
-Network network_of(const Json& config, std::vector<std::string>& warnings) {
-  return parse_layer_list(hf_config_to_layers(config, "model.hf_config", 256, warnings), "model.hf_config", {});
-}
-
 /// The flat layer list of `config` (every repeat written out).
 std::vector<Json> attention_layers(const Json& config) {
   std::vector<std::string> warnings;
@@ -101,7 +98,7 @@ TEST_CASE("minimax_m2: MiniMax-M2 gives the formula's count, MiniMax's 230B tota
           "[hf_config][minimax_m2]") {
   std::vector<std::string> warnings;
   const Json cfg = minimax_m2();
-  const Network net = network_of(cfg, warnings);
+  const Network net = testutil::hf_network(cfg, warnings);
   const Counts expected = minimax_formula(cfg);
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.active);
@@ -133,14 +130,16 @@ TEST_CASE("minimax_m2: lightning-attention layers and bad sizes are errors namin
   std::vector<std::string> warnings;
   Json cfg = minimax_m2();
   cfg["attn_type_list"][7] = 0;
-  require_input_error([&] { network_of(cfg, warnings); }, "model.hf_config.attn_type_list[7]", "lightning attention");
+  require_input_error([&] { testutil::hf_network(cfg, warnings); }, "model.hf_config.attn_type_list[7]",
+                      "lightning attention");
   cfg = minimax_m2();
   cfg["attn_type_list"].erase(0);
-  require_input_error([&] { network_of(cfg, warnings); }, "model.hf_config.attn_type_list", "one entry per layer");
+  require_input_error([&] { testutil::hf_network(cfg, warnings); }, "model.hf_config.attn_type_list",
+                      "one entry per layer");
   cfg = minimax_m2();
   cfg["rotary_dim"] = 256;
-  require_input_error([&] { network_of(cfg, warnings); }, "model.hf_config.rotary_dim", "");
+  require_input_error([&] { testutil::hf_network(cfg, warnings); }, "model.hf_config.rotary_dim", "");
   cfg = minimax_m2();
   cfg["num_experts_per_tok"] = 300;
-  require_input_error([&] { network_of(cfg, warnings); }, "model.hf_config.num_experts_per_tok", "");
+  require_input_error([&] { testutil::hf_network(cfg, warnings); }, "model.hf_config.num_experts_per_tok", "");
 }

@@ -74,27 +74,11 @@ Counts nemotron_h_formula(const Json& c) {
   return n;
 }
 
-Network network_of(const Json& config) {
-  std::vector<std::string> warnings;
-  return parse_layer_list(hf_config_to_layers(config, "model.hf_config", 256, warnings), "model.hf_config", {});
-}
-
-/// The layers of `list` with every repeat written out `count` times.
-void expand(const Json& list, std::vector<Json>& out) {
-  for (const auto& l : list) {
-    if (l["type"] != "repeat") {
-      out.push_back(l);
-      continue;
-    }
-    for (I64 i = 0; i < l["count"].get<I64>(); ++i) expand(l["layers"], out);
-  }
-}
-
 /// Each block's mixer, as the pattern's character: the layer after each block's RMSNorm ("norm", "norm_3").
 std::string mixers_of(const Json& config) {
   std::vector<std::string> warnings;
   std::vector<Json> flat;
-  expand(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
+  testutil::expand_repeats(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
   std::string kinds;
   for (std::size_t i = 0; i + 1 < flat.size(); ++i) {
     const std::string name = flat[i].value("name", "");
@@ -139,7 +123,7 @@ const char* const kSuper3 = "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4.jso
 /// Checks that the network of `config` has the formula's total and active counts; returns the formula's.
 Counts checked_counts(const Json& config) {
   const Counts expected = nemotron_h_formula(config);
-  const Network net = network_of(config);
+  const Network net = testutil::hf_network(config);
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.active);
   return expected;
@@ -191,7 +175,7 @@ TEST_CASE("nemotron_h: LatentMoE routes on the hidden state and dispatches token
   CHECK(named("fc2_latent_proj")["units"] == 4096);
   CHECK(named("shared_up")["inputs"] == Json{"norm"});
   // The expert layers read (dispatch) and write (combine) 1024-wide rows: a quarter of the hidden width.
-  const Network net = network_of(cfg);
+  const Network net = testutil::hf_network(cfg);
   const std::vector<MoeRole> roles = moe_roles(net);
   int dispatching = 0;
   for (std::size_t l = 0; l < net.layers.size(); ++l) {
@@ -204,7 +188,7 @@ TEST_CASE("nemotron_h: LatentMoE routes on the hidden state and dispatches token
   // 2 x 4096 x 2688, and the two projections go.
   Json plain = cfg;
   plain["moe_latent_size"] = nullptr;
-  CHECK(network_of(plain).parameters() - net.parameters() ==
+  CHECK(testutil::hf_network(plain).parameters() - net.parameters() ==
         40 * (512 * 2 * (4096 - 1024) * I64{2688} - 2 * 4096 * I64{1024}));
 }
 
@@ -301,7 +285,7 @@ TEST_CASE("nemotron_h: pipeline stages split the pattern layer by layer, as Mega
 TEST_CASE("nemotron_h: Nemotron Nano 9B v2's sizes give the formula's count, about 8.9 B", "[hf_config][nemotron_h]") {
   const Json cfg = nano_9b_v2();
   const Counts expected = nemotron_h_formula(cfg);
-  const Network net = network_of(cfg);
+  const Network net = testutil::hf_network(cfg);
   CHECK(net.parameters() == expected.total);
   CHECK(net.active_parameters() == expected.total);  // dense
   CHECK(static_cast<double>(expected.total) == Approx(8.89e9).epsilon(0.005));
@@ -309,7 +293,7 @@ TEST_CASE("nemotron_h: Nemotron Nano 9B v2's sizes give the formula's count, abo
   Json more = cfg;
   more["hybrid_override_pattern"] = cfg["hybrid_override_pattern"].get<std::string>() + "-";
   more["num_hidden_layers"] = 57;
-  CHECK(network_of(more).parameters() - net.parameters() == 4480 + 2 * 4480 * 15680);
+  CHECK(testutil::hf_network(more).parameters() - net.parameters() == 4480 + 2 * 4480 * 15680);
 }
 
 TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf_config][nemotron_h]") {
@@ -331,7 +315,7 @@ TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf
     CHECK(repeat["count"] == 1);
     CHECK(repeat["start"] == i);
   }
-  const std::vector<int> blocks = block_of_layers(network_of(periodic));
+  const std::vector<int> blocks = block_of_layers(testutil::hf_network(periodic));
   CHECK(*std::max_element(blocks.begin(), blocks.end()) == 7);
   CHECK(mixers_of(periodic) == "M-M*M-M*");
   // transformers 5's list spelling reads the same.
@@ -342,7 +326,7 @@ TEST_CASE("nemotron_h: the layers follow the pattern, one mixer per block", "[hf
   CHECK(mixers_of(listed) == "M-M*M-M*");
   // No rotary embedding and the config's head_dim (128, not 4480 / 40 = 112); the MLP is not gated.
   std::vector<Json> flat;
-  expand(hf_config_to_layers(nano9, "model.hf_config", 256, warnings)["layers"], flat);
+  testutil::expand_repeats(hf_config_to_layers(nano9, "model.hf_config", 256, warnings)["layers"], flat);
   for (const auto& l : flat) {
     if (l["type"] == "attention") {
       CHECK(l["head_dim"] == 128);
@@ -361,31 +345,35 @@ TEST_CASE("nemotron_h: bad patterns and sizes are errors naming the field", "[hf
   std::string pattern = cfg["hybrid_override_pattern"];
   pattern[5] = 'A';
   cfg["hybrid_override_pattern"] = pattern;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern", "character 5 is 'A'");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.hybrid_override_pattern",
+                      "character 5 is 'A'");
   cfg = base;
   cfg["hybrid_override_pattern"] = base["hybrid_override_pattern"].get<std::string>() + "M";
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern",
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.hybrid_override_pattern",
                       "has 53 layers, but num_hidden_layers is 52");
   cfg = base;
   cfg.erase("hybrid_override_pattern");
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.hybrid_override_pattern", "is required");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.hybrid_override_pattern", "is required");
   cfg = base;
   cfg["moe_latent_size"] = 0;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.moe_latent_size", "expected an integer in [1,");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.moe_latent_size",
+                      "expected an integer in [1,");
   cfg = base;
   cfg["num_experts_per_tok"] = 129;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.num_experts_per_tok",
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.num_experts_per_tok",
                       "at most n_routed_experts (128)");
   cfg = base;
   cfg["n_groups"] = 7;
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.n_groups", "must divide mamba_num_heads (64)");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.n_groups",
+                      "must divide mamba_num_heads (64)");
   cfg = base;
   cfg["mamba_hidden_act"] = "gelu";
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.mamba_hidden_act", "SiLU only");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.mamba_hidden_act", "SiLU only");
   cfg = base;
   cfg.erase("hybrid_override_pattern");
   cfg["layers_block_type"] = {"mamba", "lstm"};
-  require_input_error([&] { network_of(cfg); }, "model.hf_config.layers_block_type[1]", "expected one of mamba");
+  require_input_error([&] { testutil::hf_network(cfg); }, "model.hf_config.layers_block_type[1]",
+                      "expected one of mamba");
 }
 
 TEST_CASE("relu2 (squared ReLU) is relu then its square: two passes each way in PyTorch, one fused in Megatron",
@@ -423,7 +411,7 @@ TEST_CASE("relu2 (squared ReLU) is relu then its square: two passes each way in 
   // Its FLOPs: the max and the square.
   CHECK(activation_flops("relu2") == 2);
   // Hugging Face's name reads as this function.
-  const Network nano = network_of(testutil::read_fixture(kNano3));
+  const Network nano = testutil::hf_network(testutil::read_fixture(kNano3));
   bool any = false;
   for (const Layer& layer : nano.layers) any = any || layer.attrs.activation == "relu2";
   CHECK(any);
