@@ -183,6 +183,27 @@ const GRANITE_HYBRID = {
   mamba_d_state: 16,
   layer_types: ['mamba', 'mamba', 'mamba', 'attention'],
 };
+/** A small Qwen3-Next (qwen3_next): three Gated DeltaNet layers, then a gated attention; routed experts. */
+const QWEN3_NEXT = {
+  model_type: 'qwen3_next',
+  hidden_size: 64,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+  intermediate_size: 128,
+  vocab_size: 1000,
+  num_experts: 8,
+  num_experts_per_tok: 2,
+  moe_intermediate_size: 32,
+  shared_expert_intermediate_size: 32,
+  linear_num_key_heads: 2,
+  linear_num_value_heads: 4,
+  linear_key_head_dim: 16,
+  linear_value_head_dim: 16,
+};
+const DELTANET = { type: 'gated_deltanet', key_heads: 2, value_heads: 4, key_head_dim: 8, value_head_dim: 8 };
+const SEQ32 = { kind: 'sequence', seq_len: 8, features: 32 };
 const hf = (changes) => req({ hf_config: { ...HF_GPT2, ...changes } });
 /** @param {number} n depth of text_config nesting */
 const hfNested = (n) => {
@@ -242,6 +263,9 @@ export const CASES = [
   { group: 'zero/negative/fractional', name: 'dense units 0', input: () => layersModel([{ type: 'dense', units: 0 }]) },
   { group: 'zero/negative/fractional', name: 'attention rotary_dim 7 (odd: RoPE turns pairs)', input: () => layersModel([{ type: 'attention', num_heads: 4, rotary_dim: 7 }], { kind: 'sequence', seq_len: 8, features: 32 }) },
   { group: 'zero/negative/fractional', name: 'attention rotary_dim 16 beyond head_dim 8', input: () => layersModel([{ type: 'attention', num_heads: 4, rotary_dim: 16 }], { kind: 'sequence', seq_len: 8, features: 32 }) },
+  { group: 'zero/negative/fractional', name: 'gated_deltanet value_heads 3 not a multiple of key_heads 2', input: () => layersModel([{ ...DELTANET, value_heads: 3 }], SEQ32) },
+  { group: 'zero/negative/fractional', name: 'gated_deltanet key_head_dim 0', input: () => layersModel([{ ...DELTANET, key_head_dim: 0 }], SEQ32) },
+  { group: 'unknown enums', name: 'gated_deltanet with a mamba attribute (state_size)', input: () => layersModel([{ ...DELTANET, state_size: 16 }], SEQ32) },
   { group: 'zero/negative/fractional', name: 'dense units -3', input: () => layersModel([{ type: 'dense', units: -3 }]) },
   { group: 'zero/negative/fractional', name: 'dense units 1.5', input: () => layersModel([{ type: 'dense', units: 1.5 }]) },
   { group: 'zero/negative/fractional', name: 'conv2d kernel larger than the image', input: () => layersModel([{ type: 'conv2d', filters: 4, kernel_size: 9 }], { kind: 'image', channels: 3, image_size: 4 }) },
@@ -361,6 +385,9 @@ export const CASES = [
   { group: 'Hugging Face: unknown enums', name: 'hidden_act "swish2"', input: () => hf({ activation_function: 'swish2' }) },
   { group: 'Hugging Face: zero/negative', name: 'ernie4_5_moe moe_layer_interval 0', input: () => req({ hf_config: { model_type: 'ernie4_5_moe', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 128, moe_intermediate_size: 32, moe_num_experts: 4, moe_k: 2, vocab_size: 1000, moe_layer_interval: 0 } }) },
   { group: 'Hugging Face: unknown enums', name: 'minimax_m2 attn_type_list with a 0 (lightning attention)', input: () => req({ hf_config: { model_type: 'minimax_m2', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, intermediate_size: 32, num_local_experts: 4, num_experts_per_tok: 2, vocab_size: 1000, attn_type_list: [1, 0] } }) },
+  { group: 'Hugging Face: unknown enums', name: 'qwen3_next layer_types entry "sliding_attention"', input: () => req({ hf_config: { ...QWEN3_NEXT, layer_types: ['linear_attention', 'sliding_attention', 'linear_attention', 'full_attention'] } }) },
+  { group: 'Hugging Face: zero/negative', name: 'qwen3_next linear_num_value_heads 3 not a multiple of the key heads', input: () => req({ hf_config: { ...QWEN3_NEXT, linear_num_value_heads: 3 } }) },
+  { group: 'Hugging Face: zero/negative', name: 'qwen3_5_moe vision out_hidden_size not the text width', input: () => req({ hf_config: { model_type: 'qwen3_5_moe', text_config: { ...QWEN3_NEXT, model_type: 'qwen3_5_moe_text' }, vision_config: { depth: 2, hidden_size: 32, intermediate_size: 64, num_heads: 2, out_hidden_size: 48 } } }) },
   { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid position_embedding_type "alibi"', input: () => req({ hf_config: { ...GRANITE_HYBRID, position_embedding_type: 'alibi' } }) },
   { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid layer_types entry "mlp"', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mlp', 'mamba', 'attention'] } }) },
   { group: 'Hugging Face: zero/negative', name: 'granitemoehybrid layer_types one short of num_hidden_layers', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mamba', 'attention'] } }) },
@@ -439,6 +466,8 @@ export const CASES = [
   { group: 'parallel', name: 'context 3 with seq_len 1024 (does not divide the sequence)', input: () => par({ context: 3 }) },
   { group: 'parallel', name: 'context 4 with seq_len 1020 (2 x context does not divide it)', input: () => par({ context: 4 }, 1020) },
   { group: 'parallel', name: 'context 2 with eager attention (the ring needs a fused kernel)', input: () => par({ context: 2 }) },
+  { group: 'parallel', name: 'context 2 with Gated DeltaNet layers (the ring splits attention only)', input: () => req({ hf_config: QWEN3_NEXT }, { training: { batch_size: 8, seq_len: 64, attention: 'flash' }, parallel: { data: 4, context: 2 } }) },
+  { group: 'parallel', name: 'tensor 4 over 2 Gated DeltaNet key heads', input: () => req({ hf_config: QWEN3_NEXT }, { training: { batch_size: 8, seq_len: 64 }, parallel: { data: 1, tensor: 4 } }) },
   { group: 'parallel', name: 'context 2 on a network without attention', input: () => req({ preset: 'resnet50' }, { training: { batch_size: 8 }, parallel: { context: 2 } }) },
   { group: 'parallel', name: 'gpus 6 with context 4 (not a multiple of the replica)', input: () => par({ gpus: 6, context: 4 }) },
   { group: 'parallel', name: 'pipeline_layout placing 11 blocks of GPT-2\'s 12', input: () => par({ pipeline: 4, micro_batches: 4, pipeline_layout: 'Et*3|t*3|t*3|t*2L' }) },

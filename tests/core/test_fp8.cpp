@@ -295,6 +295,25 @@ TEST_CASE("fp8: a Mamba-2 mixer's in_proj and out_proj run in FP8 (Megatron's TE
   }
 }
 
+TEST_CASE("fp8: a Gated DeltaNet's input projections and out_proj run in FP8, its delta rule in 16-bit", "[fp8]") {
+  const Network net = testutil::net_of(R"({"input": {"kind": "sequence", "seq_len": 128, "features": 128},
+    "layers": [{"type": "rmsnorm"}, {"type": "gated_deltanet", "name": "g", "key_heads": 2, "value_heads": 4,
+                "key_head_dim": 32, "value_head_dim": 32}, {"type": "dense", "name": "head", "units": 1024}]})");
+  const std::size_t g = testutil::layer_index(net, "g");
+  CHECK(fp8_linear_layers(net)[g]);
+  const StepWork w = step_work(net, 2, fp8_context(Fp8Recipe::Delayed), Optimizer::AdamW);
+  std::size_t fp8_gemms = 0, chunks = 0;
+  for (const Kernel& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) != g || !is_matmul(k.cls)) continue;
+    CHECK(k.fp8 == (k.cls == KernelClass::Gemm));
+    fp8_gemms += k.fp8 ? 1 : 0;
+    chunks += k.cls == KernelClass::BatchedGemm ? 1 : 0;
+  }
+  // in_proj_qkvz, in_proj_ba and out_proj: forward, input gradients and weight gradients.
+  CHECK(fp8_gemms == 3 * 3);
+  CHECK(chunks == 3 + 6);
+}
+
 TEST_CASE("fp8: nvfp4 runs the FP8 linears' GEMMs in 4 bits at the FP4 peak, with its casts and copies", "[fp8]") {
   const Network net = testutil::net_of(kModel);
   const std::size_t down = testutil::layer_index(net, "blk.0.down"), head = testutil::layer_index(net, "head");

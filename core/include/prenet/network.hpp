@@ -58,6 +58,7 @@ enum class LayerType {
   AdaptiveSoftmax,  // clustered output layer + loss (Grave et al. 2017): a head over frequent words, tails by share
   Mla,              // multi-head latent attention (DeepSeek-V2/V3): low-rank queries and a shared key/value latent
   Mamba,            // selective state-space mixer (Mamba 1 and Mamba-2)
+  GatedDeltaNet,    // gated delta-rule linear attention (Qwen3-Next, Qwen3.5): a chunked recurrence per head
   ContrastiveLoss,  // CLIP's / SigLIP's loss over the micro-batch's image-text pairs (B x B similarities)
 };
 
@@ -102,6 +103,7 @@ struct LayerAttrs {
   std::int64_t chunk = 0;         // attention: chunked local attention, positions per chunk; 0 = none
   QkNorm qk_norm = QkNorm::None;  // attention: normalisation of queries and keys
   bool sinks = false;             // attention: a learned sink logit per head (gpt-oss)
+  bool output_gate = false;       // attention: the core's output times sigmoid(x W_gate) before o_proj (Qwen3-Next)
   double softcap = 0.0;           // attention: logit soft-capping c * tanh(x / c); 0 = none (Gemma 2)
   // attention, mla: GPUs of the context-parallel ring (parallel.context); this layer holds 1/context of the
   // sequence and its core reads the keys and values of all context blocks
@@ -111,6 +113,9 @@ struct LayerAttrs {
   // mamba: version 1 (selective scan) or 2 (SSD); inner = d_inner; dt_rank (v1); num_heads and n_groups (v2)
   std::int64_t ssm_version = 0, inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0, n_groups = 1;
   bool conv_bias = true;              // mamba: conv1d bias
+  // gated_deltanet: key heads (num_kv_heads) of head_dim, value heads (num_heads) of v_head_dim, conv_kernel; its
+  // input projections as Qwen3.5 names them (in_proj_qkv, _z, _b, _a) rather than Qwen3-Next's (in_proj_qkvz, _ba)
+  bool split_projections = false;
   std::vector<std::int64_t> cutoffs;  // adaptive_softmax: cluster boundaries (ranks), increasing, < units
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "layers/layer_kind.hpp"
 #include "model/hf/arch_json.hpp"
 #include "parallel/context.hpp"
 #include "parallel/expert.hpp"
@@ -86,6 +87,7 @@ Prepared prepare(const Json& doc) {
   note_config_length(p);
   const std::string routing = moe_routing_note(p.net, tr);
   if (!routing.empty()) p.net.warnings.push_back(routing);
+  for (std::string& note : kind_timing_notes(p.net)) p.net.warnings.push_back(std::move(note));
   if (p.req.parallel) {
     prepare_parallel(p);
   } else {

@@ -13,6 +13,7 @@ namespace {
 struct Dims {
   bool cross;
   double s, emb, heads, hd, t, q, kv, m, mk, bh, probs;
+  double gate;  // the output gate's width (the queries', or 0 without one)
 };
 
 Dims dims_of(const LayerStep& st) {
@@ -27,6 +28,7 @@ Dims dims_of(const LayerStep& st) {
   x.q = x.heads * x.hd, x.kv = d(a.num_kv_heads) * x.hd;
   x.m = st.b * x.s, x.mk = st.b * x.t, x.bh = st.b * x.heads;
   x.probs = x.bh * x.s * x.t;
+  x.gate = a.output_gate ? x.q : 0;
   return x;
 }
 
@@ -99,17 +101,45 @@ const std::vector<std::string>& qk_norm_names() {
   return names;
 }
 
+/// The output gate's weights (Qwen3-Next's q_proj twice the queries' width): one more query-wide projection of the
+/// input, biased as the queries are.
+std::int64_t gate_parameters(const LayerAttrs& a, std::int64_t emb, const std::string& path) {
+  if (!a.output_gate) return 0;
+  const std::int64_t q = a.num_heads * a.head_dim;
+  return params_of({emb, q}, path) + (a.bias ? q : 0);
+}
+
+/// The gate on the core's output, o * sigmoid(gate): under fused pointwise work one kernel per pass, else PyTorch's
+/// sigmoid and product (backward: the product's two gradients and sigmoid's).
+void output_gate_kernels(const LayerStep& st, const Dims& x, KernelBuilder& kb, Phase phase) {
+  if (x.gate <= 0) return;
+  const double e = st.e, n = x.m * x.q;
+  const bool forward = phase == Phase::Forward;
+  if (st.context.fuses_pointwise()) {
+    kb.stream(KernelClass::Elementwise, phase, n, forward ? 3 : 5, forward ? 5 : 8);
+  } else {
+    kb.chain(phase, n, forward ? std::vector<double>{2 * e, 3 * e} : std::vector<double>{3 * e, 3 * e, 3 * e});
+  }
+}
+
+/// What the gate keeps for backward: sigmoid(gate), and the ungated core output for the gate's gradient, except
+/// that a fused kernel's kept output already is that when a frozen o_proj needs no input of its own.
+double output_gate_saved_bytes(const LayerStep& st, const Dims& x, bool fused) {
+  if (x.gate <= 0) return 0;
+  return st.e * x.m * x.q * (fused && st.frozen ? 1 : 2);
+}
+
 /// The projections' backward: gradients of the input (when needed) and of the weights.
 void projections_backward(const LayerStep& st, const Dims& x, KernelBuilder& kb) {
   if (x.cross) {
-    if (st.dx) kb.gemm(Phase::Backward, x.m, x.emb, x.q);  // Q projection: input gradient
-    kb.weight_gradient(x.emb, x.q, x.m);                   // Q projection: weight gradient
+    if (st.dx) kb.gemm(Phase::Backward, x.m, x.emb, x.q + x.gate);  // Q projection: input gradient
+    kb.weight_gradient(x.emb, x.q + x.gate, x.m);                   // Q projection: weight gradient
     kb.gemm(Phase::Backward, x.mk, x.emb, 2 * x.kv);       // K, V projections: memory gradient
     kb.weight_gradient(x.emb, 2 * x.kv, x.mk);             // K, V projections: weight gradient
   } else {
     // Autograd differentiates the whole projected block (segment and cache) before dropping the cache's part.
-    if (st.dx) kb.gemm(Phase::Backward, x.mk, x.emb, x.q + 2 * x.kv);  // projections: input gradient
-    kb.weight_gradient(x.emb, x.q + 2 * x.kv, x.mk);                   // projections: weight gradient
+    if (st.dx) kb.gemm(Phase::Backward, x.mk, x.emb, x.q + x.gate + 2 * x.kv);  // projections: input gradient
+    kb.weight_gradient(x.emb, x.q + x.gate + 2 * x.kv, x.mk);                   // projections: weight gradient
   }
 }
 
@@ -156,11 +186,27 @@ class Attention : public LayerKind {
   Attention() : LayerKind(LayerType::Attention, "attention") {}
 
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
-    reject_unknown_keys(
-        spec, path,
-        common_keys({"num_heads", "num_kv_heads", "head_dim", "causal", "bias", "out_bias", "dropout", "memory_len",
-                     "relative_positions", "key_bias", "disentangled", "position_span", "position_projections",
-                     "window", "chunk", "qk_norm", "sinks", "softcap", "rotary_dim"}));
+    reject_unknown_keys(spec, path,
+                        common_keys({"num_heads",
+                                     "num_kv_heads",
+                                     "head_dim",
+                                     "causal",
+                                     "bias",
+                                     "out_bias",
+                                     "dropout",
+                                     "memory_len",
+                                     "relative_positions",
+                                     "key_bias",
+                                     "disentangled",
+                                     "position_span",
+                                     "position_projections",
+                                     "window",
+                                     "chunk",
+                                     "qk_norm",
+                                     "sinks",
+                                     "softcap",
+                                     "rotary_dim",
+                                     "output_gate"}));
     LayerAttrs a;
     a.memory_len = get_int(spec, "memory_len", path, 0, 0, 1 << 20);
     a.relative = get_bool(spec, "relative_positions", path, false);
@@ -208,7 +254,7 @@ class Attention : public LayerKind {
     if (!a.out_bias) layer.parameters -= e;
     // Transformer-XL's r_net projects the sinusoidal relative positions to the heads' keys (no bias).
     if (a.relative) layer.parameters += params_of({e, q}, path);
-    layer.parameters += norm_and_sink_parameters(a);
+    layer.parameters += norm_and_sink_parameters(a) + gate_parameters(a, e, path);
     layer.output_shape = in;
   }
 
@@ -218,11 +264,11 @@ class Attention : public LayerKind {
     const Dims x = dims_of(st);
     const bool fused = fused_attention(st.context.attention);
     if (x.cross) {
-      kb.gemm(Phase::Forward, x.m, x.q, x.emb);        // Q projection
-      kb.gemm(Phase::Forward, x.mk, 2 * x.kv, x.emb);  // K, V projections of the memory
+      kb.gemm(Phase::Forward, x.m, x.q + x.gate, x.emb);  // Q projection (and the output gate's)
+      kb.gemm(Phase::Forward, x.mk, 2 * x.kv, x.emb);     // K, V projections of the memory
     } else {
       // Q, K, V projections; Transformer-XL projects the cached positions' queries too and drops them.
-      kb.gemm(Phase::Forward, x.mk, x.q + 2 * x.kv, x.emb);
+      kb.gemm(Phase::Forward, x.mk, x.q + x.gate + 2 * x.kv, x.emb);
     }
     if (a.relative) {  // sinusoidal table, its r_net projection (batch-independent) and the position scores
       kb.stream(KernelClass::Elementwise, Phase::Forward, x.t * x.emb, 1, 2);
@@ -235,9 +281,11 @@ class Attention : public LayerKind {
     qk_norm_kernels(st, x, kb, Phase::Forward);
     rotary_kernels(st, x, kb, Phase::Forward);
     attention_core_forward(st, core_of(st, x), kb);
+    output_gate_kernels(st, x, kb, Phase::Forward);
     kb.gemm(Phase::Forward, x.m, x.emb, x.q);   // output projection
     kb.gemm(Phase::Backward, x.m, x.q, x.emb);  // output projection: input gradient
     kb.weight_gradient(x.q, x.emb, x.m);        // output projection: weight gradient
+    output_gate_kernels(st, x, kb, Phase::Backward);
     attention_core_backward(st, core_of(st, x), kb);
     if (a.relative) {
       kb.stream(KernelClass::Elementwise, Phase::Backward, x.probs, 2, 0);  // relative shift back
@@ -259,7 +307,8 @@ class Attention : public LayerKind {
     const double core_output = fused ? x.m * x.q : 0;
     lw.saved_activation_bytes = e * ((st.frozen ? 0 : weight_inputs) + core_output + x.m * x.q + x.mk * 2 * x.kv) +
                                 scores + (fused ? 4 * x.bh * x.s : 0) +
-                                e * d(a.disentangled) * d(a.position_span) * x.q + qk_norm_saved_bytes(st, x);
+                                e * d(a.disentangled) * d(a.position_span) * x.q + qk_norm_saved_bytes(st, x) +
+                                output_gate_saved_bytes(st, x, fused);
     lw.saved_input_bytes = st.frozen ? 0 : e * x.m * x.emb;
   }
 
@@ -271,7 +320,9 @@ class Attention : public LayerKind {
     const double t = cross ? d(layer.input_shapes[1][0]) : s + d(a.memory_len);
     const double q = d(a.num_heads * a.head_dim), kv = d(a.num_kv_heads * a.head_dim);
     const int kv_group = cross ? 2 : 0;
-    return {{"q_proj", emb, q, 1, s, 0},
+    // Qwen3-Next's q_proj also projects the output gate (twice the queries' width).
+    const double gate = a.output_gate ? q : 0;
+    return {{"q_proj", emb, q + gate, 1, s, 0},
             {"k_proj", emb, kv, 1, t, kv_group},
             {"v_proj", emb, kv, 1, t, kv_group},
             {"o_proj", q, emb, 1, s, 1}};
@@ -305,7 +356,7 @@ class Attention : public LayerKind {
     // The QK-norm's "full" weights and the sinks shard with their heads; "head" weights are replicated.
     L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0) -
                    (a.bias && !a.key_bias ? kv : 0) + (a.position_projections ? a.disentangled * (e + 1) * q : 0) +
-                   norm_and_sink_parameters(a);
+                   norm_and_sink_parameters(a) + gate_parameters(a, e, "parallel.tensor");
     ShardLayer& sl = s.shard.layers[s.l];
     sl.forward_allreduces = 1;
     sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
@@ -352,6 +403,7 @@ class Attention : public LayerKind {
     const auto& names = qk_norm_names();
     a.qk_norm = static_cast<QkNorm>(std::find(names.begin(), names.end(), norm) - names.begin());
     a.sinks = get_bool(spec, "sinks", path, false);
+    a.output_gate = get_bool(spec, "output_gate", path, false);
     a.rotary_dim = get_int(spec, "rotary_dim", path, 0, 0, Limits::kMaxDim);
     a.softcap = get_number(spec, "softcap", path, 0.0, 0.0, 1e9);
     if (spec.contains("softcap") && !spec["softcap"].is_null() && !(a.softcap > 0)) {

@@ -63,12 +63,14 @@ bool fp8_widths(const Layer& layer) {
 /// Whether the layer kind has linear projections TE would run as te.Linear / te.GroupedLinear. Megatron-Core's
 /// Mamba-2 mixer (mamba_mixer.py) builds its in_proj and out_proj as TE linears; its SSD scan is no linear (a
 /// batched GEMM here, left 16-bit), and Mamba-1's x_proj / dt_proj have no TE counterpart (Megatron has no Mamba-1).
+/// Its GatedDeltaNet (gated_delta_net.py) likewise: in_proj and out_proj TE linears, the delta rule 16-bit.
 bool linear_kind(const Layer& layer) {
   switch (layer.type) {
     case LayerType::Dense: return true;
     case LayerType::Attention: return !layer.attrs.relative && layer.attrs.disentangled == 0;
     case LayerType::Mla: return true;
     case LayerType::Mamba: return layer.attrs.ssm_version == 2;
+    case LayerType::GatedDeltaNet: return true;
     default: return false;
   }
 }

@@ -73,6 +73,10 @@ double attention_ops_kept_bytes(const Kernel& k, double e, const KernelContext& 
 /// The core's backward kernels, mirroring attention_core_forward.
 void attention_core_backward(const LayerStep& st, const AttentionCore& c, KernelBuilder& kb);
 
+/// The depthwise causal conv1d (causal_conv1d_fn) of `kernel` taps over `channels` channels of m tokens, with its
+/// SiLU (layers/mamba.cpp; Gated DeltaNet runs the same kernel).
+void causal_conv1d_kernels(KernelBuilder& kb, Phase phase, double m, double channels, double kernel);
+
 /// int64 as double.
 inline double d(std::int64_t v) { return static_cast<double>(v); }
 

@@ -36,6 +36,7 @@ const LayerKind& parameter_kind();
 const LayerKind& adaptive_softmax_kind();
 const LayerKind& mla_kind();
 const LayerKind& mamba_kind();
+const LayerKind& gated_deltanet_kind();
 const LayerKind& contrastive_loss_kind();
 
 namespace {
@@ -72,6 +73,7 @@ const std::vector<const LayerKind*>& kind_registry() {
         &adaptive_softmax_kind(),
         &mla_kind(),
         &mamba_kind(),
+        &gated_deltanet_kind(),
         &contrastive_loss_kind(),
     };
     std::vector<const LayerKind*> table(kinds.size(), nullptr);
@@ -105,6 +107,19 @@ const LayerKind& kind_of(LayerType type) {
 const LayerKind* kind_named(const std::string& name) {
   auto it = kinds_by_name().find(name);
   return it == kinds_by_name().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> kind_timing_notes(const Network& net) {
+  std::vector<std::string> notes;
+  std::vector<bool> seen(kind_registry().size(), false);
+  for (const Layer& layer : net.layers) {
+    const auto i = static_cast<std::size_t>(layer.type);
+    if (i >= seen.size() || seen[i]) continue;
+    seen[i] = true;
+    std::string note = kind_of(layer.type).timing_note();
+    if (!note.empty()) notes.push_back(std::move(note));
+  }
+  return notes;
 }
 
 std::string kind_name_list() {

@@ -29,15 +29,6 @@ std::int64_t in_proj_width(const LayerAttrs& a) {
   return a.ssm_version == 1 ? 2 * a.inner : 2 * a.inner + 2 * a.n_groups * a.state_size + a.num_heads;
 }
 
-/// The depthwise causal conv1d (causal_conv1d_fn) over C channels of m tokens, with its SiLU: memory-bound,
-/// reading its input once and writing its output, 2 K FLOPs a channel (forward); backward reads the input
-/// and the output gradient and writes the input gradient (and the weight gradient, a reduction).
-void conv_kernels(KernelBuilder& kb, Phase phase, double m, const MambaDims& x) {
-  const bool forward = phase == Phase::Forward;
-  kb.stream(KernelClass::Elementwise, phase, m * x.C, forward ? 2 : 3,
-            (forward ? 2 * x.K : 4 * x.K) + (forward ? 1 : 2) * activation_flops("silu"));
-}
-
 /// Mamba 1's fused selective scan (selective_scan_fwd, Gu & Dao 2023 section 3.3): memory-bound, it reads
 /// u, delta and z (I per token) and B, C (N each) once and writes y; 9 I N FLOPs per token plus the D skip
 /// and the z gate (I each), the count the mamba_ssm authors give (state-spaces/mamba issue 110). Backward
@@ -136,7 +127,7 @@ class Mamba : public LayerKind {
     const double s = d(st.in[0]), m = st.b * s, e = st.e, width = d(in_proj_width(st.a));
     const bool v1 = st.a.ssm_version == 1;
     kb.gemm(Phase::Forward, m, width, x.D);  // in_proj
-    conv_kernels(kb, Phase::Forward, m, x);
+    causal_conv1d_kernels(kb, Phase::Forward, m, x.C, x.K);
     if (v1) {  // mamba_inner_fn: x_proj, dt_proj, the scan (gated by z), out_proj
       kb.gemm(Phase::Forward, m, x.R + 2 * x.N, x.I);
       kb.gemm(Phase::Forward, m, x.I, x.R);
@@ -163,7 +154,7 @@ class Mamba : public LayerKind {
       kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 4, 12 + 2 * activation_flops("silu"));
       ssd(kb, Phase::Backward, st.b, s, x, e);
     }
-    conv_kernels(kb, Phase::Backward, m, x);
+    causal_conv1d_kernels(kb, Phase::Backward, m, x.C, x.K);
     if (st.dx) kb.gemm(Phase::Backward, m, x.D, width);  // in_proj: input gradient
     kb.weight_gradient(x.D, width, m);                   // in_proj: weight gradient
     // Saved: in_proj's input and output (the fused function's input), v1 x_dbl (delta's rank and B, C)
@@ -216,6 +207,14 @@ class Mamba : public LayerKind {
 };
 
 }  // namespace
+
+/// Memory-bound, reading its input once and writing its output, 2 K FLOPs a channel (forward); backward reads the
+/// input and the output gradient and writes the input gradient (and the weight gradient, a reduction).
+void causal_conv1d_kernels(KernelBuilder& kb, Phase phase, double m, double channels, double kernel) {
+  const bool forward = phase == Phase::Forward;
+  kb.stream(KernelClass::Elementwise, phase, m * channels, forward ? 2 : 3,
+            (forward ? 2 * kernel : 4 * kernel) + (forward ? 1 : 2) * activation_flops("silu"));
+}
 
 const LayerKind& mamba_kind() {
   static const Mamba kind;

@@ -33,8 +33,10 @@ struct LayerPlan {
   bool rope = true;         // rotary positions (NoPE layers: false); no parameters either way
   bool moe = false;         // routed experts (Arch::experts, moe_inner, shared_inner) instead of a dense MLP
   std::int64_t inner = 0;   // the dense MLP's width (moe: 0)
+  bool linear = false;      // a Gated DeltaNet mixer (Arch::delta_*) instead of attention (Qwen3-Next)
   bool operator==(const LayerPlan& o) const {
-    return span == o.span && window == o.window && rope == o.rope && moe == o.moe && inner == o.inner;
+    return span == o.span && window == o.window && rope == o.rope && moe == o.moe && inner == o.inner &&
+           linear == o.linear;
   }
   bool operator!=(const LayerPlan& o) const { return !(*this == o); }
 };
@@ -86,6 +88,11 @@ struct Arch : SsmArch, EncoderArch, Seq2SeqArch, VisionArch {
   bool qk_norm_rope_only = false;  // QK-norm only in the layers with rotary positions (Llama 4)
   bool sinks = false;              // a learned sink logit per head (gpt-oss)
   double softcap = 0;              // attention logit soft-capping (Gemma 2; 0: none)
+  bool attn_output_gate = false;   // attention's output times sigmoid of a gate projected with q (Qwen3-Next)
+  // Gated DeltaNet mixers (the layers planned `linear`): key and value heads and widths, the convolution's taps, and
+  // whether the input projections are Qwen3.5's four (in_proj_qkv, _z, _b, _a) rather than Qwen3-Next's two.
+  std::int64_t delta_key_heads = 0, delta_value_heads = 0, delta_key_dim = 0, delta_value_dim = 0, delta_conv = 4;
+  bool delta_split = false;
   bool norm_after = false;         // a norm on each branch's output before its residual add (Gemma 2, OLMo 2)
   bool norm_before = true;         // a norm on each branch's input (OLMo 2: none)
   // Multi-head latent attention (DeepSeek-V2/V3): the `mla` layer kind when mla is set.

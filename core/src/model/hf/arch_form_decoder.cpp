@@ -69,6 +69,21 @@ const std::vector<Field>& decoder_fields() {
         flag_field("attention_sinks", at<&Arch::sinks>, "a learned sink logit per head (gpt-oss)"),
         real_field("attn_logit_softcapping", Kind::Number, at<&Arch::softcap>, 0, 1e6, "",
                    "attention logits soft-capped at c · tanh(x / c); 0: none"),
+        flag_field("attention_output_gate", at<&Arch::attn_output_gate>,
+                   "the attention's output times sigmoid of a gate projected with the queries (Qwen3-Next, Qwen3.5)"),
+        size_field("linear_num_key_heads", at<&Arch::delta_key_heads>, 0, 0, kMaxWidth, "heads",
+                   "Gated DeltaNet layers (a layer's attention \"linear\"): the heads of q and k"),
+        size_field("linear_num_value_heads", at<&Arch::delta_value_heads>, 0, 0, kMaxWidth, "heads",
+                   "Gated DeltaNet layers: the heads of v and of the recurrence, a multiple of linear_num_key_heads"),
+        size_field("linear_key_head_dim", at<&Arch::delta_key_dim>, 0, 0, kMaxWidth, "features",
+                   "Gated DeltaNet layers: each key head's width"),
+        size_field("linear_value_head_dim", at<&Arch::delta_value_dim>, 0, 0, kMaxWidth, "features",
+                   "Gated DeltaNet layers: each value head's width"),
+        size_field("linear_conv_kernel_dim", at<&Arch::delta_conv>, 4, 1, 1 << 10, "taps",
+                   "Gated DeltaNet layers: the depthwise causal convolution's kernel"),
+        flag_field("linear_split_projections", at<&Arch::delta_split>,
+                   "Gated DeltaNet layers: Qwen3.5's four input projections (in_proj_qkv, _z, _b, _a) rather than "
+                   "Qwen3-Next's two (in_proj_qkvz, _ba)"),
         flag_field("learned_positions", at<&Arch::learned_positions>,
                    "a learned position table; false: rotary, ALiBi or none (no parameters)"),
         real_field("rotary_fraction", Kind::Number, at<&Arch::rotary>, 0, 1, "",
@@ -124,7 +139,9 @@ LayerPlan default_entry(const Arch& a) {
 /// One plan entry, only the keys that differ from default_entry.
 Json entry_to_json(const Arch& a, const LayerPlan& p) {
   Json e = Json::object();
-  if (p.span != AttnSpan::Full) {
+  if (p.linear) {
+    e["attention"] = "linear";
+  } else if (p.span != AttnSpan::Full) {
     e["attention"] = span_name(p.span);
     e["window"] = p.window;
   }
@@ -145,13 +162,20 @@ LayerPlan entry_from_json(const Arch& a, const Json& e, const std::string& where
   require_object(e, where);
   reject_unknown_keys(e, where, entry_keys());
   LayerPlan p = default_entry(a);
-  std::string span = get_enum(e, "attention", where, "full", {"full", "sliding", "chunked"});
+  std::string span = get_enum(e, "attention", where, "full", {"full", "sliding", "chunked", "linear"});
   p.span = span == "sliding" ? AttnSpan::Sliding : span == "chunked" ? AttnSpan::Chunked : AttnSpan::Full;
+  p.linear = span == "linear";
+  if (p.linear && a.delta_key_heads < 1) {
+    throw InputError(join(where, "attention"),
+                     "a \"linear\" (Gated DeltaNet) layer needs linear_num_key_heads, linear_num_value_heads, "
+                     "linear_key_head_dim and linear_value_head_dim of at least 1");
+  }
   const bool windowed = p.span != AttnSpan::Full;
   if (windowed) {
     p.window = require_int(e, "window", where, 1, kMaxPositions);
   } else if (e.contains("window") && !e["window"].is_null()) {
-    throw InputError(join(where, "window"), "only for \"sliding\" or \"chunked\" attention; this layer is \"full\"");
+    throw InputError(join(where, "window"),
+                     "only for \"sliding\" or \"chunked\" attention; this layer is \"" + span + "\"");
   }
   p.rope = get_bool(e, "rope", where, true);
   p.moe = get_bool(e, "moe", where, false);
@@ -189,6 +213,16 @@ void check_consistency(const Json& j, const std::string& path, const Arch& a) {
   if (a.swiglu_limit > 0 && !a.gated) {
     throw InputError(join(path, "swiglu_limit"), "clamps a gated MLP's gate and up; set gated_mlp: true");
   }
+  if (a.delta_key_heads > 0 || a.delta_value_heads > 0) {
+    if (a.delta_key_heads < 1 || a.delta_value_heads % a.delta_key_heads != 0) {
+      throw InputError(join(path, "linear_num_value_heads"),
+                       "must be a multiple of linear_num_key_heads (" + std::to_string(a.delta_key_heads) + ")");
+    }
+    for (const char* key : {"linear_key_head_dim", "linear_value_head_dim"}) {
+      const std::int64_t v = std::string(key) == "linear_key_head_dim" ? a.delta_key_dim : a.delta_value_dim;
+      if (v < 1) throw InputError(join(path, key), "Gated DeltaNet layers need at least 1");
+    }
+  }
   if (a.mla) {
     if (a.kv_lora_rank < 1) throw InputError(join(path, "kv_lora_rank"), "latent attention needs at least 1");
     if (a.v_head_dim < 1) throw InputError(join(path, "v_head_dim"), "latent attention needs at least 1");
@@ -213,7 +247,7 @@ void write_decoder_extra(const Arch& a, Json& j) {
 }
 
 std::vector<ArchFieldDoc> decoder_plan_docs() {
-  return {{"attention", "string", "", "full", "full, sliding or chunked"},
+  return {{"attention", "string", "", "full", "full, sliding, chunked or linear (a Gated DeltaNet mixer)"},
           {"window", "integer", "tokens", "required when sliding or chunked", "the window or the chunk"},
           {"rope", "boolean", "", "true", "rotary positions in this layer (false: NoPE)"},
           {"moe", "boolean", "", "false", "routed experts instead of the dense MLP"},
@@ -227,7 +261,8 @@ void decoder_from_config(const Cfg& c, Arch& a, std::vector<std::string>& warnin
 
 const Form& decoder_form() {
   static const Form form{"decoder",
-                         "decoder-only transformers (GPT-2 to Qwen3, DeepSeek-V3, gpt-oss, Gemma 3's text model)",
+                         "decoder-only transformers (GPT-2 to Qwen3, DeepSeek-V3, gpt-oss, Gemma 3's text model, "
+                         "Qwen3-Next and Qwen3.5)",
                          decoder_fields,
                          {"layers"},
                          read_decoder_extra,

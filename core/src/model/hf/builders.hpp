@@ -86,6 +86,10 @@ Json build_whisper_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::
 /// nested configs read into the parts (read_llama4_config: the text decoder, Llama 4's vision sizes), then
 /// build_llama4_arch, which builds from `a` alone; `c` only names fields in errors.
 Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Qwen3.5's multimodal releases (model_type qwen3_5, qwen3_5_moe): the text_config's decoder (qwen3_5_text,
+/// qwen3_5_moe_text) with Qwen3-VL's vision encoder and merger held as parameters. Not echoed as an architecture.
+Json build_qwen3_5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_qwen3_5_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.

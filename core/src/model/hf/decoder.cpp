@@ -95,8 +95,19 @@ Json latent_attention(const Arch& a, const std::string& input) {
   return at;
 }
 
-/// The causal self-attention of a layer planned as `p`, reading `input`.
+/// A Gated DeltaNet mixer reading `input` (Qwen3-Next's and Qwen3.5's linear_attention layers).
+Json gated_deltanet(const Arch& a, const std::string& input) {
+  Json mixer = {{"type", "gated_deltanet"},        {"name", "linear_attn"},
+                {"key_heads", a.delta_key_heads},  {"value_heads", a.delta_value_heads},
+                {"key_head_dim", a.delta_key_dim}, {"value_head_dim", a.delta_value_dim},
+                {"conv_kernel", a.delta_conv},     {"inputs", {input}}};
+  if (a.delta_split) mixer["split_projections"] = true;
+  return mixer;
+}
+
+/// The token mixer of a layer planned as `p`, reading `input`: causal self-attention, or a Gated DeltaNet.
 Json attention(const Arch& a, const LayerPlan& p, const std::string& input) {
+  if (p.linear) return gated_deltanet(a, input);
   if (a.mla) return latent_attention(a, input);
   Json at = {{"type", "attention"}, {"name", attention_name(p)}, {"num_heads", a.heads},   {"num_kv_heads", a.kv_heads},
              {"causal", true},      {"bias", a.qkv_bias},        {"out_bias", a.out_bias}, {"inputs", {input}}};
@@ -113,6 +124,7 @@ Json attention(const Arch& a, const LayerPlan& p, const std::string& input) {
   }
   if (a.sinks) at["sinks"] = true;
   if (a.softcap > 0) at["softcap"] = a.softcap;
+  if (a.attn_output_gate) at["output_gate"] = true;
   return at;
 }
 

@@ -3,15 +3,15 @@
 #include <algorithm>
 
 namespace prenet::hf {
-namespace {
 
-/// Fills a.plan with one dense, fully attending, rotary layer of width a.inner per layer when it is empty.
 void ensure_plan(Arch& a) {
   if (!a.plan.empty()) return;
   LayerPlan p;
   p.inner = a.inner;
   a.plan.assign(static_cast<std::size_t>(a.layers), p);
 }
+
+namespace {
 
 /// Layer i routes to the experts instead of its dense MLP.
 void route(Arch& a, std::size_t i) {

@@ -10,6 +10,8 @@
 
 namespace prenet::hf {
 
+/// Fills a.plan with one dense, fully attending, rotary layer of width a.inner per layer when it is empty.
+void ensure_plan(Arch& a);
 /// rope_scaling (Llama 3.1/3.2's "llama3", YaRN, linear, dynamic, LongRoPE): checked, no parameters.
 void check_rope_scaling(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// Qwen's windows: sliding_window on the layers from max_window_layers on when use_sliding_window, or

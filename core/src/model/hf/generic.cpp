@@ -231,8 +231,7 @@ GenericReading read_generically(const Cfg& c) {
 
 std::string supported_model_types() {
   std::vector<std::string> names;
-  for (const auto* table : {&classic_model_types(), &decoder_model_types(), &plain_model_types(), &ssm_model_types(),
-                            &multimodal_model_types(), &recent_model_types()}) {
+  for (const auto* table : model_type_tables()) {
     for (const ModelType& row : *table) names.push_back(row.name);
   }
   std::sort(names.begin(), names.end());

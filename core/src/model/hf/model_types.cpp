@@ -334,9 +334,15 @@ const std::vector<ModelType> kModelTypes = {
 
 const std::vector<ModelType>& classic_model_types() { return kModelTypes; }
 
+const std::vector<const std::vector<ModelType>*>& model_type_tables() {
+  static const std::vector<const std::vector<ModelType>*> tables = {
+      &classic_model_types(),    &decoder_model_types(), &plain_model_types(),    &ssm_model_types(),
+      &multimodal_model_types(), &recent_model_types(),  &qwen_next_model_types()};
+  return tables;
+}
+
 const ModelType* find_model_type(const std::string& model_type) {
-  for (const auto* table : {&classic_model_types(), &decoder_model_types(), &plain_model_types(), &ssm_model_types(),
-                            &multimodal_model_types(), &recent_model_types()}) {
+  for (const auto* table : model_type_tables()) {
     auto it = std::find_if(table->begin(), table->end(), [&](const ModelType& t) {
       return t.name == model_type || std::find(t.aliases.begin(), t.aliases.end(), model_type) != t.aliases.end();
     });
@@ -351,8 +357,7 @@ namespace prenet {
 
 Json hf_model_types_catalogue() {
   Json out = Json::array();
-  for (const auto* table : {&hf::classic_model_types(), &hf::decoder_model_types(), &hf::plain_model_types(),
-                            &hf::ssm_model_types(), &hf::multimodal_model_types(), &hf::recent_model_types()}) {
+  for (const auto* table : hf::model_type_tables()) {
     for (const auto& t : *table) {
       out.push_back(
           {{"model_type", t.name}, {"aliases", t.aliases}, {"input", t.family.image_input ? "image" : "tokens"}});

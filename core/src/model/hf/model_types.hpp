@@ -24,13 +24,17 @@ struct ModelType {
 };
 
 /// The rows of each table, one file per group of families (a new group is one file and one line in
-/// find_model_type):
+/// model_type_tables):
 const std::vector<ModelType>& classic_model_types();     // model_types.cpp: GPT-2 ... Mixtral, BERT, T5, BART, ViT
 const std::vector<ModelType>& decoder_model_types();     // types_decoder.cpp: the 2024–2026 decoders (MoE, MLA, ...)
 const std::vector<ModelType>& plain_model_types();       // types_plain.cpp: decoders read by field renaming alone
 const std::vector<ModelType>& ssm_model_types();         // types_ssm.cpp: Mamba, Mamba-2 and hybrids
 const std::vector<ModelType>& multimodal_model_types();  // types_multimodal.cpp: audio, vision towers, wrappers
 const std::vector<ModelType>& recent_model_types();      // types_recent.cpp: GLM-4.5, Seed-OSS, SmolLM3, ... (2025)
+const std::vector<ModelType>& qwen_next_model_types();   // types_qwen_next.cpp: Qwen3-Next, Qwen3.5 (Gated DeltaNet)
+
+/// Every table above, in lookup order.
+const std::vector<const std::vector<ModelType>*>& model_type_tables();
 
 /// The row for `model_type`, or nullptr when the table has none.
 const ModelType* find_model_type(const std::string& model_type);

@@ -194,7 +194,10 @@ Json build_two_towers_arch(const Cfg& c, const Arch& a, const Wanted& wanted, st
   // The architecture form holds the tower under "vision", a config under "vision_config": errors name the
   // field where it was read (a config's are checked by read_two_towers_config first).
   const char* key = c.has("vision") ? "vision" : "vision_config";
-  const Cfg vision(c.has(key) && c.json()[key].is_object() ? c.json()[key] : Json::object(), c.field(key));
+  // Cfg keeps a reference: both branches must be lvalues that outlive it (a `: Json::object()` branch would make
+  // the expression a temporary copy, gone before the reads below).
+  static const Json kNone = Json::object();
+  const Cfg vision(c.has(key) && c.json()[key].is_object() ? c.json()[key] : kNone, c.field(key));
   const bool projected = a.projection_dim > 0;
   const std::int64_t width = projected ? a.projection_dim : v.hidden;
 

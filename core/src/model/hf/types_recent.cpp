@@ -1,9 +1,8 @@
 // The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
-// Hunyuan (dense), ERNIE 4.5 MoE, OLMoE, OLMo 3, MiniMax-M2, StarCoder (gpt_bigcode), and Qwen3-Next, which is
-// refused. One row per
-// model_type; see model_types.cpp for how to add one. Each family's parameters are as its transformers class builds
-// them (the modeling file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so
-// layer_types is checked the same way.
+// Hunyuan (dense), ERNIE 4.5 MoE, OLMoE, OLMo 3, MiniMax-M2 and StarCoder (gpt_bigcode). One row per model_type; see
+// model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the modeling
+// file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked
+// the same way.
 #include <string>
 #include <vector>
 
@@ -121,16 +120,6 @@ void olmoe_clip_qkv(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
   if (c.number("clip_qkv", 0.0, 0.0, 1e300) > 0) {
     warnings.push_back("clip_qkv: the clamp of q, k and v is not costed (no parameters)");
   }
-}
-
-/// Qwen3-Next: three of every four layers are Gated DeltaNet (linear_attention) mixers, a recurrence with
-/// convolutions, gates and a delta-rule state that no layer kind here costs; refused rather than read as attention.
-void refuse_gated_deltanet(const Cfg& c, Arch&, std::vector<std::string>&) {
-  throw InputError(c.field("model_type"),
-                   "qwen3_next is not supported: its linear_attention layers (Gated DeltaNet: "
-                   "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, "
-                   "linear_conv_kernel_dim) have no layer kind in this calculator, and costing them as attention "
-                   "would be wrong");
 }
 
 /// MiniMax-M2's rotated share of each head: partial_rotary_factor when the config (or its rope_parameters) gives one,
@@ -317,7 +306,6 @@ const std::vector<ModelType>& recent_model_types() {
       {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo2, kOlmo3})},
       {"minimax_m2", kDecoder, compose({kDecoderCore, kLlama, kRope, kMinimaxM2}, kMinimaxM2Defaults)},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
-      {"qwen3_next", kDecoder, {hook(refuse_gated_deltanet)}},
   };
   return rows;
 }

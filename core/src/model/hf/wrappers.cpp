@@ -1,6 +1,7 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
 // its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
-// llama4_text and Llama 4's own vision model). The two-tower models (clip, siglip) are two_towers.cpp.
+// llama4_text and Llama 4's own vision model; Qwen3.5's wrappers: qwen3_5_text or qwen3_5_moe_text and Qwen3-VL's
+// vision encoder). The two-tower models (clip, siglip) are two_towers.cpp.
 #include <stdexcept>
 
 #include "model/hf/heads.hpp"
@@ -24,8 +25,12 @@ std::int64_t tower_parameters(const Cfg& v, const Arch& tower) {
 /// The nested part `form_key` of an architecture or `config_key` of a config, whichever `c` holds, as a reader
 /// naming its fields (the arch builders run on both).
 Cfg part_of(const Cfg& c, const char* form_key, const char* config_key) {
+  // Cfg keeps a reference: both branches are lvalues that outlive it (a `: Json::object()` branch would make the
+  // whole expression a temporary copy, destroyed before the Cfg is read).
+  static const Json kNone = Json::object();
   const char* key = c.has(form_key) ? form_key : config_key;
-  return Cfg(c.has(key) && c.json()[key].is_object() ? c.json()[key] : Json::object(), c.field(key));
+  const Json& part = c.has(key) && c.json()[key].is_object() ? c.json()[key] : kNone;
+  return Cfg(part, c.field(key));
 }
 
 /// Gemma3TextConfig's defaults (configuration_gemma3.py) for the fields that decide the text model:
@@ -137,7 +142,74 @@ Json build_wrapped_text(const Cfg& c, const Arch& a, const Wanted& wanted, std::
   return build_decoder_arch(part_of(c, "text", "text_config"), t, wanted, warnings);
 }
 
+/// Qwen3-VL's vision encoder as Qwen3_5VisionModel builds it (modeling_qwen3_vl.py's Qwen3VLVisionModel; sizes from
+/// `v` with Qwen3VLVisionConfig's defaults): the patch embedding (a biased Conv3d of in_channels x temporal_patch_size
+/// x patch_size^2 per patch), the learned position table (num_position_embeddings rows), `depth` blocks (two biased
+/// LayerNorms, a biased qkv and proj, a biased fc1 / fc2 MLP of intermediate_size), and the deepstack mergers of
+/// `deepstack_visual_indexes` (Qwen3.5's MoE vision config; none by default). Returns {encoder, merger}: the merger
+/// (LayerNorm, fc1 over spatial_merge_size^2 patches, fc2 to out_hidden_size, which must be the text model's width)
+/// is the projector into the text stream.
+std::pair<std::int64_t, std::int64_t> qwen_vision_parameters(const Cfg& v, std::int64_t text_hidden) {
+  const std::int64_t depth = v.opt({"depth"}, 27, 1, kMaxDepth), h = v.opt({"hidden_size"}, 1152, 1, kMaxWidth);
+  const std::int64_t inner = v.opt({"intermediate_size"}, 4304, 1, kMaxInner);
+  const std::int64_t heads = v.opt({"num_heads"}, 16, 1, kMaxWidth);
+  if (h % heads != 0) throw InputError(v.field("num_heads"), "must divide hidden_size (" + std::to_string(h) + ")");
+  const std::int64_t channels = v.opt({"in_channels"}, 3, 1, 1 << 16), patch = v.opt({"patch_size"}, 16, 1, 4096);
+  const std::int64_t frames = v.opt({"temporal_patch_size"}, 2, 1, 64);
+  const std::int64_t merge = v.opt({"spatial_merge_size"}, 2, 1, 64);
+  const std::int64_t positions = v.opt({"num_position_embeddings"}, 2304, 1, kMaxPositions);
+  const std::int64_t out = v.opt({"out_hidden_size"}, text_hidden, 1, kMaxWidth);
+  if (out != text_hidden) {
+    throw InputError(v.field("out_hidden_size"), "is " + std::to_string(out) + "; the merger feeds the text model, " +
+                                                     "whose hidden_size is " + std::to_string(text_hidden));
+  }
+  std::int64_t deepstack = 0;
+  if (v.has("deepstack_visual_indexes")) {
+    const Json& list = v.json()["deepstack_visual_indexes"];
+    if (!list.is_array()) throw InputError(v.field("deepstack_visual_indexes"), "expected a list of block indices");
+    deepstack = static_cast<std::int64_t>(list.size());
+  }
+  const std::int64_t block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inner + inner) + (inner * h + h);
+  const std::int64_t merged = h * merge * merge;
+  const std::int64_t merger_body = (merged * merged + merged) + (merged * out + out);
+  const std::int64_t encoder = channels * frames * patch * patch * h + h + positions * h + depth * block +
+                               deepstack * (2 * merged + merger_body);
+  return {encoder, 2 * h + merger_body};
+}
+
+/// A Qwen3.5 wrapper (Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration): text_config read as
+/// `text_type`, its decoder built as that row builds it, and the vision encoder and merger held as parameters.
+Json build_qwen3_5_wrapper(const Cfg& c, const Arch& a, const std::string& text_type, const Wanted& wanted,
+                           std::vector<std::string>& warnings) {
+  Arch t = read_wrapped_text(c, a, text_type, Json::object(), warnings);
+  // Qwen3.5's releases state tie_word_embeddings at the top (the 0.8B to 4B models: true); the text model ties its
+  // head as the wrapper says unless text_config says it too, and then they must agree.
+  const std::string tie = "tie_word_embeddings";
+  if (c.has(tie)) {
+    const Cfg text = part_of(c, "text", "text_config");
+    const bool top = c.flag(tie, false);
+    if (text.has(tie) && text.flag(tie, false) != top) {
+      throw InputError(c.field(tie), std::string("is ") + (top ? "true" : "false") + " but text_config's is " +
+                                         (top ? "false" : "true") + "; the head is tied or not, not both");
+    }
+    t.tied = top;
+  }
+  Json model = build_decoder_arch(part_of(c, "text", "text_config"), t, wanted, warnings);
+  const auto vision = qwen_vision_parameters(nested(c, "vision_config"), t.hidden);
+  hold_vision_parts(model["layers"], "visual", "Qwen3.5's vision encoder", vision.first, vision.second,
+                    "image tokens counted as text tokens", warnings);
+  return model;
+}
+
 }  // namespace
+
+Json build_qwen3_5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  return build_qwen3_5_wrapper(c, a, "qwen3_5_text", wanted, warnings);
+}
+
+Json build_qwen3_5_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  return build_qwen3_5_wrapper(c, a, "qwen3_5_moe_text", wanted, warnings);
+}
 
 void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
   Cfg vision = nested(c, "vision_config");
