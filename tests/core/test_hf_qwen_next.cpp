@@ -288,3 +288,19 @@ TEST_CASE("qwen3_5 wrappers: a merger not feeding the text width, or a tie that 
   for (const auto& w : warnings) noted = noted || w.find("read as model_type \"qwen3_5_text\"") != std::string::npos;
   CHECK(noted);
 }
+
+TEST_CASE("qwen3_5 wrappers: the text model's dtype and trained positions decide precision and length",
+          "[hf_config][qwen_next]") {
+  // transformers 5 writes Qwen3.5's dtype and max_position_embeddings in text_config only; read there, the
+  // release trains in BF16 at the 4096-token default of a rotary decoder trained on more.
+  const Json request = {{"model", {{"hf_config", testutil::read_fixture("recent/Qwen--Qwen3.5-35B-A3B.json")}}},
+                        {"training", {{"batch_size", 1}}},
+                        {"hardware", {"h100-sxm"}}};
+  const Json out = testutil::call(request);
+  REQUIRE_FALSE(out.contains("error"));
+  CHECK(out["training"]["precision"] == "bf16");
+  CHECK(out["training"]["precision_from"] == "model.hf_config.text_config.dtype");
+  CHECK(out["training"]["seq_len"] == 4096);
+  CHECK_THAT(out["training"]["seq_len_from"].get<std::string>(),
+             Catch::StartsWith("model.hf_config.text_config.max_position_embeddings (262144), capped at 4096"));
+}

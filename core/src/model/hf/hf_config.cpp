@@ -159,7 +159,15 @@ Json hf_config_reading(const Json& config) {
 std::optional<HfPrecision> hf_config_precision(const Json& config) {
   if (!config.is_object()) return std::nullopt;
   std::string key = dtype_field(config);
-  if (key.empty()) return std::nullopt;
+  if (key.empty()) {
+    // A multimodal wrapper saved by transformers 5 (Qwen3.5's releases) states the dtype of its text model only.
+    const Json& text = config.contains("text_config") ? config["text_config"] : Json();
+    const std::string nested = text.is_object() ? dtype_field(text) : "";
+    if (nested.empty()) return std::nullopt;
+    std::string precision = precision_of_dtype(text[nested].get<std::string>());
+    if (precision.empty()) return std::nullopt;
+    return HfPrecision{precision, "text_config." + nested};
+  }
   std::string precision = precision_of_dtype(config[key].get<std::string>());
   if (precision.empty()) return std::nullopt;
   return HfPrecision{precision, key};
@@ -172,6 +180,15 @@ std::string hf_config_seq_source(const Json& config, std::int64_t seq_len) {
   Reading r = reading_of(c);
   hf::Arch arch = read_arch(c, r, scratch);
   std::string key = c.present(kPositionFields);
+  if (key.empty() && c.has("text_config") && config["text_config"].is_object()) {
+    // A multimodal wrapper: its text model's trained positions decided the length (wrappers.cpp).
+    const hf::Cfg text(config["text_config"], "model.hf_config.text_config");
+    const std::string nested = text.present(kPositionFields);
+    if (!nested.empty()) {
+      return hf::trained_positions_source("config", text.field(nested), text.opt({nested}, 0, 0, hf::kMaxPositions),
+                                          seq_len);
+    }
+  }
   return hf::trained_positions_source("config", key.empty() ? "" : "model.hf_config." + key, arch.max_positions,
                                       seq_len);
 }

@@ -4,6 +4,7 @@
 // vision encoder). The two-tower models (clip, siglip) are two_towers.cpp.
 #include <stdexcept>
 
+#include "model/hf/arch_json.hpp"
 #include "model/hf/heads.hpp"
 #include "model/hf/model_types.hpp"
 #include "model/hf/vision_towers.hpp"
@@ -76,6 +77,14 @@ void hold_vision_parts(Json& layers, const std::string& tower_name, const std::s
                      image_tokens + ")");
 }
 
+/// What the text decoder of a wrapper is asked for: the request's length, else the default a decoder config of its
+/// own would get (4096 for rotary decoders trained on 4096 positions or more), from the text model's positions.
+Wanted text_wanted(const Arch& text, const Wanted& wanted) {
+  Wanted w = wanted;
+  if (w.seq_len <= 0) w.seq_len = rotary_default_seq(text, false);
+  return w;
+}
+
 /// The text decoder of a wrapper named `a.name`: text_config read with its model_type's row (`fallback` when it
 /// names none; a warning when it names another), `defaults` filling what the fallback's class would, and its head
 /// from its `architectures`, as build_decoder reads it; an error naming the model_type when it is not a decoder.
@@ -139,7 +148,7 @@ Json build_wrapped_text(const Cfg& c, const Arch& a, const Wanted& wanted, std::
   if (a.parts.size() != 2) throw std::logic_error("a multimodal wrapper without its parts");
   Arch t = a.parts[kTextPart];
   t.name = a.name;
-  return build_decoder_arch(part_of(c, "text", "text_config"), t, wanted, warnings);
+  return build_decoder_arch(part_of(c, "text", "text_config"), t, text_wanted(t, wanted), warnings);
 }
 
 /// Qwen3-VL's vision encoder as Qwen3_5VisionModel builds it (modeling_qwen3_vl.py's Qwen3VLVisionModel; sizes from
@@ -194,7 +203,7 @@ Json build_qwen3_5_wrapper(const Cfg& c, const Arch& a, const std::string& text_
     }
     t.tied = top;
   }
-  Json model = build_decoder_arch(part_of(c, "text", "text_config"), t, wanted, warnings);
+  Json model = build_decoder_arch(part_of(c, "text", "text_config"), t, text_wanted(t, wanted), warnings);
   const auto vision = qwen_vision_parameters(nested(c, "vision_config"), t.hidden);
   hold_vision_parts(model["layers"], "visual", "Qwen3.5's vision encoder", vision.first, vision.second,
                     "image tokens counted as text tokens", warnings);
