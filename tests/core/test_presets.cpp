@@ -16,8 +16,8 @@
 #include "prenet/error.hpp"
 
 using namespace prenet;
-using testutil::matmul_flops;
 using testutil::d;
+using testutil::matmul_flops;
 
 namespace {
 
@@ -56,11 +56,11 @@ namespace {
 /// publishes them (its "GFLOPS" column counts MACs).
 struct ZooRow {
   const char* id;
-  double published;     // parameters
-  const char* source;   // where `published` comes from
-  double lookup;        // parameters outside matrix products per token (token models)
-  double attention;     // A: sum of attention widths (token models)
-  double gmacs;         // forward GMACs per image at the default size (image models)
+  double published;       // parameters
+  const char* source;     // where `published` comes from
+  double lookup;          // parameters outside matrix products per token (token models)
+  double attention;       // A: sum of attention widths (token models)
+  double gmacs;           // forward GMACs per image at the default size (image models)
   bool own_test = false;  // the work is checked by a test of its own (the formulas above do not apply)
   // How close the built count must be to `published`: 1%, or half a unit of the figure's last digit where the
   // source rounds harder (a card's "4B" admits 3.5-4.5B).
@@ -70,11 +70,12 @@ struct ZooRow {
   double active_leaves_out = 0;  // parameters the source leaves out of its active count (gpt-oss: the token table)
 };
 
-/// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's and Nemotron 3 Super's
-/// multi-token prediction layers (not built by transformers), Gemma 3's vision tower (held, not costed), Whisper's
-/// fixed decoder length and frozen encoder positions.
-const std::set<std::string> kCaveatedPresets = {"deepseek-v3", "gemma-3-4b",       "gemma-3-12b",
-                                                "gemma-3-27b", "whisper-large-v3", "nemotron-3-super"};
+/// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's, Nemotron 3 Super's and
+/// Qwen3.5's multi-token prediction layers (not built by transformers), Gemma 3's and Qwen3.5's vision towers (held,
+/// not costed), Whisper's fixed decoder length and frozen encoder positions.
+const std::set<std::string> kCaveatedPresets = {"deepseek-v3",     "gemma-3-4b",       "gemma-3-12b",
+                                                "gemma-3-27b",     "whisper-large-v3", "nemotron-3-super",
+                                                "qwen3.5-35b-a3b", "qwen3.6-27b"};
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
 
@@ -178,6 +179,13 @@ const ZooRow kZoo[] = {
     // card's "32B" and "9B active" (8.8 B built, its tied token table included).
     {"granite-4.0-h-small", 32e9, "IBM Granite 4.0 H-Small model card: 32B, 9B active", 100352 * 4096.0, 0, 0, true,
      0.01, 9e9},
+    // Qwen3-Next and Qwen3.5: Gated DeltaNet layers outside 6N (own tests: test_hf_qwen_next.cpp). "A3B" is a name,
+    // not a count (3.25 B and 2.44 B active without the token tables): no published active figure is recorded. The
+    // 27B's published figure is the safetensors', which holds the MTP layer transformers does not build (0.42 B).
+    {"qwen3-next-80b-a3b", 80e9, "Qwen/Qwen3-Next-80B-A3B: 80B", 0, 0, 0, true},
+    {"qwen3.5-35b-a3b", 35e9, "Qwen/Qwen3.5-35B-A3B: 35B", 0, 0, 0, true, 0.5 / 35},
+    {"qwen3.6-27b", 27781427952, "Qwen/Qwen3.6-27B safetensors: 27,781,427,952 with the MTP layer", 0, 0, 0, true,
+     0.02},
     {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };
@@ -213,9 +221,9 @@ TEST_CASE("the preset zoo: every preset resolves and matches its published param
   for (const auto& p : list) {
     INFO(p.id);
     // The API accepts it too, and the catalogue reports the same count.
-    Json response = Json::parse(predict_json(Json({{"model", {{"preset", p.id}}}, {"training", {{"batch_size", 2}}},
-                                                   {"options", {{"per_layer", false}}}})
-                                                 .dump()));
+    Json response = Json::parse(predict_json(
+        Json({{"model", {{"preset", p.id}}}, {"training", {{"batch_size", 2}}}, {"options", {{"per_layer", false}}}})
+            .dump()));
     INFO(response.dump().substr(0, 400));
     REQUIRE_FALSE(response.contains("error"));
     CHECK(response["model"]["parameters"] == preset(p.id).parameters());
@@ -369,8 +377,11 @@ TEST_CASE("preset overrides: sequence length and image size", "[presets]") {
   CHECK(preset("vgg16", with_image(64)).input.image_size == 64);
   testutil::require_input_error([] { preset("gpt2", with_seq(4096)); }, "training.seq_len", "1024");
   testutil::require_input_error([] { preset("bert-base", with_seq(1024)); }, "training.seq_len", "512");
-  testutil::require_input_error([] { resolve_model({{"preset", "gpt-5"}}, TrainingConfig{}); }, "model.preset",
-                                "unknown preset \"gpt-5\"; expected one of");
+  testutil::require_input_error(
+      [] {
+        resolve_model({{"preset", "gpt-5"}}, TrainingConfig{});
+      },
+      "model.preset", "unknown preset \"gpt-5\"; expected one of");
   testutil::require_input_error(
       [] {
         resolve_model({{"preset", "gpt2"}, {"layers", Json::array()}}, TrainingConfig{});
@@ -380,9 +391,9 @@ TEST_CASE("preset overrides: sequence length and image size", "[presets]") {
   CHECK(resolve_model({{"preset", "gpt2"}, {"name", "mine"}}, with_seq(32)).name == "mine");
 }
 
-// Regression test (fixed): an image-size override too small for a preset fails inside the preset's own layer list and the
-// error names "presets.vgg16.layers[9].pool_size", a path that is not in the request (API.md: the field
-// is a dotted path into the request). The user's input at fault is training.image_size.
+// Regression test (fixed): an image-size override too small for a preset fails inside the preset's own layer list and
+// the error names "presets.vgg16.layers[9].pool_size", a path that is not in the request (API.md: the field is a dotted
+// path into the request). The user's input at fault is training.image_size.
 TEST_CASE("an override too small for a preset names training.image_size", "[presets][errors]") {
   Json response = Json::parse(predict_json(R"J({"model": {"preset": "vgg16"}, "training": {"image_size": 16}})J"));
   INFO(response.dump());
@@ -526,7 +537,7 @@ TEST_CASE("a preset's torch_dtype is the one its source config file says", "[pre
     if (!p.model.contains("hf_config") || !p.model["hf_config"].contains("torch_dtype")) continue;
     INFO(p.id);
     std::string fixture;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
       std::string stem = entry.path().stem().string();
       if (entry.path().extension() != ".json" || stem.find("--") == std::string::npos) continue;
       std::string repo = stem;
