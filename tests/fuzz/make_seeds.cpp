@@ -117,6 +117,20 @@ int main(int argc, char** argv) {
               {"parallel", {{"tensor", 2}, {"context", 4}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
               {"options", {{"per_layer", false}}}})
             .dump());
+  // Gated DeltaNet beside gated attention (Qwen3-Next's layers), split over a tensor group of 2, in FP8.
+  write(out / "layer_list", "gated-deltanet.json",
+        Json::parse(R"J({"input": {"kind": "sequence", "seq_len": 128, "features": 64}, "layers": [
+          {"type": "rmsnorm"}, {"type": "gated_deltanet", "key_heads": 2, "value_heads": 4, "key_head_dim": 16,
+          "value_head_dim": 16, "split_projections": true}, {"type": "attention", "num_heads": 4, "num_kv_heads": 2,
+          "causal": true, "bias": false, "output_gate": true, "qk_norm": "head"}]})J")
+            .dump());
+  write(out / "request", "gated-deltanet-tensor.json",
+        Json({{"model", {{"preset", "qwen3-next-80b-a3b"}}},
+              {"training", {{"batch_size", 8}, {"seq_len", 1024}, {"precision", "fp8"}, {"attention", "flash"}}},
+              {"parallel",
+               {{"tensor", 2}, {"data", 4}, {"expert", 8}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
+              {"options", {{"per_layer", false}}}})
+            .dump());
   // lit-gpt's FSDP LoRA (docs/FINETUNE.md): no_sync accumulation and frozen weights' gradients in mixed units.
   write(
       out / "request", "fsdp-no-sync.json",
