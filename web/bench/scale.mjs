@@ -6,7 +6,7 @@
 //
 // Nothing here is fitted: the requests are the papers' configurations, and the errors are what they are.
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { engine } from '../cli/node-engine.mjs';
 import { RULE_OF_THUMB_MFU, leaveOneOutMfu, measuredMfu, stepAtMfu } from './accuracy/mfu-baseline.mjs';
@@ -201,6 +201,10 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  * - recipeLayout: where the recipe's own preset differs from the published row (the table's values are sent).
  * - zero: 0 without the distributed optimizer (Muon, LoRA); absent: ZeRO 1, or Megatron-FSDP where the table
  *   says FSDP.
+ * - hsdp: Megatron-FSDP as hybrid sharding where the table has no FSDP column (Nemotron 3 Ultra's
+ *   _apply_nemotron_3_ultra_fsdp_hsdp, perf_recipes/nemotronh/common.py: parameters, gradients and optimizer
+ *   states sharded within NVLink domains of `hsdp` GPUs, the optimizer states also across the domains) →
+ *   `parallel.fsdp` (ZeRO 3 over all data ranks; the shard group is noted, not stated).
  * - paramGather: the distributed optimizer's parameter all-gather overlapped with the forward
  *   (`parallel.overlap_param_gather`): training/comm_overlap.py `_get_optimizer_overlap_cfgs` turns it and the
  *   grad-reduce overlap on with data parallelism > 1, or the base recipe's DDP config does; off where the perf
@@ -230,7 +234,7 @@ const EMBEDDING_LOSS_SPLIT = new Set(['llama-3.1-405b', 'qwen3-235b-a22b']);
  * @typedef {{ tag: string, recipe?: string, recipeLayout?: string, zero?: number, paramGather?: boolean,
  *   tensorOverlap?: boolean, expertOverlap?: boolean, recompute?: string, modules?: string[], modulesIgnored?: string[],
  *   recomputeEvery?: number, graphs?: string, dispatcher?: string, offload?: number, layout?: string, mtp?: number,
- *   bf16End?: number, bf16Modules?: string[], mtpRepeated?: boolean, other?: string }} MbFacts
+ *   bf16End?: number, bf16Modules?: string[], mtpRepeated?: boolean, hsdp?: number, other?: string }} MbFacts
  */
 
 /**
@@ -331,17 +335,71 @@ const KIMI_K2 = {
 };
 
 /**
- * Models of the 26.x tables the core has no preset for, listed as refused with the reason (no request is sent):
- * DeepSeek-V4's model type is not in the core's table (docs/MODEL_FORMAT.md); nemotron_h is (Nemotron 3 Super has a
- * preset), but Ultra and 3.5 Lightning have none here. What they
- * are: Megatron-Bridge's bridges at the same commit, src/megatron/bridge/models/nemotronh/nemotron_h_bridge.py
- * (Mamba-2 mixers placed by hybrid_override_pattern) and models/deepseek/deepseek_v4_bridge.py
- * (hyper-connections, compressed sparse attention); the perf recipes load nvidia/NVIDIA-Nemotron-3-*-BF16 and
- * deepseek-ai/DeepSeek-V4-Flash.
+ * Nemotron 3 Ultra (550B-A55B: Mamba-2, attention and LatentMoE layers, model_type nemotron_h) as a Hugging Face
+ * config. No preset; the perf recipes build it with AutoBridge from the Hub config of
+ * nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16 (recipes/nemotronh/h100/nemotron_3_ultra.py @ 067f987d, line 39).
+ * The sizes are NVIDIA's Megatron-LM arguments for that checkpoint (NVIDIA/Megatron-LM
+ * examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh @ d98e8a64, added by
+ * 6f14bf92; Apache-2.0): --num-layers 108 with --hybrid-override-pattern (48 Mamba-2, 48 MoE, 12 attention
+ * layers; lines 38, 45), --hidden-size 8192, 64 heads, 2 query groups, --kv-channels 128 (lines 46-51),
+ * --ffn-hidden-size 5120 (line 50; the experts' width, Megatron's moe_ffn_hidden_size defaulting to it,
+ * megatron/training/arguments.py line 1651), 512 experts, top 22, shared expert 10240, --moe-latent-size 2048,
+ * scaling 5.0, sigmoid scores (lines 20-27), 256 Mamba heads of 64 (lines 36-37), squared ReLU, no biases,
+ * untied embeddings (lines 40-44). Not in those arguments, so Megatron-Core's defaults: Mamba state 128 and 8
+ * groups (megatron/core/transformer/transformer_config.py lines 1259, 1265), convolution 4
+ * (megatron/core/ssm/mamba_mixer.py line 179). Vocabulary 131,072: Megatron-Bridge's verification card for the
+ * checkpoint (examples/model_verification_cards/nemotron-3-ultra-550b-a55b/card.yaml on branch
+ * chcui/sol/nemotron-ultra-verification-card @ addfc1d2, line 125). The MTP block, which the Megatron-LM
+ * arguments leave out: `*E` (attention, then a LatentMoE layer), as Super's and Lightning's recipes state theirs
+ * and as third-party copies of the Hub config quote it (mtp_layers_block_type ["attention", "moe"]); the same card
+ * counts 560,524,603,904 parameters with the MTP tensors (lines 84, 122), which this config reproduces exactly:
+ * 560,524,578,816 counted with one `*E` MTP block, plus the 49 × 512 FP32 router correction biases.
+ */
+const NEMOTRON_3_ULTRA = {
+  model_type: 'nemotron_h', architectures: ['NemotronHForCausalLM'], num_hidden_layers: 108,
+  hybrid_override_pattern: 'MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME',
+  mtp_hybrid_override_pattern: '*E', hidden_size: 8192, num_attention_heads: 64, num_key_value_heads: 2, head_dim: 128,
+  intermediate_size: 5120, moe_intermediate_size: 5120, moe_shared_expert_intermediate_size: 10240, moe_latent_size: 2048,
+  n_routed_experts: 512, num_experts_per_tok: 22, n_shared_experts: 1, routed_scaling_factor: 5.0, n_group: 1,
+  topk_group: 1, norm_topk_prob: true, mamba_num_heads: 256, mamba_head_dim: 64, ssm_state_size: 128, n_groups: 8,
+  conv_kernel: 4, chunk_size: 128, use_conv_bias: true, use_bias: false, mlp_bias: false, attention_bias: false,
+  mamba_hidden_act: 'silu', mlp_hidden_act: 'relu2', layer_norm_epsilon: 1e-5, vocab_size: 131072,
+  tie_word_embeddings: false,
+};
+
+/**
+ * Nemotron 3.5 Lightning (30B-A3B) as a Hugging Face config. Its perf recipes are Nemotron 3 Nano's with an MTP
+ * block (perf_recipes/nemotronh/gb200/nemotronh.py @ v0.6.0, nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config,
+ * lines 492-503: nemotron_3_nano_pretrain_8gpu_gb200_fp8mx_config, then mtp_num_layers 2,
+ * mtp_hybrid_override_pattern "*E", mtp_use_repeated_layer, keep_mtp_spec_in_bf16); the Nano recipe states the
+ * architecture itself (recipes/nemotronh/h100/nemotron_3_nano.py @ 067f987d = v0.6.0, lines 78-114: the pattern,
+ * 52 layers, width 2688, 64 Mamba heads of 64, state 128, 8 groups, 32 heads, 2 query groups, 128 experts of 1856,
+ * shared 3712, top 6), which is the nemotron-3-nano preset's, and the example README says "the same
+ * architecture as Nemotron 3 Nano" (examples/models/nemotron/nemotron_3/lightning/README.md @ 067f987d, line 3).
+ * So: the preset's config with the recipe's MTP pattern. Megatron-Bridge's verification card for
+ * nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16 (examples/model_verification_cards/nemotron-3.5-lightning/
+ * card.yaml @ 067f987d, line 62) counts 32,913,266,240 parameters with the MTP layers: 32,913,263,168 counted here
+ * with one `*E` block, plus the 24 × 128 FP32 router correction biases.
+ */
+const NEMOTRON_3_5_LIGHTNING = {
+  ...JSON.parse(readFileSync(`${ROOT}core/data/presets/nemotron-3-nano.json`, 'utf8')).model.hf_config,
+  mtp_hybrid_override_pattern: '*E',
+};
+
+/** Models sent as Hugging Face configs rather than presets, by the tables' model id. */
+const MB_HF_MODELS = /** @type {Record<string, { hf_config: Record<string, unknown>, name: string }>} */ ({
+  'kimi-k2': { hf_config: KIMI_K2, name: 'Kimi K2' },
+  'nemotron-3-ultra': { hf_config: NEMOTRON_3_ULTRA, name: 'Nemotron 3 Ultra 550B-A55B' },
+  'nemotron-3.5-lightning': { hf_config: NEMOTRON_3_5_LIGHTNING, name: 'Nemotron 3.5 Lightning 30B-A3B' },
+});
+
+/**
+ * Models of the 26.x tables the core has no form for, listed as refused with the reason (no request is sent):
+ * DeepSeek-V4's model type is not in the core's table (docs/MODEL_FORMAT.md). What it is: Megatron-Bridge's bridge
+ * at the same commit, models/deepseek/deepseek_v4_bridge.py (hyper-connections, compressed sparse attention); the
+ * perf recipes load deepseek-ai/DeepSeek-V4-Flash.
  */
 const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
-  'nemotron-3-ultra': 'architecture not in the catalogue: Nemotron 3 Ultra 550B-A55B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
-  'nemotron-3.5-lightning': 'architecture not in the catalogue: Nemotron 3.5 Lightning 30B-A3B, a Mamba-2 / attention / MoE hybrid (model_type nemotron_h): no preset',
   'deepseek-v4-flash': 'architecture not in the catalogue: DeepSeek-V4-Flash (compressed sparse attention, hyper-connections; model_type deepseek_v4): no preset, no model type',
 });
 
@@ -351,7 +409,7 @@ const NOT_IN_CATALOGUE = /** @type {Record<string, string>} */ ({
  * distinct configuration (task, model, system, GPUs, precision, GBS, MBS, sequence, FSDP, TP, PP, CP, VP, EP) the
  * newest release that publishes it: 233 table rows, 80 configurations; the 153 older numbers of identical
  * configurations are superseded. Tables from 26.06 on have no FSDP column (0 here; of the recipes behind these
- * rows only Nemotron 3 Ultra's, not predicted, uses Megatron-FSDP (HSDP)); "n/a" VP or EP is 1. Precision:
+ * rows only Nemotron 3 Ultra's uses Megatron-FSDP, as HSDP: MbFacts `hsdp`); "n/a" VP or EP is 1. Precision:
  * "FP8" is the perf launcher's fp8_cs (per-tensor current scaling, `fp8_recipe: "current"`:
  * scripts/performance/argument_parser.py offers bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4, and every FP8 row has an
  * `_fp8cs_`/`FP8_CS` recipe), MXFP8 = `"mxfp8"`, NVFP4 = `"nvfp4"` (experimental in the core). Each row ends with
@@ -515,7 +573,7 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb300', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 1, 1, 1, 1, 64, 10240,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_super_pretrain_64gpu_gb300_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.08', 'pretrain', 'gb300', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 1, 1, 1, 1, 64, 3552,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config', hsdp: 64, recompute: 'selective', modules: ['moe_act'], dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'], other: 'fine-grained activation offload of the expert MLP (fused_group_mlp tensors above 500M elements), cuteDSL fused grouped MLP, TE op fuser' }],
   ['26.08', 'pretrain', 'gb300', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 8224,
     { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb300/deepseek_v4.py deepseek_v4_flash_pretrain_128gpu_gb300_fp8mx_config' }],
   ['26.08', 'pretrain', 'gb200', 256, 'deepseek-v3', 'MXFP8', 4096, 1, 4096, 0, 1, 4, 1, 4, 64, 4912,
@@ -531,9 +589,9 @@ const MEGATRON_BRIDGE_26 = /** @type {[string, string, string, number, string, s
   ['26.08', 'pretrain', 'gb200', 64, 'nemotron-3-super', 'NVFP4', 512, 1, 8192, 0, 2, 1, 1, 1, 64, 7168,
     { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_super_pretrain_64gpu_gb200_nvfp4_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['*self_attn*', '*latent_proj*', 'mtp.*'], other: 'Mamba out_proj in MXFP8 (te_quant.cfg)', bf16End: 14 }],
   ['26.08', 'pretrain', 'gb200', 256, 'nemotron-3-ultra', 'MXFP8', 256, 1, 8192, 0, 2, 1, 1, 1, 64, 2528,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config', hsdp: 64, recompute: 'selective', modules: ['moe_act'], dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'], other: 'fine-grained activation offload of the expert MLP (fused_group_mlp tensors above 350M elements), cuteDSL fused grouped MLP, TE op fuser' }],
   ['26.08', 'pretrain', 'gb200', 8, 'nemotron-3.5-lightning', 'MXFP8', 512, 2, 8192, 0, 1, 1, 1, 1, 8, 28672,
-    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config' }],
+    { tag: 'v0.6.0', recipe: 'perf_recipes/nemotronh/gb200/nemotronh.py nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config', paramGather: true, graphs: 'TE attn/mamba/router/preprocess', dispatcher: 'HybridEP', mtp: 2, mtpRepeated: true, bf16Modules: ['mtp.*'] }],
   ['26.08', 'pretrain', 'gb200', 128, 'deepseek-v4-flash', 'MXFP8', 2048, 1, 4096, 0, 1, 1, 1, 1, 64, 7776,
     { tag: 'v0.6.0', recipe: 'perf_recipes/deepseek/gb200/deepseek_v4.py deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config' }],
 ]);
@@ -596,9 +654,11 @@ function mbNote(f, layout) {
     f.graphs && f.graphs !== FULL_GRAPHS ? `CUDA graphs (${f.graphs})` : '',
     f.dispatcher && f.dispatcher !== 'alltoall' && !HIERARCHICAL_DISPATCHERS.has(f.dispatcher) ? `${f.dispatcher} dispatcher` : '',
     f.offload ? `activation offload of ${f.offload} layers` : '',
+    f.hsdp ? `HSDP shard groups of ${f.hsdp} GPUs (sent as FSDP over all data ranks)` : '',
     f.other ?? '',
   ].filter(Boolean);
   const stated = [
+    f.hsdp ? 'Megatron-FSDP (fsdp)' : '',
     f.recompute === 'selective' && f.modules?.length ? `recomputes ${f.modules.join(', ')}` : '',
     layout ? `layout ${layout}` : '',
     f.mtp ? `${f.mtp} MTP layer` : '',
@@ -639,7 +699,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
     note: mbNote(f, pipelineLayout),
     refusedWhy: NOT_IN_CATALOGUE[model],
     request: {
-      model: muon ? { hf_config: KIMI_K2, name: 'Kimi K2' } : { preset: model },
+      model: MB_HF_MODELS[model] ?? { preset: model },
       training: {
         batch_size: gbs, seq_len: seq, precision: 'bf16', optimizer: muon ? 'muon' : 'adamw', attention: 'flash', kernels: 'megatron',
         state_accounting: 'megatron_bf16', ...fp8, ...finetune, ...(f.mtp ? { mtp_layers: f.mtp } : {}),
@@ -656,7 +716,7 @@ function megatronBridge(release, task, [hw, gpus, model, precision, gbs, mbs, se
         recompute: f.recompute === 'full' ? 'full' : selective ? 'selective' : 'none',
         ...(selective ? { recompute_modules: f.modules } : {}),
         ...(f.recomputeEvery ? { recompute_every: f.recomputeEvery } : {}),
-        ...(fsdp ? { fsdp: true } : zero ? { zero_stage: zero } : {}),
+        ...(fsdp || f.hsdp ? { fsdp: true } : zero ? { zero_stage: zero } : {}),
         ...(tensor > 1 ? { sequence_parallel: true } : {}),
         ...(virtual > 1 ? { virtual_stages: virtual } : {}),
         ...(context > 1 ? { context } : {}),
@@ -869,8 +929,10 @@ export async function main() {
     '  perf_recipes/ at v0.6.0, named in each row\'s note with the places where its preset differs from the',
     '  published layout (web/bench/scale.mjs, MbFacts). Stated from the recipe: Megatron\'s distributed',
     '  optimizer (ZeRO 1; none for Kimi K2\'s Muon and for LoRA, whose recipes turn it off; Megatron-FSDP where the',
-    '  FSDP column says so), gradients reduced in BF16 (`state_accounting: "megatron_bf16"`: every perf recipe sets',
-    '  grad_reduce_in_fp32 off), the parameter all-gather overlapped with the forward with data parallelism > 1',
+    '  FSDP column says so, and for Nemotron 3 Ultra, whose recipes run Megatron-FSDP as HSDP over 64-GPU NVLink',
+    '  domains: `fsdp`, the shard group noted), gradients reduced in BF16 (`state_accounting: "megatron_bf16"`:',
+    '  every perf recipe sets grad_reduce_in_fp32 off), the parameter all-gather overlapped with the forward with',
+    '  data parallelism > 1',
     '  (`overlap_param_gather`; not in v0.2.0\'s MXFP8 Llama 70B/405B, DeepSeek-V3 and Qwen3-235B-B200 runs, whose',
     '  scripts turn it off, nor in the SFT runs), TransformerEngine\'s tensor-parallel overlap (`tensor_overlap`:',
     '  Llama 70B/405B and the fine-tuning runs with TP > 1, not NVFP4; the Qwen3 H100 scripts turn it off), the',
@@ -908,9 +970,20 @@ export async function main() {
     '  `training.bf16_layers_at_end`) and, by module (te_quant.cfg), attention\'s projections, the latent',
     '  projections and the MTP block in BF16 (`training.bf16_modules` `*self_attn*`, `*latent_proj*`, `mtp.*`) and',
     '  Mamba out_proj in MXFP8, which the request cannot say (NVFP4 here); its MXFP8 recipes keep the MTP block in',
-    '  BF16 (`keep_mtp_spec_in_bf16`, sent as `bf16_modules` `mtp.*`).',
-    '  Not predicted: Nemotron 3 Ultra and 3.5 Lightning, and DeepSeek-V4-Flash (compressed sparse attention,',
-    '  hyper-connections; no model type in the core): no preset, listed as refused with that reason.',
+    '  BF16 (`keep_mtp_spec_in_bf16`, sent as `bf16_modules` `mtp.*`). Nemotron 3 Ultra (no preset): a `nemotron_h`',
+    '  config of NVIDIA\'s Megatron-LM arguments for the checkpoint (NVIDIA/Megatron-LM examples/post_training/modelopt/',
+    '  conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh @ d98e8a64: 108 layers, 48 of them LatentMoE with 512',
+    '  experts of 5120 in a 2048-wide latent, top 22, width 8192, 256 Mamba heads), Megatron-Core\'s defaults for the',
+    '  Mamba state (128, 8 groups) and the vocabulary and parameter count of Megatron-Bridge\'s verification card',
+    '  (131,072; 560,524,603,904 with the MTP tensors, reproduced exactly with an `*E` MTP block); its recipes run',
+    '  `mtp_num_layers` 2 over that repeated block kept in BF16 and recompute the expert activation',
+    '  (`recompute_modules` `moe_act`); their offload of the expert MLP\'s inputs to the host and the HSDP shard',
+    '  groups are not stated. Nemotron 3.5 Lightning (no preset):',
+    '  its recipes are Nemotron 3 Nano\'s with an `*E` MTP block (`mtp_num_layers` 2, repeated, BF16), so the',
+    '  nemotron-3-nano preset\'s config with that `mtp_hybrid_override_pattern` (the verification card\'s',
+    '  32,913,266,240 parameters reproduced exactly).',
+    '  Not predicted: DeepSeek-V4-Flash (compressed sparse attention, hyper-connections; no model type in the',
+    '  core): no preset, listed as refused with that reason.',
     '- Zero-bubble schedules, asynchronous tensor parallelism and communication/compute contention are not',
     '  modelled (docs/PREDICTION.md, "More than one GPU").',
     '',
