@@ -357,11 +357,7 @@ class Attention : public LayerKind {
     L.parameters = (e + (a.bias ? 1 : 0)) * (q + 2 * kv) + q * e + (a.out_bias ? e : 0) -
                    (a.bias && !a.key_bias ? kv : 0) + (a.position_projections ? a.disentangled * (e + 1) * q : 0) +
                    norm_and_sink_parameters(a) + gate_parameters(a, e, "parallel.tensor");
-    ShardLayer& sl = s.shard.layers[s.l];
-    sl.forward_allreduces = 1;
-    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-    s.roles[s.l] = kGathersInput | kScattersOutput;
+    shard_as_mixer(s);
   }
 
   /// Op-level recomputation: projections and the fused kernel kept, the rest of the core recomputed.

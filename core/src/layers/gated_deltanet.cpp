@@ -219,11 +219,7 @@ class GatedDeltaNet : public LayerKind {
     a.num_kv_heads = split_evenly(a.num_kv_heads, s.t, L, "Gated DeltaNet key heads");
     a.num_heads = split_evenly(a.num_heads, s.t, L, "Gated DeltaNet value heads");
     L.parameters = delta_parameters(a, L.input_shapes.front()[1], "parallel.tensor");
-    ShardLayer& sl = s.shard.layers[s.l];
-    sl.forward_allreduces = 1;
-    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-    s.roles[s.l] = kGathersInput | kScattersOutput;
+    shard_as_mixer(s);
   }
 };
 

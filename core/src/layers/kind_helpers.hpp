@@ -22,6 +22,10 @@ std::optional<OpChain> composed_activation(const std::string& fn, double e);
 
 /// `v` / t, or an InputError naming parallel.tensor when t does not divide it ("the <v> <what> of layer").
 std::int64_t split_evenly(std::int64_t v, std::int64_t t, const Layer& layer, const std::string& what);
+/// A token mixer split over the tensor group as Megatron splits attention: its input gathered (column-parallel
+/// projections), its output summed (a row-parallel projection): one all-reduce of the output in forward and, when
+/// the input needs a gradient, one of that gradient in backward (attention, mla, mamba, gated_deltanet).
+void shard_as_mixer(ShardStep& s);
 /// ceil(a / b) for positive b.
 std::int64_t ceil_div(std::int64_t a, std::int64_t b);
 

@@ -188,6 +188,15 @@ std::int64_t split_evenly(std::int64_t v, std::int64_t t, const Layer& layer, co
   return v / t;
 }
 
+void shard_as_mixer(ShardStep& s) {
+  const Layer& L = s.shard.net.layers[s.l];
+  ShardLayer& sl = s.shard.layers[s.l];
+  sl.forward_allreduces = 1;
+  sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
+  sl.allreduce_bytes_per_sample = static_cast<double>(elements(L.output_shape));
+  s.roles[s.l] = kGathersInput | kScattersOutput;
+}
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::vector<std::string> common_keys(std::vector<std::string> extra) {

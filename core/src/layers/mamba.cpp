@@ -198,11 +198,7 @@ class Mamba : public LayerKind {
     a.n_groups = split_evenly(a.n_groups, s.t, L, "Mamba groups");
     a.inner = split_evenly(a.inner, s.t, L, "Mamba channels");
     L.parameters = mamba2_parameters(a, L.input_shapes.front()[1], "parallel.tensor");
-    ShardLayer& sl = s.shard.layers[s.l];
-    sl.forward_allreduces = 1;
-    sl.backward_allreduces = L.needs_input_grad ? 1 : 0;
-    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-    s.roles[s.l] = kGathersInput | kScattersOutput;
+    shard_as_mixer(s);
   }
 };
 
