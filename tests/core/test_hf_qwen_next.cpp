@@ -166,7 +166,11 @@ TEST_CASE("qwen3_5_moe_text: Qwen3.5-35B-A3B's text model, its four input projec
     if (l["type"] == "attention") CHECK(l["rotary_dim"] == 64);  // rope_parameters.partial_rotary_factor
   }
   bool mtp_noted = false;
-  for (const auto& w : warnings) mtp_noted = mtp_noted || w.find("mtp_num_hidden_layers 1") != std::string::npos;
+  for (const auto& w : warnings) {
+    mtp_noted = mtp_noted || w.find(
+                                 "mtp_num_hidden_layers 1: transformers builds no multi-token-prediction layer, so "
+                                 "it is counted only when training.mtp_layers asks") != std::string::npos;
+  }
   CHECK(mtp_noted);
 }
 
@@ -303,4 +307,21 @@ TEST_CASE("qwen3_5 wrappers: the text model's dtype and trained positions decide
   CHECK(out["training"]["seq_len"] == 4096);
   CHECK_THAT(out["training"]["seq_len_from"].get<std::string>(),
              Catch::StartsWith("model.hf_config.text_config.max_position_embeddings (262144), capped at 4096"));
+}
+
+TEST_CASE("qwen3_next, qwen3_5: training.mtp_layers 1 adds the checkpoints' MTP layer, to their safetensors counts",
+          "[hf_config][qwen_next][mtp]") {
+  // The multi-token-prediction layer the generic builder adds (model/mtp.cpp: the embedding's and the hidden state's
+  // norms, their projection, the last block repeated, its norm) is the one the releases hold: with it, the counts
+  // are the published safetensors totals exactly (SOURCES in the cases above).
+  for (const auto& [preset, total] : std::vector<std::pair<std::string, std::int64_t>>{
+           {"qwen3-next-80b-a3b", 81324862720}, {"qwen3.5-35b-a3b", 35951822704}, {"qwen3.6-27b", 27781427952}}) {
+    INFO(preset);
+    const Json out = testutil::call({{"model", {{"preset", preset}}},
+                                     {"training", {{"batch_size", 1}, {"seq_len", 512}, {"mtp_layers", 1}}},
+                                     {"hardware", {"h100-sxm"}},
+                                     {"options", {{"per_layer", false}}}});
+    REQUIRE_FALSE(out.contains("error"));
+    CHECK(out["model"]["parameters"] == total);
+  }
 }

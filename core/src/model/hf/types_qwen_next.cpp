@@ -64,7 +64,7 @@ void qwen_next_rotary(const Cfg& c, Arch& a, std::vector<std::string>&) {
 
 /// Qwen3NextAttention always projects the output gate with q (q_proj twice the queries' width), whatever
 /// attn_output_gate says; the multi-token-prediction layers (mtp_num_hidden_layers) are not built by transformers
-/// (_keys_to_ignore_on_load_unexpected "^mtp.*"), so not counted. Each a warning when the config says otherwise.
+/// (_keys_to_ignore_on_load_unexpected "^mtp.*"), so counted only under training.mtp_layers. Each a warning.
 void qwen_next_extras(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
   if (c.has("attn_output_gate") && !c.flag("attn_output_gate", true)) {
     warnings.push_back(
@@ -74,8 +74,9 @@ void qwen_next_extras(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
   const std::int64_t mtp = c.opt({"mtp_num_hidden_layers", "num_nextn_predict_layers"}, 0, 0, kMaxDepth);
   if (mtp > 0) {
     warnings.push_back("mtp_num_hidden_layers " + std::to_string(mtp) +
-                       ": transformers builds no multi-token-prediction layer, so neither its parameters nor its "
-                       "training work are counted");
+                       ": transformers builds no multi-token-prediction layer, so it is counted only when "
+                       "training.mtp_layers asks for it (then as the checkpoints hold it: the last layer repeated "
+                       "after its projection of embedding and hidden state)");
   }
 }
 
