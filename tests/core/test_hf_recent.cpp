@@ -578,6 +578,34 @@ TEST_CASE("2025 decoders: bad input is refused naming the field", "[hf_recent]")
   CHECK(refusal(moe).find("model.hf_config.num_experts_per_tok") != std::string::npos);
 }
 
+TEST_CASE("2025 decoders: DeepSeek-V3.2's and GLM-5's sparse attention is refused, not read as DeepSeek-V3",
+          "[hf_recent]") {
+  // deepseek-ai/DeepSeek-V3.2-Exp's config.json as transformers ships it (src/transformers/models/deepseek_v32/
+  // deepseek_files/config.json): DeepSeek-V3's fields plus the indexer's.
+  Json v32 = {{"model_type", "deepseek_v32"},
+              {"hidden_size", 7168},
+              {"num_hidden_layers", 61},
+              {"num_attention_heads", 128},
+              {"vocab_size", 129280},
+              {"intermediate_size", 18432},
+              {"q_lora_rank", 1536},
+              {"kv_lora_rank", 512},
+              {"qk_nope_head_dim", 128},
+              {"qk_rope_head_dim", 64},
+              {"v_head_dim", 128},
+              {"n_routed_experts", 256},
+              {"num_experts_per_tok", 8},
+              {"moe_intermediate_size", 2048},
+              {"index_n_heads", 64},
+              {"index_head_dim", 128},
+              {"index_topk", 2048}};
+  const std::string v32_error = refusal(v32);
+  CHECK(v32_error.find("model.hf_config.model_type") == 0);
+  CHECK(v32_error.find("DeepSeek Sparse Attention") != std::string::npos);
+  v32["model_type"] = "glm_moe_dsa";
+  CHECK(refusal(v32).find("\"glm_moe_dsa\" is not supported") != std::string::npos);
+}
+
 TEST_CASE("2025 decoders: under another model_type the generic reader refuses them rather than misread them",
           "[hf_recent]") {
   // Before their rows, glm4 and glm were read as Llamas with a biased o_proj (and glm4 without its two extra norms

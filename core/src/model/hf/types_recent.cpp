@@ -1,5 +1,6 @@
 // The 2025 decoders: GLM-4 / GLM-4.5, Seed-OSS, SmolLM3, EXAONE 4.0, Command R7B / A (cohere2), ERNIE 4.5 and
-// Hunyuan (dense), ERNIE 4.5 MoE, OLMoE, OLMo 3, MiniMax-M2 and StarCoder (gpt_bigcode). One row per model_type; see
+// Hunyuan (dense), ERNIE 4.5 MoE, OLMoE, OLMo 3, MiniMax-M2 and StarCoder (gpt_bigcode), and DeepSeek-V3.2 and GLM-5,
+// which are refused (DeepSeek Sparse Attention). One row per model_type; see
 // model_types.cpp for how to add one. Each family's parameters are as its transformers class builds them (the modeling
 // file named at each part); layer patterns go through decoder_hooks.cpp's read_layer_types, so layer_types is checked
 // the same way.
@@ -120,6 +121,20 @@ void olmoe_clip_qkv(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
   if (c.number("clip_qkv", 0.0, 0.0, 1e300) > 0) {
     warnings.push_back("clip_qkv: the clamp of q, k and v is not costed (no parameters)");
   }
+}
+
+/// DeepSeek-V3.2 (deepseek_v32) and GLM-5 (glm_moe_dsa): DeepSeek Sparse Attention, a lightning indexer beside the
+/// latent attention that picks the keys each query attends to. Its training cost depends on the implementation
+/// (transformers runs the indexer without gradients beside a dense masked attention, with an FP32 score tensor of
+/// sequence x heads x keys; Megatron trains it with a KL loss and runs sparse attention), and neither is modelled:
+/// refused rather than read as DeepSeek-V3 without the indexer.
+void refuse_sparse_attention(const Cfg& c, Arch&, std::vector<std::string>&) {
+  throw InputError(
+      c.field("model_type"),
+      "\"" + c.str("model_type", "") +
+          "\" is not supported: its DeepSeek Sparse Attention (a lightning indexer of index_n_heads x "
+          "index_head_dim choosing index_topk keys per query) is not modelled; read as DeepSeek-V3 it would "
+          "leave out the indexer's work and memory (docs/MODEL_FORMAT.md)");
 }
 
 /// MiniMax-M2's rotated share of each head: partial_rotary_factor when the config (or its rope_parameters) gives one,
@@ -306,6 +321,8 @@ const std::vector<ModelType>& recent_model_types() {
       {"olmo3", kDecoder, compose({kDecoderCore, kLlama, kRope, kOlmo2, kOlmo3})},
       {"minimax_m2", kDecoder, compose({kDecoderCore, kLlama, kRope, kMinimaxM2}, kMinimaxM2Defaults)},
       {"gpt_bigcode", kDecoder, compose({kDecoderCore, kGpt2, kBigcode}, {kBigcodeAct, kBigcodePositions})},
+      {"deepseek_v32", kDecoder, {hook(refuse_sparse_attention)}},
+      {"glm_moe_dsa", kDecoder, {hook(refuse_sparse_attention)}},
   };
   return rows;
 }
