@@ -104,6 +104,25 @@ inline double matmul_flops(const prenet::StepWork& w, std::size_t layer_i, prene
   return total;
 }
 
+/// FLOPs of a layer's kernels of class `cls` in one phase.
+inline double class_flops(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase,
+                          prenet::KernelClass cls) {
+  double total = 0;
+  for (const auto& k : w.kernels) {
+    if (static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase && k.cls == cls) total += k.flops;
+  }
+  return total;
+}
+
+/// Number of a layer's kernels of class `cls` in one phase.
+inline int class_count(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase, prenet::KernelClass cls) {
+  int n = 0;
+  for (const auto& k : w.kernels) {
+    n += static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase && k.cls == cls ? 1 : 0;
+  }
+  return n;
+}
+
 /// FLOPs of the GEMM view of a layer's kernels: sum of 2 m n k x batch x repeats (no elementwise work).
 inline double gemm_view_flops(const prenet::StepWork& w, std::size_t layer_i, prenet::Phase phase) {
   double total = 0;

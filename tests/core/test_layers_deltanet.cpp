@@ -12,6 +12,8 @@
 #include "prenet/training.hpp"
 
 using namespace prenet;
+using testutil::class_count;
+using testutil::class_flops;
 using testutil::layer;
 using testutil::layer_index;
 using testutil::matmul_flops;
@@ -31,20 +33,6 @@ std::string seq_model(int seq_len, int features, const std::string& layer_json) 
 /// A mixer of D 64: 2 key heads of 16, 4 value heads of 32 (K 32, V 128, conv channels 192).
 const char* const kSmall = R"({"type": "gated_deltanet", "name": "g", "key_heads": 2, "value_heads": 4,
   "key_head_dim": 16, "value_head_dim": 32)";
-
-double flops_of(const StepWork& w, std::size_t l, Phase phase, KernelClass cls) {
-  double total = 0;
-  for (const Kernel& k : w.kernels) {
-    if (static_cast<std::size_t>(k.layer) == l && k.phase == phase && k.cls == cls) total += k.flops;
-  }
-  return total;
-}
-
-int count_of(const StepWork& w, std::size_t l, Phase phase, KernelClass cls) {
-  int n = 0;
-  for (const Kernel& k : w.kernels) n += static_cast<std::size_t>(k.layer) == l && k.phase == phase && k.cls == cls;
-  return n;
-}
 
 StepWork step_of(const Network& net, int batch) {
   TrainingConfig t;
@@ -79,16 +67,16 @@ TEST_CASE("gated_deltanet kernels: projections, the chunked delta rule's FLOPs, 
   const std::size_t g = layer_index(net, "g");
   const StepWork w = step_of(net, 2);
   // in_proj_qkvz (2K + 2V), in_proj_ba (2 Hv) and out_proj: 2 m D (2K + 2V + 2 Hv + V) forward.
-  CHECK(flops_of(w, g, kF, KernelClass::Gemm) == Approx(2 * m * D * (2 * K + 2 * V + 2 * Hv + V)));
-  CHECK(count_of(w, g, kF, KernelClass::Gemm) == 3);
+  CHECK(class_flops(w, g, kF, KernelClass::Gemm) == Approx(2 * m * D * (2 * K + 2 * V + 2 * Hv + V)));
+  CHECK(class_count(w, g, kF, KernelClass::Gemm) == 3);
   // The delta rule per token and value head: 6 C dk + 4 C dv + 6 dk dv + 2 C^2 / 3 forward, and backward
   // 14 C dk + 10 C dv + 16 dk dv + 4 C^2 / 3 (three and six kernels).
   const double forward = m * Hv * (6 * C * dk + 4 * C * dv + 6 * dk * dv + 2 * C * C / 3);
   const double backward = m * Hv * (14 * C * dk + 10 * C * dv + 16 * dk * dv + 4 * C * C / 3);
-  CHECK(flops_of(w, g, kF, KernelClass::BatchedGemm) == Approx(forward));
-  CHECK(flops_of(w, g, kB, KernelClass::BatchedGemm) == Approx(backward));
-  CHECK(count_of(w, g, kF, KernelClass::BatchedGemm) == 3);
-  CHECK(count_of(w, g, kB, KernelClass::BatchedGemm) == 6);
+  CHECK(class_flops(w, g, kF, KernelClass::BatchedGemm) == Approx(forward));
+  CHECK(class_flops(w, g, kB, KernelClass::BatchedGemm) == Approx(backward));
+  CHECK(class_count(w, g, kF, KernelClass::BatchedGemm) == 3);
+  CHECK(class_count(w, g, kB, KernelClass::BatchedGemm) == 6);
   // Saved (BF16): the projections' input and outputs, q and k at the value heads, v, beta and the C x C block
   // (2 bytes), g and the two inverse norms (FP32), the norm's input and statistics, out_proj's input.
   const double e = 2, Cc = 2 * K + V;
@@ -98,13 +86,13 @@ TEST_CASE("gated_deltanet kernels: projections, the chunked delta rule's FLOPs, 
   // Qwen3.5's split projections: four input GEMMs, the same FLOPs.
   const Network split = net_of(seq_model(512, 64, std::string(kSmall) + R"(, "split_projections": true})"));
   const StepWork ws = step_of(split, 2);
-  CHECK(count_of(ws, g, kF, KernelClass::Gemm) == 5);
+  CHECK(class_count(ws, g, kF, KernelClass::Gemm) == 5);
   CHECK(matmul_flops(ws, g, kF) == Approx(matmul_flops(w, g, kF)));
   // Key heads equal to value heads: no repeat of q and k (one elementwise kernel fewer).
   const Network even = net_of(seq_model(512, 64, R"({"type": "gated_deltanet", "name": "g", "key_heads": 4,
     "value_heads": 4, "key_head_dim": 16, "value_head_dim": 32})"));
-  CHECK(count_of(step_of(even, 2), g, kF, KernelClass::Elementwise) ==
-        count_of(w, g, kF, KernelClass::Elementwise) - 1);
+  CHECK(class_count(step_of(even, 2), g, kF, KernelClass::Elementwise) ==
+        class_count(w, g, kF, KernelClass::Elementwise) - 1);
 }
 
 TEST_CASE("gated_deltanet's LoRA targets are the projections transformers names", "[layers][deltanet]") {
@@ -183,8 +171,8 @@ TEST_CASE("attention output_gate: q_proj twice as wide, the gate's kernels and w
   CHECK(with.layers[a].parameters == without.layers[a].parameters + 64 * 128);
   const StepWork w0 = step_of(without, 2), w1 = step_of(with, 2);
   // The gate's projection rides in the QKV GEMM (forward), and in both backward GEMMs.
-  CHECK(flops_of(w1, a, kF, KernelClass::Gemm) == Approx(flops_of(w0, a, kF, KernelClass::Gemm) + 2 * m * D * q));
-  CHECK(flops_of(w1, a, kB, KernelClass::Gemm) == Approx(flops_of(w0, a, kB, KernelClass::Gemm) + 4 * m * D * q));
+  CHECK(class_flops(w1, a, kF, KernelClass::Gemm) == Approx(class_flops(w0, a, kF, KernelClass::Gemm) + 2 * m * D * q));
+  CHECK(class_flops(w1, a, kB, KernelClass::Gemm) == Approx(class_flops(w0, a, kB, KernelClass::Gemm) + 4 * m * D * q));
   // sigmoid(gate) and the ungated output kept: two more query-wide tensors (BF16).
   CHECK(w1.layers[a].saved_activation_bytes == Approx(w0.layers[a].saved_activation_bytes + 2 * 2 * m * q));
   const auto modules = kind_of(LayerType::Attention).linear_modules(with.layers[a]);

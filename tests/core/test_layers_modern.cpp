@@ -11,6 +11,8 @@
 #include "prenet/training.hpp"
 
 using namespace prenet;
+using testutil::class_count;
+using testutil::class_flops;
 using testutil::layer;
 using testutil::layer_index;
 using testutil::matmul_flops;
@@ -25,23 +27,6 @@ constexpr auto kB = Phase::Backward;
 std::string seq_model(int seq_len, int features, const std::string& layer_json) {
   return R"({"input": {"kind": "sequence", "seq_len": )" + std::to_string(seq_len) + R"(, "features": )" +
          std::to_string(features) + R"(}, "layers": [{"type": "layernorm"}, )" + layer_json + "]}";
-}
-
-/// FLOPs of a layer's kernels of class `cls` in one phase.
-double class_flops(const StepWork& w, std::size_t layer_i, Phase phase, KernelClass cls) {
-  double total = 0;
-  for (const Kernel& k : w.kernels) {
-    if (static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase && k.cls == cls) total += k.flops;
-  }
-  return total;
-}
-
-/// Number of a layer's kernels of class `cls` in one phase.
-int class_count(const StepWork& w, std::size_t layer_i, Phase phase, KernelClass cls) {
-  int n = 0;
-  for (const Kernel& k : w.kernels)
-    n += static_cast<std::size_t>(k.layer) == layer_i && k.phase == phase && k.cls == cls;
-  return n;
 }
 
 /// The step of `net` for `batch` samples under flash (fused) or eager attention at precision p.
