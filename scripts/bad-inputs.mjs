@@ -183,6 +183,20 @@ const GRANITE_HYBRID = {
   mamba_d_state: 16,
   layer_types: ['mamba', 'mamba', 'mamba', 'attention'],
 };
+/** A small Falcon-H1 (falcon_h1): a Mamba-2 mixer and attention side by side in every layer, then a SwiGLU. */
+const FALCON_H1 = {
+  model_type: 'falcon_h1',
+  hidden_size: 64,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+  intermediate_size: 128,
+  vocab_size: 1000,
+  mamba_d_ssm: 128,
+  mamba_n_heads: 8,
+  mamba_d_state: 16,
+};
 /** A small Qwen3-Next (qwen3_next): three Gated DeltaNet layers, then a gated attention; routed experts. */
 const QWEN3_NEXT = {
   model_type: 'qwen3_next',
@@ -392,6 +406,10 @@ export const CASES = [
   { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid position_embedding_type "alibi"', input: () => req({ hf_config: { ...GRANITE_HYBRID, position_embedding_type: 'alibi' } }) },
   { group: 'Hugging Face: unknown enums', name: 'granitemoehybrid layer_types entry "mlp"', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mlp', 'mamba', 'attention'] } }) },
   { group: 'Hugging Face: zero/negative', name: 'granitemoehybrid layer_types one short of num_hidden_layers', input: () => req({ hf_config: { ...GRANITE_HYBRID, layer_types: ['mamba', 'mamba', 'attention'] } }) },
+  { group: 'Hugging Face: zero/negative', name: 'falcon_h1 mamba_n_heads 6 does not divide mamba_d_ssm', input: () => req({ hf_config: { ...FALCON_H1, mamba_n_heads: 6 } }) },
+  { group: 'Hugging Face: malformed', name: 'falcon_h1 ssm_multipliers of 2 numbers (5 expected)', input: () => req({ hf_config: { ...FALCON_H1, ssm_multipliers: [1, 1] } }) },
+  { group: 'Hugging Face: zero/negative', name: 'falcon_h1 tensor parallel 2 over one Mamba group', input: () => req({ hf_config: FALCON_H1 }, { training: { batch_size: 8, seq_len: 64 }, parallel: { tensor: 2 } }) },
+  { group: 'unknown enums', name: 'mamba version 1 with gated_norm (a version 2 attribute)', input: () => layersModel([{ type: 'mamba', name: 'm', version: 1, inner: 64, state_size: 16, dt_rank: 4, gated_norm: false }], SEQ32) },
   { group: 'Hugging Face: unknown enums', name: 't5 feed_forward_proj "gated-frob"', input: () => req({ hf_config: { model_type: 't5', d_model: 64, num_layers: 2, num_heads: 4, d_ff: 128, d_kv: 16, vocab_size: 1000, feed_forward_proj: 'gated-frob' } }) },
   { group: 'Hugging Face: 100 MB input', name: '100 MiB architectures string', input: () => hf({ architectures: ['A'.repeat(HUNDRED_MB)] }) },
   { group: 'Hugging Face: non-UTF-8', name: 'raw bytes FF FE in model_type (native driver)', native: true, input: () => req({ hf_config: { ...HF_GPT2, model_type: 'gpt@@BAD@@' } }) },

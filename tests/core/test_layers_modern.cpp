@@ -295,6 +295,41 @@ TEST_CASE("mamba kernels: projections, the scan or SSD, and what tensor parallel
                                 "tensor parallelism of Mamba-1 mixers");
 }
 
+TEST_CASE("mamba gated_norm false and out_bias: Falcon-H1's mixer without the norm, out_proj's bias apart",
+          "[layers][modern][mamba]") {
+  const double b = 2, s = 512, I = 128, G = 2;
+  auto build = [](const std::string& extra) {
+    return net_of(seq_model(512, 64,
+                            R"({"type": "mamba", "name": "m", "version": 2, "inner": 128,
+      "state_size": 16, "num_heads": 4, "n_groups": 2)" +
+                                extra + "}"));
+  };
+  const Network normed = build(""), bare = build(R"(, "gated_norm": false)");
+  const std::size_t m = layer_index(normed, "m");
+  CHECK(layer(bare, "m").parameters == layer(normed, "m").parameters - static_cast<std::int64_t>(I));
+  const StepWork wn = step_of(normed, 2, false), wb = step_of(bare, 2, false);
+  // The norm's forward, its recomputation and its backward are gone; the gate is one elementwise pass each way.
+  CHECK(class_count(wb, m, kF, KernelClass::Normalization) == 0);
+  CHECK(class_count(wb, m, kB, KernelClass::Normalization) == 0);
+  CHECK(class_count(wn, m, kF, KernelClass::Normalization) == 1);
+  CHECK(class_count(wn, m, kB, KernelClass::Normalization) == 2);  // its recomputation and its gradients
+  CHECK(class_count(wb, m, kF, KernelClass::Elementwise) == class_count(wn, m, kF, KernelClass::Elementwise) + 1);
+  CHECK(class_count(wb, m, kB, KernelClass::Elementwise) == class_count(wn, m, kB, KernelClass::Elementwise) + 1);
+  // No FP32 norm statistics (one per token and group) are saved.
+  CHECK(wb.layers[m].saved_activation_bytes == Approx(wn.layers[m].saved_activation_bytes - 4 * b * s * G));
+  // out_bias follows bias unless given: out_proj's 64 biases.
+  const auto params = [&](const std::string& extra) { return layer(build(extra), "m").parameters; };
+  CHECK(params(R"(, "out_bias": true)") == params("") + 64);
+  CHECK(params(R"(, "bias": true, "out_bias": false)") == params("") + 324);  // in_proj's 2 I + 2 G N + H
+  CHECK(params(R"(, "bias": true)") == params("") + 324 + 64);
+  testutil::require_input_error(
+      [&] {
+        net_of(seq_model(512, 64, R"({"type": "mamba", "name": "m", "version": 1, "inner": 128, "state_size": 16,
+          "dt_rank": 4, "gated_norm": false})"));
+      },
+      "model.layers[1].gated_norm", "applies to mamba version 2 only");
+}
+
 TEST_CASE("Mamba-2 over the tensor group: heads, groups and channels split, out_proj summed, as Megatron-Core",
           "[layers][modern][tensor]") {
   // D 64, I 128, N 16, K 4, H 4, G 2: in_proj 64 x (2 I + 2 G N + H) = 64 x 324, conv over I + 2 G N = 192.

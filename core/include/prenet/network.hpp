@@ -113,6 +113,7 @@ struct LayerAttrs {
   // mamba: version 1 (selective scan) or 2 (SSD); inner = d_inner; dt_rank (v1); num_heads and n_groups (v2)
   std::int64_t ssm_version = 0, inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0, n_groups = 1;
   bool conv_bias = true;              // mamba: conv1d bias
+  bool gated_norm = true;             // mamba v2: the gated RMSNorm before out_proj (false: y · silu(z) only)
   // gated_deltanet: key heads (num_kv_heads) of head_dim, value heads (num_heads) of v_head_dim, conv_kernel; its
   // input projections as Qwen3.5 names them (in_proj_qkv, _z, _b, _a) rather than Qwen3-Next's (in_proj_qkvz, _ba)
   bool split_projections = false;
@@ -120,7 +121,7 @@ struct LayerAttrs {
   std::vector<double> tail_shares;    // adaptive_softmax: share of tokens whose target is in each tail cluster
   Shape target_shape;             // reshape (may hold one -1), parameter
   bool bias = true;
-  bool out_bias = true;  // attention: bias of the output projection (Qwen2 has QKV bias only)
+  bool out_bias = true;  // attention, mamba: bias of the output projection (Qwen2 has QKV bias only)
   bool gated = false;    // dense: GLU-style, act(x W_gate) * (x W_up), two matrices
   // dense, gated: gpt-oss's GLU, act(min(gate, glu_limit)) * (clamp(up, -glu_limit, glu_limit) + glu_offset);
   // glu_limit 0 = no clamp

@@ -60,21 +60,44 @@ void ssd(KernelBuilder& kb, Phase phase, double b, double s, const MambaDims& x,
 
 /// MambaMixer's parameters: in_proj (D x 2I, bias per use_bias), conv1d (I x K, groups I, bias per
 /// use_conv_bias), x_proj (I x (R + 2N), no bias), dt_proj (R x I with bias), A_log (I x N), D (I),
-/// out_proj (I x D, bias per use_bias).
+/// out_proj (I x D, bias per out_bias, which defaults to use_bias).
 std::int64_t mamba1_parameters(const LayerAttrs& a, std::int64_t hidden, const std::string& path) {
   const std::int64_t bias = a.bias ? 1 : 0, I = a.inner, N = a.state_size, R = a.dt_rank;
   return params_of({hidden + bias, 2 * I}, path) + I * a.conv_kernel + (a.conv_bias ? I : 0) +
          params_of({I, R + 2 * N}, path) + R * I + I + params_of({I, N}, path) + I + params_of({I, hidden}, path) +
-         bias * hidden;
+         (a.out_bias ? hidden : 0);
 }
 
 /// Mamba2Mixer's parameters: in_proj (D x (2I + 2GN + H), bias per use_bias), conv1d over C = I + 2GN
-/// channels (C x K, bias per use_conv_bias), dt_bias, A_log and D (H each), the gated RMSNorm (I), out_proj
-/// (I x D, bias per use_bias).
+/// channels (C x K, bias per use_conv_bias), dt_bias, A_log and D (H each), the gated RMSNorm (I, unless
+/// gated_norm is false: Falcon-H1's mamba_rms_norm), out_proj (I x D, bias per out_bias: Falcon-H1's
+/// projectors_bias).
 std::int64_t mamba2_parameters(const LayerAttrs& a, std::int64_t hidden, const std::string& path) {
   const std::int64_t bias = a.bias ? 1 : 0, I = a.inner, C = I + 2 * a.n_groups * a.state_size;
   return params_of({hidden + bias, in_proj_width(a)}, path) + C * a.conv_kernel + (a.conv_bias ? C : 0) +
-         3 * a.num_heads + I + params_of({I, hidden}, path) + bias * hidden;
+         3 * a.num_heads + (a.gated_norm ? I : 0) + params_of({I, hidden}, path) + (a.out_bias ? hidden : 0);
+}
+
+/// Mamba-2's output gate y · silu(z) before out_proj. With the gated RMSNorm it is the norm kernel (reads y and z,
+/// writes the output); without it (gated_norm false) mamba_split_conv1d_scan_combined hands z to the chunk scan,
+/// which reads it and writes the gated output beside y (kept for the backward).
+void output_gate(KernelBuilder& kb, double m, const MambaDims& x, bool norm) {
+  if (norm) {
+    kb.stream(KernelClass::Normalization, Phase::Forward, m * x.I, 3, 8 + activation_flops("silu"));
+  } else {
+    kb.stream(KernelClass::Elementwise, Phase::Forward, m * x.I, 2, 1 + activation_flops("silu"));
+  }
+}
+
+/// The gate's backward after out_proj's: the norm's backward (reads y, z and the output gradient, writes dy and dz;
+/// its output was recomputed before out_proj's weight gradient); without the norm one kernel reads the output
+/// gradient, z and y and writes dz, dy and the recomputed output.
+void output_gate_backward(KernelBuilder& kb, double m, const MambaDims& x, bool norm) {
+  if (norm) {
+    kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 4, 12 + 2 * activation_flops("silu"));
+  } else {
+    kb.stream(KernelClass::Elementwise, Phase::Backward, m * x.I, 6, 3 + 2 * activation_flops("silu"));
+  }
 }
 
 class Mamba : public LayerKind {
@@ -84,7 +107,7 @@ class Mamba : public LayerKind {
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
     reject_unknown_keys(spec, path,
                         common_keys({"version", "inner", "state_size", "conv_kernel", "dt_rank", "num_heads",
-                                     "n_groups", "bias", "conv_bias"}));
+                                     "n_groups", "bias", "conv_bias", "out_bias", "gated_norm"}));
     LayerAttrs a;
     a.ssm_version = require_int(spec, "version", path, 1, 2);
     a.inner = require_int(spec, "inner", path, 1, Limits::kMaxDim);
@@ -92,9 +115,12 @@ class Mamba : public LayerKind {
     a.conv_kernel = get_int(spec, "conv_kernel", path, 4, 1, 1 << 10);
     a.bias = get_bool(spec, "bias", path, false);
     a.conv_bias = get_bool(spec, "conv_bias", path, true);
+    a.out_bias = get_bool(spec, "out_bias", path, a.bias);
+    a.gated_norm = get_bool(spec, "gated_norm", path, true);
     const char* other = a.ssm_version == 1 ? "num_heads" : "dt_rank";
-    if (spec.contains(other) || (a.ssm_version == 1 && spec.contains("n_groups"))) {
-      const std::string key = spec.contains(other) ? other : "n_groups";
+    const bool v2_key_in_v1 = a.ssm_version == 1 && (spec.contains("n_groups") || spec.contains("gated_norm"));
+    if (spec.contains(other) || v2_key_in_v1) {
+      const std::string key = spec.contains(other) ? other : spec.contains("n_groups") ? "n_groups" : "gated_norm";
       throw InputError(join(path, key), "applies to mamba version " + std::string(a.ssm_version == 1 ? "2" : "1") +
                                             " only (this layer is version " + std::to_string(a.ssm_version) + ")");
     }
@@ -134,16 +160,18 @@ class Mamba : public LayerKind {
       selective_scan(kb, Phase::Forward, m, x);
     } else {  // mamba_split_conv1d_scan_combined: SSD, the gated RMSNorm, out_proj
       ssd(kb, Phase::Forward, st.b, s, x, e);
-      kb.stream(KernelClass::Normalization, Phase::Forward, m * x.I, 3, 8 + activation_flops("silu"));
+      output_gate(kb, m, x, st.a.gated_norm);
     }
     kb.gemm(Phase::Forward, m, x.D, x.I);  // out_proj
-    // Backward. Both fused functions recompute the convolution's output (and v1 delta, v2 the norm's
-    // output for out_proj's weight gradient) instead of saving them.
-    kb.stream(KernelClass::Elementwise, Phase::Backward, m * x.C, 2, 2 * x.K);       // conv1d recomputed
-    if (v1) kb.gemm(Phase::Backward, m, x.I, x.R);                                   // delta recomputed
-    if (!v1) kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 3, 8);  // norm output recomputed
-    kb.gemm(Phase::Backward, m, x.I, x.D);                                           // out_proj: input gradient
-    kb.weight_gradient(x.I, x.D, m);                                                 // out_proj: weight gradient
+    // Backward. Both fused functions recompute the convolution's output (and v1 delta, v2 the gated output
+    // for out_proj's weight gradient) instead of saving them.
+    kb.stream(KernelClass::Elementwise, Phase::Backward, m * x.C, 2, 2 * x.K);  // conv1d recomputed
+    if (v1) kb.gemm(Phase::Backward, m, x.I, x.R);                              // delta recomputed
+    if (!v1 && st.a.gated_norm) {
+      kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 3, 8);  // norm output recomputed
+    }
+    kb.gemm(Phase::Backward, m, x.I, x.D);  // out_proj: input gradient
+    kb.weight_gradient(x.I, x.D, m);        // out_proj: weight gradient
     if (v1) {
       selective_scan(kb, Phase::Backward, m, x);
       kb.gemm(Phase::Backward, m, x.R, x.I);            // dt_proj: input gradient
@@ -151,7 +179,7 @@ class Mamba : public LayerKind {
       kb.gemm(Phase::Backward, m, x.I, x.R + 2 * x.N);  // x_proj: input gradient
       kb.weight_gradient(x.I, x.R + 2 * x.N, m);        // x_proj: weight gradient
     } else {
-      kb.stream(KernelClass::Normalization, Phase::Backward, m * x.I, 4, 12 + 2 * activation_flops("silu"));
+      output_gate_backward(kb, m, x, st.a.gated_norm);
       ssd(kb, Phase::Backward, st.b, s, x, e);
     }
     causal_conv1d_kernels(kb, Phase::Backward, m, x.C, x.K);
@@ -159,11 +187,11 @@ class Mamba : public LayerKind {
     kb.weight_gradient(x.D, width, m);                   // in_proj: weight gradient
     // Saved: in_proj's input and output (the fused function's input), v1 x_dbl (delta's rank and B, C)
     // and the scan's output (out_proj's input) with its FP32 chunk states (2N per channel per chunk of
-    // 2048); v2 the SSD output before the norm and the norm's FP32 row statistics (per group).
+    // 2048); v2 the SSD output before the gate and the norm's FP32 row statistics (per group; none without it).
     const double common = e * (m * x.D + m * width);
     lw.saved_activation_bytes =
         v1 ? common + e * m * (x.R + 2 * x.N + x.I) + 4 * st.b * x.I * std::ceil(s / 2048) * 2 * x.N
-           : common + e * m * x.I + 4 * m * x.G;
+           : common + e * m * x.I + (st.a.gated_norm ? 4 * m * x.G : 0);
   }
 
   /// MambaMixer's in_proj, x_proj, dt_proj and out_proj (Mamba2Mixer: in_proj and out_proj).

@@ -101,5 +101,7 @@ Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vect
 Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 /// Granite 4.0 (granitemoehybrid): Mamba-2 or attention per layer, routed experts beside a shared MLP (ssm.cpp).
 Json build_granite_hybrid(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Falcon-H1 (falcon_h1): every layer a Mamba-2 mixer and attention side by side, summed, then a SwiGLU (ssm.cpp).
+Json build_falcon_h1(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 
 }  // namespace prenet::hf

@@ -18,7 +18,7 @@ namespace {
 struct Mixer {
   std::int64_t version = 1;
   std::int64_t inner = 0, state = 0, conv = 0, dt_rank = 0, heads = 0, groups = 0;
-  bool bias = false, conv_bias = true;
+  bool bias = false, conv_bias = true, out_bias = false, gated_norm = true;
   std::int64_t inner_norm_weights = 0;  // Jamba: dt_rank + 2·state
 };
 
@@ -31,6 +31,8 @@ Mixer mixer_of(const Arch& a) {
   m.conv = a.ssm_conv;
   m.bias = a.ssm_bias;
   m.conv_bias = a.ssm_conv_bias;
+  m.out_bias = a.ssm_out_bias < 0 ? a.ssm_bias : a.ssm_out_bias == 1;
+  m.gated_norm = a.ssm_gated_norm;
   if (m.version == 2) {
     m.heads = a.ssm_heads > 0 ? a.ssm_heads : m.inner / a.ssm_head_dim;
     m.groups = a.ssm_groups;
@@ -46,11 +48,13 @@ Json mamba_layer(const Mixer& m, const std::string& name, const std::string& inp
   Json layer = {{"type", "mamba"},       {"name", name},          {"version", m.version}, {"inner", m.inner},
                 {"state_size", m.state}, {"conv_kernel", m.conv}, {"bias", m.bias},       {"conv_bias", m.conv_bias},
                 {"inputs", {input}}};
+  if (m.out_bias != m.bias) layer["out_bias"] = m.out_bias;
   if (m.version == 1) {
     layer["dt_rank"] = m.dt_rank;
   } else {
     layer["num_heads"] = m.heads;
     layer["n_groups"] = m.groups;
+    if (!m.gated_norm) layer["gated_norm"] = false;
   }
   return layer;
 }
@@ -343,6 +347,49 @@ Json granite_layer(const Arch& a, const Mixer& m, std::int64_t i) {
   return {{"type", "repeat"}, {"name", "layers"}, {"count", 1}, {"start", i}, {"layers", s.layers}};
 }
 
+// ---- Falcon-H1 -------------------------------------------------------------------------------------------
+// As huggingface/transformers src/transformers/models/falcon_h1/modular_falcon_h1.py builds it (read at commit
+// 00511f5df3b6): FalconH1DecoderLayer is input_layernorm (RMSNorm) -> FalconH1Mixer (Mamba2Mixer's layout: in_proj
+// hidden -> 2 I + 2 G N + H with bias mamba_proj_bias, the depthwise conv1d over I + 2 G N with bias mamba_conv_bias,
+// dt_bias, A_log and D per head, the gated RMSNorm over I only when mamba_rms_norm, out_proj I -> hidden with bias
+// projectors_bias; I = mamba_d_ssm) and FalconH1Attention (LlamaAttention: q/k/v/o with bias attention_bias,
+// head_dim, rotary positions) side by side on the normed input, their outputs summed -> residual ->
+// pre_ff_layernorm -> FalconH1MLP (a SwiGLU with bias mlp_bias) -> residual. Then final_layernorm and the lm_head,
+// tied per tie_word_embeddings.
+
+/// FalconH1Attention reading `input`: grouped-query, head_dim from the config, rotary positions on whole heads.
+Json falcon_h1_attention(const Arch& a, const std::string& input) {
+  const std::int64_t head = a.head_dim > 0 ? a.head_dim : a.hidden / a.heads;
+  Json at = {{"type", "attention"},        {"name", "self_attn"},    {"num_heads", a.heads},
+             {"num_kv_heads", a.kv_heads}, {"head_dim", head},       {"causal", true},
+             {"bias", a.qkv_bias},         {"out_bias", a.out_bias}, {"rotary_dim", head - head % 2},
+             {"inputs", {input}}};
+  if (a.attn_dropout > 0) at["dropout"] = a.attn_dropout;
+  return at;
+}
+
+/// One FalconH1DecoderLayer reading and writing "stream".
+Json falcon_h1_block(const Arch& a, const Mixer& m) {
+  Seq s;
+  std::string ln = s.push({{"type", "rmsnorm"}, {"name", "input_layernorm"}, {"inputs", {"stream"}}});
+  std::string mixed = push_mixer(s, m, "mamba", ln);
+  std::string attended = s.push(falcon_h1_attention(a, ln));
+  std::string sum = s.push({{"type", "add"}, {"name", "mixers_sum"}, {"inputs", {mixed, attended}}});
+  std::string r = s.push({{"type", "add"}, {"name", "mixer_residual"}, {"inputs", {"stream", sum}}});
+  std::string ln2 = s.push({{"type", "rmsnorm"}, {"name", "pre_ff_layernorm"}, {"inputs", {r}}});
+  s.push({{"type", "dense"},
+          {"name", "feed_forward_up"},
+          {"units", a.inner},
+          {"activation", a.act},
+          {"gated", true},
+          {"bias", a.mlp_bias},
+          {"inputs", {ln2}}});
+  std::string out =
+      s.push({{"type", "dense"}, {"name", "feed_forward_down"}, {"units", a.hidden}, {"bias", a.mlp_bias}});
+  s.push({{"type", "add"}, {"name", "stream"}, {"inputs", {r, out}}});
+  return s.layers;
+}
+
 }  // namespace
 
 std::vector<SsmLayer> ssm_layer_kinds(const Arch& a) {
@@ -439,6 +486,28 @@ Json build_granite_hybrid(const Cfg& c, const Arch& a, const Wanted& wanted, std
   Json model = tokens_model(full.name, seq, s.layers);
   model["mtp_block"] = "the granitemoehybrid config states no multi-token-prediction block";
   return model;
+}
+
+}  // namespace prenet::hf
+
+namespace prenet::hf {
+
+Json build_falcon_h1(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  Arch full = a;
+  full.head = read_head(c, warnings);
+  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
+    throw InputError(c.field("architectures"),
+                     "only the causal-LM head (FalconH1ForCausalLM) or the bare model is supported for falcon_h1");
+  }
+  const Mixer mixer = mixer_of(full);
+  const std::int64_t seq = ssm_seq(wanted, full, warnings);
+  Seq s;
+  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
+  s.start_stream("stream", "embeddings", 0.0);
+  s.push({{"type", "repeat"}, {"name", "layers"}, {"count", full.layers}, {"layers", falcon_h1_block(full, mixer)}});
+  s.push({{"type", "rmsnorm"}, {"name", "final_layernorm"}, {"inputs", {"stream"}}});
+  push_head(s, c, full);
+  return tokens_model(full.name, seq, s.layers);
 }
 
 }  // namespace prenet::hf

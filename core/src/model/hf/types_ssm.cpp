@@ -1,4 +1,4 @@
-// State-space models and hybrids: Mamba, Mamba-2, Jamba, Nemotron-H, Granite 4.0.
+// State-space models and hybrids: Mamba, Mamba-2, Jamba, Nemotron-H, Granite 4.0, Falcon-H1.
 // One row per model_type; see model_types.cpp for how to add one. The rows read everything the builder (ssm.cpp)
 // needs into the Arch (arch_ssm.hpp): the sizes every decoder has, the mixer's own fields (state size,
 // convolution, width, time-step rank, heads and groups, biases) under each class's spelling and defaults, and
@@ -21,6 +21,8 @@ constexpr Family kNemotronH{build_nemotron_h, false};
 /// Granite 4.0: each layer a Mamba-2 mixer or attention, then routed experts beside a shared MLP
 /// (build_granite_hybrid, ssm.cpp); a builder of its own for the same reason.
 constexpr Family kGraniteHybrid{build_granite_hybrid, false};
+/// Falcon-H1: every layer a Mamba-2 mixer and attention side by side, then a SwiGLU (build_falcon_h1, ssm.cpp).
+constexpr Family kFalconH1{build_falcon_h1, false};
 
 /// The Mamba kernels take SiLU only.
 void silu_only(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
@@ -496,6 +498,98 @@ const Steps kGraniteHybridSteps = {
     hook(&Arch::ssm_heads, granite_mixer),
     hook(granite_layers),
 };
+
+// ---- Falcon-H1 (falcon_h1) -------------------------------------------------------------------------------
+// FalconH1Config (huggingface/transformers src/transformers/models/falcon_h1/configuration_falcon_h1.py, read at
+// commit 020a37d2264e): its defaults below. Every layer has the mixer, attention and the MLP (layers_block_type is
+// "hybrid" for all; the released configs' attn_layer_indices and mamba_use_mlp are not read by transformers, nor
+// here). mamba_chunk_size, mamba_norm_before_gate (where the gate is applied, not whether), the time-step limits
+// and rope_theta change neither the parameters nor the work as modelled: none is read.
+
+/// FalconH1Mixer's width: mamba_d_ssm (default 1024; null: mamba_expand × hidden_size) in mamba_n_heads heads of
+/// mamba_d_head ("auto": the width / heads), groups dividing the heads.
+void falcon_h1_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  const bool from_expand = c.json().contains("mamba_d_ssm") && c.json()["mamba_d_ssm"].is_null();
+  a.ssm_inner = from_expand ? expanded(c, "mamba_expand", a) : c.opt({"mamba_d_ssm"}, 1024, 1, kMaxInner);
+  a.ssm_heads = c.opt({"mamba_n_heads"}, 128, 1, kMaxWidth);
+  const std::string width = from_expand ? "mamba_expand × hidden_size" : "mamba_d_ssm";
+  if (a.ssm_inner % a.ssm_heads != 0) {
+    throw InputError(c.field("mamba_n_heads"), "must divide " + width + " (" + std::to_string(a.ssm_inner) + "), got " +
+                                                   std::to_string(a.ssm_heads));
+  }
+  const bool automatic = !c.has("mamba_d_head") || (c.json()["mamba_d_head"].is_string() &&
+                                                    c.json()["mamba_d_head"].get<std::string>() == "auto");
+  a.ssm_head_dim = automatic ? a.ssm_inner / a.ssm_heads : c.opt({"mamba_d_head"}, 0, 1, kMaxWidth);
+  if (a.ssm_heads * a.ssm_head_dim != a.ssm_inner) {
+    throw InputError(c.field("mamba_d_head"), "mamba_n_heads (" + std::to_string(a.ssm_heads) + ") × mamba_d_head (" +
+                                                  std::to_string(a.ssm_head_dim) + ") must equal " + width + " (" +
+                                                  std::to_string(a.ssm_inner) + ")");
+  }
+  a.ssm_groups = c.opt({"mamba_n_groups"}, 1, 1, kMaxWidth);
+  if (a.ssm_heads % a.ssm_groups != 0) {
+    throw InputError(c.field("mamba_n_groups"), "must divide mamba_n_heads (" + std::to_string(a.ssm_heads) +
+                                                    "), got " + std::to_string(a.ssm_groups));
+  }
+  a.ssm_out_bias = c.flag("projectors_bias", false) ? 1 : 0;
+}
+
+/// The attention heads: num_key_value_heads (null: the attention heads) dividing them; head_dim when the config
+/// states it (LlamaAttention's getattr), else hidden_size / heads.
+void falcon_h1_heads(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.kv_heads = c.opt({"num_key_value_heads"}, a.heads, 1, a.heads);
+  a.head_dim = c.opt({"head_dim"}, 0, 1, kMaxWidth);
+  check_heads(c, a.hidden, a.heads, a.kv_heads, a.head_dim > 0, "num_attention_heads", "num_key_value_heads");
+}
+
+/// The µP multipliers scale activations (the embeddings, the mixer's input and each part of its projection, the
+/// keys, both branches' outputs, the MLP's gate and output, the logits) in every step, whatever their values: each
+/// is read as a number (or a list of them) and the elementwise passes are left out, with a warning.
+void falcon_h1_multipliers(const Cfg& c, Arch&, std::vector<std::string>& warnings) {
+  for (const char* key : {"embedding_multiplier", "lm_head_multiplier", "key_multiplier", "attention_in_multiplier",
+                          "attention_out_multiplier", "ssm_in_multiplier", "ssm_out_multiplier"}) {
+    c.number(key, 1.0, -1e300, 1e300);
+  }
+  for (const char* key : {"mlp_multipliers", "ssm_multipliers"}) {
+    if (!c.has(key)) continue;
+    const Json& list = c.json()[key];
+    const std::size_t length = std::string(key) == "mlp_multipliers" ? 2 : 5;
+    const bool numbers = list.is_array() && list.size() == length &&
+                         std::all_of(list.begin(), list.end(), [](const Json& v) { return v.is_number(); });
+    if (!numbers) throw InputError(c.field(key), "expected a list of " + std::to_string(length) + " numbers");
+  }
+  warnings.push_back(
+      "Falcon-H1's µP multipliers (embedding, lm_head, key, attention and SSM input and output, the mixer's "
+      "projection, the MLP's gate and output) are elementwise scalings in every step; they are not costed "
+      "(no parameters; torch.compile folds them into neighbouring kernels)");
+}
+
+/// FalconH1Config's sizes and blocks, in its order and with its defaults.
+const Steps kFalconH1Steps = {
+    opt(&Arch::vocab, {"vocab_size"}, 128000, 1, kMaxVocab),
+    flag(&Arch::tied, "tie_word_embeddings", false),
+    opt(&Arch::hidden, {"hidden_size"}, 4096, 1, kMaxWidth),
+    opt(&Arch::inner, {"intermediate_size"}, 14336, 1, kMaxInner),
+    opt(&Arch::layers, {"num_hidden_layers"}, 32, 1, kMaxDepth),
+    opt(&Arch::heads, {"num_attention_heads"}, 32, 1, kMaxWidth),
+    hook(&Arch::kv_heads, falcon_h1_heads),
+    act({"hidden_act"}, "silu"),
+    hook(silu_only),
+    opt(&Arch::max_positions, {"max_position_embeddings"}, 8192, 1, kMaxPositions),
+    rate(&Arch::attn_dropout, {"attention_dropout"}, 0.0),
+    fix(&Arch::rms, true),
+    fix(&Arch::learned_positions, false),
+    fix(&Arch::gated, true),
+    flag({&Arch::qkv_bias, &Arch::out_bias}, "attention_bias", false),
+    flag(&Arch::mlp_bias, "mlp_bias", false),
+    fix(&Arch::ssm_version, 2),
+    opt(&Arch::ssm_state, {"mamba_d_state"}, 256, 1, 1 << 16),
+    opt(&Arch::ssm_conv, {"mamba_d_conv"}, 4, 1, 1 << 16),
+    flag(&Arch::ssm_conv_bias, "mamba_conv_bias", true),
+    flag(&Arch::ssm_bias, "mamba_proj_bias", false),
+    flag(&Arch::ssm_gated_norm, "mamba_rms_norm", false),
+    hook(&Arch::ssm_heads, falcon_h1_mixer),
+    hook(falcon_h1_multipliers),
+};
 }  // namespace
 
 const std::vector<ModelType>& ssm_model_types() {
@@ -507,6 +601,7 @@ const std::vector<ModelType>& ssm_model_types() {
       {"jamba", kSsm, compose({kSsmCore, {kUntiedByDefault}, kJambaBlocks, kJambaMixer, kJambaPattern})},
       {"nemotron_h", kNemotronH, kNemotronHSteps},
       {"granitemoehybrid", kGraniteHybrid, kGraniteHybridSteps},
+      {"falcon_h1", kFalconH1, kFalconH1Steps},
   };
   return rows;
 }
