@@ -222,6 +222,19 @@ TEST_CASE("mla kernels: projections, a core of width nope + rope and v, eager or
   CHECK(class_count(eager, a, kF, KernelClass::Normalization) == 2);  // q_a_layernorm, kv_a_layernorm
 }
 
+TEST_CASE("mla over the tensor group: the latents' gradient summed while anything below the up-projections trains",
+          "[layers][modern][mla][tensor]") {
+  Network net = net_of(seq_model(32, 256, R"({"type": "mla", "name": "a", "num_heads": 4, "q_lora_rank": 64,
+    "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 24})"));
+  const std::size_t a = layer_index(net, "a");
+  CHECK(shard_network(net, 2).layers[a].backward_allreduces == 1);
+  net.layers[a].needs_input_grad = false;  // its input frozen: its own weights still need the summed gradient
+  CHECK(shard_network(net, 2).layers[a].backward_allreduces == 1);
+  net.layers[a].trainable = false;  // nothing below the up-projections trains
+  CHECK(shard_network(net, 2).layers[a].backward_allreduces == 0);
+  CHECK(shard_network(net, 2).layers[a].forward_allreduces == 1);
+}
+
 TEST_CASE("mla rejects bad input naming the attribute", "[layers][modern][errors]") {
   using testutil::require_model_error;
   const std::string mla = R"({"type": "mla", "num_heads": 4, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,

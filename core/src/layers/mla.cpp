@@ -165,18 +165,19 @@ class Mla : public LayerKind {
   /// Megatron's MLA layout: the heads (q_b_proj or q_proj, kv_b_proj, o_proj) split over the group, the
   /// down-projections and their norms replicated. One all-reduce of the output forward; backward the
   /// gradients the up-projections hand to the replicated part are summed, counted as one all-reduce of the
-  /// layer's width (it is s * (q_lora_rank + kv_lora_rank + qk_rope_head_dim) per sample in Megatron, less).
+  /// layer's width (it is s * (q_lora_rank + kv_lora_rank + qk_rope_head_dim) per sample in Megatron, less),
+  /// unless nothing below the up-projections needs a gradient (a frozen layer on a frozen input).
   void shard(ShardStep& s) const override {
     Layer& L = s.shard.net.layers[s.l];
     LayerAttrs& a = L.attrs;
     a.num_heads = split_evenly(a.num_heads, s.t, L, "attention heads");
     a.num_kv_heads = a.num_heads;
     L.parameters = mla_parameters(a, L.input_shapes.front()[1], true, true, L.name);
-    ShardLayer& sl = s.shard.layers[s.l];
-    sl.forward_allreduces = 1;
-    sl.backward_allreduces = 1;
-    sl.allreduce_bytes_per_sample = d(elements(L.output_shape));
-    s.roles[s.l] = kGathersInput | kScattersOutput;
+    shard_as_mixer(s);
+    // The latents' gradient is summed for the replicated down-projections' weights too, even where the layer's
+    // input needs none (the first trained layer under trainable_layers). LoRA adapters are refused under tensor
+    // parallelism before this.
+    if (L.trainable) s.shard.layers[s.l].backward_allreduces = 1;
   }
 
   /// Op-level recomputation: projections and the fused kernel kept, the rest of the core recomputed.
