@@ -205,3 +205,34 @@ TEST_CASE("LoRA under torch.compile: the scaling fuses into the add, two passes 
   const double y = 2.0 * 32 * 64, e = 2;
   CHECK(forward_bytes(false) - forward_bytes(true) == Approx(2 * (2 * y * e)));
 }
+
+TEST_CASE("LoRA on a Mamba mixer's matrices that transformers' fused kernels read directly is said in a warning",
+          "[finetune][mamba]") {
+  // A small Falcon-H1 (Mamba-2 beside attention): mamba_split_conv1d_scan_combined takes out_proj.weight itself.
+  const std::string falcon =
+      R"({"model_type": "falcon_h1", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 128,
+          "max_position_embeddings": 32, "mamba_d_ssm": 128, "mamba_n_heads": 8, "mamba_d_state": 16})";
+  auto warned_about = [&](const std::string& targets, const std::string& role) {
+    const Json r = predict(falcon, R"({"batch_size": 1, "seq_len": 32, "precision": "bf16",
+        "finetune": {"method": "lora", "rank": 4, "targets": )" +
+                                       targets + "}}");
+    INFO(r.dump());
+    int hits = 0;
+    for (const auto& w : r.at("warnings")) {
+      const std::string text = w.get<std::string>();
+      if (text.find("adapters on " + role + " ") != std::string::npos) ++hits;
+    }
+    return hits;
+  };
+  CHECK(warned_about(R"("all-linear")", "out_proj") == 1);  // once, not once per layer
+  CHECK(warned_about(R"(["out_proj"])", "out_proj") == 1);
+  CHECK(warned_about(R"(["in_proj", "q_proj"])", "out_proj") == 0);
+  CHECK(warned_about(R"(["in_proj", "q_proj"])", "in_proj") == 0);  // in_proj is called as a module
+  // Mamba-1: the scan takes dt_proj.weight (MambaMixer's mamba_inner_fn, Jamba's selective_scan_fn).
+  const Json mamba = predict(R"({"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2,
+      "vocab_size": 128, "state_size": 16})",
+                             R"({"batch_size": 1, "seq_len": 32, "precision": "bf16",
+      "finetune": {"method": "lora", "rank": 4, "targets": "all-linear"}})");
+  CHECK(mamba.at("warnings").dump().find("adapters on dt_proj ") != std::string::npos);
+}

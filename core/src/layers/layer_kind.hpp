@@ -131,6 +131,9 @@ class LayerKind {
   /// Its weight matrices (LoRA's targets, Adafactor's and Muon's shapes); default: none. A role "" is
   /// decided by the layer's place in the network (finetune: an MLP's up or down matrix, the head).
   virtual std::vector<LinearModule> linear_modules(const Layer&) const { return {}; }
+  /// Why a LoRA adapter on its matrix `role` would not run in Hugging Face's training path (a fused kernel that
+  /// reads the weight itself, so PEFT's wrapped module is never called); "" where it runs (the default).
+  virtual std::string adapter_bypass(const Layer&, const std::string& /*role*/) const { return ""; }
   /// Parameters one token runs through (a mixture of experts: its top_k experts). Default: all of them.
   virtual std::int64_t active_parameters(const Layer& layer) const { return layer.parameters; }
   /// PreNeT's CO for one layer and batch. Default (not defined by PreNeT): one operation per output element.

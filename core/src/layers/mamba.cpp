@@ -205,6 +205,18 @@ class Mamba : public LayerKind {
             {"out_proj", x.I, x.D, 1, s, 3}};
   }
 
+  /// transformers' CUDA training path hands weights to mamba_ssm's fused functions: Mamba-2's out_proj.weight to
+  /// mamba_split_conv1d_scan_combined (Mamba2, Bamba / Granite 4.0, Nemotron-H, Falcon-H1), and Mamba-1's
+  /// dt_proj.weight to the scan (MambaMixer's mamba_inner_fn, Jamba's selective_scan_fn); in_proj is called.
+  std::string adapter_bypass(const Layer& layer, const std::string& role) const override {
+    const bool v2 = layer.attrs.ssm_version == 2;
+    if ((v2 && role == "out_proj") || (!v2 && role == "dt_proj")) {
+      return std::string(v2 ? "mamba_split_conv1d_scan_combined" : "the selective scan") + " reads " + role +
+             "'s weight itself in transformers' CUDA training path";
+    }
+    return "";
+  }
+
   /// As for dense layers, 2 x d_in x d_out per token summed over the projections.
   double prenet_co(const Layer& layer, double b) const override {
     const MambaDims x = mamba_dims(layer);

@@ -242,6 +242,23 @@ void freeze(Layer& layer, const std::vector<LinearModule>& modules, BasePrecisio
   layer.frozen_bytes_per_parameter = (quantized * layer.quantized_bytes + (params - quantized) * plain) / params;
 }
 
+/// Warns, once per layer kind and matrix, of adapters that would not run in Hugging Face's training path (their
+/// kind's adapter_bypass): they are costed as if they ran, and PEFT trains nothing there.
+void note_bypassed_adapters(Network& net) {
+  std::set<std::string> said;
+  for (const Layer& layer : net.layers) {
+    for (const LinearModule& m : layer.adapter.modules) {
+      const std::string why = kind_of(layer.type).adapter_bypass(layer, m.role);
+      if (why.empty() || !said.insert(m.role).second) continue;
+      net.warnings.push_back("training.finetune.targets: the adapters on " + m.role + " (layer \"" +
+                             printable(layer.name) + "\" and its like) would not run: " + why +
+                             ", so PEFT's adapter is never called and trains nothing; they are costed as if they ran. "
+                             "Leave " +
+                             m.role + " out of the targets (TII's Falcon-H1 fine-tuning guide does)");
+    }
+  }
+}
+
 /// Adds LoRA adapters of `ft` to every layer's targeted matrices and freezes every layer's own weights.
 void add_adapters(Network& net, const Finetune& ft, BasePrecision base, Precision precision) {
   const auto modules = modules_of(net);
@@ -271,6 +288,7 @@ void add_adapters(Network& net, const Finetune& ft, BasePrecision base, Precisio
     }
     a.modules = std::move(adapted);
   }
+  note_bypassed_adapters(net);
 }
 
 /// Freezes every layer before the top `n` blocks (the blocks themselves and what follows them train; with n 0
