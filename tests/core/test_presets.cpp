@@ -72,10 +72,11 @@ struct ZooRow {
 
 /// Presets whose reading carries a caveat by design, each said in a warning: DeepSeek-V3's, Nemotron 3 Super's and
 /// Qwen3.5's multi-token prediction layers (not built by transformers), Gemma 3's and Qwen3.5's vision towers (held,
-/// not costed), Whisper's fixed decoder length and frozen encoder positions, Falcon-H1's µP multipliers (not costed).
-const std::set<std::string> kCaveatedPresets = {"deepseek-v3",     "gemma-3-4b",       "gemma-3-12b",
-                                                "gemma-3-27b",     "whisper-large-v3", "nemotron-3-super",
-                                                "qwen3.5-35b-a3b", "qwen3.6-27b",      "falcon-h1-7b"};
+/// not costed), Whisper's fixed decoder length and frozen encoder positions, Falcon-H1's µP multipliers (not costed),
+/// Qwen3-VL's vision encoder (held).
+const std::set<std::string> kCaveatedPresets = {
+    "deepseek-v3",      "gemma-3-4b",      "gemma-3-12b", "gemma-3-27b",  "whisper-large-v3",
+    "nemotron-3-super", "qwen3.5-35b-a3b", "qwen3.6-27b", "falcon-h1-7b", "qwen3-vl-8b"};
 
 const double kLlamaExperts = 32.0 * 8 * 3 * 4096 * 14336;  // Mixtral: every expert's SwiGLU matrices
 
@@ -189,6 +190,8 @@ const ZooRow kZoo[] = {
     // Falcon-H1: a Mamba-2 mixer beside attention in every layer (own test: test_hf_falcon_h1.cpp); 7.59 B built, the
     // release's name "7B".
     {"falcon-h1-7b", 7e9, "TII Falcon-H1 release: 7B", 0, 0, 0, true, 0.6 / 7},
+    // Qwen3-VL 8B: the published figure is the safetensors', the vision encoder held (own test: test_hf_qwen3_vl.cpp).
+    {"qwen3-vl-8b", 8767123696, "Qwen/Qwen3-VL-8B-Instruct safetensors: 8,767,123,696", 0, 0, 0, true, 0.001},
     {"whisper-large-v3", 1550e6, "openai/whisper README: large, 1550 M", 0, 0, 0, true},
     {"siglip-so400m", 400e6, "So400m image tower: about 400M", 0, 0, 0, true, 50.0 / 400},
 };

@@ -90,6 +90,11 @@ Json build_llama4(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector
 /// qwen3_5_moe_text) with Qwen3-VL's vision encoder and merger held as parameters. Not echoed as an architecture.
 Json build_qwen3_5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 Json build_qwen3_5_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+/// Qwen3-VL's releases (qwen3_vl, qwen3_vl_moe): the text_config's decoder (qwen3_vl_text, qwen3_vl_moe_text) with
+/// the same vision encoder (Qwen3VLVisionConfig's defaults: three deepstack mergers) held. Not echoed as an
+/// architecture.
+Json build_qwen3_vl(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
+Json build_qwen3_vl_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 Json build_llama4_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings);
 void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings);
 /// State-space language models (Mamba, FalconMamba, Mamba-2) and the Jamba hybrid: ssm.cpp.

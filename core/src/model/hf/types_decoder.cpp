@@ -148,6 +148,19 @@ const std::vector<ModelType> kRows = {
     {"qwen3_moe", kDecoder,
      compose(
          {kDecoderCore, kLlama, kRopeScaling, {fix(&Arch::qk_norm, "head"), hook(qwen_all_windows)}, kQwenExperts})},
+    // Qwen3-VL's text models (Qwen3VLTextConfig, Qwen3VLMoeTextConfig in transformers' configuration_qwen3_vl.py and
+    // configuration_qwen3_vl_moe.py): Qwen3's and Qwen3-MoE's layers with their own defaults; the interleaved mrope
+    // sections only reorder the rotation.
+    {"qwen3_vl_text", kDecoder,
+     compose({kDecoderCore, kLlama, kRopeScaling, kQwen3},
+             {kQwen3HeadDim, opt(&Arch::max_positions, {"max_position_embeddings"}, 128000, 1, kMaxPositions)})},
+    {"qwen3_vl_moe_text", kDecoder,
+     compose({kDecoderCore, kLlama, kRopeScaling, {fix(&Arch::qk_norm, "head"), hook(qwen_all_windows)}, kQwenExperts},
+             {flag(&Arch::tied, "tie_word_embeddings", true),
+              opt(&Arch::max_positions, {"max_position_embeddings"}, 128000, 1, kMaxPositions),
+              opt(&Arch::experts, {"num_experts"}, 60, 0, 1 << 16),
+              opt(&Arch::top_k, {"num_experts_per_tok"}, 4, 1, of(&Arch::experts)),
+              opt(&Arch::moe_inner, {"moe_intermediate_size"}, 1408, 1, kMaxInner)})},
     {"qwen2_moe", kDecoder,
      compose(
          {kDecoderCore, kLlama, kQkvBias, kRopeScaling, {hook(qwen_layer_windows)}, kQwenExperts, kQwen2SharedExpert},

@@ -9,6 +9,8 @@ namespace {
 constexpr Family kDeberta{build_deberta, false};
 constexpr Family kVisionTower{build_vision_tower, true};
 constexpr Family kGemma3Wrapper{build_gemma3, false};
+constexpr Family kQwen3VlWrapper{build_qwen3_vl, false};
+constexpr Family kQwen3VlMoeWrapper{build_qwen3_vl_moe, false};
 constexpr Family kWhisper{build_whisper, false};
 constexpr Family kTwoTowers{build_two_towers, true};  // the image is the input, the text a second stream
 constexpr Family kLlama4Wrapper{build_llama4, false};
@@ -97,6 +99,8 @@ const std::vector<ModelType>& multimodal_model_types() {
       {"clip", kTwoTowers, {}},
       {"siglip", kTwoTowers, {}},
       {"llama4", kLlama4Wrapper, {}},
+      {"qwen3_vl", kQwen3VlWrapper, {}},
+      {"qwen3_vl_moe", kQwen3VlMoeWrapper, {}},
   };
   return rows;
 }

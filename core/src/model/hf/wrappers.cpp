@@ -1,6 +1,6 @@
 // Multimodal wrappers whose parts are separate configs (Gemma3ForConditionalGeneration: text_config read with
 // its text row, vision_config a SigLIP tower, the multi-modal projector; Llama4ForConditionalGeneration:
-// llama4_text and Llama 4's own vision model; Qwen3.5's wrappers: qwen3_5_text or qwen3_5_moe_text and Qwen3-VL's
+// llama4_text and Llama 4's own vision model; Qwen3.5's and Qwen3-VL's wrappers: their text rows and Qwen3-VL's
 // vision encoder). The two-tower models (clip, siglip) are two_towers.cpp.
 #include <stdexcept>
 
@@ -155,10 +155,17 @@ Json build_wrapped_text(const Cfg& c, const Arch& a, const Wanted& wanted, std::
 /// `v` with Qwen3VLVisionConfig's defaults): the patch embedding (a biased Conv3d of in_channels x temporal_patch_size
 /// x patch_size^2 per patch), the learned position table (num_position_embeddings rows), `depth` blocks (two biased
 /// LayerNorms, a biased qkv and proj, a biased fc1 / fc2 MLP of intermediate_size), and the deepstack mergers of
-/// `deepstack_visual_indexes` (Qwen3.5's MoE vision config; none by default). Returns {encoder, merger}: the merger
-/// (LayerNorm, fc1 over spatial_merge_size^2 patches, fc2 to out_hidden_size, which must be the text model's width)
-/// is the projector into the text stream.
-std::pair<std::int64_t, std::int64_t> qwen_vision_parameters(const Cfg& v, std::int64_t text_hidden) {
+/// `deepstack_visual_indexes`. Returns {encoder, merger}: the merger (LayerNorm, fc1 over spatial_merge_size^2
+/// patches, fc2 to out_hidden_size, which must be the text model's width) is the projector into the text stream.
+/// The release's vision config class decides two defaults (`QwenVision`).
+struct QwenVision {
+  std::string label;           // "Qwen3.5's" or "Qwen3-VL's", for the held parts' note
+  std::int64_t deepstack = 0;  // deepstack mergers when deepstack_visual_indexes is absent
+  std::int64_t out = 0;        // out_hidden_size when absent (0: the text model's width)
+};
+
+std::pair<std::int64_t, std::int64_t> qwen_vision_parameters(const Cfg& v, std::int64_t text_hidden,
+                                                             const QwenVision& kind) {
   const std::int64_t depth = v.opt({"depth"}, 27, 1, kMaxDepth), h = v.opt({"hidden_size"}, 1152, 1, kMaxWidth);
   const std::int64_t inner = v.opt({"intermediate_size"}, 4304, 1, kMaxInner);
   const std::int64_t heads = v.opt({"num_heads"}, 16, 1, kMaxWidth);
@@ -167,12 +174,12 @@ std::pair<std::int64_t, std::int64_t> qwen_vision_parameters(const Cfg& v, std::
   const std::int64_t frames = v.opt({"temporal_patch_size"}, 2, 1, 64);
   const std::int64_t merge = v.opt({"spatial_merge_size"}, 2, 1, 64);
   const std::int64_t positions = v.opt({"num_position_embeddings"}, 2304, 1, kMaxPositions);
-  const std::int64_t out = v.opt({"out_hidden_size"}, text_hidden, 1, kMaxWidth);
+  const std::int64_t out = v.opt({"out_hidden_size"}, kind.out > 0 ? kind.out : text_hidden, 1, kMaxWidth);
   if (out != text_hidden) {
     throw InputError(v.field("out_hidden_size"), "is " + std::to_string(out) + "; the merger feeds the text model, " +
                                                      "whose hidden_size is " + std::to_string(text_hidden));
   }
-  std::int64_t deepstack = 0;
+  std::int64_t deepstack = kind.deepstack;
   if (v.has("deepstack_visual_indexes")) {
     const Json& list = v.json()["deepstack_visual_indexes"];
     if (!list.is_array()) throw InputError(v.field("deepstack_visual_indexes"), "expected a list of block indices");
@@ -186,10 +193,16 @@ std::pair<std::int64_t, std::int64_t> qwen_vision_parameters(const Cfg& v, std::
   return {encoder, 2 * h + merger_body};
 }
 
-/// A Qwen3.5 wrapper (Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration): text_config read as
-/// `text_type`, its decoder built as that row builds it, and the vision encoder and merger held as parameters.
-Json build_qwen3_5_wrapper(const Cfg& c, const Arch& a, const std::string& text_type, const Wanted& wanted,
-                           std::vector<std::string>& warnings) {
+/// Qwen3.5's vision config (Qwen3_5VisionConfig: no deepstack mergers unless listed) and Qwen3-VL's
+/// (Qwen3VLVisionConfig, Qwen3VLMoeVisionConfig: deepstack_visual_indexes [8, 16, 24], out_hidden_size 3584).
+const QwenVision kQwen35Vision{"Qwen3.5's", 0, 0};
+const QwenVision kQwen3VlVision{"Qwen3-VL's", 3, 3584};
+
+/// A Qwen3.5 or Qwen3-VL wrapper (Qwen3_5ForConditionalGeneration, Qwen3VLForConditionalGeneration and their MoE
+/// twins): text_config read as `text_type`, its decoder built as that row builds it, and the vision encoder and
+/// merger held as parameters.
+Json build_qwen_vl_wrapper(const Cfg& c, const Arch& a, const std::string& text_type, const QwenVision& kind,
+                           const Wanted& wanted, std::vector<std::string>& warnings) {
   Arch t = read_wrapped_text(c, a, text_type, Json::object(), warnings);
   // Qwen3.5's releases state tie_word_embeddings at the top (the 0.8B to 4B models: true); the text model ties its
   // head as the wrapper says unless text_config says it too, and then they must agree.
@@ -204,8 +217,8 @@ Json build_qwen3_5_wrapper(const Cfg& c, const Arch& a, const std::string& text_
     t.tied = top;
   }
   Json model = build_decoder_arch(part_of(c, "text", "text_config"), t, text_wanted(t, wanted), warnings);
-  const auto vision = qwen_vision_parameters(nested(c, "vision_config"), t.hidden);
-  hold_vision_parts(model["layers"], "visual", "Qwen3.5's vision encoder", vision.first, vision.second,
+  const auto vision = qwen_vision_parameters(nested(c, "vision_config"), t.hidden, kind);
+  hold_vision_parts(model["layers"], "visual", kind.label + " vision encoder", vision.first, vision.second,
                     "image tokens counted as text tokens", warnings);
   return model;
 }
@@ -213,11 +226,19 @@ Json build_qwen3_5_wrapper(const Cfg& c, const Arch& a, const std::string& text_
 }  // namespace
 
 Json build_qwen3_5(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  return build_qwen3_5_wrapper(c, a, "qwen3_5_text", wanted, warnings);
+  return build_qwen_vl_wrapper(c, a, "qwen3_5_text", kQwen35Vision, wanted, warnings);
 }
 
 Json build_qwen3_5_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  return build_qwen3_5_wrapper(c, a, "qwen3_5_moe_text", wanted, warnings);
+  return build_qwen_vl_wrapper(c, a, "qwen3_5_moe_text", kQwen35Vision, wanted, warnings);
+}
+
+Json build_qwen3_vl(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  return build_qwen_vl_wrapper(c, a, "qwen3_vl_text", kQwen3VlVision, wanted, warnings);
+}
+
+Json build_qwen3_vl_moe(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
+  return build_qwen_vl_wrapper(c, a, "qwen3_vl_moe_text", kQwen3VlVision, wanted, warnings);
 }
 
 void read_llama4_config(const Cfg& c, Arch& a, std::vector<std::string>& warnings) {
