@@ -8,6 +8,8 @@
 #include "helpers.hpp"
 #include "layers/layer_kind.hpp"
 #include "prenet/features.hpp"
+#include "prenet/hardware.hpp"
+#include "prenet/kernel_features.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
 
@@ -180,4 +182,48 @@ TEST_CASE("attention output_gate: q_proj twice as wide, the gate's kernels and w
   CHECK(modules.front().out == 2 * q);
   const ShardedNetwork two = shard_network(with, 2);
   CHECK(two.net.layers[a].parameters == with.layers[a].parameters / 2);
+}
+
+TEST_CASE("gated_deltanet chunk kernels timed from the catalogue's measured delta-rule rates",
+          "[layers][deltanet][timing]") {
+  // FlashQLA's benchmark (models/data/found/fla-gated-delta-rule.csv): flash-linear-attention's forward and backward
+  // over one sequence of 32768 tokens, 16 key and 32 value heads of 128. The fit's error over its rows is about 4%
+  // forward and 9-14% backward (models/fit-delta-rule.mjs), so these bounds can fail.
+  const Network net = net_of(seq_model(32768, 64, R"({"type": "gated_deltanet", "name": "g", "key_heads": 16,
+    "value_heads": 32, "key_head_dim": 128, "value_head_dim": 128})"));
+  const StepWork w = step_of(net, 1);
+  auto summed = [&](const char* id, Phase phase, Precision precision) {
+    const Accelerator* acc = find_hardware(id);
+    REQUIRE(acc != nullptr);
+    double ms = 0;
+    int kernels = 0;
+    for (const Kernel& k : w.kernels) {
+      if (k.phase != phase || k.part != KernelPart::DeltaRule) continue;
+      const auto t = delta_rule_ms(k, *acc, precision);
+      if (!t) return -1.0;
+      ms += *t;
+      ++kernels;
+    }
+    CHECK(kernels == (phase == kF ? 3 : 6));
+    return ms;
+  };
+  CHECK(summed("h200", kF, Precision::BF16) == Approx(1.890).epsilon(0.10));
+  CHECK(summed("h200", kB, Precision::BF16) == Approx(5.697).epsilon(0.25));
+  CHECK(summed("gb200", kF, Precision::BF16) == Approx(1.770).epsilon(0.10));
+  CHECK(summed("gb200", kB, Precision::BF16) == Approx(5.714).epsilon(0.25));
+  // H100 SXM takes H200's fit (same die and clocks); parts without a measurement and FP32 keep the learned path.
+  CHECK(summed("h100-sxm", kF, Precision::BF16) == summed("h200", kF, Precision::BF16));
+  CHECK(summed("a100-sxm4-80gb", kF, Precision::BF16) == -1.0);
+  CHECK(summed("h200", kF, Precision::FP32) == -1.0);
+  // Fewer value heads reach less of the rate: half the heads take more than half the time.
+  const Network narrow = net_of(seq_model(32768, 64, R"({"type": "gated_deltanet", "name": "g", "key_heads": 16,
+    "value_heads": 16, "key_head_dim": 128, "value_head_dim": 128})"));
+  const StepWork wn = step_of(narrow, 1);
+  double narrow_ms = 0;
+  for (const Kernel& k : wn.kernels) {
+    if (k.phase == kF && k.part == KernelPart::DeltaRule)
+      narrow_ms += *delta_rule_ms(k, *find_hardware("h200"), Precision::BF16);
+  }
+  CHECK(narrow_ms > 0.5 * summed("h200", kF, Precision::BF16));
+  CHECK(narrow_ms == Approx(1.275).epsilon(0.10));  // FlashQLA: 16 key and 16 value heads, 32768 tokens
 }

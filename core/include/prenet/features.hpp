@@ -31,8 +31,9 @@ bool is_matmul(KernelClass c);
 
 /// Which part of its layer a kernel computes, where a recomputation policy reruns that part alone
 /// (parallel.recompute_modules, core/src/parallel/recompute.cpp): a dense layer's activation function (and a
-/// gated layer's product), MLA's up-projections of its latents with their norms. Other: the rest.
-enum class KernelPart : std::uint8_t { Other, Activation, LatentUp, Rotary };
+/// gated layer's product), MLA's up-projections of its latents with their norms. Other: the rest. DeltaRule marks a
+/// Gated DeltaNet's chunk kernels, timed from measured delta-rule kernels where the catalogue has them.
+enum class KernelPart : std::uint8_t { Other, Activation, LatentUp, Rotary, DeltaRule };
 
 /// One device kernel (or `repeats` identical dependent launches, as in a recurrent loop).
 /// flops and bytes are totals over all repeats, for the whole batch.
@@ -66,6 +67,8 @@ struct Kernel {
   double window_positions = 0;
   double unmasked_flops = 0;
   KernelPart part = KernelPart::Other;
+  // A delta-rule chunk kernel (part DeltaRule): the value heads of one sample, whose recurrences run side by side.
+  double heads = 0;
 };
 
 // Kernel constructors shared by the step decomposition and the trainer (one definition of work).

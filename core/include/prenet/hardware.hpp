@@ -36,6 +36,12 @@ struct FusedAttentionTiming {
   double narrow_forward = 1, narrow_backward = 1;
 };
 
+/// Measured flash-linear-attention delta-rule kernels (catalogue `delta_rule`): per direction the rate (TFLOP/s) the
+/// chunk kernels reach with many value heads, and the heads at which they reach half of it; 0: none measured.
+struct DeltaRuleTiming {
+  double forward_tflops = 0, forward_half_heads = 0, backward_tflops = 0, backward_half_heads = 0;
+};
+
 struct Accelerator {
   std::string id;
   std::string name;
@@ -59,6 +65,7 @@ struct Accelerator {
   /// The library PyTorch SDPA runs on this part by default (catalogue `fused_attention.pytorch`; Flash when
   /// absent).
   FusedAttentionLibrary pytorch_attention = FusedAttentionLibrary::Flash;
+  DeltaRuleTiming delta_rule;
   Json record;  // the full catalogue record, returned by catalog()
 
   /// Measured achievable matrix TFLOP/s by Precision (catalogue `achievable_tflops`: the best a matmul reaches

@@ -40,6 +40,11 @@ double roofline_ms(const std::vector<Kernel>& item, const Accelerator& acc, Prec
 /// library on `acc`, or `precision` keeps attention in 32 bits.
 std::optional<double> fused_attention_ms(const Kernel& k, const Accelerator& acc, Precision precision);
 
+/// The measured time of a Gated DeltaNet chunk kernel on `acc` (ms; docs/MODEL_FORMAT.md, "Gated DeltaNet"): its
+/// FLOPs / (the catalogue's `delta_rule` rate x heads / (heads + half_heads)) for its direction; nullopt when `k` is
+/// no delta-rule kernel, the catalogue has no such timing for `acc`, or `precision` keeps it in 32 bits.
+std::optional<double> delta_rule_ms(const Kernel& k, const Accelerator& acc, Precision precision);
+
 /// The feature vector of a work item for `set` (length feature_names(set).size()). All values finite.
 std::vector<double> item_features(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,
                                   FeatureSet set);

@@ -88,6 +88,25 @@ void parse_fused_attention(const Json& record, const std::string& path, Accelera
   }
 }
 
+/// Reads a catalogue record's `delta_rule` (docs/HARDWARE.md, "Fields") into `acc`; absent: none measured.
+void parse_delta_rule(const Json& record, const std::string& path, Accelerator& acc) {
+  if (!record.contains("delta_rule") || record["delta_rule"].is_null()) return;
+  const std::string dr_path = join(path, "delta_rule");
+  const Json& dr = require_object(record["delta_rule"], dr_path);
+  reject_unknown_keys(dr, dr_path, {"forward", "backward", "source"});
+  auto direction = [&](const char* key, double& tflops, double& half) {
+    const std::string d_path = join(dr_path, key);
+    if (!dr.contains(key)) throw InputError(d_path, "required object is missing");
+    const Json& d = require_object(dr[key], d_path);
+    reject_unknown_keys(d, d_path, {"tflops", "half_heads"});
+    tflops = require_number(d, "tflops", d_path, 1e-3, 1e6);
+    half = require_number(d, "half_heads", d_path, 0, 1e4);
+  };
+  DeltaRuleTiming& t = acc.delta_rule;
+  direction("forward", t.forward_tflops, t.forward_half_heads);
+  direction("backward", t.backward_tflops, t.backward_half_heads);
+}
+
 /// Reads `achievable_tflops` (docs/HARDWARE.md, "Fields") into `acc`, its peaks read: each figure above 0 and at
 /// most the dense peak of its precision; absent: none measured.
 void parse_achievable(const Json& record, const std::string& path, Accelerator& acc) {
@@ -134,6 +153,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   acc.host = parse_host(record, path, custom);
   if (!custom) check_fabric(record, path);
   if (!custom) parse_fused_attention(record, path, acc);
+  if (!custom) parse_delta_rule(record, path, acc);
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);

@@ -57,7 +57,10 @@ void chunk_kernel(KernelBuilder& kb, Phase phase, double b, double s, const Delt
   k.cls = KernelClass::BatchedGemm;
   k.flops = tokens * x.Hv * flops;
   k.bytes = tokens * x.Hv * bytes;
+  k.heads = x.Hv;
+  kb.set_part(KernelPart::DeltaRule);
   kb.add(k);
+  kb.set_part(KernelPart::Other);
 }
 
 /// chunk_gated_delta_rule's forward (fla/ops/gated_delta_rule/chunk.py), per token and head with C = 64: the
@@ -204,12 +207,11 @@ class GatedDeltaNet : public LayerKind {
   }
 
   std::string timing_note() const override {
-    return "gated_deltanet layers: flash-linear-attention's chunk_gated_delta_rule kernels have no measured "
-           "timings here; each is timed as a batched GEMM of its chunk's shape (64 positions by the head widths, one "
-           "per chunk and value head) carrying its own FLOPs and bytes, and the pass of states from chunk to chunk, "
-           "sequential within a head, is not modelled beyond that. Public timings of these kernels on an H200 and a "
-           "GB200 run 1.2-2.2 times this model's floor forward and 1.8 times backward, so these layers are probably "
-           "predicted too fast, their backward most (docs/MODEL_FORMAT.md, \"Gated DeltaNet\")";
+    return "gated_deltanet layers: flash-linear-attention's chunk_gated_delta_rule kernels are timed from public "
+           "measurements where the catalogue has them (H100 SXM, H200, GH200, B200, GB200: the learned predictor "
+           "only); elsewhere each is timed as a batched GEMM of its chunk's shape carrying its own FLOPs and bytes, "
+           "which the measurements show too fast (forward 1.2-2.2x, backward about 1.8x), so there these layers are "
+           "probably predicted too fast (docs/MODEL_FORMAT.md, \"Gated DeltaNet\")";
   }
 
   /// Megatron-Core's GatedDeltaNet (megatron/core/ssm/gated_delta_net.py): key and value heads each divided by the

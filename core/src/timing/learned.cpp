@@ -255,7 +255,7 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
   std::vector<std::unordered_map<std::string, std::size_t>> seen(classes.size());  // feature bytes -> row
   // Repeated layers repeat their kernels: compute each distinct kernel's features once per accelerator.
   // Kernels are keyed by the bits of their fields (equal bits, equal features) without a string each.
-  std::map<std::array<std::uint64_t, 17>, std::size_t> distinct;
+  std::map<std::array<std::uint64_t, 19>, std::size_t> distinct;
   std::vector<std::size_t> kernel_to_distinct;
   kernel_to_distinct.reserve(work.kernels.size());
   std::vector<const Kernel*> distinct_kernels;
@@ -284,8 +284,10 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
                              static_cast<double>(k.fused_attention),
                              k.causal ? 1.0 : 0.0,
                              k.window_positions,
-                             k.grouped ? 1.0 : 0.0};
-    std::array<std::uint64_t, 17> key{};
+                             k.grouped ? 1.0 : 0.0,
+                             static_cast<double>(k.part),
+                             k.heads};
+    std::array<std::uint64_t, 19> key{};
     std::memcpy(key.data(), fields, sizeof fields);
     auto [it, inserted] = distinct.emplace(key, distinct_kernels.size());
     if (inserted) {
@@ -340,8 +342,10 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
-      // Measured fused attention (a kernel the learned classes never saw) is timed from its own table.
-      const std::optional<double> fused = fused_attention_ms(*k, acc, precision);
+      // Measured fused attention and delta-rule kernels (kernels the learned classes never saw) are timed from their
+      // own tables.
+      std::optional<double> fused = fused_attention_ms(*k, acc, precision);
+      if (!fused) fused = delta_rule_ms(*k, acc, precision);
       int cls = covered && !fused ? distinct_class[d] : -1;
       // No model saw an FP8 or FP4 kernel, and through the peak features alone they put a large FP8 linear at about
       // 1.35x its 16-bit speed where the parts' measured matmuls reach 1.8-2x (docs/PREDICTION.md §6): such a GEMM is
