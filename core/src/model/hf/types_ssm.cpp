@@ -420,23 +420,21 @@ void granite_experts(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings
   }
 }
 
-/// BambaMixer's sizes (GraniteMoeHybridMambaLayer): I = mamba_expand × hidden_size split into mamba_n_heads heads
-/// of mamba_d_head ("auto": I / heads), groups dividing the heads.
-void granite_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
-  a.ssm_inner = expanded(c, "mamba_expand", a);
+/// The heads of a Mamba-2 mixer `width` wide (a.ssm_inner, named `width_name` in errors), as BambaMixer and
+/// FalconH1Mixer read them: mamba_n_heads (128) dividing the width, heads of mamba_d_head ("auto": width / heads;
+/// otherwise heads × head width must be the width), mamba_n_groups (1) dividing the heads.
+void mamba2_heads(const Cfg& c, Arch& a, const std::string& width_name) {
   a.ssm_heads = c.opt({"mamba_n_heads"}, 128, 1, kMaxWidth);
   if (a.ssm_inner % a.ssm_heads != 0) {
-    throw InputError(c.field("mamba_n_heads"), "must divide mamba_expand × hidden_size (" +
-                                                   std::to_string(a.ssm_inner) + "), got " +
-                                                   std::to_string(a.ssm_heads));
+    throw InputError(c.field("mamba_n_heads"), "must divide " + width_name + " (" + std::to_string(a.ssm_inner) +
+                                                   "), got " + std::to_string(a.ssm_heads));
   }
   const bool automatic = !c.has("mamba_d_head") || (c.json()["mamba_d_head"].is_string() &&
                                                     c.json()["mamba_d_head"].get<std::string>() == "auto");
   a.ssm_head_dim = automatic ? a.ssm_inner / a.ssm_heads : c.opt({"mamba_d_head"}, 0, 1, kMaxWidth);
   if (a.ssm_heads * a.ssm_head_dim != a.ssm_inner) {
     throw InputError(c.field("mamba_d_head"), "mamba_n_heads (" + std::to_string(a.ssm_heads) + ") × mamba_d_head (" +
-                                                  std::to_string(a.ssm_head_dim) +
-                                                  ") must equal mamba_expand × hidden_size (" +
+                                                  std::to_string(a.ssm_head_dim) + ") must equal " + width_name + " (" +
                                                   std::to_string(a.ssm_inner) + ")");
   }
   a.ssm_groups = c.opt({"mamba_n_groups"}, 1, 1, kMaxWidth);
@@ -444,6 +442,12 @@ void granite_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/
     throw InputError(c.field("mamba_n_groups"), "must divide mamba_n_heads (" + std::to_string(a.ssm_heads) +
                                                     "), got " + std::to_string(a.ssm_groups));
   }
+}
+
+/// BambaMixer's sizes (GraniteMoeHybridMambaLayer): mamba_expand × hidden_size channels in its heads.
+void granite_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
+  a.ssm_inner = expanded(c, "mamba_expand", a);
+  mamba2_heads(c, a, "mamba_expand × hidden_size");
 }
 
 /// layer_types into the plan, one entry per layer (num_hidden_layers must match: a shorter list fails in
@@ -506,30 +510,12 @@ const Steps kGraniteHybridSteps = {
 // here). mamba_chunk_size, mamba_norm_before_gate (where the gate is applied, not whether), the time-step limits
 // and rope_theta change neither the parameters nor the work as modelled: none is read.
 
-/// FalconH1Mixer's width: mamba_d_ssm (default 1024; null: mamba_expand × hidden_size) in mamba_n_heads heads of
-/// mamba_d_head ("auto": the width / heads), groups dividing the heads.
+/// FalconH1Mixer's width: mamba_d_ssm (default 1024; null: mamba_expand × hidden_size) in its heads (mamba2_heads);
+/// out_proj's bias by projectors_bias.
 void falcon_h1_mixer(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
   const bool from_expand = c.json().contains("mamba_d_ssm") && c.json()["mamba_d_ssm"].is_null();
   a.ssm_inner = from_expand ? expanded(c, "mamba_expand", a) : c.opt({"mamba_d_ssm"}, 1024, 1, kMaxInner);
-  a.ssm_heads = c.opt({"mamba_n_heads"}, 128, 1, kMaxWidth);
-  const std::string width = from_expand ? "mamba_expand × hidden_size" : "mamba_d_ssm";
-  if (a.ssm_inner % a.ssm_heads != 0) {
-    throw InputError(c.field("mamba_n_heads"), "must divide " + width + " (" + std::to_string(a.ssm_inner) + "), got " +
-                                                   std::to_string(a.ssm_heads));
-  }
-  const bool automatic = !c.has("mamba_d_head") || (c.json()["mamba_d_head"].is_string() &&
-                                                    c.json()["mamba_d_head"].get<std::string>() == "auto");
-  a.ssm_head_dim = automatic ? a.ssm_inner / a.ssm_heads : c.opt({"mamba_d_head"}, 0, 1, kMaxWidth);
-  if (a.ssm_heads * a.ssm_head_dim != a.ssm_inner) {
-    throw InputError(c.field("mamba_d_head"), "mamba_n_heads (" + std::to_string(a.ssm_heads) + ") × mamba_d_head (" +
-                                                  std::to_string(a.ssm_head_dim) + ") must equal " + width + " (" +
-                                                  std::to_string(a.ssm_inner) + ")");
-  }
-  a.ssm_groups = c.opt({"mamba_n_groups"}, 1, 1, kMaxWidth);
-  if (a.ssm_heads % a.ssm_groups != 0) {
-    throw InputError(c.field("mamba_n_groups"), "must divide mamba_n_heads (" + std::to_string(a.ssm_heads) +
-                                                    "), got " + std::to_string(a.ssm_groups));
-  }
+  mamba2_heads(c, a, from_expand ? "mamba_expand × hidden_size" : "mamba_d_ssm");
   a.ssm_out_bias = c.flag("projectors_bias", false) ? 1 : 0;
 }
 
