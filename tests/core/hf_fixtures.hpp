@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,6 +93,19 @@ inline void expand_repeats(const prenet::Json& list, std::vector<prenet::Json>& 
     }
     for (std::int64_t i = 0; i < l["count"].get<std::int64_t>(); ++i) expand_repeats(l["layers"], out);
   }
+}
+
+/// The layers a Hugging Face config builds, every repeat written out.
+inline std::vector<prenet::Json> hf_flat_layers(const prenet::Json& config) {
+  std::vector<std::string> warnings;
+  std::vector<prenet::Json> flat;
+  expand_repeats(prenet::hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
+  return flat;
+}
+
+/// Integer field `key` of a config, or `fallback` when absent or null (a configuration class's default).
+inline std::int64_t config_int(const prenet::Json& c, const char* key, std::int64_t fallback) {
+  return c.contains(key) && !c[key].is_null() ? c[key].get<std::int64_t>() : fallback;
 }
 
 }  // namespace testutil

@@ -25,29 +25,29 @@ using testutil::require_input_error;
 namespace {
 
 using I64 = std::int64_t;
-
-I64 num(const Json& c, const char* key, I64 fallback) {
-  return c.contains(key) && !c[key].is_null() ? c[key].get<I64>() : fallback;
-}
+using testutil::config_int;
 
 /// FalconH1ForCausalLM's parameters from the config's numbers (FalconH1Config's defaults where absent).
 I64 falcon_h1_formula(const Json& c) {
-  const I64 h = num(c, "hidden_size", 4096), V = num(c, "vocab_size", 128000), L = num(c, "num_hidden_layers", 32);
+  const I64 h = config_int(c, "hidden_size", 4096), V = config_int(c, "vocab_size", 128000),
+            L = config_int(c, "num_hidden_layers", 32);
   // FalconH1Mixer: I = mamba_d_ssm; conv over I + 2 G N channels; in_proj h -> I + conv + heads (mamba_proj_bias);
   // dt_bias, A_log, D per head; the gated RMSNorm over I only with mamba_rms_norm; out_proj I -> h (projectors_bias).
-  const I64 I = num(c, "mamba_d_ssm", 1024), heads = num(c, "mamba_n_heads", 128);
-  const I64 conv = I + 2 * num(c, "mamba_n_groups", 1) * num(c, "mamba_d_state", 256), K = num(c, "mamba_d_conv", 4);
+  const I64 I = config_int(c, "mamba_d_ssm", 1024), heads = config_int(c, "mamba_n_heads", 128);
+  const I64 conv = I + 2 * config_int(c, "mamba_n_groups", 1) * config_int(c, "mamba_d_state", 256),
+            K = config_int(c, "mamba_d_conv", 4);
   const bool proj_bias = c.value("mamba_proj_bias", false), out_bias = c.value("projectors_bias", false);
   const I64 mamba = (h + (proj_bias ? 1 : 0)) * (I + conv + heads) + conv * K +
                     (c.value("mamba_conv_bias", true) ? conv : 0) + 3 * heads +
                     (c.value("mamba_rms_norm", false) ? I : 0) + I * h + (out_bias ? h : 0);
   // LlamaAttention: q, k, v, o of head_dim (getattr(config, "head_dim") or hidden / heads), biases per
   // attention_bias.
-  const I64 H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", 8), d = num(c, "head_dim", h / H);
+  const I64 H = config_int(c, "num_attention_heads", 32), kv = config_int(c, "num_key_value_heads", 8),
+            d = config_int(c, "head_dim", h / H);
   const I64 attention =
       2 * h * H * d + 2 * h * kv * d + (c.value("attention_bias", false) ? H * d + 2 * kv * d + h : 0);
   // LlamaMLP: gate, up (h -> F) and down (F -> h), biases per mlp_bias.
-  const I64 F = num(c, "intermediate_size", 14336);
+  const I64 F = config_int(c, "intermediate_size", 14336);
   const I64 mlp = 3 * h * F + (c.value("mlp_bias", false) ? 2 * F + h : 0);
   const bool tied = c.value("tie_word_embeddings", false);
   return V * h + (tied ? 0 : V * h) + h + L * (2 * h + mamba + attention + mlp);
@@ -117,13 +117,6 @@ Json falcon_h1_34b() {
   return c;
 }
 
-std::vector<Json> flat_layers(const Json& config) {
-  std::vector<std::string> warnings;
-  std::vector<Json> flat;
-  testutil::expand_repeats(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
-  return flat;
-}
-
 }  // namespace
 
 TEST_CASE("falcon_h1: the releases give the formula's counts, near TII's names", "[hf_config][falcon_h1]") {
@@ -140,7 +133,7 @@ TEST_CASE("falcon_h1: the releases give the formula's counts, near TII's names",
 TEST_CASE("falcon_h1: every layer runs the Mamba-2 mixer and attention on one normed input, then a SwiGLU",
           "[hf_config][falcon_h1]") {
   std::string kinds;
-  for (const Json& l : flat_layers(falcon_h1_05b())) {
+  for (const Json& l : testutil::hf_flat_layers(falcon_h1_05b())) {
     const std::string type = l["type"];
     if (type == "mamba") {
       kinds += 'M';
@@ -163,7 +156,7 @@ TEST_CASE("falcon_h1: every layer runs the Mamba-2 mixer and attention on one no
   std::string layer = "M*F", expected;
   for (int i = 0; i < 36; ++i) expected += layer;
   CHECK(kinds == expected);
-  for (const Json& l : flat_layers(falcon_h1_7b())) {
+  for (const Json& l : testutil::hf_flat_layers(falcon_h1_7b())) {
     if (l["type"] == "mamba") CHECK_FALSE(l.contains("gated_norm"));  // mamba_rms_norm true: the default
   }
 }
@@ -172,7 +165,7 @@ TEST_CASE("falcon_h1: projectors_bias is out_proj's bias apart from mamba_proj_b
   Json cfg = falcon_h1_05b();
   cfg["projectors_bias"] = true;
   CHECK(testutil::hf_network(cfg).parameters() == falcon_h1_formula(falcon_h1_05b()) + 36 * 1024);
-  for (const Json& l : flat_layers(cfg)) {
+  for (const Json& l : testutil::hf_flat_layers(cfg)) {
     if (l["type"] == "mamba") CHECK(l["out_bias"] == true);
   }
   cfg = falcon_h1_05b();

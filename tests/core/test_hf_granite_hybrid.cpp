@@ -26,10 +26,7 @@ using testutil::require_input_error;
 namespace {
 
 using I64 = std::int64_t;
-
-I64 num(const Json& c, const char* key, I64 fallback) {
-  return c.contains(key) && !c[key].is_null() ? c[key].get<I64>() : fallback;
-}
+using testutil::config_int;
 
 /// What the formula says: all parameters, and a token's (the routed experts it does not visit left out).
 struct Counts {
@@ -38,23 +35,25 @@ struct Counts {
 
 /// GraniteMoeHybridForCausalLM's parameters from the config's numbers (GraniteMoeHybridConfig's defaults where absent).
 Counts granite_formula(const Json& c) {
-  const I64 h = num(c, "hidden_size", 4096), V = num(c, "vocab_size", 32000), L = num(c, "num_hidden_layers", 32);
+  const I64 h = config_int(c, "hidden_size", 4096), V = config_int(c, "vocab_size", 32000),
+            L = config_int(c, "num_hidden_layers", 32);
   // BambaMixer: I = mamba_expand x hidden; conv over I + 2 G N channels; in_proj h -> I + conv + heads.
-  const I64 I = num(c, "mamba_expand", 2) * h, heads = num(c, "mamba_n_heads", 128);
-  const I64 conv = I + 2 * num(c, "mamba_n_groups", 1) * num(c, "mamba_d_state", 256), K = num(c, "mamba_d_conv", 4);
+  const I64 I = config_int(c, "mamba_expand", 2) * h, heads = config_int(c, "mamba_n_heads", 128);
+  const I64 conv = I + 2 * config_int(c, "mamba_n_groups", 1) * config_int(c, "mamba_d_state", 256),
+            K = config_int(c, "mamba_d_conv", 4);
   const bool conv_bias = c.value("mamba_conv_bias", true), proj_bias = c.value("mamba_proj_bias", false);
   const I64 mamba = h * (I + conv + heads) + (proj_bias ? I + conv + heads : 0) + conv * K + (conv_bias ? conv : 0) +
                     3 * heads /* dt_bias, A_log, D */ + I /* gated RMSNorm */ + I * h + (proj_bias ? h : 0);
   // GraniteMoeSharedAttention: q, k, v, o, head_dim hidden / heads, biases per attention_bias.
-  const I64 H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", H), d = h / H;
+  const I64 H = config_int(c, "num_attention_heads", 32), kv = config_int(c, "num_key_value_heads", H), d = h / H;
   const bool bias = c.value("attention_bias", false);
   const I64 attention = 2 * h * H * d + 2 * h * kv * d + (bias ? H * d + 2 * kv * d + h : 0);
   // The feed-forward part: a bias-free router (hidden -> E) and E SwiGLU experts (input_linear h -> 2 F,
   // output_linear F -> h), beside shared_mlp, the same SwiGLU of the shared width.
-  const I64 E = num(c, "num_local_experts", 8), k = E > 0 ? num(c, "num_experts_per_tok", 2) : 0;
+  const I64 E = config_int(c, "num_local_experts", 8), k = E > 0 ? config_int(c, "num_experts_per_tok", 2) : 0;
   auto swiglu = [&](I64 width) { return 3 * h * width; };
-  const I64 expert = swiglu(num(c, "intermediate_size", 11008));
-  const I64 ffn = (E > 0 ? h * E + E * expert : 0) + swiglu(num(c, "shared_intermediate_size", 1024));
+  const I64 expert = swiglu(config_int(c, "intermediate_size", 11008));
+  const I64 ffn = (E > 0 ? h * E + E * expert : 0) + swiglu(config_int(c, "shared_intermediate_size", 1024));
   Counts n;
   const bool tied = c.value("tie_word_embeddings", false);
   n.total = V * h + (tied ? 0 : V * h) + h;  // embed_tokens, lm_head, norm
@@ -174,13 +173,6 @@ Counts checked_counts(const Json& config) {
   return expected;
 }
 
-std::vector<Json> flat_layers(const Json& config) {
-  std::vector<std::string> warnings;
-  std::vector<Json> flat;
-  testutil::expand_repeats(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
-  return flat;
-}
-
 }  // namespace
 
 TEST_CASE("granitemoehybrid: H-Tiny and H-Small give the formula's counts, IBM's 7B-A1B and 32B-A9B",
@@ -212,7 +204,7 @@ TEST_CASE("granitemoehybrid: each layer's mixer is what layer_types says; rotary
           "[hf_config][granite_hybrid]") {
   std::string mixers;
   std::string experts;
-  for (const Json& l : flat_layers(h_tiny())) {
+  for (const Json& l : testutil::hf_flat_layers(h_tiny())) {
     if (l["type"] == "mamba") mixers += 'M';
     if (l["type"] == "attention") {
       mixers += '*';
@@ -227,7 +219,7 @@ TEST_CASE("granitemoehybrid: each layer's mixer is what layer_types says; rotary
   }
   CHECK(mixers == "MMMMM*MMMMMMMMM*MMMMMMMMM*MMMMMMMMM*MMMM");
   CHECK(experts == std::string(40, 'E'));  // every layer, the attention ones too
-  for (const Json& l : flat_layers(micro())) {
+  for (const Json& l : testutil::hf_flat_layers(micro())) {
     if (l["type"] == "attention") CHECK(l["rotary_dim"] == 64);
     CHECK(l["type"] != "mamba");
     CHECK(l.value("name", "") != "experts_up");
@@ -281,7 +273,7 @@ TEST_CASE("granitemoehybrid: mamba_d_head \"auto\" and absent layer_types follow
   CHECK(testutil::hf_network(cfg).parameters() == granite_formula(h_tiny()).total);
   cfg.erase("layer_types");  // layers_block_type: every layer Mamba
   std::string mixers;
-  for (const Json& l : flat_layers(cfg)) {
+  for (const Json& l : testutil::hf_flat_layers(cfg)) {
     if (l["type"] == "mamba") mixers += 'M';
     if (l["type"] == "attention") mixers += '*';
   }

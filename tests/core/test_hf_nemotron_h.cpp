@@ -25,10 +25,7 @@ using testutil::require_input_error;
 namespace {
 
 using I64 = std::int64_t;
-
-I64 num(const Json& c, const char* key, I64 fallback) {
-  return c.contains(key) && !c[key].is_null() ? c[key].get<I64>() : fallback;
-}
+using testutil::config_int;
 
 /// What the formula says: all parameters, and a token's (routed experts it does not visit left out).
 struct Counts {
@@ -37,16 +34,18 @@ struct Counts {
 
 /// NemotronHForCausalLM's parameters from the config's numbers (NemotronHConfig's defaults where absent).
 Counts nemotron_h_formula(const Json& c) {
-  const I64 h = num(c, "hidden_size", 4096), V = num(c, "vocab_size", 131072);
+  const I64 h = config_int(c, "hidden_size", 4096), V = config_int(c, "vocab_size", 131072);
   const std::string pattern = c.at("hybrid_override_pattern").get<std::string>();
   // NemotronHMamba2Mixer: I = heads x head_dim; conv over I + 2 G N channels; in_proj h -> I + conv + heads.
-  const I64 heads = num(c, "mamba_num_heads", 128), I = heads * num(c, "mamba_head_dim", 64);
-  const I64 conv = I + 2 * num(c, "n_groups", 8) * num(c, "ssm_state_size", 128), K = num(c, "conv_kernel", 4);
+  const I64 heads = config_int(c, "mamba_num_heads", 128), I = heads * config_int(c, "mamba_head_dim", 64);
+  const I64 conv = I + 2 * config_int(c, "n_groups", 8) * config_int(c, "ssm_state_size", 128),
+            K = config_int(c, "conv_kernel", 4);
   const bool conv_bias = c.value("use_conv_bias", true), proj_bias = c.value("use_bias", false);
   const I64 mamba = h * (I + conv + heads) + (proj_bias ? I + conv + heads : 0) + conv * K + (conv_bias ? conv : 0) +
                     3 * heads /* dt_bias, A_log, D */ + I /* gated RMSNorm */ + I * h + (proj_bias ? h : 0);
   // NemotronHAttention: q, k, v, o without bias, head_dim from the config.
-  const I64 H = num(c, "num_attention_heads", 32), kv = num(c, "num_key_value_heads", 8), d = num(c, "head_dim", 128);
+  const I64 H = config_int(c, "num_attention_heads", 32), kv = config_int(c, "num_key_value_heads", 8),
+            d = config_int(c, "head_dim", 128);
   const I64 attention = 2 * h * H * d + 2 * h * kv * d;
   // NemotronHMLP: up and down, no gate.
   const bool mlp_bias = c.value("mlp_bias", false);
@@ -54,11 +53,12 @@ Counts nemotron_h_formula(const Json& c) {
   // NemotronHMoE: router weight (hidden -> E; e_score_correction_bias is a buffer), E non-gated experts without
   // bias, the shared NemotronHMLP; with moe_latent_size L, the experts run L wide between fc1_latent_proj (h -> L)
   // and fc2_latent_proj (L -> h), biases per mlp_bias.
-  const I64 E = num(c, "n_routed_experts", 8), k = num(c, "num_experts_per_tok", 2);
-  const I64 latent = num(c, "moe_latent_size", 0), width = latent > 0 ? latent : h;
-  const I64 expert = 2 * width * num(c, "moe_intermediate_size", 7688);
+  const I64 E = config_int(c, "n_routed_experts", 8), k = config_int(c, "num_experts_per_tok", 2);
+  const I64 latent = config_int(c, "moe_latent_size", 0), width = latent > 0 ? latent : h;
+  const I64 expert = 2 * width * config_int(c, "moe_intermediate_size", 7688);
   const I64 latent_projections = latent > 0 ? 2 * h * latent + (mlp_bias ? latent + h : 0) : 0;
-  const I64 moe = h * E + E * expert + latent_projections + mlp(num(c, "moe_shared_expert_intermediate_size", 7688));
+  const I64 moe =
+      h * E + E * expert + latent_projections + mlp(config_int(c, "moe_shared_expert_intermediate_size", 7688));
   Counts n;
   const bool tied = c.value("tie_word_embeddings", false);
   n.total = V * h + (tied ? 0 : V * h) + h;  // embeddings, lm_head, norm_f
@@ -66,7 +66,7 @@ Counts nemotron_h_formula(const Json& c) {
   for (char kind : pattern) {
     const I64 mixer = kind == 'M'   ? mamba
                       : kind == '*' ? attention
-                      : kind == '-' ? mlp(num(c, "intermediate_size", 21504))
+                      : kind == '-' ? mlp(config_int(c, "intermediate_size", 21504))
                                     : moe;
     n.total += h + mixer;  // NemotronHBlock.norm and its mixer
     n.active += h + mixer - (kind == 'E' ? (E - k) * expert : 0);
@@ -76,9 +76,7 @@ Counts nemotron_h_formula(const Json& c) {
 
 /// Each block's mixer, as the pattern's character: the layer after each block's RMSNorm ("norm", "norm_3").
 std::string mixers_of(const Json& config) {
-  std::vector<std::string> warnings;
-  std::vector<Json> flat;
-  testutil::expand_repeats(hf_config_to_layers(config, "model.hf_config", 256, warnings)["layers"], flat);
+  const std::vector<Json> flat = testutil::hf_flat_layers(config);
   std::string kinds;
   for (std::size_t i = 0; i + 1 < flat.size(); ++i) {
     const std::string name = flat[i].value("name", "");
