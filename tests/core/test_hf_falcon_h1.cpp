@@ -176,6 +176,48 @@ TEST_CASE("falcon_h1: projectors_bias is out_proj's bias apart from mamba_proj_b
   CHECK(testutil::hf_network(cfg).parameters() == falcon_h1_formula(cfg));
 }
 
+TEST_CASE("falcon_h1, granitemoehybrid, nemotron_h: the SSD chunk length from each class's spelling and default",
+          "[hf_config][falcon_h1][granitemoehybrid][nemotron_h]") {
+  // The chunk_size of the mamba layers a config builds (absent: the layer kind's 256).
+  auto chunks = [](const Json& cfg) {
+    std::vector<std::int64_t> seen;
+    for (const Json& l : testutil::hf_flat_layers(cfg)) {
+      if (l["type"] == "mamba") seen.push_back(l.value("chunk_size", std::int64_t{256}));
+    }
+    REQUIRE(!seen.empty());
+    for (std::int64_t c : seen) CHECK(c == seen.front());
+    return seen.front();
+  };
+  Json cfg = falcon_h1_05b();  // FalconH1Config: mamba_chunk_size 256
+  cfg.erase("mamba_chunk_size");
+  CHECK(chunks(cfg) == 256);
+  cfg["mamba_chunk_size"] = 128;
+  CHECK(chunks(cfg) == 128);
+  Json granite = {{"model_type", "granitemoehybrid"},
+                  {"hidden_size", 256},
+                  {"num_hidden_layers", 2},
+                  {"vocab_size", 1000},
+                  {"num_attention_heads", 4},
+                  {"mamba_n_heads", 8},
+                  {"mamba_d_state", 16},
+                  {"intermediate_size", 512},
+                  {"num_local_experts", 0},
+                  {"shared_intermediate_size", 512}};
+  CHECK(chunks(granite) == 256);  // GraniteMoeHybridConfig: mamba_chunk_size 256
+  granite["mamba_chunk_size"] = 64;
+  CHECK(chunks(granite) == 64);
+  Json nemotron = {
+      {"model_type", "nemotron_h"},      {"hidden_size", 256},   {"num_hidden_layers", 2}, {"vocab_size", 1000},
+      {"hybrid_override_pattern", "M-"}, {"mamba_num_heads", 8}, {"mamba_head_dim", 32},   {"ssm_state_size", 16},
+      {"intermediate_size", 512}};
+  CHECK(chunks(nemotron) == 128);     // NemotronHConfig: chunk_size 128
+  nemotron["mamba_chunk_size"] = 64;  // __post_init__'s older spelling
+  CHECK(chunks(nemotron) == 64);
+  granite["mamba_chunk_size"] = 0;
+  testutil::require_input_error([&] { testutil::hf_network(granite); }, "model.hf_config.mamba_chunk_size",
+                                "expected an integer");
+}
+
 TEST_CASE("falcon_h1: mamba_d_ssm null is mamba_expand × hidden_size; mamba_d_head \"auto\" divides it",
           "[hf_config][falcon_h1]") {
   Json cfg = falcon_h1_7b();

@@ -124,6 +124,9 @@ TEST_CASE("mamba2: heads and groups; num_heads × head_dim must be expand × hid
   CHECK(mixer["n_groups"] == 2);
   CHECK(mixer.count("dt_rank") == 0);
   CHECK(find_layer(layers, "lm_head").count("tied_to") == 0);  // Mamba2Config: tie_word_embeddings false
+  CHECK(mixer.count("chunk_size") == 0);                        // Mamba2Config: chunk_size 256, the kind's default
+  cfg["chunk_size"] = 128;
+  CHECK(find_layer(layers_of(cfg)["layers"], "mixer")["chunk_size"] == 128);
   cfg["head_dim"] = 32;
   require_input_error([&] { layers_of(cfg); }, "model.hf_config.num_heads", "must equal expand × hidden_size (512)");
   cfg["head_dim"] = 64;

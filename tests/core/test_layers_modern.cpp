@@ -5,8 +5,11 @@
 #include <string>
 
 #include "helpers.hpp"
+#include "layers/layer_kind.hpp"
 #include "prenet/catalog.hpp"
 #include "prenet/features.hpp"
+#include "prenet/hardware.hpp"
+#include "prenet/kernel_features.hpp"
 #include "prenet/parallel.hpp"
 #include "prenet/training.hpp"
 
@@ -306,6 +309,69 @@ TEST_CASE("mamba kernels: projections, the scan or SSD, and what tensor parallel
   CHECK(class_flops(w2, layer_index(v2, "m"), kB, KernelClass::BatchedGemm) == Approx(2 * ssd));
   testutil::require_input_error([&] { shard_network(v1, 2); }, "parallel.tensor",
                                 "tensor parallelism of Mamba-1 mixers");
+}
+
+TEST_CASE("Mamba-2's chunk scan: chunk_size sets its diagonal blocks; timed from the catalogue's measured scans",
+          "[layers][modern][mamba][timing]") {
+  // FlashInfer's B200 benchmark of the Triton reference mamba_chunk_scan_combined (models/data/found/mamba2-ssd.csv):
+  // 8 heads of 64, 8 groups, state 128, chunks of 128; 64 x 2048 tokens forward in 0.952 ms, 256 x 2048 in 3.736 ms.
+  // The fit's error over its B200 rows is 7% (models/fit-ssd.mjs), so these bounds can fail.
+  const std::string mixer = R"({"type": "mamba", "name": "m", "version": 2, "inner": 512, "state_size": 128,
+    "num_heads": 8, "n_groups": 8, "chunk_size": 128})";
+  auto scan = [&](int batch, Phase phase) {
+    const Network net = net_of(seq_model(2048, 64, mixer));
+    const StepWork w = step_of(net, batch, false);
+    const Kernel* found = nullptr;
+    for (const Kernel& k : w.kernels) {
+      if (k.phase != phase || k.part != KernelPart::Ssd) continue;
+      CHECK(found == nullptr);  // one chunk scan per direction
+      found = &k;
+    }
+    REQUIRE(found != nullptr);
+    return *found;
+  };
+  const double m = 64 * 2048, Q = 128, N = 128, P = 64, H = 8, G = 8;
+  const Kernel forward = scan(64, kF);
+  CHECK(forward.flops == Approx(2 * m * (G * Q * N + H * (Q * P + 2 * N * P))));
+  const Accelerator* b200 = find_hardware("b200");
+  REQUIRE(b200 != nullptr);
+  CHECK(*ssd_ms(forward, *b200, Precision::BF16) == Approx(0.952).epsilon(0.10));
+  CHECK(*ssd_ms(scan(256, kF), *b200, Precision::BF16) == Approx(3.736).epsilon(0.10));
+  // The backward (twice the FLOPs) runs at the forward's measured rate after the same overhead.
+  const double overhead = b200->ssd.forward_overhead_ms;
+  CHECK(*ssd_ms(scan(64, kB), *b200, Precision::BF16) - overhead ==
+        Approx(2 * (*ssd_ms(forward, *b200, Precision::BF16) - overhead)));
+  // H100 SXM takes H200's fit; unmeasured parts and 32-bit training keep the learned batched-GEMM path.
+  CHECK(*ssd_ms(forward, *find_hardware("h100-sxm"), Precision::BF16) ==
+        *ssd_ms(forward, *find_hardware("h200"), Precision::BF16));
+  CHECK_FALSE(ssd_ms(forward, *find_hardware("a100-sxm4-80gb"), Precision::BF16).has_value());
+  CHECK_FALSE(ssd_ms(forward, *b200, Precision::FP32).has_value());
+  // The parts the response's note names are exactly those with a measured scan.
+  std::vector<std::string> measured;
+  for (const Accelerator& acc : hardware_catalogue()) {
+    if (acc.ssd.forward_tflops > 0) measured.push_back(acc.name);
+  }
+  CHECK(measured.size() == 5);
+  const Network net = net_of(seq_model(2048, 64, mixer));
+  const std::vector<std::string> notes = kind_timing_notes(net);
+  REQUIRE(notes.size() == 1);
+  for (const char* part : {"H100 SXM", "H200", "GH200", "B200", "GB200"}) {
+    CHECK(notes[0].find(part) != std::string::npos);
+    bool in_catalogue = false;
+    for (const std::string& name : measured) in_catalogue = in_catalogue || name.find(part) != std::string::npos;
+    CHECK(in_catalogue);
+  }
+  // The default chunk is 256; chunk_size is Mamba-2's alone, and Mamba-1 layers have no note.
+  const Network default_chunk = net_of(seq_model(2048, 64, R"({"type": "mamba", "name": "m", "version": 2,
+    "inner": 512, "state_size": 128, "num_heads": 8, "n_groups": 8})"));
+  CHECK(class_flops(step_of(default_chunk, 1, false), layer_index(default_chunk, "m"), kF, KernelClass::BatchedGemm) ==
+        Approx(2 * 2048 * (G * 256 * N + H * (256 * P + 2 * N * P))));
+  testutil::require_model_error(seq_model(8, 64, R"({"type": "mamba", "version": 1, "inner": 128, "state_size": 16,
+    "dt_rank": 4, "chunk_size": 64})"),
+                                "model.layers[1].chunk_size", "applies to mamba version 2 only");
+  CHECK(kind_timing_notes(net_of(seq_model(8, 64, R"({"type": "mamba", "version": 1, "inner": 128,
+    "state_size": 16, "dt_rank": 4})")))
+            .empty());
 }
 
 TEST_CASE("mamba gated_norm false and out_bias: Falcon-H1's mixer without the norm, out_proj's bias apart",

@@ -32,8 +32,9 @@ bool is_matmul(KernelClass c);
 /// Which part of its layer a kernel computes, where a recomputation policy reruns that part alone
 /// (parallel.recompute_modules, core/src/parallel/recompute.cpp): a dense layer's activation function (and a
 /// gated layer's product), MLA's up-projections of its latents with their norms. Other: the rest. DeltaRule marks a
-/// Gated DeltaNet's chunk kernels, timed from measured delta-rule kernels where the catalogue has them.
-enum class KernelPart : std::uint8_t { Other, Activation, LatentUp, Rotary, DeltaRule };
+/// Gated DeltaNet's chunk kernels, timed from measured delta-rule kernels where the catalogue has them; Ssd a
+/// Mamba-2 chunk scan, timed from measured chunk scans where the catalogue has them.
+enum class KernelPart : std::uint8_t { Other, Activation, LatentUp, Rotary, DeltaRule, Ssd };
 
 /// One device kernel (or `repeats` identical dependent launches, as in a recurrent loop).
 /// flops and bytes are totals over all repeats, for the whole batch.

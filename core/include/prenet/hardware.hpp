@@ -42,6 +42,12 @@ struct DeltaRuleTiming {
   double forward_tflops = 0, forward_half_heads = 0, backward_tflops = 0, backward_half_heads = 0;
 };
 
+/// Measured Mamba-2 chunk scans (catalogue `ssd`: mamba_ssm's mamba_chunk_scan_combined forward): the rate (TFLOP/s)
+/// the scan reaches and the fixed cost of its launches; a rate of 0: none measured.
+struct SsdTiming {
+  double forward_tflops = 0, forward_overhead_ms = 0;
+};
+
 struct Accelerator {
   std::string id;
   std::string name;
@@ -66,6 +72,7 @@ struct Accelerator {
   /// absent).
   FusedAttentionLibrary pytorch_attention = FusedAttentionLibrary::Flash;
   DeltaRuleTiming delta_rule;
+  SsdTiming ssd;
   Json record;  // the full catalogue record, returned by catalog()
 
   /// Measured achievable matrix TFLOP/s by Precision (catalogue `achievable_tflops`: the best a matmul reaches

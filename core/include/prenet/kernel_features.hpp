@@ -45,6 +45,11 @@ std::optional<double> fused_attention_ms(const Kernel& k, const Accelerator& acc
 /// no delta-rule kernel, the catalogue has no such timing for `acc`, or `precision` keeps it in 32 bits.
 std::optional<double> delta_rule_ms(const Kernel& k, const Accelerator& acc, Precision precision);
 
+/// The measured time of a Mamba-2 chunk scan on `acc` (ms; docs/MODEL_FORMAT.md, "Mamba mixers"): the catalogue's
+/// `ssd` overhead + FLOPs / its rate, the forward's rate also for the backward (only the forward was measured);
+/// nullopt when `k` is no chunk scan, the catalogue has no such timing for `acc`, or `precision` keeps it in 32 bits.
+std::optional<double> ssd_ms(const Kernel& k, const Accelerator& acc, Precision precision);
+
 /// The feature vector of a work item for `set` (length feature_names(set).size()). All values finite.
 std::vector<double> item_features(const std::vector<Kernel>& item, const Accelerator& acc, Precision precision,
                                   FeatureSet set);

@@ -114,6 +114,7 @@ struct LayerAttrs {
   std::int64_t ssm_version = 0, inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0, n_groups = 1;
   bool conv_bias = true;              // mamba: conv1d bias
   bool gated_norm = true;             // mamba v2: the gated RMSNorm before out_proj (false: y · silu(z) only)
+  std::int64_t ssd_chunk = 256;       // mamba v2: positions per chunk of the chunked SSD scan (chunk_size)
   // gated_deltanet: key heads (num_kv_heads) of head_dim, value heads (num_heads) of v_head_dim, conv_kernel; its
   // input projections as Qwen3.5 names them (in_proj_qkv, _z, _b, _a) rather than Qwen3-Next's (in_proj_qkvz, _ba)
   bool split_projections = false;

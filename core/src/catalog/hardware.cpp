@@ -107,6 +107,20 @@ void parse_delta_rule(const Json& record, const std::string& path, Accelerator& 
   direction("backward", t.backward_tflops, t.backward_half_heads);
 }
 
+/// Reads a catalogue record's `ssd` (docs/HARDWARE.md, "Fields") into `acc`; absent: none measured.
+void parse_ssd(const Json& record, const std::string& path, Accelerator& acc) {
+  if (!record.contains("ssd") || record["ssd"].is_null()) return;
+  const std::string ssd_path = join(path, "ssd");
+  const Json& ssd = require_object(record["ssd"], ssd_path);
+  reject_unknown_keys(ssd, ssd_path, {"forward", "source"});
+  const std::string f_path = join(ssd_path, "forward");
+  if (!ssd.contains("forward")) throw InputError(f_path, "required object is missing");
+  const Json& f = require_object(ssd["forward"], f_path);
+  reject_unknown_keys(f, f_path, {"tflops", "overhead_ms"});
+  acc.ssd.forward_tflops = require_number(f, "tflops", f_path, 1e-3, 1e6);
+  acc.ssd.forward_overhead_ms = require_number(f, "overhead_ms", f_path, 0, 1e3);
+}
+
 /// Reads `achievable_tflops` (docs/HARDWARE.md, "Fields") into `acc`, its peaks read: each figure above 0 and at
 /// most the dense peak of its precision; absent: none measured.
 void parse_achievable(const Json& record, const std::string& path, Accelerator& acc) {
@@ -154,6 +168,7 @@ Accelerator parse_accelerator(const Json& record, const std::string& path, bool 
   if (!custom) check_fabric(record, path);
   if (!custom) parse_fused_attention(record, path, acc);
   if (!custom) parse_delta_rule(record, path, acc);
+  if (!custom) parse_ssd(record, path, acc);
   std::string peaks_path = join(path, "peak_tflops");
   if (!record.contains("peak_tflops")) throw InputError(peaks_path, "required object is missing");
   const Json& peaks = require_object(record["peak_tflops"], peaks_path);

@@ -206,7 +206,7 @@ class GatedDeltaNet : public LayerKind {
     return 2 * b * d(layer.input_shapes.front()[0]) * x.D * (in_width(x) + x.V);
   }
 
-  std::string timing_note() const override {
+  std::string timing_note(const Layer& /*layer*/) const override {
     return "gated_deltanet layers: flash-linear-attention's chunk_gated_delta_rule kernels are timed from public "
            "measurements where the catalogue has them (H100 SXM, H200, GH200, B200, GB200: the learned predictor "
            "only); elsewhere each is timed as a batched GEMM of its chunk's shape carrying its own FLOPs and bytes, "

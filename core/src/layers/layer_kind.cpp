@@ -1,5 +1,6 @@
 #include "layers/layer_kind.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -111,13 +112,9 @@ const LayerKind* kind_named(const std::string& name) {
 
 std::vector<std::string> kind_timing_notes(const Network& net) {
   std::vector<std::string> notes;
-  std::vector<bool> seen(kind_registry().size(), false);
   for (const Layer& layer : net.layers) {
-    const auto i = static_cast<std::size_t>(layer.type);
-    if (i >= seen.size() || seen[i]) continue;
-    seen[i] = true;
-    std::string note = kind_of(layer.type).timing_note();
-    if (!note.empty()) notes.push_back(std::move(note));
+    std::string note = kind_of(layer.type).timing_note(layer);
+    if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
   }
   return notes;
 }

@@ -143,9 +143,9 @@ class LayerKind {
   /// Whether it keeps its output only for a ReLU's backward (a consumer saving that tensor makes it free).
   virtual bool saves_output_only_for_relu(const Layer&) const { return false; }
 
-  /// What the response says of how this kind's kernels are timed when no measurement covers them (once per
-  /// network that has one); default: nothing to say.
-  virtual std::string timing_note() const { return ""; }
+  /// What the response says of how `layer`'s kernels are timed when no measurement covers them (each distinct
+  /// note once per network); default: nothing to say.
+  virtual std::string timing_note(const Layer& /*layer*/) const { return ""; }
 
   /// Splits the layer over the tensor group (ShardStep); default: replicated.
   virtual void shard(ShardStep&) const {}
@@ -190,7 +190,7 @@ const LayerKind& kind_of(LayerType type);
 const LayerKind* kind_named(const std::string& name);
 /// Every kind's layer-list name, sorted, comma-separated.
 std::string kind_name_list();
-/// The timing notes of the kinds `net` uses, each once, in layer order.
+/// The timing notes of `net`'s layers, each distinct note once, in layer order.
 std::vector<std::string> kind_timing_notes(const Network& net);
 
 }  // namespace prenet

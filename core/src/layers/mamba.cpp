@@ -2,6 +2,7 @@
 // and Mamba2Mixer (version 2) build and train it (the CUDA fast path: in_proj, then mamba_ssm's fused
 // kernels for the causal convolution, the scan and out_proj). Mamba-2 splits its heads over the tensor group.
 #include <cmath>
+#include <vector>
 
 #include "layers/kind_helpers.hpp"
 
@@ -9,9 +10,9 @@ namespace prenet {
 namespace {
 
 /// The sizes of one mixer: hidden D, inner I, state N, conv kernel K, dt_rank R (v1), heads H, groups G,
-/// head width P = I / H and conv channels C (I for v1, I + 2 G N for v2) (v2).
+/// head width P = I / H, conv channels C (I for v1, I + 2 G N for v2) and the SSD's chunk length Q (v2).
 struct MambaDims {
-  double D, I, N, K, R, H, G, P, C;
+  double D, I, N, K, R, H, G, P, C, Q;
 };
 
 MambaDims mamba_dims(const Layer& layer) {
@@ -21,6 +22,7 @@ MambaDims mamba_dims(const Layer& layer) {
   x.R = d(a.dt_rank), x.H = d(a.num_heads), x.G = d(a.n_groups);
   x.P = a.ssm_version == 2 ? x.I / x.H : 0;
   x.C = a.ssm_version == 2 ? x.I + 2 * x.G * x.N : x.I;
+  x.Q = d(a.ssd_chunk);
   return x;
 }
 
@@ -39,15 +41,16 @@ void selective_scan(KernelBuilder& kb, Phase phase, double m, const MambaDims& x
   kb.stream(KernelClass::Elementwise, phase, m * x.I, passes, (forward ? 1 : 2) * (9 * x.N + 2));
 }
 
-/// Mamba-2's chunked SSD (mamba_chunk_scan_combined; Dao & Gu 2024 section 6) over chunks of Q = 256
-/// positions: per chunk and head, the diagonal block (C B^T within the chunk, Q^2 N multiply-adds per group,
+/// Mamba-2's chunked SSD (mamba_chunk_scan_combined; Dao & Gu 2024 section 6) over chunks of Q positions
+/// (chunk_size): per chunk and head, the diagonal block (C B^T within the chunk, Q^2 N multiply-adds per group,
 /// then its masked product with X, Q^2 P per head), the chunk's state B^T X (Q N P) and the states' output
 /// C h (Q N P); the pass of states between chunks is negligible. Per token: 2 (G Q N + H (Q P + 2 N P))
-/// FLOPs forward, the diagonal blocks counted whole. Mostly batched matmuls: timed as a batched GEMM of the
-/// chunk's shape; memory traffic is x, B, C, dt read and y written once plus the FP32 chunk states.
-/// Backward: twice the forward FLOPs (each matmul's two gradients) and twice the traffic.
+/// FLOPs forward, the diagonal blocks counted whole. Mostly batched matmuls: timed from the catalogue's measured
+/// chunk scans where it has them (part Ssd), else as a batched GEMM of the chunk's shape; memory traffic is x, B,
+/// C, dt read and y written once plus the FP32 chunk states. Backward: twice the forward FLOPs (each matmul's two
+/// gradients) and twice the traffic.
 void ssd(KernelBuilder& kb, Phase phase, double b, double s, const MambaDims& x, double e) {
-  const double Q = 256, chunks = b * std::ceil(s / Q), m = b * s;
+  const double Q = x.Q, chunks = b * std::ceil(s / Q), m = b * s;
   Kernel k = gemm_kernel(phase, Q, x.P, x.N, chunks * x.H, e);
   k.cls = KernelClass::BatchedGemm;
   const double forward_flops = 2 * m * (x.G * Q * x.N + x.H * (Q * x.P + 2 * x.N * x.P));
@@ -55,7 +58,9 @@ void ssd(KernelBuilder& kb, Phase phase, double b, double s, const MambaDims& x,
   const bool forward = phase == Phase::Forward;
   k.flops = (forward ? 1 : 2) * forward_flops;
   k.bytes = (forward ? 1 : 2) * forward_bytes;
+  kb.set_part(KernelPart::Ssd);
   kb.add(k);
+  kb.set_part(KernelPart::Other);
 }
 
 /// MambaMixer's parameters: in_proj (D x 2I, bias per use_bias), conv1d (I x K, groups I, bias per
@@ -107,7 +112,7 @@ class Mamba : public LayerKind {
   LayerAttrs parse(const Json& spec, const std::string& path, bool* /*same_padding*/) const override {
     reject_unknown_keys(spec, path,
                         common_keys({"version", "inner", "state_size", "conv_kernel", "dt_rank", "num_heads",
-                                     "n_groups", "bias", "conv_bias", "out_bias", "gated_norm"}));
+                                     "n_groups", "bias", "conv_bias", "out_bias", "gated_norm", "chunk_size"}));
     LayerAttrs a;
     a.ssm_version = require_int(spec, "version", path, 1, 2);
     a.inner = require_int(spec, "inner", path, 1, Limits::kMaxDim);
@@ -117,10 +122,12 @@ class Mamba : public LayerKind {
     a.conv_bias = get_bool(spec, "conv_bias", path, true);
     a.out_bias = get_bool(spec, "out_bias", path, a.bias);
     a.gated_norm = get_bool(spec, "gated_norm", path, true);
-    const char* other = a.ssm_version == 1 ? "num_heads" : "dt_rank";
-    const bool v2_key_in_v1 = a.ssm_version == 1 && (spec.contains("n_groups") || spec.contains("gated_norm"));
-    if (spec.contains(other) || v2_key_in_v1) {
-      const std::string key = spec.contains(other) ? other : spec.contains("n_groups") ? "n_groups" : "gated_norm";
+    a.ssd_chunk = get_int(spec, "chunk_size", path, 256, 1, 1 << 16);
+    const std::vector<const char*> other_version_keys =
+        a.ssm_version == 1 ? std::vector<const char*>{"num_heads", "n_groups", "gated_norm", "chunk_size"}
+                           : std::vector<const char*>{"dt_rank"};
+    for (const char* key : other_version_keys) {
+      if (!spec.contains(key)) continue;
       throw InputError(join(path, key), "applies to mamba version " + std::string(a.ssm_version == 1 ? "2" : "1") +
                                             " only (this layer is version " + std::to_string(a.ssm_version) + ")");
     }
@@ -215,6 +222,15 @@ class Mamba : public LayerKind {
              "'s weight itself in transformers' CUDA training path";
     }
     return "";
+  }
+
+  std::string timing_note(const Layer& layer) const override {
+    if (layer.attrs.ssm_version != 2) return "";
+    return "mamba version 2 layers: the chunk scan (mamba_chunk_scan_combined) is timed from public forward "
+           "measurements where the catalogue has them (H100 SXM, H200, GH200, B200, GB200: the learned predictor "
+           "only), its backward at the forward's measured rate (no backward was measured at a stated shape); "
+           "elsewhere it is timed as a batched GEMM of its chunk's shape, about 5x faster than the measurements, so "
+           "there these layers are probably predicted too fast (docs/MODEL_FORMAT.md, \"Mamba mixers\")";
   }
 
   /// As for dense layers, 2 x d_in x d_out per token summed over the projections.

@@ -342,10 +342,11 @@ LearnedBatch learned_batch(const StepWork& work, const std::vector<Accelerator>&
     distinct_slices.reserve(distinct_kernels.size());
     for (std::size_t d = 0; d < distinct_kernels.size(); ++d) {
       const Kernel* k = distinct_kernels[d];
-      // Measured fused attention and delta-rule kernels (kernels the learned classes never saw) are timed from their
-      // own tables.
+      // Measured fused attention, delta-rule and chunk-scan kernels (kernels the learned classes never saw) are timed
+      // from their own tables.
       std::optional<double> fused = fused_attention_ms(*k, acc, precision);
       if (!fused) fused = delta_rule_ms(*k, acc, precision);
+      if (!fused) fused = ssd_ms(*k, acc, precision);
       int cls = covered && !fused ? distinct_class[d] : -1;
       // No model saw an FP8 or FP4 kernel, and through the peak features alone they put a large FP8 linear at about
       // 1.35x its 16-bit speed where the parts' measured matmuls reach 1.8-2x (docs/PREDICTION.md §6): such a GEMM is

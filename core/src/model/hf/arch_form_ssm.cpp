@@ -57,6 +57,8 @@ const std::vector<Field>& ssm_fields() {
                    "version 2: the width of one mixer head"),
         size_field("n_groups", at<&Arch::ssm_groups>, 1, 1, kMaxWidth, "groups",
                    "version 2: the groups of heads sharing B and C; must divide the heads"),
+        size_field("chunk_size", at<&Arch::ssm_chunk>, 256, 1, 1 << 16, "tokens",
+                   "version 2: positions per chunk of the SSD scan (its diagonal blocks grow with it)"),
         flag_field("use_bias", at<&Arch::ssm_bias>, "biases in the mixer's in_proj and out_proj"),
         flag_field("use_conv_bias", at<&Arch::ssm_conv_bias>, "a bias in the mixer's convolution"),
         text_field("inner_norms", Kind::Text, at<&Arch::ssm_inner_norms>, {"none", "weighted", "weightless"},

@@ -36,6 +36,7 @@ struct SsmArch {
   bool ssm_conv_bias = true;       // a bias in the convolution
   std::int64_t ssm_out_bias = -1;  // out_proj's bias apart (Falcon-H1's projectors_bias): 1 or 0; -1: as ssm_bias
   bool ssm_gated_norm = true;      // version 2: the gated RMSNorm before out_proj (Falcon-H1's mamba_rms_norm)
+  std::int64_t ssm_chunk = 256;    // version 2: positions per chunk of the SSD scan (chunk_size)
   // The mixer's RMSNorms over dt, B and C: "none", "weighted" (Jamba: dt_rank + 2·state parameters) or
   // "weightless" (FalconMamba: buffers only, not costed).
   std::string ssm_inner_norms = "none";

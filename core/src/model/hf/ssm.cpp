@@ -17,7 +17,7 @@ namespace {
 /// A mixer's sizes, as the `mamba` layer kind takes them.
 struct Mixer {
   std::int64_t version = 1;
-  std::int64_t inner = 0, state = 0, conv = 0, dt_rank = 0, heads = 0, groups = 0;
+  std::int64_t inner = 0, state = 0, conv = 0, dt_rank = 0, heads = 0, groups = 0, chunk = 256;
   bool bias = false, conv_bias = true, out_bias = false, gated_norm = true;
   std::int64_t inner_norm_weights = 0;  // Jamba: dt_rank + 2·state
 };
@@ -36,6 +36,7 @@ Mixer mixer_of(const Arch& a) {
   if (m.version == 2) {
     m.heads = a.ssm_heads > 0 ? a.ssm_heads : m.inner / a.ssm_head_dim;
     m.groups = a.ssm_groups;
+    m.chunk = a.ssm_chunk;
     return m;
   }
   m.dt_rank = a.ssm_dt_rank > 0 ? a.ssm_dt_rank : (a.hidden + 15) / 16;
@@ -55,6 +56,7 @@ Json mamba_layer(const Mixer& m, const std::string& name, const std::string& inp
     layer["num_heads"] = m.heads;
     layer["n_groups"] = m.groups;
     if (!m.gated_norm) layer["gated_norm"] = false;
+    if (m.chunk != 256) layer["chunk_size"] = m.chunk;
   }
   return layer;
 }

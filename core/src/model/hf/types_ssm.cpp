@@ -2,8 +2,8 @@
 // One row per model_type; see model_types.cpp for how to add one. The rows read everything the builder (ssm.cpp)
 // needs into the Arch (arch_ssm.hpp): the sizes every decoder has, the mixer's own fields (state size,
 // convolution, width, time-step rank, heads and groups, biases) under each class's spelling and defaults, and
-// Jamba's attention, MLP and layer pattern. The time-step limits and chunk size do not change the cost and are
-// not read.
+// Jamba's attention, MLP and layer pattern; Mamba-2's chunk size (the SSD's diagonal blocks grow with it). The
+// time-step limits do not change the cost and are not read.
 #include <algorithm>
 
 #include "model/hf/parts.hpp"
@@ -143,6 +143,7 @@ const Steps kMamba2Mixer = {
     flag(&Arch::ssm_conv_bias, "use_conv_bias", true),
     hook(silu_only),
     hook(&Arch::ssm_heads, mamba2_heads),
+    opt(&Arch::ssm_chunk, {"chunk_size"}, 256, 1, 1 << 16),
 };
 
 /// JambaConfig's KV heads: 8 when absent, the attention heads when null (its "backward compatibility").
@@ -213,7 +214,7 @@ const Steps kJambaPattern = {
 // commit 13923c63d59f): its defaults below; __post_init__'s older spellings (mamba_n_groups, mamba_d_conv,
 // mamba_conv_bias) are read as the same fields; the layers come from hybrid_override_pattern (or layers_block_type),
 // one character per layer. Only the fields that change the parameters or the work are read: the time-step limits,
-// chunk_size, routed_scaling_factor and n_group / topk_group (which experts, not how many) are not. The MTP layers
+// routed_scaling_factor and n_group / topk_group (which experts, not how many) are not. The MTP layers
 // (which transformers does not build: _keys_to_ignore_on_load_unexpected "mtp.*") become the model's mtp_block, run
 // only under training.mtp_layers.
 
@@ -372,6 +373,7 @@ const Steps kNemotronHSteps = {
     opt(&Arch::ssm_conv, {"conv_kernel", "mamba_d_conv"}, 4, 1, 1 << 16),
     flag(&Arch::ssm_bias, "use_bias", false),
     hook(&Arch::ssm_heads, nemotron_mixer),
+    opt(&Arch::ssm_chunk, {"chunk_size", "mamba_chunk_size"}, 128, 1, 1 << 16),
     hook(nemotron_checks),
     hook(nemotron_mtp),
 };
@@ -382,8 +384,8 @@ const Steps kNemotronHSteps = {
 // layer_types ("mamba" or "attention"; absent: every layer Mamba, as its layers_block_type property says). Every
 // layer has the feed-forward part: num_local_experts routed SwiGLU experts of intermediate_size beside shared_mlp, a
 // SwiGLU of shared_intermediate_size (num_local_experts 0: shared_mlp alone, as in the dense Granite 4.0 models).
-// The four multipliers (embedding, residual, attention, logits) scale activations only; mamba_chunk_size,
-// rope_theta and rope_scaling change neither the parameters nor the work as modelled: none is read.
+// The four multipliers (embedding, residual, attention, logits) scale activations only; rope_theta and
+// rope_scaling change neither the parameters nor the work as modelled: neither is read.
 
 /// num_key_value_heads: the attention heads when absent or null (GraniteMoeHybridConfig's "backward compatibility").
 void granite_kv_heads(const Cfg& c, Arch& a, std::vector<std::string>& /*warnings*/) {
@@ -500,6 +502,7 @@ const Steps kGraniteHybridSteps = {
     flag(&Arch::ssm_conv_bias, "mamba_conv_bias", true),
     flag(&Arch::ssm_bias, "mamba_proj_bias", false),
     hook(&Arch::ssm_heads, granite_mixer),
+    opt(&Arch::ssm_chunk, {"mamba_chunk_size"}, 256, 1, 1 << 16),
     hook(granite_layers),
 };
 
@@ -507,8 +510,8 @@ const Steps kGraniteHybridSteps = {
 // FalconH1Config (huggingface/transformers src/transformers/models/falcon_h1/configuration_falcon_h1.py, read at
 // commit 020a37d2264e): its defaults below. Every layer has the mixer, attention and the MLP (layers_block_type is
 // "hybrid" for all; the released configs' attn_layer_indices and mamba_use_mlp are not read by transformers, nor
-// here). mamba_chunk_size, mamba_norm_before_gate (where the gate is applied, not whether), the time-step limits
-// and rope_theta change neither the parameters nor the work as modelled: none is read.
+// here). mamba_norm_before_gate (where the gate is applied, not whether), the time-step limits and rope_theta
+// change neither the parameters nor the work as modelled: none is read.
 
 /// FalconH1Mixer's width: mamba_d_ssm (default 1024; null: mamba_expand × hidden_size) in its heads (mamba2_heads);
 /// out_proj's bias by projectors_bias.
@@ -574,6 +577,7 @@ const Steps kFalconH1Steps = {
     flag(&Arch::ssm_bias, "mamba_proj_bias", false),
     flag(&Arch::ssm_gated_norm, "mamba_rms_norm", false),
     hook(&Arch::ssm_heads, falcon_h1_mixer),
+    opt(&Arch::ssm_chunk, {"mamba_chunk_size"}, 256, 1, 1 << 16),
     hook(falcon_h1_multipliers),
 };
 }  // namespace
