@@ -392,6 +392,35 @@ Json falcon_h1_block(const Arch& a, const Mixer& m) {
   return s.layers;
 }
 
+/// `a` with its head read from `c`: the bare model or the causal-LM head (`head_class`), else an error naming the
+/// architectures and `subject`.
+Arch with_causal_lm_head(const Cfg& c, const Arch& a, const std::string& head_class, const std::string& subject,
+                         std::vector<std::string>& warnings) {
+  Arch full = a;
+  full.head = read_head(c, warnings);
+  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
+    throw InputError(c.field("architectures"),
+                     "only the causal-LM head (" + head_class + ") or the bare model is supported for " + subject);
+  }
+  return full;
+}
+
+/// The token model every state-space family builds: embeddings, the layers `push_layers` writes onto the stream
+/// (given the mixer), the final RMSNorm `final_norm`, the head.
+template <class PushLayers>
+Json decoder_shell(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings,
+                   const std::string& final_norm, PushLayers push_layers) {
+  const Mixer mixer = mixer_of(a);
+  const std::int64_t seq = ssm_seq(wanted, a, warnings);
+  Seq s;
+  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", a.vocab}, {"dim", a.hidden}});
+  s.start_stream("stream", "embeddings", 0.0);
+  push_layers(s, mixer);
+  s.push({{"type", "rmsnorm"}, {"name", final_norm}, {"inputs", {"stream"}}});
+  push_head(s, c, a);
+  return tokens_model(a.name, seq, s.layers);
+}
+
 }  // namespace
 
 std::vector<SsmLayer> ssm_layer_kinds(const Arch& a) {
@@ -407,28 +436,22 @@ std::vector<SsmLayer> ssm_layer_kinds(const Arch& a) {
 }
 
 Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Mixer mixer = mixer_of(a);
-  std::int64_t seq = ssm_seq(wanted, a, warnings);
   const std::vector<SsmLayer> kinds = ssm_layer_kinds(a);
   // Only Mamba blocks (no attention, no MLP): the MambaBlock layout; otherwise Jamba's decoder layers.
   const bool hybrid =
       std::any_of(kinds.begin(), kinds.end(), [](const SsmLayer& k) { return k.attention || k.mlp != SsmMlp::None; });
-  Seq s;
-  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", a.vocab}, {"dim", a.hidden}});
-  s.start_stream("stream", "embeddings", 0.0);
-  if (hybrid) {
-    push_hybrid_stack(s, c, a, mixer, kinds);
-  } else {
-    s.push({{"type", "repeat"}, {"name", "layers"}, {"count", a.layers}, {"layers", mamba_block(mixer)}});
-  }
-  s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
+  Json model = decoder_shell(c, a, wanted, warnings, "norm_f", [&](Seq& s, const Mixer& mixer) {
+    if (hybrid) {
+      push_hybrid_stack(s, c, a, mixer, kinds);
+    } else {
+      s.push({{"type", "repeat"}, {"name", "layers"}, {"count", a.layers}, {"layers", mamba_block(mixer)}});
+    }
+  });
   if (a.ssm_inner_norms == "weightless") {
     warnings.push_back(
         "FalconMamba's weightless RMS norms of B, C and dt inside each mixer (no parameters) are "
         "not costed");
   }
-  push_head(s, c, a);
-  Json model = tokens_model(a.name, seq, s.layers);
   const std::int64_t period = hybrid ? smallest_period(kinds) : 1;
   if (period > 1) {
     // Its last block is a whole period: copying it would be a guess at a block no config of this family states.
@@ -439,77 +462,33 @@ Json build_ssm_arch(const Cfg& c, const Arch& a, const Wanted& wanted, std::vect
 }
 
 Json build_ssm(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Arch full = a;
-  full.head = read_head(c, warnings);
-  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
-    throw InputError(
-        c.field("architectures"),
-        "only the causal-LM head (" + a.name + " ...ForCausalLM) or the bare model is supported for this model_type");
-  }
+  const Arch full = with_causal_lm_head(c, a, a.name + " ...ForCausalLM", "this model_type", warnings);
   return build_ssm_arch(c, full, wanted, warnings);
 }
 
 Json build_nemotron_h(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Arch full = a;
-  full.head = read_head(c, warnings);
-  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
-    throw InputError(c.field("architectures"),
-                     "only the causal-LM head (NemotronHForCausalLM) or the bare model is supported for nemotron_h");
-  }
-  const Mixer mixer = mixer_of(full);
-  const std::int64_t seq = ssm_seq(wanted, full, warnings);
-  Seq s;
-  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
-  s.start_stream("stream", "embeddings", 0.0);
-  for (std::int64_t i = 0; i < full.layers; ++i) s.push(nemotron_layer(full, mixer, i));
-  s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
-  push_head(s, c, full);
-  Json model = tokens_model(full.name, seq, s.layers);
-  model["mtp_block"] = full.mtp_pattern.empty() ? Json(full.mtp_unavailable) : nemotron_mtp_block(full, mixer);
+  const Arch full = with_causal_lm_head(c, a, "NemotronHForCausalLM", "nemotron_h", warnings);
+  Json model = decoder_shell(c, full, wanted, warnings, "norm_f", [&](Seq& s, const Mixer& mixer) {
+    for (std::int64_t i = 0; i < full.layers; ++i) s.push(nemotron_layer(full, mixer, i));
+  });
+  model["mtp_block"] = full.mtp_pattern.empty() ? Json(full.mtp_unavailable) : nemotron_mtp_block(full, mixer_of(full));
   return model;
 }
 
 Json build_granite_hybrid(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Arch full = a;
-  full.head = read_head(c, warnings);
-  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
-    throw InputError(c.field("architectures"),
-                     "only the causal-LM head (GraniteMoeHybridForCausalLM) or the bare "
-                     "model is supported for granitemoehybrid");
-  }
-  const Mixer mixer = mixer_of(full);
-  const std::int64_t seq = ssm_seq(wanted, full, warnings);
-  Seq s;
-  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
-  s.start_stream("stream", "embeddings", 0.0);
-  for (std::int64_t i = 0; i < full.layers; ++i) s.push(granite_layer(full, mixer, i));
-  s.push({{"type", "rmsnorm"}, {"name", "norm_f"}, {"inputs", {"stream"}}});
-  push_head(s, c, full);
-  Json model = tokens_model(full.name, seq, s.layers);
+  const Arch full = with_causal_lm_head(c, a, "GraniteMoeHybridForCausalLM", "granitemoehybrid", warnings);
+  Json model = decoder_shell(c, full, wanted, warnings, "norm_f", [&](Seq& s, const Mixer& mixer) {
+    for (std::int64_t i = 0; i < full.layers; ++i) s.push(granite_layer(full, mixer, i));
+  });
   model["mtp_block"] = "the granitemoehybrid config states no multi-token-prediction block";
   return model;
 }
 
-}  // namespace prenet::hf
-
-namespace prenet::hf {
-
 Json build_falcon_h1(const Cfg& c, const Arch& a, const Wanted& wanted, std::vector<std::string>& warnings) {
-  Arch full = a;
-  full.head = read_head(c, warnings);
-  if (full.head.head != Head::None && full.head.head != Head::LanguageModel) {
-    throw InputError(c.field("architectures"),
-                     "only the causal-LM head (FalconH1ForCausalLM) or the bare model is supported for falcon_h1");
-  }
-  const Mixer mixer = mixer_of(full);
-  const std::int64_t seq = ssm_seq(wanted, full, warnings);
-  Seq s;
-  s.push({{"type", "embedding"}, {"name", "embeddings"}, {"vocab_size", full.vocab}, {"dim", full.hidden}});
-  s.start_stream("stream", "embeddings", 0.0);
-  s.push({{"type", "repeat"}, {"name", "layers"}, {"count", full.layers}, {"layers", falcon_h1_block(full, mixer)}});
-  s.push({{"type", "rmsnorm"}, {"name", "final_layernorm"}, {"inputs", {"stream"}}});
-  push_head(s, c, full);
-  return tokens_model(full.name, seq, s.layers);
+  const Arch full = with_causal_lm_head(c, a, "FalconH1ForCausalLM", "falcon_h1", warnings);
+  return decoder_shell(c, full, wanted, warnings, "final_layernorm", [&](Seq& s, const Mixer& mixer) {
+    s.push({{"type", "repeat"}, {"name", "layers"}, {"count", full.layers}, {"layers", falcon_h1_block(full, mixer)}});
+  });
 }
 
 }  // namespace prenet::hf
