@@ -341,9 +341,11 @@ TEST_CASE("Mamba-2's chunk scan: chunk_size sets its diagonal blocks; timed from
   const double overhead = b200->ssd.forward_overhead_ms;
   CHECK(*ssd_ms(scan(64, kB), *b200, Precision::BF16) - overhead ==
         Approx(2 * (*ssd_ms(forward, *b200, Precision::BF16) - overhead)));
-  // H100 SXM takes H200's fit; unmeasured parts and 32-bit training keep the learned batched-GEMM path.
+  // H100 SXM takes H200's fit, B300 B200's; other unmeasured parts and 32-bit training keep the learned batched-GEMM
+  // path.
   CHECK(*ssd_ms(forward, *find_hardware("h100-sxm"), Precision::BF16) ==
         *ssd_ms(forward, *find_hardware("h200"), Precision::BF16));
+  CHECK(*ssd_ms(forward, *find_hardware("b300"), Precision::BF16) == *ssd_ms(forward, *b200, Precision::BF16));
   CHECK_FALSE(ssd_ms(forward, *find_hardware("a100-sxm4-80gb"), Precision::BF16).has_value());
   CHECK_FALSE(ssd_ms(forward, *b200, Precision::FP32).has_value());
   // The parts the response's note names are exactly those with a measured scan.
@@ -351,11 +353,11 @@ TEST_CASE("Mamba-2's chunk scan: chunk_size sets its diagonal blocks; timed from
   for (const Accelerator& acc : hardware_catalogue()) {
     if (acc.ssd.forward_tflops > 0) measured.push_back(acc.name);
   }
-  CHECK(measured.size() == 5);
+  CHECK(measured.size() == 7);
   const Network net = net_of(seq_model(2048, 64, mixer));
   const std::vector<std::string> notes = kind_timing_notes(net);
   REQUIRE(notes.size() == 1);
-  for (const char* part : {"H100 SXM", "H200", "GH200", "B200", "GB200"}) {
+  for (const char* part : {"H100 SXM", "H200", "GH200", "B200", "GB200", "B300", "GB300"}) {
     CHECK(notes[0].find(part) != std::string::npos);
     bool in_catalogue = false;
     for (const std::string& name : measured) in_catalogue = in_catalogue || name.find(part) != std::string::npos;

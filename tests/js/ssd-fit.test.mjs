@@ -15,7 +15,7 @@ const fits = fitGpus(rows);
 
 test('every ssd entry of the catalogue equals the fit; no other part has one', () => {
   const entries = catalogueEntries(fits);
-  assert.deepEqual(Object.keys(entries).sort(), ['b200', 'gb200', 'gh200', 'h100-sxm', 'h200']);
+  assert.deepEqual(Object.keys(entries).sort(), ['b200', 'b300', 'gb200', 'gb300', 'gh200', 'h100-sxm', 'h200']);
   for (const h of catalogue) assert.deepEqual(h.ssd, entries[h.id], h.id);
 });
 
