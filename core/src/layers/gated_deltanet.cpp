@@ -209,10 +209,9 @@ class GatedDeltaNet : public LayerKind {
   std::string timing_note(const Layer& /*layer*/) const override {
     return "gated_deltanet layers: flash-linear-attention's chunk_gated_delta_rule kernels are timed from public "
            "measurements where the catalogue has them (H100 SXM, H200, GH200, B200, GB200, B300, GB300: the learned "
-           "predictor "
-           "only); elsewhere each is timed as a batched GEMM of its chunk's shape carrying its own FLOPs and bytes, "
-           "which the measurements show too fast (forward 1.2-2.2x, backward about 1.8x), so there these layers are "
-           "probably predicted too fast (docs/MODEL_FORMAT.md, \"Gated DeltaNet\")";
+           "predictor only); elsewhere each is timed as a batched GEMM of its chunk's shape carrying its own FLOPs and "
+           "bytes, which the measurements show too fast (forward 1.2-2.2x, backward about 1.8x), so there these "
+           "layers are probably predicted too fast (docs/MODEL_FORMAT.md, \"Gated DeltaNet\")";
   }
 
   /// Megatron-Core's GatedDeltaNet (megatron/core/ssm/gated_delta_net.py): key and value heads each divided by the

@@ -228,10 +228,10 @@ class Mamba : public LayerKind {
     if (layer.attrs.ssm_version != 2) return "";
     return "mamba version 2 layers: the chunk scan (mamba_chunk_scan_combined) is timed from public forward "
            "measurements where the catalogue has them (H100 SXM, H200, GH200, B200, GB200, B300, GB300: the learned "
-           "predictor "
-           "only), its backward at the forward's measured rate (no backward was measured at a stated shape); "
-           "elsewhere it is timed as a batched GEMM of its chunk's shape, about 5x faster than the measurements, so "
-           "there these layers are probably predicted too fast (docs/MODEL_FORMAT.md, \"Mamba mixers\")";
+           "predictor only), its backward at the forward's measured rate (no backward was measured at a stated "
+           "shape); elsewhere it is timed as a batched GEMM of its chunk's shape, about 5x faster than the "
+           "measurements, so there these layers are probably predicted too fast (docs/MODEL_FORMAT.md, \"Mamba "
+           "mixers\")";
   }
 
   /// As for dense layers, 2 x d_in x d_out per token summed over the projections.
