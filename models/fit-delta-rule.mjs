@@ -11,26 +11,20 @@
 // (half_heads is where they reach half the rate). One rate and one half_heads per GPU and direction, a least-squares
 // fit to the relative error of all its rows (one or several packed sequences). Prints each fit with its error over
 // its own rows, and each GPU's single-sequence and packed rows apart. With --json, prints the catalogue's `delta_rule`
-// entries: the measured GPUs', those of the parts of the same die and clocks (`TWINS`) and those of the unmeasured parts
-// of the same SM architecture (`SIBLINGS`), each saying so in `source`.
+// entries: the measured GPUs' and those of the parts that take their fits (models/data-tools/part-kin.mjs: the same die,
+// or the same SM architecture unmeasured — the H200's and GB200's forward fits, a generation apart, carry to each
+// other's rows within 7%), each saying so in `source`.
 //
 // Nothing here is fitted to end-to-end runs: only kernel timings enter.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCsvObjects } from './data-tools/csv.mjs';
+import { partsTakingFit } from './data-tools/part-kin.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TABLE = `${ROOT}models/data/found/fla-gated-delta-rule.csv`;
 const CHUNK = 64;
-/** Parts that take a measured GPU's fit: the same die, SM count and clocks (the kernels do not scale with memory). */
-const TWINS = /** @type {Readonly<Record<string, string[]>>} */ ({ h200: ['h100-sxm', 'gh200'], gb200: ['b200'] });
-/**
- * Unmeasured parts of a measured GPU's SM architecture (Blackwell Ultra: the same SM, 160 of them at other clocks,
- * the same 16-bit tensor peak): they take its fit, since the kernels do not follow the parts' peaks (the H200's and
- * GB200's forward fits, a generation apart, carry to each other's rows within 7%).
- */
-const SIBLINGS = /** @type {Readonly<Record<string, string[]>>} */ ({ gb200: ['b300', 'gb300'] });
 const SOURCE =
   'fitted by models/fit-delta-rule.mjs to flash-linear-attention 0.5.1 chunk_gated_delta_rule timings from ' +
   'QwenLM/FlashQLA benchmark/benchmark_results_{H200,GB200}.txt (MIT)';
@@ -102,12 +96,7 @@ export function catalogueEntries(/** @type {ReturnType<typeof fitGpus>} */ fits)
       forward: { tflops: Number(f.fwd.rate.toFixed(1)), half_heads: Number(f.fwd.half.toFixed(2)) },
       backward: { tflops: Number(f.bwd.rate.toFixed(1)), half_heads: Number(f.bwd.half.toFixed(2)) },
     };
-    for (const id of [gpu, ...(TWINS[gpu] ?? [])]) {
-      entries[id] = { ...entry, source: id === gpu ? SOURCE : `${SOURCE}; ${gpu}'s fit (same die and clocks)` };
-    }
-    for (const id of SIBLINGS[gpu] ?? []) {
-      entries[id] = { ...entry, source: `${SOURCE}; ${gpu}'s fit (the same SM architecture, not measured)` };
-    }
+    for (const { id, note } of partsTakingFit(gpu)) entries[id] = { ...entry, source: `${SOURCE}${note}` };
   }
   return entries;
 }

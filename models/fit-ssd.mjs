@@ -10,26 +10,20 @@
 // G groups, H heads of width P, state N) and overhead is the fixed cost of its five launches, which dominates
 // below a few thousand tokens. One rate and one overhead per GPU, a least-squares fit to the relative error of
 // all its rows. Only the forward was measured at a stated shape; the core applies the forward's rate to the
-// backward's FLOPs and says so. With --json, prints the catalogue's `ssd` entries: the measured GPUs', those of the
-// parts of the same die and clocks (`TWINS`) and those of the unmeasured parts of the same SM architecture
-// (`SIBLINGS`), each saying so in `source`.
+// backward's FLOPs and says so. With --json, prints the catalogue's `ssd` entries: the measured GPUs' and those of
+// the parts that take their fits (models/data-tools/part-kin.mjs: the same die, or the same SM architecture
+// unmeasured — the B200 runs the scan no faster than the H200 with 2.3 times its tensor peak and 1.7 times its
+// memory bandwidth), each saying so in `source`.
 //
 // Nothing here is fitted to end-to-end runs: only kernel timings enter.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCsvObjects } from './data-tools/csv.mjs';
+import { partsTakingFit } from './data-tools/part-kin.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TABLE = `${ROOT}models/data/found/mamba2-ssd.csv`;
-/** Parts that take a measured GPU's fit: the same die, SM count and clocks (the kernels do not scale with memory). */
-const TWINS = /** @type {Readonly<Record<string, string[]>>} */ ({ h200: ['h100-sxm', 'gh200'], b200: ['gb200'] });
-/**
- * Unmeasured parts of a measured GPU's SM architecture (Blackwell Ultra: the same SM, 160 of them at other clocks,
- * the same 16-bit tensor peak): they take its fit, since the scan does not follow the parts' peaks (the B200 runs it
- * no faster than the H200, with 2.3 times the tensor peak and 1.7 times the memory bandwidth).
- */
-const SIBLINGS = /** @type {Readonly<Record<string, string[]>>} */ ({ b200: ['b300', 'gb300'] });
 const SOURCE =
   "fitted by models/fit-ssd.mjs to Mamba-2 chunk-scan forward timings: mamba_ssm's mamba_chunk_scan_combined on " +
   "an H200 (tile-ai/TileOPs PRs 1557 and 1675, MIT), its Triton reference port on a B200 (flashinfer-ai/flashinfer " +
@@ -100,12 +94,7 @@ export function catalogueEntries(/** @type {ReturnType<typeof fitGpus>} */ fits)
   const entries = {};
   for (const [gpu, f] of Object.entries(fits)) {
     const forward = { tflops: Number(f.rate.toFixed(1)), overhead_ms: Number(f.overhead.toFixed(4)) };
-    for (const id of [gpu, ...(TWINS[gpu] ?? [])]) {
-      entries[id] = { forward, source: id === gpu ? SOURCE : `${SOURCE}; ${gpu}'s fit (same die and clocks)` };
-    }
-    for (const id of SIBLINGS[gpu] ?? []) {
-      entries[id] = { forward, source: `${SOURCE}; ${gpu}'s fit (the same SM architecture, not measured)` };
-    }
+    for (const { id, note } of partsTakingFit(gpu)) entries[id] = { forward, source: `${SOURCE}${note}` };
   }
   return entries;
 }
